@@ -1,0 +1,392 @@
+//! Typed configuration, loaded once in `main`.
+//!
+//! Every setting has a name, an environment variable, a default and a help line in one table
+//! ([`SETTINGS`]), so `tessera --help`, the `tessera.toml` keys and the error messages can never
+//! disagree. Precedence: environment, then `tessera.toml` (or the file named by `TESSERA_CONFIG`),
+//! then the default. A bad value is one [`ConfigError`] line that names the setting; secrets are
+//! [`Secret`] and never printed.
+//!
+//! | env var | `tessera.toml` key | default |
+//! |---|---|---|
+//! | `TESSERA_ADDR` | `addr` | `127.0.0.1:3000` |
+//! | `DATABASE_URL` | `database_url` | `sqlite://tessera.db` |
+//! | `TESSERA_MODEL` | `model` | `heuristic` |
+//! | `TESSERA_API_TOKEN` | `api_token` | generated at first start |
+//! | `TESSERA_PUBLIC_URL` | `public_url` | `http://<addr>` |
+//! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
+//! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
+//! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
+
+use std::{collections::BTreeMap, fmt, net::SocketAddr, path::Path};
+
+/// A value that must never reach a log line, `--help` or a `Debug` print.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    #[must_use]
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself; call only where it is used, never to log it.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("Secret(***)")
+    }
+}
+
+/// Which database the store talks to, parsed from `DATABASE_URL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// An SQLite file (created if missing).
+    Sqlite(String),
+    /// A PostgreSQL server.
+    Postgres(Secret),
+}
+
+impl DatabaseUrl {
+    /// Parses a `sqlite://` or `postgres://` URL.
+    ///
+    /// # Errors
+    /// Returns a message naming what is wrong when the scheme is neither.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        if let Some(path) = raw.strip_prefix("sqlite://").or_else(|| raw.strip_prefix("sqlite:")) {
+            if path.is_empty() {
+                return Err("an sqlite URL needs a file path, e.g. sqlite://tessera.db".into());
+            }
+            return Ok(Self::Sqlite(path.to_owned()));
+        }
+        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
+            return Ok(Self::Postgres(Secret::new(raw)));
+        }
+        Err("must start with sqlite:// or postgres://".into())
+    }
+
+    /// The engine's name, safe to show (no credentials).
+    #[must_use]
+    pub fn engine(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// The whole configuration of a Tessera server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    pub addr: SocketAddr,
+    /// The database the store uses.
+    pub database_url: DatabaseUrl,
+    /// The model that generates pages, `provider:model` or `heuristic`.
+    pub model: String,
+    /// A fixed API token; when absent one is generated at first start.
+    pub api_token: Option<Secret>,
+    /// The URL people reach this server at, used to build page links.
+    pub public_url: String,
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Folder holding the compiled browser assets (`pkg/`), built by cargo-leptos.
+    pub site_root: String,
+    /// The tracing filter directive.
+    pub log: String,
+}
+
+/// One configurable setting: the single source for `--help`, the file keys and errors.
+pub struct Setting {
+    /// The environment variable.
+    pub env: &'static str,
+    /// The key in `tessera.toml`.
+    pub key: &'static str,
+    /// The default, as shown in `--help`.
+    pub default: &'static str,
+    /// What it does.
+    pub help: &'static str,
+    /// Whether the value is a secret (never echoed).
+    pub secret: bool,
+}
+
+/// Every setting, in the order `--help` lists them.
+pub const SETTINGS: &[Setting] = &[
+    Setting { env: "TESSERA_ADDR", key: "addr", default: "127.0.0.1:3000", help: "address and port to listen on", secret: false },
+    Setting { env: "DATABASE_URL", key: "database_url", default: "sqlite://tessera.db", help: "sqlite://FILE (created and migrated) or postgres://USER@HOST:PORT/DB", secret: true },
+    Setting { env: "TESSERA_MODEL", key: "model", default: "heuristic", help: "model that generates pages: heuristic, or provider:model", secret: false },
+    Setting { env: "TESSERA_API_TOKEN", key: "api_token", default: "(generated at first start, printed once)", help: "bearer token for /api/*, /runs and /chat", secret: true },
+    Setting { env: "TESSERA_PUBLIC_URL", key: "public_url", default: "http://<TESSERA_ADDR>", help: "base URL used in page links sent to people", secret: false },
+    Setting { env: "TESSERA_BODY_LIMIT", key: "body_limit", default: "1048576", help: "largest request body accepted, in bytes", secret: false },
+    Setting { env: "TESSERA_SITE_ROOT", key: "site_root", default: "target/site", help: "folder with the compiled browser assets (pkg/)", secret: false },
+    Setting { env: "TESSERA_LOG", key: "log", default: "info,tessera=debug", help: "tracing filter, e.g. info or tessera=trace", secret: false },
+    Setting { env: "TESSERA_CONFIG", key: "-", default: "tessera.toml", help: "optional TOML file with the keys above (missing file is fine)", secret: false },
+];
+
+/// A configuration problem, always naming the setting.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A setting had a value that does not parse.
+    #[error("invalid {setting}: {reason}")]
+    Invalid {
+        /// The environment variable (or file key) at fault.
+        setting: String,
+        /// Why it was rejected; never contains a secret's value.
+        reason: String,
+    },
+    /// The configuration file could not be read or parsed.
+    #[error("invalid TESSERA_CONFIG file {path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Where raw values come from: the environment and the optional file, already read.
+#[derive(Debug, Default, Clone)]
+pub struct Sources {
+    /// Environment variables (only the ones in [`SETTINGS`] are looked at).
+    pub env: BTreeMap<String, String>,
+    /// Keys from `tessera.toml`.
+    pub file: BTreeMap<String, String>,
+}
+
+impl Sources {
+    /// Reads the process environment and the configuration file it names (if that exists).
+    ///
+    /// # Errors
+    /// Returns [`ConfigError::File`] when the file exists but is not valid TOML of scalars.
+    pub fn from_process() -> Result<Self, ConfigError> {
+        let env: BTreeMap<String, String> = SETTINGS
+            .iter()
+            .filter_map(|setting| std::env::var(setting.env).ok().map(|value| (setting.env.to_owned(), value)))
+            .collect();
+        let path = env.get("TESSERA_CONFIG").cloned();
+        let explicit = path.is_some();
+        let path = path.unwrap_or_else(|| "tessera.toml".to_owned());
+        let file = match std::fs::read_to_string(Path::new(&path)) {
+            Ok(text) => parse_file(&path, &text)?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => BTreeMap::new(),
+            Err(error) => return Err(ConfigError::File { path, reason: error.to_string() }),
+        };
+        Ok(Self { env, file })
+    }
+}
+
+fn parse_file(path: &str, text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let table: toml::Table =
+        text.parse().map_err(|error: toml::de::Error| ConfigError::File { path: path.to_owned(), reason: error.message().to_owned() })?;
+    let mut values = BTreeMap::new();
+    for (key, value) in table {
+        if !SETTINGS.iter().any(|setting| setting.key == key) {
+            return Err(ConfigError::File { path: path.to_owned(), reason: format!("unknown key `{key}`") });
+        }
+        let text = match value {
+            toml::Value::String(text) => text,
+            toml::Value::Integer(number) => number.to_string(),
+            toml::Value::Boolean(flag) => flag.to_string(),
+            other => {
+                return Err(ConfigError::File { path: path.to_owned(), reason: format!("`{key}` must be a string or number, not {}", other.type_str()) })
+            }
+        };
+        values.insert(key, text);
+    }
+    Ok(values)
+}
+
+impl Config {
+    /// Builds the configuration from raw sources, applying defaults.
+    ///
+    /// # Errors
+    /// Returns the first invalid setting as a [`ConfigError::Invalid`] naming it.
+    pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
+        let lookup = |env: &str| -> Option<(String, String)> {
+            let setting = SETTINGS.iter().find(|setting| setting.env == env)?;
+            if let Some(value) = sources.env.get(env) {
+                return Some((env.to_owned(), value.clone()));
+            }
+            sources.file.get(setting.key).map(|value| (format!("{} (tessera.toml `{}`)", env, setting.key), value.clone()))
+        };
+        let invalid = |setting: String, reason: String| ConfigError::Invalid { setting, reason };
+
+        let addr = match lookup("TESSERA_ADDR") {
+            Some((name, raw)) => raw.parse::<SocketAddr>().map_err(|_| invalid(name, format!("`{raw}` is not HOST:PORT, e.g. 127.0.0.1:3000")))?,
+            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        };
+        let database_url = match lookup("DATABASE_URL") {
+            // The reason never echoes the URL: it may carry a password.
+            Some((name, raw)) => DatabaseUrl::parse(&raw).map_err(|reason| invalid(name, reason))?,
+            None => DatabaseUrl::Sqlite("tessera.db".to_owned()),
+        };
+        let model = match lookup("TESSERA_MODEL") {
+            Some((name, raw)) => parse_model(&raw).map_err(|reason| invalid(name, reason))?,
+            None => "heuristic".to_owned(),
+        };
+        let api_token = match lookup("TESSERA_API_TOKEN") {
+            Some((name, raw)) if raw.trim().len() < 16 => {
+                return Err(invalid(name, "must be at least 16 characters".to_owned()));
+            }
+            Some((_, raw)) => Some(Secret::new(raw.trim())),
+            None => None,
+        };
+        let public_url = match lookup("TESSERA_PUBLIC_URL") {
+            Some((name, raw)) => {
+                if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+                    return Err(invalid(name, format!("`{raw}` must start with http:// or https://")));
+                }
+                raw.trim_end_matches('/').to_owned()
+            }
+            None => format!("http://{addr}"),
+        };
+        let body_limit = match lookup("TESSERA_BODY_LIMIT") {
+            Some((name, raw)) => match raw.parse::<usize>() {
+                Ok(limit) if limit >= 1024 => limit,
+                _ => return Err(invalid(name, format!("`{raw}` must be a whole number of bytes, at least 1024"))),
+            },
+            None => 1024 * 1024,
+        };
+        let site_root = lookup("TESSERA_SITE_ROOT").map_or_else(|| "target/site".to_owned(), |(_, raw)| raw);
+        let log = lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
+        if let Some((name, raw)) = lookup("TESSERA_LOG") {
+            tracing_subscriber::EnvFilter::try_new(&raw).map_err(|error| invalid(name, error.to_string()))?;
+        }
+        Ok(Self { addr, database_url, model, api_token, public_url, body_limit, site_root, log })
+    }
+
+    /// A configuration for tests: SQLite at `database_url`, port 0, nothing read from the environment.
+    #[must_use]
+    pub fn for_tests(database_url: DatabaseUrl) -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            database_url,
+            model: "heuristic".to_owned(),
+            api_token: Some(Secret::new("test-token-0123456789abcdef")),
+            public_url: "http://127.0.0.1".to_owned(),
+            body_limit: 1024 * 1024,
+            site_root: "target/site".to_owned(),
+            log: "warn".to_owned(),
+        }
+    }
+}
+
+fn parse_model(raw: &str) -> Result<String, String> {
+    let raw = raw.trim();
+    if raw == "heuristic" || raw == "scripted" {
+        return Ok(raw.to_owned());
+    }
+    match raw.split_once(':') {
+        Some((provider, model)) if !model.is_empty() => match provider {
+            "openai" | "anthropic" | "gemini" | "ollama" => Ok(raw.to_owned()),
+            other => Err(format!("unknown provider `{other}`; use openai, anthropic, gemini, ollama or heuristic")),
+        },
+        _ => Err(format!("`{raw}` is not `heuristic` or `provider:model`, e.g. openai:gpt-4.1-mini")),
+    }
+}
+
+/// The text of `tessera --help`: every setting with its default; secrets show no value.
+#[must_use]
+pub fn help_text() -> String {
+    let mut text = String::from(
+        "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\n\
+         Settings (environment variable, else the tessera.toml key, else the default):\n\n",
+    );
+    for setting in SETTINGS {
+        let secret = if setting.secret { " [secret: never logged]" } else { "" };
+        text.push_str(&format!(
+            "  {:<20} {}{}\n  {:<20} file key: {}, default: {}\n\n",
+            setting.env, setting.help, secret, "", setting.key, setting.default
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(env: &[(&str, &str)], file: &[(&str, &str)]) -> Sources {
+        Sources {
+            env: env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect(),
+            file: file.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect(),
+        }
+    }
+
+    #[test]
+    fn defaults_run_on_sqlite_with_the_heuristic_model() -> Result<(), ConfigError> {
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(config.database_url, DatabaseUrl::Sqlite("tessera.db".into()));
+        assert_eq!(config.model, "heuristic");
+        assert_eq!(config.public_url, "http://127.0.0.1:3000");
+        assert!(config.api_token.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn environment_wins_over_the_file() -> Result<(), ConfigError> {
+        let config = Config::from_sources(&sources(&[("TESSERA_ADDR", "0.0.0.0:8080")], &[("addr", "127.0.0.1:9000"), ("model", "openai:gpt-4.1-mini")]))?;
+        assert_eq!(config.addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(config.model, "openai:gpt-4.1-mini");
+        Ok(())
+    }
+
+    #[test]
+    fn a_bad_address_names_the_setting() {
+        let error = Config::from_sources(&sources(&[("TESSERA_ADDR", "nowhere")], &[])).err();
+        assert_eq!(
+            error.map(|error| error.to_string()),
+            Some("invalid TESSERA_ADDR: `nowhere` is not HOST:PORT, e.g. 127.0.0.1:3000".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_bad_file_value_names_env_and_key() {
+        let error = Config::from_sources(&sources(&[], &[("body_limit", "lots")])).err().map(|error| error.to_string());
+        assert!(error.is_some_and(|text| text.starts_with("invalid TESSERA_BODY_LIMIT (tessera.toml `body_limit`)")));
+    }
+
+    #[test]
+    fn a_bad_database_url_never_echoes_the_value() {
+        let error = Config::from_sources(&sources(&[("DATABASE_URL", "mysql://root:hunter2@db/x")], &[])).err().map(|error| error.to_string());
+        let text = error.unwrap_or_default();
+        assert!(text.starts_with("invalid DATABASE_URL"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+
+    #[test]
+    fn secrets_are_hidden_from_debug_output() -> Result<(), ConfigError> {
+        let config = Config::from_sources(&sources(&[("TESSERA_API_TOKEN", "super-secret-token-value"), ("DATABASE_URL", "postgres://u:pw-XYZ@h/db")], &[]))?;
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("super-secret-token-value"), "{printed}");
+        assert!(!printed.contains("pw-XYZ"), "{printed}");
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_providers_are_rejected() {
+        let error = Config::from_sources(&sources(&[("TESSERA_MODEL", "skynet:v1")], &[])).err().map(|error| error.to_string());
+        assert_eq!(error.as_deref(), Some("invalid TESSERA_MODEL: unknown provider `skynet`; use openai, anthropic, gemini, ollama or heuristic"));
+    }
+
+    #[test]
+    fn unknown_file_keys_are_rejected() {
+        let error = parse_file("tessera.toml", "adress = \"x\"").err().map(|error| error.to_string());
+        assert_eq!(error.as_deref(), Some("invalid TESSERA_CONFIG file tessera.toml: unknown key `adress`"));
+    }
+
+    #[test]
+    fn help_lists_every_setting_with_its_default() {
+        let help = help_text();
+        for setting in SETTINGS {
+            assert!(help.contains(setting.env), "{} missing", setting.env);
+            assert!(help.contains(setting.default), "{} default missing", setting.env);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The HTTP edge: routes, middleware, and the mapping of domain errors to responses.
+//!
+//! Handlers are thin: extract, parse into domain types, call one domain function, map the result.
+//! Every HTML response goes through [`render::html_document`], which sets the security headers and
+//! the per-response CSP nonce; JSON errors all have the shape `{"error": {"code", "message"}}`.
+
+pub mod api_token;
+pub mod error;
+pub mod health;
+pub mod home;
+pub mod render;
+pub mod security;
+pub mod state;
+
+use std::time::Duration;
+
+use axum::{extract::DefaultBodyLimit, middleware, routing::get, Router};
+use http::{HeaderName, Request};
+use tower_http::{
+    limit::RequestBodyLimitLayer,
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
+    services::ServeDir,
+    timeout::TimeoutLayer,
+    trace::TraceLayer,
+};
+
+pub use state::AppState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Builds the whole router with its middleware stack.
+pub fn router(state: AppState) -> Router {
+    let site_root = state.config.site_root.clone();
+    let body_limit = state.config.body_limit;
+    let api = Router::new()
+        .route("/api/status", get(health::status))
+        .route_layer(middleware::from_fn_with_state(state.clone(), api_token::require_api_token));
+    Router::new()
+        .route("/", get(home::home))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .merge(api)
+        .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
+        .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
+        .fallback(home::not_found)
+        .with_state(state)
+        .layer(middleware::from_fn(security::html_security_headers))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(RequestBodyLimitLayer::new(body_limit))
+        .layer(TimeoutLayer::with_status_code(http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let request_id = request
+                .extensions()
+                .get::<RequestId>()
+                .and_then(|id| id.header_value().to_str().ok())
+                .unwrap_or("-")
+                .to_owned();
+            tracing::info_span!("request", request.id = %request_id, http.method = %request.method(), http.path = %request.uri().path())
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}

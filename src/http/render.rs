@@ -1,0 +1,32 @@
+//! Server-side rendering of whole documents through the `tessera-app` shell.
+//!
+//! A fresh reactive owner per response keeps renders independent; a fresh nonce per response goes
+//! into both the hydration script tags and the `Content-Security-Policy` header, so no other inline
+//! script can run.
+
+use axum::response::{Html, IntoResponse, Response};
+use http::{HeaderValue, StatusCode};
+use leptos::{nonce::Nonce, prelude::*};
+use tessera_app::shell::{Shell, ShellOptions};
+
+use super::AppState;
+
+/// Renders `body` inside the document shell and returns it with `status` and a nonce-bound CSP.
+pub fn html_document(state: &AppState, status: StatusCode, title: &str, body: impl FnOnce() -> AnyView + Send + 'static) -> Response {
+    let nonce = Nonce::new();
+    let options = ShellOptions { leptos: state.site.clone(), title: title.to_owned() };
+    let owner = Owner::new();
+    let html = owner.with(|| {
+        provide_context(nonce.clone());
+        view! { <Shell options>{body()}</Shell> }.to_html()
+    });
+    let mut response = (status, Html(html)).into_response();
+    let policy = format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data: https: http:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+    );
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        response.headers_mut().insert(http::header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}

@@ -1,0 +1,45 @@
+//! What every handler can reach: configuration, the store, the site options, the API token hash.
+
+use std::sync::Arc;
+
+use leptos::config::LeptosOptions;
+
+use crate::{auth::ApiTokenHash, config::Config, store::Store};
+
+/// Shared application state, cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AppState(Arc<Inner>);
+
+/// The fields behind [`AppState`].
+#[derive(Debug)]
+pub struct Inner {
+    /// The configuration the server started with.
+    pub config: Config,
+    /// The storage facade.
+    pub store: Store,
+    /// Where the compiled browser assets are served from.
+    pub site: LeptosOptions,
+    /// The API token requests are checked against.
+    pub api_token: ApiTokenHash,
+}
+
+impl AppState {
+    /// Bundles the pieces built at startup.
+    #[must_use]
+    pub fn new(config: Config, store: Store, api_token: ApiTokenHash) -> Self {
+        let site = LeptosOptions::builder()
+            .output_name("tessera")
+            .site_root(config.site_root.clone())
+            .site_pkg_dir("pkg")
+            .build();
+        Self(Arc::new(Inner { config, store, site, api_token }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

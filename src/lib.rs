@@ -1,0 +1,19 @@
+//! Tessera: workflows that ask a person through generated, server-rendered pages.
+//!
+//! This crate is the domain and the edges: configuration, the store, pages, workflows, the agent
+//! and the HTTP surface. The view layer lives in `tessera-app`, which never depends on this crate.
+//! Errors: each layer has its own `thiserror` type (`ConfigError`, `StoreError`, `AppError` at
+//! the HTTP edge); `anyhow` only in `main` and startup.
+
+pub mod agent;
+pub mod auth;
+pub mod config;
+pub mod http;
+pub mod pages;
+pub mod startup;
+pub mod store;
+pub mod telemetry;
+pub mod workflow;
+
+/// The version shown on the home page and in `/healthz`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,62 @@
+//! The `tessera` binary: read the configuration, build the application, serve until a signal.
+
+use std::process::ExitCode;
+
+use tessera::{
+    config::{help_text, Config, Sources},
+    startup::{shutdown_signal, Application},
+    telemetry,
+};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    match arguments.first().map(String::as_str) {
+        Some("--help" | "-h") => {
+            print!("{}", help_text());
+            return ExitCode::SUCCESS;
+        }
+        Some("--version" | "-V") => {
+            println!("tessera {}", tessera::VERSION);
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprintln!("tessera: unknown argument `{other}`; settings come from the environment or tessera.toml (see --help)");
+            return ExitCode::from(2);
+        }
+        None => {}
+    }
+    let config = match Sources::from_process().and_then(|sources| Config::from_sources(&sources)) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("tessera: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(&config.log);
+    match serve(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tessera: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let application = Application::build(config).await?;
+    if let Some(token) = &application.generated_api_token {
+        // Printed once, on the start that generated it; only its hash is stored.
+        eprintln!("tessera: generated API token (shown once, store it now): {}", token.expose());
+    }
+    tracing::info!(addr = %application.local_addr()?, "listening");
+    let shutdown = CancellationToken::new();
+    let signal_token = shutdown.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        signal_token.cancel();
+    });
+    application.run_until(shutdown).await
+}

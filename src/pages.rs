@@ -1,0 +1,7 @@
+//! Generated pages: the single-use links a person opens, and their lifecycle.
+//!
+//! A page is `open` until it is submitted (exactly once) or revoked; past its expiry it is
+//! expired whatever its stored status. Only the SHA-256 of a link's token is stored.
+
+pub mod page;
+pub mod token;

@@ -1,0 +1,129 @@
+//! A stored page and the outcomes of submitting it.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::token::TokenHash;
+use crate::workflow::run::RunId;
+
+/// A page's identity (not its link: the link carries the secret token).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PageId(pub Uuid);
+
+impl PageId {
+    /// A fresh random id.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(Uuid::new_v4())
+    }
+}
+
+impl Default for PageId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Display for PageId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(formatter)
+    }
+}
+
+/// The stored status of a page. Expiry is computed from `expires_at_ms`, not stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PageStatus {
+    /// Waiting for its one submission.
+    Open,
+    /// Submitted; the link now shows a receipt.
+    Submitted,
+    /// Withdrawn by the workflow author.
+    Revoked,
+}
+
+impl PageStatus {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Submitted => "submitted",
+            Self::Revoked => "revoked",
+        }
+    }
+
+    /// Parses the stored spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Open, Self::Submitted, Self::Revoked].into_iter().find(|status| status.as_str() == text)
+    }
+}
+
+/// A generated page as stored.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Page {
+    /// Identity.
+    pub id: PageId,
+    /// The run waiting on it, if any.
+    pub run_id: Option<RunId>,
+    /// Stored status.
+    pub status: PageStatus,
+    /// The page tree (DESIGN.md §4).
+    pub tree: serde_json::Value,
+    /// The response schema; none for display-only pages.
+    pub schema: Option<serde_json::Value>,
+    /// The data snapshot the tree binds to.
+    pub data: serde_json::Value,
+    /// The typed response, once submitted.
+    pub response: Option<serde_json::Value>,
+    /// Creation time, unix ms.
+    pub created_at_ms: i64,
+    /// After this instant the link answers 410.
+    pub expires_at_ms: i64,
+    /// When it was submitted, unix ms.
+    pub submitted_at_ms: Option<i64>,
+}
+
+impl Page {
+    /// Whether the link has expired at `now_ms`.
+    #[must_use]
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        now_ms >= self.expires_at_ms
+    }
+}
+
+/// What it takes to store a page.
+#[derive(Clone, Debug)]
+pub struct NewPage {
+    /// The hash of the link's token.
+    pub token_hash: TokenHash,
+    /// The run that will wait on it.
+    pub run_id: Option<RunId>,
+    /// The page tree.
+    pub tree: serde_json::Value,
+    /// The response schema, if the page has a form.
+    pub schema: Option<serde_json::Value>,
+    /// The data snapshot.
+    pub data: serde_json::Value,
+    /// Expiry, unix ms.
+    pub expires_at_ms: i64,
+}
+
+/// The outcome of a submission attempt; exactly one attempt per page ever gets `Submitted`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubmitOutcome {
+    /// This submission was recorded and the run (if any) made ready.
+    Submitted(Page),
+    /// Someone submitted first; here is the page with that response (for the receipt).
+    AlreadySubmitted(Page),
+    /// The link expired before this submission.
+    Expired,
+    /// The link was revoked.
+    Revoked,
+    /// No page has this token.
+    NotFound,
+}

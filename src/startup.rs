@@ -1,0 +1,93 @@
+//! Building and running the application: the only place that knows every piece.
+
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    auth::ensure_api_token,
+    config::{Config, Secret},
+    http::{router, AppState},
+    store::Store,
+};
+
+/// A built application, bound to its port and ready to serve.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    /// Set when this start generated the API token; shown once by the caller.
+    pub generated_api_token: Option<Secret>,
+}
+
+impl Application {
+    /// Connects and migrates the store, settles the API token and binds the listener.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or the address cannot be bound.
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let store = Store::connect(&config.database_url).await.context("opening the database (DATABASE_URL)")?;
+        let api_token = ensure_api_token(&store, config.api_token.as_ref()).await.context("settling the API token")?;
+        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
+        let state = AppState::new(config, store, api_token.hash);
+        Ok(Self { listener, state, generated_api_token: api_token.newly_generated })
+    }
+
+    /// The address actually bound (useful with port 0).
+    ///
+    /// # Errors
+    /// When the OS cannot report it.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The shared state, for tests that want to reach the store directly.
+    #[must_use]
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` is cancelled, then finishes in-flight requests and closes the store.
+    ///
+    /// # Errors
+    /// When the server fails.
+    pub async fn run_until(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let store = self.state.store.clone();
+        let app = router(self.state);
+        axum::serve(self.listener, app)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await
+            .context("serving HTTP")?;
+        store.close().await;
+        Ok(())
+    }
+}
+
+/// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(error = %error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+}

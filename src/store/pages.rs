@@ -1,0 +1,106 @@
+//! Pages: storing generated pages and the exactly-once submission transaction.
+
+mod postgres;
+mod sqlite;
+
+use super::{decode_json, decode_uuid, now_ms, Result, Store, StoreError};
+use crate::{
+    pages::{
+        page::{NewPage, Page, PageId, PageStatus, SubmitOutcome},
+        token::TokenHash,
+    },
+    workflow::run::RunId,
+};
+
+const COLUMNS: &str = "id, run_id, status, tree, schema, data, response, created_at, expires_at, submitted_at";
+
+#[derive(sqlx::FromRow)]
+struct PageRow {
+    id: String,
+    run_id: Option<String>,
+    status: String,
+    tree: String,
+    schema: Option<String>,
+    data: String,
+    response: Option<String>,
+    created_at: i64,
+    expires_at: i64,
+    submitted_at: Option<i64>,
+}
+
+impl TryFrom<PageRow> for Page {
+    type Error = StoreError;
+
+    fn try_from(row: PageRow) -> Result<Self> {
+        Ok(Self {
+            id: PageId(decode_uuid("pages.id", &row.id)?),
+            run_id: row.run_id.as_deref().map(|id| decode_uuid("pages.run_id", id).map(RunId)).transpose()?,
+            status: PageStatus::parse(&row.status)
+                .ok_or_else(|| StoreError::Corrupt { column: "pages.status", reason: row.status.clone() })?,
+            tree: decode_json("pages.tree", &row.tree)?,
+            schema: row.schema.as_deref().map(|schema| decode_json("pages.schema", schema)).transpose()?,
+            data: decode_json("pages.data", &row.data)?,
+            response: row.response.as_deref().map(|response| decode_json("pages.response", response)).transpose()?,
+            created_at_ms: row.created_at,
+            expires_at_ms: row.expires_at,
+            submitted_at_ms: row.submitted_at,
+        })
+    }
+}
+
+/// Turns the row found after a failed conditional update into the reason it failed.
+fn classify_refusal(row: Option<PageRow>, now: i64) -> Result<SubmitOutcome> {
+    let Some(row) = row else { return Ok(SubmitOutcome::NotFound) };
+    let page = Page::try_from(row)?;
+    Ok(match page.status {
+        PageStatus::Submitted => SubmitOutcome::AlreadySubmitted(page),
+        PageStatus::Revoked => SubmitOutcome::Revoked,
+        PageStatus::Open if page.is_expired(now) => SubmitOutcome::Expired,
+        // Open and not expired yet the update matched nothing: only a racing clock can do this.
+        PageStatus::Open => return Err(StoreError::Conflict("page changed during submission".into())),
+    })
+}
+
+impl Store {
+    /// Stores a page.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] if the token hash is already used.
+    pub async fn create_page(&self, new_page: &NewPage) -> Result<Page> {
+        let id = PageId::new();
+        let now = now_ms();
+        let row = match self {
+            Self::Sqlite(pool) => sqlite::insert(pool, id, new_page, now).await?,
+            Self::Postgres(pool) => postgres::insert(pool, id, new_page, now).await?,
+        };
+        row.try_into()
+    }
+
+    /// Finds the page behind a link.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] when no page has this token.
+    pub async fn page_by_token(&self, token_hash: &TokenHash) -> Result<Page> {
+        let row = match self {
+            Self::Sqlite(pool) => sqlite::by_token(pool, token_hash).await?,
+            Self::Postgres(pool) => postgres::by_token(pool, token_hash).await?,
+        };
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// Records a person's response, exactly once per page.
+    ///
+    /// In one transaction: the page goes `open → submitted` only if it is still open and not
+    /// expired at `now`, the response is stored, and the waiting run (if any) becomes `ready`.
+    /// Every other attempt gets the reason it was refused.
+    ///
+    /// # Errors
+    /// Database failures; the transaction is rolled back and nothing changes.
+    pub async fn submit_page(&self, token_hash: &TokenHash, response: &serde_json::Value, now: i64) -> Result<SubmitOutcome> {
+        let response = response.to_string();
+        match self {
+            Self::Sqlite(pool) => sqlite::submit(pool, token_hash, &response, now).await,
+            Self::Postgres(pool) => postgres::submit(pool, token_hash, &response, now).await,
+        }
+    }
+}

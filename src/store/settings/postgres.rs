@@ -1,0 +1,17 @@
+use sqlx::PgPool;
+
+use crate::store::Result;
+
+pub(super) async fn get(pool: &PgPool, key: &str) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = $1").bind(key).fetch_optional(pool).await?)
+}
+
+pub(super) async fn put_if_absent(pool: &PgPool, key: &str, value: &str, now: i64) -> Result<bool> {
+    let result = sqlx::query("INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING")
+        .bind(key)
+        .bind(value)
+        .bind(now)
+        .execute(pool)
+        .await?;
+    Ok(result.rows_affected() == 1)
+}
