@@ -1,1 +1,7 @@
+//! The integration test binary: one module per feature, shared helpers in `helpers`.
 
+mod binary;
+mod health;
+mod helpers;
+mod home;
+mod store;

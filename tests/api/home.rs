@@ -1,0 +1,60 @@
+//! The server-rendered home page, the styled 404 and the HTML security headers.
+
+use crate::helpers::spawn_app;
+
+fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
+    response.headers().get(name).and_then(|value| value.to_str().ok()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let response = app.get("/").await?;
+    assert_eq!(response.status(), 200);
+    assert!(header(&response, "content-type").starts_with("text/html"));
+    let html = response.text().await?;
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<title>Tessera</title>"));
+    assert!(html.contains(&format!(">{}<", tessera::VERSION)), "version shown");
+    for link in ["href=\"/runs\"", "href=\"/components\"", "href=\"/chat\""] {
+        assert!(html.contains(link), "missing {link}");
+    }
+    assert!(html.contains("href=\"/pkg/tessera.css\""), "stylesheet linked");
+    assert!(html.contains("<leptos-island"), "the theme toggle is an island");
+    Ok(())
+}
+
+#[tokio::test]
+async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let response = app.get("/").await?;
+    assert_eq!(header(&response, "cache-control"), "no-store");
+    assert_eq!(header(&response, "referrer-policy"), "no-referrer");
+    assert!(header(&response, "x-robots-tag").contains("noindex"));
+    let policy = header(&response, "content-security-policy").to_owned();
+    let html = response.text().await?;
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!nonce.is_empty(), "CSP has a nonce: {policy}");
+    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "the hydration script carries the response's nonce");
+    let again = app.get("/").await?;
+    assert!(!header(&again, "content-security-policy").contains(&nonce), "a fresh nonce per response");
+    Ok(())
+}
+
+#[tokio::test]
+async fn unknown_routes_get_a_styled_404_page() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let response = app.get("/no/such/page").await?;
+    assert_eq!(response.status(), 404);
+    assert_eq!(header(&response, "cache-control"), "no-store");
+    let html = response.text().await?;
+    assert!(html.contains("Page not found"));
+    assert!(html.contains("data-testid=\"error-page\""));
+    assert!(html.contains("/pkg/tessera.css"), "styled like every page");
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! The store contract: every test here runs unchanged on SQLite and on PostgreSQL.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tessera::{
+    agent::generation::{GenerationOutcome, GenerationRecord},
+    config::DatabaseUrl,
+    pages::{
+        page::{NewPage, PageStatus, SubmitOutcome},
+        token::PageToken,
+    },
+    store::{now_ms, Store, StoreError},
+    workflow::run::{NewRun, RunId, RunStatus},
+};
+
+use crate::helpers::store_contract;
+
+store_contract!(
+    a_created_run_reads_back_with_its_state,
+    an_unknown_run_is_not_found,
+    runs_are_counted_by_status,
+    a_setting_is_stored_only_once,
+    a_generation_record_round_trips,
+    a_page_is_found_by_its_token_hash_only,
+    a_page_is_submitted_once_and_its_run_made_ready,
+    twenty_concurrent_submissions_record_exactly_one,
+    an_expired_page_refuses_submission,
+    an_unknown_token_submission_is_not_found,
+    a_duplicate_token_hash_is_a_conflict,
+);
+
+async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
+    let run = store
+        .create_run(&NewRun { workflow: "email-digest".into(), state: json!({"emails": 3}), status: RunStatus::Waiting })
+        .await?;
+    Ok(run.id)
+}
+
+fn new_page(token: &PageToken, run_id: Option<RunId>, expires_at_ms: i64) -> NewPage {
+    NewPage {
+        token_hash: token.hash(),
+        run_id,
+        tree: json!({"nodes": {}, "order": []}),
+        schema: Some(json!({"type": "object", "properties": {"note": {"type": "string"}}})),
+        data: json!({"emails": []}),
+        expires_at_ms,
+    }
+}
+
+async fn a_created_run_reads_back_with_its_state(store: &Store) -> anyhow::Result<()> {
+    let created = store
+        .create_run(&NewRun { workflow: "email-digest".into(), state: json!({"emails": ["a", "b"], "note": "é"}), status: RunStatus::Ready })
+        .await?;
+    let read = store.run(created.id).await?;
+    assert_eq!(read, created);
+    assert_eq!(read.status, RunStatus::Ready);
+    assert_eq!(read.state["emails"], json!(["a", "b"]));
+    assert_eq!(read.cursor, 0);
+    Ok(())
+}
+
+async fn an_unknown_run_is_not_found(store: &Store) -> anyhow::Result<()> {
+    assert!(matches!(store.run(RunId::new()).await, Err(StoreError::NotFound)));
+    Ok(())
+}
+
+async fn runs_are_counted_by_status(store: &Store) -> anyhow::Result<()> {
+    for status in [RunStatus::Ready, RunStatus::Ready, RunStatus::Waiting] {
+        store.create_run(&NewRun { workflow: "w".into(), state: json!({}), status }).await?;
+    }
+    let counts = store.count_runs_by_status().await?;
+    assert_eq!(counts, vec![(RunStatus::Ready, 2), (RunStatus::Waiting, 1)]);
+    Ok(())
+}
+
+async fn a_setting_is_stored_only_once(store: &Store) -> anyhow::Result<()> {
+    assert_eq!(store.setting("k").await?, None);
+    assert!(store.put_setting_if_absent("k", "first").await?);
+    assert!(!store.put_setting_if_absent("k", "second").await?);
+    assert_eq!(store.setting("k").await?.as_deref(), Some("first"));
+    Ok(())
+}
+
+async fn a_generation_record_round_trips(store: &Store) -> anyhow::Result<()> {
+    let record = GenerationRecord {
+        id: uuid::Uuid::new_v4(),
+        model: "gpt-4.1-mini".into(),
+        provider: "openai".into(),
+        prompt_hash: "ab".repeat(32),
+        outcome: GenerationOutcome::FellBack,
+        turns: 4,
+        tokens_in: 1200,
+        tokens_out: 300,
+        latency_ms: 812,
+        cache_hit: false,
+        transcript: json!([{"tool": "Heading", "arguments": {"text": "Hi"}, "result": {"id": "c1"}}]),
+        tree: Some(json!({"nodes": {}, "order": []})),
+        created_at_ms: now_ms(),
+    };
+    store.insert_generation(&record).await?;
+    assert_eq!(store.generation(record.id).await?, record);
+    assert!(matches!(store.insert_generation(&record).await, Err(StoreError::Conflict(_))));
+    Ok(())
+}
+
+async fn a_page_is_found_by_its_token_hash_only(store: &Store) -> anyhow::Result<()> {
+    let token = PageToken::generate();
+    let created = store.create_page(&new_page(&token, None, now_ms() + 60_000)).await?;
+    let found = store.page_by_token(&token.hash()).await?;
+    assert_eq!(found, created);
+    assert_eq!(found.status, PageStatus::Open);
+    assert!(matches!(store.page_by_token(&PageToken::generate().hash()).await, Err(StoreError::NotFound)));
+    Ok(())
+}
+
+async fn a_page_is_submitted_once_and_its_run_made_ready(store: &Store) -> anyhow::Result<()> {
+    let run_id = waiting_run(store).await?;
+    let token = PageToken::generate();
+    store.create_page(&new_page(&token, Some(run_id), now_ms() + 60_000)).await?;
+    let first = store.submit_page(&token.hash(), &json!({"note": "first"}), now_ms()).await?;
+    let SubmitOutcome::Submitted(page) = first else { anyhow::bail!("first submission refused: {first:?}") };
+    assert_eq!(page.status, PageStatus::Submitted);
+    assert_eq!(page.response, Some(json!({"note": "first"})));
+    assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
+    let second = store.submit_page(&token.hash(), &json!({"note": "second"}), now_ms()).await?;
+    let SubmitOutcome::AlreadySubmitted(receipt) = second else { anyhow::bail!("second submission not refused: {second:?}") };
+    assert_eq!(receipt.response, Some(json!({"note": "first"})));
+    Ok(())
+}
+
+async fn twenty_concurrent_submissions_record_exactly_one(store: &Store) -> anyhow::Result<()> {
+    let run_id = waiting_run(store).await?;
+    let token = Arc::new(PageToken::generate());
+    store.create_page(&new_page(&token, Some(run_id), now_ms() + 60_000)).await?;
+    let mut tasks = Vec::new();
+    for attempt in 0..20 {
+        let store = store.clone();
+        let token = Arc::clone(&token);
+        tasks.push(tokio::spawn(async move { store.submit_page(&token.hash(), &json!({"note": attempt}), now_ms()).await }));
+    }
+    let mut submitted = Vec::new();
+    let mut refused = 0;
+    for task in tasks {
+        match task.await?? {
+            SubmitOutcome::Submitted(page) => submitted.push(page),
+            SubmitOutcome::AlreadySubmitted(_) => refused += 1,
+            other => anyhow::bail!("unexpected outcome {other:?}"),
+        }
+    }
+    assert_eq!(submitted.len(), 1, "exactly one submission wins");
+    assert_eq!(refused, 19);
+    let stored = store.page_by_token(&token.hash()).await?;
+    assert_eq!(stored.response, submitted[0].response, "the stored response is the winner's");
+    assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
+    Ok(())
+}
+
+async fn an_expired_page_refuses_submission(store: &Store) -> anyhow::Result<()> {
+    let run_id = waiting_run(store).await?;
+    let token = PageToken::generate();
+    let expires = now_ms() + 1_000;
+    store.create_page(&new_page(&token, Some(run_id), expires)).await?;
+    let outcome = store.submit_page(&token.hash(), &json!({"note": "late"}), expires + 1).await?;
+    assert_eq!(outcome, SubmitOutcome::Expired);
+    assert_eq!(store.run(run_id).await?.status, RunStatus::Waiting, "an expired submission must not resume the run");
+    assert_eq!(store.page_by_token(&token.hash()).await?.response, None);
+    Ok(())
+}
+
+async fn an_unknown_token_submission_is_not_found(store: &Store) -> anyhow::Result<()> {
+    let outcome = store.submit_page(&PageToken::generate().hash(), &json!({}), now_ms()).await?;
+    assert_eq!(outcome, SubmitOutcome::NotFound);
+    Ok(())
+}
+
+async fn a_duplicate_token_hash_is_a_conflict(store: &Store) -> anyhow::Result<()> {
+    let token = PageToken::generate();
+    store.create_page(&new_page(&token, None, now_ms() + 60_000)).await?;
+    let again = store.create_page(&new_page(&token, None, now_ms() + 60_000)).await;
+    assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn reopening_an_sqlite_file_keeps_its_data_and_migrations() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let url = DatabaseUrl::Sqlite(dir.path().join("again.db").to_string_lossy().into_owned());
+    let first = Store::connect(&url).await?;
+    let run = first.create_run(&NewRun { workflow: "w".into(), state: json!({"k": 1}), status: RunStatus::Ready }).await?;
+    first.close().await;
+    let second = Store::connect(&url).await?;
+    assert_eq!(second.run(run.id).await?, run);
+    Ok(())
+}
