@@ -1,0 +1,58 @@
+# Tessera's command sheet. `make run` and `make test` each install whatever is missing first.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: run test setup setup-test build build-release lint fmt test-rust test-sqlite test-postgres e2e bench clean
+
+## Build and start the app on SQLite (tessera.db here) at http://127.0.0.1:3000 with the offline model.
+run: setup
+	cargo leptos build
+	TESSERA_SITE_ROOT=target/site $${CARGO_TARGET_DIR:-target}/debug/tessera
+
+## The whole suite: lints, Rust tests on SQLite and PostgreSQL, then the browser tests.
+test: setup-test lint
+	scripts/with-postgres.sh $(MAKE) --no-print-directory test-rust
+	$(MAKE) --no-print-directory e2e
+
+setup:
+	scripts/setup.sh
+
+setup-test:
+	scripts/setup.sh --test
+
+build:
+	cargo leptos build
+
+build-release:
+	cargo leptos build --release
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	cargo fmt --all
+
+## Rust unit, integration and doc tests; needs TEST_DATABASE_URL (scripts/with-postgres.sh sets it).
+test-rust:
+	cargo test --workspace
+
+## Only the store contract suite, on one backend.
+test-sqlite:
+	cargo test --test api store::sqlite
+
+test-postgres:
+	scripts/with-postgres.sh cargo test --test api store::postgres
+
+## Browser tests: build the site and the server, then Playwright starts the server on a free port.
+e2e:
+	cargo leptos build
+	cd end2end && npx --no-install playwright test
+
+bench:
+	cargo bench
+
+clean:
+	cargo clean
+	rm -rf end2end/artifacts end2end/test-results

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs every tool Tessera needs on a fresh Debian machine of this kind, skipping each one that is
+# already present at the right version (a warm run takes seconds). Recipe: ../shared/TOOLCHAIN.md.
+#   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, npm packages)
+#   scripts/setup.sh --test   also the browser-test tools (Debian Chromium, Playwright, axe-core)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== setup: %s\n' "$*"; }
+need_browser_tools=false
+[ "${1:-}" = "--test" ] && need_browser_tools=true
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(cargo leptos --version 2>/dev/null)" != "cargo-leptos 0.3.10" ]; then
+  # 0.3.11 needs a newer rustc; --debug halves the 20-minute compile and builds the app just as well.
+  step "cargo install cargo-leptos 0.3.10 (about 11 minutes, once)"
+  cargo install --debug --locked --features no_downloads cargo-leptos --version 0.3.10
+fi
+
+bindgen_version=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p}' Cargo.lock)
+if [ -z "$bindgen_version" ]; then
+  echo "setup: cannot read the wasm-bindgen version from Cargo.lock" >&2
+  exit 1
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version" ]; then
+  # Unlocked on purpose: its lockfile pins a webpki-roots release the registry here lacks.
+  step "cargo install wasm-bindgen-cli $bindgen_version (about 4 minutes, once)"
+  cargo install wasm-bindgen-cli --version "$bindgen_version" --force
+fi
+
+# `npm install`, not `npm ci`: the lockfile cannot list the other platforms' Tailwind binaries here.
+if [ ! -x node_modules/.bin/tailwindcss ] || [ ! -x node_modules/.bin/wasm-opt ] || [ package.json -nt node_modules/.package-lock.json ]; then
+  step "npm install (Tailwind v4, binaryen's wasm-opt)"
+  npm install --no-audit --no-fund
+fi
+
+if $need_browser_tools; then
+  if ! command -v chromium >/dev/null 2>&1; then
+    step "apt-get install chromium"
+    if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
+  fi
+  if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+    step "npm ci in end2end (Playwright without its browser download, axe-core)"
+    (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+fi
+echo "setup: all tools present"
