@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+# cargo-leptos sets this for its builds and leptos reads it at compile time; setting it for every
+# cargo command keeps `cargo test` and `cargo leptos build` from invalidating each other's artifacts.
+export LEPTOS_OUTPUT_NAME := tessera
 
 .PHONY: run test setup setup-test build build-release lint fmt test-rust test-sqlite test-postgres e2e bench clean
 

@@ -16,6 +16,16 @@ pub struct ShellOptions {
     pub title: String,
 }
 
+/// Escapes text for an element whose content is raw text to the parser.
+///
+/// `<title>` cannot hold the `<!>` hydration markers Leptos puts after dynamic text (they would show
+/// in the tab), so its content is set as escaped markup instead.
+fn escape_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// The document: head with stylesheet and island hydration scripts, a header, then `children`.
 #[component]
 pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
@@ -27,7 +37,7 @@ pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <title>{title}</title>
+                <title inner_html=escape_text(&title)></title>
                 <link rel="stylesheet" href=stylesheet/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <HydrationScripts options=leptos islands=true/>
