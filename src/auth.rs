@@ -29,8 +29,13 @@ impl ApiTokenHash {
     #[must_use]
     pub fn matches(&self, presented: &str) -> bool {
         let candidate = Self::of(presented);
-        let difference =
-            self.0.bytes().zip(candidate.0.bytes()).fold(0_u8, |accumulated, (left, right)| accumulated | (left ^ right));
+        let difference = self
+            .0
+            .bytes()
+            .zip(candidate.0.bytes())
+            .fold(0_u8, |accumulated, (left, right)| {
+                accumulated | (left ^ right)
+            });
         difference == 0 && self.0.len() == candidate.0.len()
     }
 }
@@ -48,23 +53,41 @@ pub struct ApiToken {
 ///
 /// # Errors
 /// Database failures while reading or storing the hash.
-pub async fn ensure_api_token(store: &Store, configured: Option<&Secret>) -> Result<ApiToken, StoreError> {
+pub async fn ensure_api_token(
+    store: &Store,
+    configured: Option<&Secret>,
+) -> Result<ApiToken, StoreError> {
     if let Some(token) = configured {
-        return Ok(ApiToken { hash: ApiTokenHash::of(token.expose()), newly_generated: None });
+        return Ok(ApiToken {
+            hash: ApiTokenHash::of(token.expose()),
+            newly_generated: None,
+        });
     }
     if let Some(hash) = store.setting(SETTING_KEY).await? {
-        return Ok(ApiToken { hash: ApiTokenHash(hash), newly_generated: None });
+        return Ok(ApiToken {
+            hash: ApiTokenHash(hash),
+            newly_generated: None,
+        });
     }
     let mut bytes = [0_u8; 24];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let token = format!("tsr_{}", hex::encode(bytes));
     let hash = ApiTokenHash::of(&token);
     if store.put_setting_if_absent(SETTING_KEY, &hash.0).await? {
-        return Ok(ApiToken { hash, newly_generated: Some(Secret::new(token)) });
+        return Ok(ApiToken {
+            hash,
+            newly_generated: Some(Secret::new(token)),
+        });
     }
     // Another process won the race; use its token and show nothing.
-    let stored = store.setting(SETTING_KEY).await?.ok_or(StoreError::NotFound)?;
-    Ok(ApiToken { hash: ApiTokenHash(stored), newly_generated: None })
+    let stored = store
+        .setting(SETTING_KEY)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    Ok(ApiToken {
+        hash: ApiTokenHash(stored),
+        newly_generated: None,
+    })
 }
 
 #[cfg(test)]

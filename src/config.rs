@@ -58,7 +58,10 @@ impl DatabaseUrl {
     /// # Errors
     /// Returns a message naming what is wrong when the scheme is neither.
     pub fn parse(raw: &str) -> Result<Self, String> {
-        if let Some(path) = raw.strip_prefix("sqlite://").or_else(|| raw.strip_prefix("sqlite:")) {
+        if let Some(path) = raw
+            .strip_prefix("sqlite://")
+            .or_else(|| raw.strip_prefix("sqlite:"))
+        {
             if path.is_empty() {
                 return Err("an sqlite URL needs a file path, e.g. sqlite://tessera.db".into());
             }
@@ -117,15 +120,69 @@ pub struct Setting {
 
 /// Every setting, in the order `--help` lists them.
 pub const SETTINGS: &[Setting] = &[
-    Setting { env: "TESSERA_ADDR", key: "addr", default: "127.0.0.1:3000", help: "address and port to listen on", secret: false },
-    Setting { env: "DATABASE_URL", key: "database_url", default: "sqlite://tessera.db", help: "sqlite://FILE (created and migrated) or postgres://USER@HOST:PORT/DB", secret: true },
-    Setting { env: "TESSERA_MODEL", key: "model", default: "heuristic", help: "model that generates pages: heuristic, or provider:model", secret: false },
-    Setting { env: "TESSERA_API_TOKEN", key: "api_token", default: "(generated at first start, printed once)", help: "bearer token for /api/*, /runs and /chat", secret: true },
-    Setting { env: "TESSERA_PUBLIC_URL", key: "public_url", default: "http://<TESSERA_ADDR>", help: "base URL used in page links sent to people", secret: false },
-    Setting { env: "TESSERA_BODY_LIMIT", key: "body_limit", default: "1048576", help: "largest request body accepted, in bytes", secret: false },
-    Setting { env: "TESSERA_SITE_ROOT", key: "site_root", default: "target/site", help: "folder with the compiled browser assets (pkg/)", secret: false },
-    Setting { env: "TESSERA_LOG", key: "log", default: "info,tessera=debug", help: "tracing filter, e.g. info or tessera=trace", secret: false },
-    Setting { env: "TESSERA_CONFIG", key: "-", default: "tessera.toml", help: "optional TOML file with the keys above (missing file is fine)", secret: false },
+    Setting {
+        env: "TESSERA_ADDR",
+        key: "addr",
+        default: "127.0.0.1:3000",
+        help: "address and port to listen on",
+        secret: false,
+    },
+    Setting {
+        env: "DATABASE_URL",
+        key: "database_url",
+        default: "sqlite://tessera.db",
+        help: "sqlite://FILE (created and migrated) or postgres://USER@HOST:PORT/DB",
+        secret: true,
+    },
+    Setting {
+        env: "TESSERA_MODEL",
+        key: "model",
+        default: "heuristic",
+        help: "model that generates pages: heuristic, or provider:model",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_API_TOKEN",
+        key: "api_token",
+        default: "(generated at first start, printed once)",
+        help: "bearer token for /api/*, /runs and /chat",
+        secret: true,
+    },
+    Setting {
+        env: "TESSERA_PUBLIC_URL",
+        key: "public_url",
+        default: "http://<TESSERA_ADDR>",
+        help: "base URL used in page links sent to people",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_BODY_LIMIT",
+        key: "body_limit",
+        default: "1048576",
+        help: "largest request body accepted, in bytes",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_SITE_ROOT",
+        key: "site_root",
+        default: "target/site",
+        help: "folder with the compiled browser assets (pkg/)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_LOG",
+        key: "log",
+        default: "info,tessera=debug",
+        help: "tracing filter, e.g. info or tessera=trace",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_CONFIG",
+        key: "-",
+        default: "tessera.toml",
+        help: "optional TOML file with the keys above (missing file is fine)",
+        secret: false,
+    },
 ];
 
 /// A configuration problem, always naming the setting.
@@ -166,34 +223,58 @@ impl Sources {
     pub fn from_process() -> Result<Self, ConfigError> {
         let env: BTreeMap<String, String> = SETTINGS
             .iter()
-            .filter_map(|setting| std::env::var(setting.env).ok().map(|value| (setting.env.to_owned(), value)))
+            .filter_map(|setting| {
+                std::env::var(setting.env)
+                    .ok()
+                    .map(|value| (setting.env.to_owned(), value))
+            })
             .collect();
         let path = env.get("TESSERA_CONFIG").cloned();
         let explicit = path.is_some();
         let path = path.unwrap_or_else(|| "tessera.toml".to_owned());
         let file = match std::fs::read_to_string(Path::new(&path)) {
             Ok(text) => parse_file(&path, &text)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => BTreeMap::new(),
-            Err(error) => return Err(ConfigError::File { path, reason: error.to_string() }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                BTreeMap::new()
+            }
+            Err(error) => {
+                return Err(ConfigError::File {
+                    path,
+                    reason: error.to_string(),
+                })
+            }
         };
         Ok(Self { env, file })
     }
 }
 
 fn parse_file(path: &str, text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
-    let table: toml::Table =
-        text.parse().map_err(|error: toml::de::Error| ConfigError::File { path: path.to_owned(), reason: error.message().to_owned() })?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|error: toml::de::Error| ConfigError::File {
+            path: path.to_owned(),
+            reason: error.message().to_owned(),
+        })?;
     let mut values = BTreeMap::new();
     for (key, value) in table {
         if !SETTINGS.iter().any(|setting| setting.key == key) {
-            return Err(ConfigError::File { path: path.to_owned(), reason: format!("unknown key `{key}`") });
+            return Err(ConfigError::File {
+                path: path.to_owned(),
+                reason: format!("unknown key `{key}`"),
+            });
         }
         let text = match value {
             toml::Value::String(text) => text,
             toml::Value::Integer(number) => number.to_string(),
             toml::Value::Boolean(flag) => flag.to_string(),
             other => {
-                return Err(ConfigError::File { path: path.to_owned(), reason: format!("`{key}` must be a string or number, not {}", other.type_str()) })
+                return Err(ConfigError::File {
+                    path: path.to_owned(),
+                    reason: format!(
+                        "`{key}` must be a string or number, not {}",
+                        other.type_str()
+                    ),
+                })
             }
         };
         values.insert(key, text);
@@ -212,17 +293,29 @@ impl Config {
             if let Some(value) = sources.env.get(env) {
                 return Some((env.to_owned(), value.clone()));
             }
-            sources.file.get(setting.key).map(|value| (format!("{} (tessera.toml `{}`)", env, setting.key), value.clone()))
+            sources.file.get(setting.key).map(|value| {
+                (
+                    format!("{} (tessera.toml `{}`)", env, setting.key),
+                    value.clone(),
+                )
+            })
         };
         let invalid = |setting: String, reason: String| ConfigError::Invalid { setting, reason };
 
         let addr = match lookup("TESSERA_ADDR") {
-            Some((name, raw)) => raw.parse::<SocketAddr>().map_err(|_| invalid(name, format!("`{raw}` is not HOST:PORT, e.g. 127.0.0.1:3000")))?,
+            Some((name, raw)) => raw.parse::<SocketAddr>().map_err(|_| {
+                invalid(
+                    name,
+                    format!("`{raw}` is not HOST:PORT, e.g. 127.0.0.1:3000"),
+                )
+            })?,
             None => SocketAddr::from(([127, 0, 0, 1], 3000)),
         };
         let database_url = match lookup("DATABASE_URL") {
             // The reason never echoes the URL: it may carry a password.
-            Some((name, raw)) => DatabaseUrl::parse(&raw).map_err(|reason| invalid(name, reason))?,
+            Some((name, raw)) => {
+                DatabaseUrl::parse(&raw).map_err(|reason| invalid(name, reason))?
+            }
             None => DatabaseUrl::Sqlite("tessera.db".to_owned()),
         };
         let model = match lookup("TESSERA_MODEL") {
@@ -239,7 +332,10 @@ impl Config {
         let public_url = match lookup("TESSERA_PUBLIC_URL") {
             Some((name, raw)) => {
                 if !(raw.starts_with("http://") || raw.starts_with("https://")) {
-                    return Err(invalid(name, format!("`{raw}` must start with http:// or https://")));
+                    return Err(invalid(
+                        name,
+                        format!("`{raw}` must start with http:// or https://"),
+                    ));
                 }
                 raw.trim_end_matches('/').to_owned()
             }
@@ -248,16 +344,33 @@ impl Config {
         let body_limit = match lookup("TESSERA_BODY_LIMIT") {
             Some((name, raw)) => match raw.parse::<usize>() {
                 Ok(limit) if limit >= 1024 => limit,
-                _ => return Err(invalid(name, format!("`{raw}` must be a whole number of bytes, at least 1024"))),
+                _ => {
+                    return Err(invalid(
+                        name,
+                        format!("`{raw}` must be a whole number of bytes, at least 1024"),
+                    ))
+                }
             },
             None => 1024 * 1024,
         };
-        let site_root = lookup("TESSERA_SITE_ROOT").map_or_else(|| "target/site".to_owned(), |(_, raw)| raw);
-        let log = lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
+        let site_root =
+            lookup("TESSERA_SITE_ROOT").map_or_else(|| "target/site".to_owned(), |(_, raw)| raw);
+        let log =
+            lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
         if let Some((name, raw)) = lookup("TESSERA_LOG") {
-            tracing_subscriber::EnvFilter::try_new(&raw).map_err(|error| invalid(name, error.to_string()))?;
+            tracing_subscriber::EnvFilter::try_new(&raw)
+                .map_err(|error| invalid(name, error.to_string()))?;
         }
-        Ok(Self { addr, database_url, model, api_token, public_url, body_limit, site_root, log })
+        Ok(Self {
+            addr,
+            database_url,
+            model,
+            api_token,
+            public_url,
+            body_limit,
+            site_root,
+            log,
+        })
     }
 
     /// A configuration for tests: SQLite at `database_url`, port 0, nothing read from the environment.
@@ -284,9 +397,13 @@ fn parse_model(raw: &str) -> Result<String, String> {
     match raw.split_once(':') {
         Some((provider, model)) if !model.is_empty() => match provider {
             "openai" | "anthropic" | "gemini" | "ollama" => Ok(raw.to_owned()),
-            other => Err(format!("unknown provider `{other}`; use openai, anthropic, gemini, ollama or heuristic")),
+            other => Err(format!(
+                "unknown provider `{other}`; use openai, anthropic, gemini, ollama or heuristic"
+            )),
         },
-        _ => Err(format!("`{raw}` is not `heuristic` or `provider:model`, e.g. openai:gpt-4.1-mini")),
+        _ => Err(format!(
+            "`{raw}` is not `heuristic` or `provider:model`, e.g. openai:gpt-4.1-mini"
+        )),
     }
 }
 
@@ -298,7 +415,11 @@ pub fn help_text() -> String {
          Settings (environment variable, else the tessera.toml key, else the default):\n\n",
     );
     for setting in SETTINGS {
-        let secret = if setting.secret { " [secret: never logged]" } else { "" };
+        let secret = if setting.secret {
+            " [secret: never logged]"
+        } else {
+            ""
+        };
         text.push_str(&format!(
             "  {:<20} {}{}\n  {:<20} file key: {}, default: {}\n\n",
             setting.env, setting.help, secret, "", setting.key, setting.default
@@ -313,8 +434,14 @@ mod tests {
 
     fn sources(env: &[(&str, &str)], file: &[(&str, &str)]) -> Sources {
         Sources {
-            env: env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect(),
-            file: file.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect(),
+            env: env
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+            file: file
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
         }
     }
 
@@ -322,7 +449,10 @@ mod tests {
     fn defaults_run_on_sqlite_with_the_heuristic_model() -> Result<(), ConfigError> {
         let config = Config::from_sources(&Sources::default())?;
         assert_eq!(config.addr.to_string(), "127.0.0.1:3000");
-        assert_eq!(config.database_url, DatabaseUrl::Sqlite("tessera.db".into()));
+        assert_eq!(
+            config.database_url,
+            DatabaseUrl::Sqlite("tessera.db".into())
+        );
         assert_eq!(config.model, "heuristic");
         assert_eq!(config.public_url, "http://127.0.0.1:3000");
         assert!(config.api_token.is_none());
@@ -331,7 +461,10 @@ mod tests {
 
     #[test]
     fn environment_wins_over_the_file() -> Result<(), ConfigError> {
-        let config = Config::from_sources(&sources(&[("TESSERA_ADDR", "0.0.0.0:8080")], &[("addr", "127.0.0.1:9000"), ("model", "openai:gpt-4.1-mini")]))?;
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_ADDR", "0.0.0.0:8080")],
+            &[("addr", "127.0.0.1:9000"), ("model", "openai:gpt-4.1-mini")],
+        ))?;
         assert_eq!(config.addr.to_string(), "0.0.0.0:8080");
         assert_eq!(config.model, "openai:gpt-4.1-mini");
         Ok(())
@@ -342,19 +475,30 @@ mod tests {
         let error = Config::from_sources(&sources(&[("TESSERA_ADDR", "nowhere")], &[])).err();
         assert_eq!(
             error.map(|error| error.to_string()),
-            Some("invalid TESSERA_ADDR: `nowhere` is not HOST:PORT, e.g. 127.0.0.1:3000".to_owned())
+            Some(
+                "invalid TESSERA_ADDR: `nowhere` is not HOST:PORT, e.g. 127.0.0.1:3000".to_owned()
+            )
         );
     }
 
     #[test]
     fn a_bad_file_value_names_env_and_key() {
-        let error = Config::from_sources(&sources(&[], &[("body_limit", "lots")])).err().map(|error| error.to_string());
-        assert!(error.is_some_and(|text| text.starts_with("invalid TESSERA_BODY_LIMIT (tessera.toml `body_limit`)")));
+        let error = Config::from_sources(&sources(&[], &[("body_limit", "lots")]))
+            .err()
+            .map(|error| error.to_string());
+        assert!(error.is_some_and(
+            |text| text.starts_with("invalid TESSERA_BODY_LIMIT (tessera.toml `body_limit`)")
+        ));
     }
 
     #[test]
     fn a_bad_database_url_never_echoes_the_value() {
-        let error = Config::from_sources(&sources(&[("DATABASE_URL", "mysql://root:hunter2@db/x")], &[])).err().map(|error| error.to_string());
+        let error = Config::from_sources(&sources(
+            &[("DATABASE_URL", "mysql://root:hunter2@db/x")],
+            &[],
+        ))
+        .err()
+        .map(|error| error.to_string());
         let text = error.unwrap_or_default();
         assert!(text.starts_with("invalid DATABASE_URL"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
@@ -362,7 +506,13 @@ mod tests {
 
     #[test]
     fn secrets_are_hidden_from_debug_output() -> Result<(), ConfigError> {
-        let config = Config::from_sources(&sources(&[("TESSERA_API_TOKEN", "super-secret-token-value"), ("DATABASE_URL", "postgres://u:pw-XYZ@h/db")], &[]))?;
+        let config = Config::from_sources(&sources(
+            &[
+                ("TESSERA_API_TOKEN", "super-secret-token-value"),
+                ("DATABASE_URL", "postgres://u:pw-XYZ@h/db"),
+            ],
+            &[],
+        ))?;
         let printed = format!("{config:?}");
         assert!(!printed.contains("super-secret-token-value"), "{printed}");
         assert!(!printed.contains("pw-XYZ"), "{printed}");
@@ -371,14 +521,21 @@ mod tests {
 
     #[test]
     fn unknown_providers_are_rejected() {
-        let error = Config::from_sources(&sources(&[("TESSERA_MODEL", "skynet:v1")], &[])).err().map(|error| error.to_string());
+        let error = Config::from_sources(&sources(&[("TESSERA_MODEL", "skynet:v1")], &[]))
+            .err()
+            .map(|error| error.to_string());
         assert_eq!(error.as_deref(), Some("invalid TESSERA_MODEL: unknown provider `skynet`; use openai, anthropic, gemini, ollama or heuristic"));
     }
 
     #[test]
     fn unknown_file_keys_are_rejected() {
-        let error = parse_file("tessera.toml", "adress = \"x\"").err().map(|error| error.to_string());
-        assert_eq!(error.as_deref(), Some("invalid TESSERA_CONFIG file tessera.toml: unknown key `adress`"));
+        let error = parse_file("tessera.toml", "adress = \"x\"")
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_CONFIG file tessera.toml: unknown key `adress`")
+        );
     }
 
     #[test]
@@ -386,7 +543,11 @@ mod tests {
         let help = help_text();
         for setting in SETTINGS {
             assert!(help.contains(setting.env), "{} missing", setting.env);
-            assert!(help.contains(setting.default), "{} default missing", setting.env);
+            assert!(
+                help.contains(setting.default),
+                "{} default missing",
+                setting.env
+            );
         }
     }
 }

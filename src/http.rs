@@ -34,7 +34,10 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     let api = Router::new()
         .route("/api/status", get(health::status))
-        .route_layer(middleware::from_fn_with_state(state.clone(), api_token::require_api_token));
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            api_token::require_api_token,
+        ));
     Router::new()
         .route("/", get(home::home))
         .route("/healthz", get(health::healthz))

@@ -48,7 +48,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let application = Application::build(config).await?;
     if let Some(token) = &application.generated_api_token {
         // Printed once, on the start that generated it; only its hash is stored.
-        eprintln!("tessera: generated API token (shown once, store it now): {}", token.expose());
+        eprintln!(
+            "tessera: generated API token (shown once, store it now): {}",
+            token.expose()
+        );
     }
     tracing::info!(addr = %application.local_addr()?, "listening");
     let shutdown = CancellationToken::new();

@@ -27,11 +27,21 @@ impl Application {
     /// # Errors
     /// When the database cannot be opened or the address cannot be bound.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
-        let store = Store::connect(&config.database_url).await.context("opening the database (DATABASE_URL)")?;
-        let api_token = ensure_api_token(&store, config.api_token.as_ref()).await.context("settling the API token")?;
-        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
+        let store = Store::connect(&config.database_url)
+            .await
+            .context("opening the database (DATABASE_URL)")?;
+        let api_token = ensure_api_token(&store, config.api_token.as_ref())
+            .await
+            .context("settling the API token")?;
+        let listener = TcpListener::bind(config.addr)
+            .await
+            .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
         let state = AppState::new(config, store, api_token.hash);
-        Ok(Self { listener, state, generated_api_token: api_token.newly_generated })
+        Ok(Self {
+            listener,
+            state,
+            generated_api_token: api_token.newly_generated,
+        })
     }
 
     /// The address actually bound (useful with port 0).

@@ -28,7 +28,9 @@ use std::{str::FromStr, time::Duration};
 
 use sqlx::{
     postgres::{PgConnectOptions, PgPool, PgPoolOptions},
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
+    sqlite::{
+        SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    },
 };
 
 use crate::config::DatabaseUrl;
@@ -104,7 +106,9 @@ impl Store {
                     .max_connections(8)
                     .connect_with(options)
                     .await
-                    .map_err(|error| StoreError::Setup(format!("cannot open sqlite file {path}: {error}")))?;
+                    .map_err(|error| {
+                        StoreError::Setup(format!("cannot open sqlite file {path}: {error}"))
+                    })?;
                 Self::Sqlite(pool)
             }
             DatabaseUrl::Postgres(url) => {
@@ -115,7 +119,9 @@ impl Store {
                     .acquire_timeout(Duration::from_secs(10))
                     .connect_with(options)
                     .await
-                    .map_err(|error| StoreError::Setup(format!("cannot reach postgres: {error}")))?;
+                    .map_err(|error| {
+                        StoreError::Setup(format!("cannot reach postgres: {error}"))
+                    })?;
                 Self::Postgres(pool)
             }
         };
@@ -172,17 +178,25 @@ async fn begin_write(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sql
 
 /// Decodes a JSON text column, naming the column when it is corrupt.
 fn decode_json(column: &'static str, text: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(text).map_err(|error| StoreError::Corrupt { column, reason: error.to_string() })
+    serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
+        column,
+        reason: error.to_string(),
+    })
 }
 
 /// Parses a UUID text column, naming the column when it is corrupt.
 fn decode_uuid(column: &'static str, text: &str) -> Result<uuid::Uuid> {
-    uuid::Uuid::parse_str(text).map_err(|error| StoreError::Corrupt { column, reason: error.to_string() })
+    uuid::Uuid::parse_str(text).map_err(|error| StoreError::Corrupt {
+        column,
+        reason: error.to_string(),
+    })
 }
 
 /// The current time as unix milliseconds, the store's timestamp unit.
 #[must_use]
 pub fn now_ms() -> i64 {
-    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
 }

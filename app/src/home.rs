@@ -17,9 +17,21 @@ pub struct HomeInfo {
 #[component]
 pub fn HomePage(info: HomeInfo) -> impl IntoView {
     let links = [
-        ("/runs", "Runs", "Workflow runs, their steps and the pages they are waiting on."),
-        ("/components", "Components", "Every component a model can place, rendered, with its tool definition."),
-        ("/chat", "Chat", "Ask for work on a site's API; previews and confirmations are enforced by code."),
+        (
+            "/runs",
+            "Runs",
+            "Workflow runs, their steps and the pages they are waiting on.",
+        ),
+        (
+            "/components",
+            "Components",
+            "Every component a model can place, rendered, with its tool definition.",
+        ),
+        (
+            "/chat",
+            "Chat",
+            "Ask for work on a site's API; previews and confirmations are enforced by code.",
+        ),
     ];
     view! {
         <section aria-labelledby="home-title" class="space-y-6">

@@ -30,7 +30,9 @@ impl GenerationOutcome {
     /// Parses the stored spelling.
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Ok, Self::FellBack, Self::Failed].into_iter().find(|outcome| outcome.as_str() == text)
+        [Self::Ok, Self::FellBack, Self::Failed]
+            .into_iter()
+            .find(|outcome| outcome.as_str() == text)
     }
 }
 

@@ -12,7 +12,11 @@ use super::{error::AppError, AppState};
 ///
 /// # Errors
 /// [`AppError::Unauthorized`] (401 with `WWW-Authenticate: Bearer`) otherwise.
-pub async fn require_api_token(State(state): State<AppState>, request: Request, next: Next) -> Result<Response, AppError> {
+pub async fn require_api_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, AppError> {
     let presented = request
         .headers()
         .get(http::header::AUTHORIZATION)

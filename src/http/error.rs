@@ -47,12 +47,31 @@ impl From<StoreError> for AppError {
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let (status, code, message, field) = match &self {
-            Self::BadRequest { code, message, field } => (StatusCode::BAD_REQUEST, *code, message.clone(), field.clone()),
-            Self::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", self.to_string(), None),
+            Self::BadRequest {
+                code,
+                message,
+                field,
+            } => (
+                StatusCode::BAD_REQUEST,
+                *code,
+                message.clone(),
+                field.clone(),
+            ),
+            Self::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                self.to_string(),
+                None,
+            ),
             Self::NotFound => (StatusCode::NOT_FOUND, "not_found", self.to_string(), None),
             Self::Unexpected(error) => {
                 tracing::error!(error = format!("{error:#}"), "request failed");
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on our side".to_owned(), None)
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "something went wrong on our side".to_owned(),
+                    None,
+                )
             }
         };
         let mut body = json!({ "error": { "code": code, "message": message } });
@@ -61,7 +80,10 @@ impl IntoResponse for AppError {
         }
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer"),
+            );
         }
         response
     }

@@ -14,10 +14,16 @@ pub async fn healthz() -> Json<Value> {
 /// `GET /readyz`: the database answers; 503 when it does not.
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({ "status": "ready", "database": state.store.engine() }))),
+        Ok(()) => (
+            StatusCode::OK,
+            Json(json!({ "status": "ready", "database": state.store.engine() })),
+        ),
         Err(error) => {
             tracing::warn!(error = %error, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "unavailable", "database": state.store.engine() })))
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "unavailable", "database": state.store.engine() })),
+            )
         }
     }
 }
@@ -28,8 +34,10 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
 /// Database failures become a generic 500.
 pub async fn status(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let runs = state.store.count_runs_by_status().await?;
-    let runs: serde_json::Map<String, Value> =
-        runs.into_iter().map(|(status, count)| (status.as_str().to_owned(), json!(count))).collect();
+    let runs: serde_json::Map<String, Value> = runs
+        .into_iter()
+        .map(|(status, count)| (status.as_str().to_owned(), json!(count)))
+        .collect();
     Ok(Json(json!({
         "version": crate::VERSION,
         "database": state.store.engine(),

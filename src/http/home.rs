@@ -17,13 +17,19 @@ pub async fn home(State(state): State<AppState>) -> Response {
         model: state.config.model.clone(),
         database: state.store.engine().to_owned(),
     };
-    html_document(&state, StatusCode::OK, "Tessera", move || view! { <HomePage info/> }.into_any())
+    html_document(&state, StatusCode::OK, "Tessera", move || {
+        view! { <HomePage info/> }.into_any()
+    })
 }
 
 /// Every unmatched route: a styled 404 that names nothing else on the server.
 pub async fn not_found(State(state): State<AppState>) -> Response {
-    html_document(&state, StatusCode::NOT_FOUND, "Not found · Tessera", || {
-        view! {
+    html_document(
+        &state,
+        StatusCode::NOT_FOUND,
+        "Not found · Tessera",
+        || {
+            view! {
             <ErrorPage
                 status=404
                 heading="Page not found".to_owned()
@@ -31,5 +37,6 @@ pub async fn not_found(State(state): State<AppState>) -> Response {
             />
         }
         .into_any()
-    })
+        },
+    )
 }

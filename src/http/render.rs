@@ -12,9 +12,17 @@ use tessera_app::shell::{Shell, ShellOptions};
 use super::AppState;
 
 /// Renders `body` inside the document shell and returns it with `status` and a nonce-bound CSP.
-pub fn html_document(state: &AppState, status: StatusCode, title: &str, body: impl FnOnce() -> AnyView + Send + 'static) -> Response {
+pub fn html_document(
+    state: &AppState,
+    status: StatusCode,
+    title: &str,
+    body: impl FnOnce() -> AnyView + Send + 'static,
+) -> Response {
     let nonce = Nonce::new();
-    let options = ShellOptions { leptos: state.site.clone(), title: title.to_owned() };
+    let options = ShellOptions {
+        leptos: state.site.clone(),
+        title: title.to_owned(),
+    };
     let owner = Owner::new();
     let html = owner.with(|| {
         provide_context(nonce.clone());
@@ -26,7 +34,9 @@ pub fn html_document(state: &AppState, status: StatusCode, title: &str, body: im
          img-src 'self' data: https: http:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
     );
     if let Ok(value) = HeaderValue::from_str(&policy) {
-        response.headers_mut().insert(http::header::CONTENT_SECURITY_POLICY, value);
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_SECURITY_POLICY, value);
     }
     response
 }

@@ -17,9 +17,18 @@ pub async fn html_security_headers(request: Request, next: Next) -> Response {
     if is_html {
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-        headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
-        headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        headers.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        );
+        headers.insert(
+            "x-robots-tag",
+            HeaderValue::from_static("noindex, nofollow"),
+        );
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
         if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
             headers.insert(

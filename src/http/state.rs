@@ -32,7 +32,12 @@ impl AppState {
             .site_root(config.site_root.clone())
             .site_pkg_dir("pkg")
             .build();
-        Self(Arc::new(Inner { config, store, site, api_token }))
+        Self(Arc::new(Inner {
+            config,
+            store,
+            site,
+            api_token,
+        }))
     }
 }
 

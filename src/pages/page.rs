@@ -59,7 +59,9 @@ impl PageStatus {
     /// Parses the stored spelling.
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Open, Self::Submitted, Self::Revoked].into_iter().find(|status| status.as_str() == text)
+        [Self::Open, Self::Submitted, Self::Revoked]
+            .into_iter()
+            .find(|status| status.as_str() == text)
     }
 }
 

@@ -25,8 +25,11 @@ impl PageToken {
     /// Accepts a token from a URL only if it has the shape we issue, so junk never reaches a query.
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
-        (text.len() == 48 && text.bytes().all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase()))
-            .then(|| Self(text.to_owned()))
+        (text.len() == 48
+            && text
+                .bytes()
+                .all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase()))
+        .then(|| Self(text.to_owned()))
     }
 
     /// The token as it appears in the link.
@@ -64,7 +67,13 @@ mod tests {
 
     #[test]
     fn malformed_tokens_are_refused() {
-        for junk in ["", "abc", "../../etc/passwd", &"Z".repeat(48), &"A".repeat(48)] {
+        for junk in [
+            "",
+            "abc",
+            "../../etc/passwd",
+            &"Z".repeat(48),
+            &"A".repeat(48),
+        ] {
             assert_eq!(PageToken::parse(junk), None, "{junk}");
         }
     }

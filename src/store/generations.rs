@@ -34,15 +34,21 @@ impl TryFrom<GenerationRow> for GenerationRecord {
             model: row.model,
             provider: row.provider,
             prompt_hash: row.prompt_hash,
-            outcome: GenerationOutcome::parse(&row.outcome)
-                .ok_or_else(|| StoreError::Corrupt { column: "generations.outcome", reason: row.outcome.clone() })?,
+            outcome: GenerationOutcome::parse(&row.outcome).ok_or_else(|| StoreError::Corrupt {
+                column: "generations.outcome",
+                reason: row.outcome.clone(),
+            })?,
             turns: row.turns,
             tokens_in: row.tokens_in,
             tokens_out: row.tokens_out,
             latency_ms: row.latency_ms,
             cache_hit: row.cache_hit,
             transcript: decode_json("generations.transcript", &row.transcript)?,
-            tree: row.tree.as_deref().map(|tree| decode_json("generations.tree", tree)).transpose()?,
+            tree: row
+                .tree
+                .as_deref()
+                .map(|tree| decode_json("generations.tree", tree))
+                .transpose()?,
             created_at_ms: row.created_at,
         })
     }

@@ -12,7 +12,8 @@ use crate::{
     workflow::run::RunId,
 };
 
-const COLUMNS: &str = "id, run_id, status, tree, schema, data, response, created_at, expires_at, submitted_at";
+const COLUMNS: &str =
+    "id, run_id, status, tree, schema, data, response, created_at, expires_at, submitted_at";
 
 #[derive(sqlx::FromRow)]
 struct PageRow {
@@ -34,13 +35,27 @@ impl TryFrom<PageRow> for Page {
     fn try_from(row: PageRow) -> Result<Self> {
         Ok(Self {
             id: PageId(decode_uuid("pages.id", &row.id)?),
-            run_id: row.run_id.as_deref().map(|id| decode_uuid("pages.run_id", id).map(RunId)).transpose()?,
-            status: PageStatus::parse(&row.status)
-                .ok_or_else(|| StoreError::Corrupt { column: "pages.status", reason: row.status.clone() })?,
+            run_id: row
+                .run_id
+                .as_deref()
+                .map(|id| decode_uuid("pages.run_id", id).map(RunId))
+                .transpose()?,
+            status: PageStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
+                column: "pages.status",
+                reason: row.status.clone(),
+            })?,
             tree: decode_json("pages.tree", &row.tree)?,
-            schema: row.schema.as_deref().map(|schema| decode_json("pages.schema", schema)).transpose()?,
+            schema: row
+                .schema
+                .as_deref()
+                .map(|schema| decode_json("pages.schema", schema))
+                .transpose()?,
             data: decode_json("pages.data", &row.data)?,
-            response: row.response.as_deref().map(|response| decode_json("pages.response", response)).transpose()?,
+            response: row
+                .response
+                .as_deref()
+                .map(|response| decode_json("pages.response", response))
+                .transpose()?,
             created_at_ms: row.created_at,
             expires_at_ms: row.expires_at,
             submitted_at_ms: row.submitted_at,
@@ -50,14 +65,20 @@ impl TryFrom<PageRow> for Page {
 
 /// Turns the row found after a failed conditional update into the reason it failed.
 fn classify_refusal(row: Option<PageRow>, now: i64) -> Result<SubmitOutcome> {
-    let Some(row) = row else { return Ok(SubmitOutcome::NotFound) };
+    let Some(row) = row else {
+        return Ok(SubmitOutcome::NotFound);
+    };
     let page = Page::try_from(row)?;
     Ok(match page.status {
         PageStatus::Submitted => SubmitOutcome::AlreadySubmitted(page),
         PageStatus::Revoked => SubmitOutcome::Revoked,
         PageStatus::Open if page.is_expired(now) => SubmitOutcome::Expired,
         // Open and not expired yet the update matched nothing: only a racing clock can do this.
-        PageStatus::Open => return Err(StoreError::Conflict("page changed during submission".into())),
+        PageStatus::Open => {
+            return Err(StoreError::Conflict(
+                "page changed during submission".into(),
+            ))
+        }
     })
 }
 
@@ -96,7 +117,12 @@ impl Store {
     ///
     /// # Errors
     /// Database failures; the transaction is rolled back and nothing changes.
-    pub async fn submit_page(&self, token_hash: &TokenHash, response: &serde_json::Value, now: i64) -> Result<SubmitOutcome> {
+    pub async fn submit_page(
+        &self,
+        token_hash: &TokenHash,
+        response: &serde_json::Value,
+        now: i64,
+    ) -> Result<SubmitOutcome> {
         let response = response.to_string();
         match self {
             Self::Sqlite(pool) => sqlite::submit(pool, token_hash, &response, now).await,

@@ -26,8 +26,10 @@ impl TryFrom<RunRow> for Run {
         Ok(Self {
             id: RunId(decode_uuid("runs.id", &row.id)?),
             workflow: row.workflow,
-            status: RunStatus::parse(&row.status)
-                .ok_or_else(|| StoreError::Corrupt { column: "runs.status", reason: row.status.clone() })?,
+            status: RunStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
+                column: "runs.status",
+                reason: row.status.clone(),
+            })?,
             cursor: row.cursor,
             state: decode_json("runs.state", &row.state)?,
             attempts: row.attempts,
@@ -78,7 +80,10 @@ impl Store {
             .map(|(status, count)| {
                 RunStatus::parse(&status)
                     .map(|status| (status, count))
-                    .ok_or(StoreError::Corrupt { column: "runs.status", reason: status })
+                    .ok_or(StoreError::Corrupt {
+                        column: "runs.status",
+                        reason: status,
+                    })
             })
             .collect()
     }

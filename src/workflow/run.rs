@@ -58,7 +58,14 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// Every status, in life order.
-    pub const ALL: [Self; 6] = [Self::Ready, Self::Running, Self::Waiting, Self::Succeeded, Self::Failed, Self::Cancelled];
+    pub const ALL: [Self; 6] = [
+        Self::Ready,
+        Self::Running,
+        Self::Waiting,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Cancelled,
+    ];
 
     /// The stored spelling.
     #[must_use]

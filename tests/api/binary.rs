@@ -10,15 +10,24 @@ use anyhow::{bail, Context as _};
 const BINARY: &str = env!("CARGO_BIN_EXE_tessera");
 
 fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 #[test]
 fn a_bad_setting_is_one_line_naming_it_and_exit_code_2() -> anyhow::Result<()> {
-    let output = Command::new(BINARY).env("TESSERA_ADDR", "localhost").env("TESSERA_CONFIG", "/nonexistent/ok-if-env-wins.toml").output()?;
+    let output = Command::new(BINARY)
+        .env("TESSERA_ADDR", "localhost")
+        .env("TESSERA_CONFIG", "/nonexistent/ok-if-env-wins.toml")
+        .output()?;
     // An explicitly named but missing config file is itself a bad setting, reported first.
     assert_eq!(output.status.code(), Some(2));
-    let output = Command::new(BINARY).env_remove("TESSERA_CONFIG").env("TESSERA_ADDR", "localhost").current_dir(tempfile::tempdir()?.path()).output()?;
+    let output = Command::new(BINARY)
+        .env_remove("TESSERA_CONFIG")
+        .env("TESSERA_ADDR", "localhost")
+        .current_dir(tempfile::tempdir()?.path())
+        .output()?;
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr)?;
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -29,11 +38,18 @@ fn a_bad_setting_is_one_line_naming_it_and_exit_code_2() -> anyhow::Result<()> {
 
 #[test]
 fn help_lists_every_setting_and_no_secret_values() -> anyhow::Result<()> {
-    let output = Command::new(BINARY).arg("--help").env("TESSERA_API_TOKEN", "very-secret-token-value-123").output()?;
+    let output = Command::new(BINARY)
+        .arg("--help")
+        .env("TESSERA_API_TOKEN", "very-secret-token-value-123")
+        .output()?;
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout)?;
     for setting in tessera::config::SETTINGS {
-        assert!(help.contains(setting.env), "{} missing from --help", setting.env);
+        assert!(
+            help.contains(setting.env),
+            "{} missing from --help",
+            setting.env
+        );
     }
     assert!(!help.contains("very-secret-token-value-123"));
     Ok(())
@@ -47,7 +63,10 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
         .current_dir(dir.path())
         .env_remove("TESSERA_CONFIG")
         .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", format!("sqlite://{}", dir.path().join("t.db").display()))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("t.db").display()),
+        )
         .env("TESSERA_API_TOKEN", "very-secret-token-value-123")
         .env("TESSERA_LOG", "debug")
         .stdout(Stdio::piped())
@@ -61,13 +80,28 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status()?;
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()?;
     assert!(status.success());
-    let output = child.wait_with_output().context("waiting for the server to exit")?;
-    assert!(output.status.success(), "graceful exit, got {:?}", output.status);
-    let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let output = child
+        .wait_with_output()
+        .context("waiting for the server to exit")?;
+    assert!(
+        output.status.success(),
+        "graceful exit, got {:?}",
+        output.status
+    );
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(log.contains("shutting down"), "{log}");
-    assert!(!log.contains("very-secret-token-value-123"), "the token leaked into the log");
+    assert!(
+        !log.contains("very-secret-token-value-123"),
+        "the token leaked into the log"
+    );
     Ok(())
 }
 
@@ -81,7 +115,10 @@ fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
             .env_remove("TESSERA_CONFIG")
             .env_remove("TESSERA_API_TOKEN")
             .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
-            .env("DATABASE_URL", format!("sqlite://{}", dir.path().join("t.db").display()))
+            .env(
+                "DATABASE_URL",
+                format!("sqlite://{}", dir.path().join("t.db").display()),
+            )
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()?;
@@ -93,13 +130,18 @@ fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Command::new("kill").args(["-TERM", &child.id().to_string()]).status()?;
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()?;
         let output = child.wait_with_output()?;
         Ok(String::from_utf8_lossy(&output.stderr).into_owned())
     };
     let first = run_once()?;
     assert!(first.contains("generated API token"), "{first}");
     let second = run_once()?;
-    assert!(!second.contains("generated API token"), "shown once only: {second}");
+    assert!(
+        !second.contains("generated API token"),
+        "shown once only: {second}"
+    );
     Ok(())
 }

@@ -40,10 +40,21 @@ async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let response = app.get("/api/status").await?;
     assert_eq!(response.status(), 401);
-    assert_eq!(response.headers().get("www-authenticate").and_then(|value| value.to_str().ok()), Some("Bearer"));
+    assert_eq!(
+        response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|value| value.to_str().ok()),
+        Some("Bearer")
+    );
     let body: Value = response.json().await?;
     assert_eq!(body["error"]["code"], "unauthorized");
-    let wrong = app.client.get(app.url("/api/status")).bearer_auth("not-the-token").send().await?;
+    let wrong = app
+        .client
+        .get(app.url("/api/status"))
+        .bearer_auth("not-the-token")
+        .send()
+        .await?;
     assert_eq!(wrong.status(), 401);
     Ok(())
 }
@@ -51,7 +62,12 @@ async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
 #[tokio::test]
 async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let response = app.client.get(app.url("/api/status")).bearer_auth(API_TOKEN).send().await?;
+    let response = app
+        .client
+        .get(app.url("/api/status"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await?;
     assert_eq!(body["database"], "sqlite");
@@ -63,10 +79,25 @@ async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
 async fn every_response_carries_a_request_id() -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let response = app.get("/healthz").await?;
-    let id = response.headers().get("x-request-id").and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let id = response
+        .headers()
+        .get("x-request-id")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
     assert_eq!(id.len(), 36, "a UUID request id, got {id:?}");
-    let echoed = app.client.get(app.url("/healthz")).header("x-request-id", "abc-123").send().await?;
-    assert_eq!(echoed.headers().get("x-request-id").and_then(|value| value.to_str().ok()), Some("abc-123"));
+    let echoed = app
+        .client
+        .get(app.url("/healthz"))
+        .header("x-request-id", "abc-123")
+        .send()
+        .await?;
+    assert_eq!(
+        echoed
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok()),
+        Some("abc-123")
+    );
     Ok(())
 }
 

@@ -52,8 +52,17 @@ pub async fn spawn_app() -> anyhow::Result<TestApp> {
     let store = application.state().store.clone();
     let shutdown = CancellationToken::new();
     tokio::spawn(application.run_until(shutdown.clone()));
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).timeout(Duration::from_secs(30)).build()?;
-    Ok(TestApp { address, client, store, shutdown, _dir: dir })
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    Ok(TestApp {
+        address,
+        client,
+        store,
+        shutdown,
+        _dir: dir,
+    })
 }
 
 /// A fresh, migrated database on one backend, removed by [`TestDb::cleanup`].
@@ -71,8 +80,12 @@ impl TestDb {
     pub async fn sqlite() -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("store.db");
-        let store = Store::connect(&DatabaseUrl::Sqlite(path.to_string_lossy().into_owned())).await?;
-        Ok(Self { store, cleanup: Cleanup::Sqlite(dir) })
+        let store =
+            Store::connect(&DatabaseUrl::Sqlite(path.to_string_lossy().into_owned())).await?;
+        Ok(Self {
+            store,
+            cleanup: Cleanup::Sqlite(dir),
+        })
     }
 
     /// A fresh database on the PostgreSQL server named by `TEST_DATABASE_URL`.
@@ -88,19 +101,35 @@ impl TestDb {
             bail!("TEST_DATABASE_URL is not set: run `make test` (it starts a throwaway cluster) or set TESSERA_SKIP_POSTGRES=1 to skip PostgreSQL on purpose");
         };
         let database = format!("tessera_test_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = PgConnection::connect(&admin_url).await.context("connecting to TEST_DATABASE_URL")?;
-        admin.execute(format!("CREATE DATABASE {database}").as_str()).await?;
+        let mut admin = PgConnection::connect(&admin_url)
+            .await
+            .context("connecting to TEST_DATABASE_URL")?;
+        admin
+            .execute(format!("CREATE DATABASE {database}").as_str())
+            .await?;
         admin.close().await?;
         let url = replace_database(&admin_url, &database)?;
         let store = Store::connect(&DatabaseUrl::Postgres(Secret::new(url))).await?;
-        Ok(Some(Self { store, cleanup: Cleanup::Postgres { admin_url, database } }))
+        Ok(Some(Self {
+            store,
+            cleanup: Cleanup::Postgres {
+                admin_url,
+                database,
+            },
+        }))
     }
 
     pub async fn cleanup(self) -> anyhow::Result<()> {
         self.store.close().await;
-        if let Cleanup::Postgres { admin_url, database } = self.cleanup {
+        if let Cleanup::Postgres {
+            admin_url,
+            database,
+        } = self.cleanup
+        {
             let mut admin = PgConnection::connect(&admin_url).await?;
-            admin.execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str()).await?;
+            admin
+                .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
+                .await?;
             admin.close().await?;
         }
         Ok(())
@@ -108,9 +137,16 @@ impl TestDb {
 }
 
 fn replace_database(url: &str, database: &str) -> anyhow::Result<String> {
-    let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
-    let scheme_end = base.find("://").context("TEST_DATABASE_URL has no scheme")? + 3;
-    let path_start = base[scheme_end..].find('/').map_or(base.len(), |index| scheme_end + index);
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(base, query)| (base, Some(query)));
+    let scheme_end = base
+        .find("://")
+        .context("TEST_DATABASE_URL has no scheme")?
+        + 3;
+    let path_start = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |index| scheme_end + index);
     let mut replaced = format!("{}/{database}", &base[..path_start]);
     if let Some(query) = query {
         replaced.push('?');
@@ -151,8 +187,17 @@ pub(crate) use store_contract;
 
 #[test]
 fn database_names_are_replaced_in_urls() -> anyhow::Result<()> {
-    assert_eq!(replace_database("postgres://u@h:5/db", "x")?, "postgres://u@h:5/x");
-    assert_eq!(replace_database("postgres://u@h:5", "x")?, "postgres://u@h:5/x");
-    assert_eq!(replace_database("postgres://u@h/db?sslmode=disable", "x")?, "postgres://u@h/x?sslmode=disable");
+    assert_eq!(
+        replace_database("postgres://u@h:5/db", "x")?,
+        "postgres://u@h:5/x"
+    );
+    assert_eq!(
+        replace_database("postgres://u@h:5", "x")?,
+        "postgres://u@h:5/x"
+    );
+    assert_eq!(
+        replace_database("postgres://u@h/db?sslmode=disable", "x")?,
+        "postgres://u@h/x?sslmode=disable"
+    );
     Ok(())
 }

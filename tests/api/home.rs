@@ -3,7 +3,11 @@
 use crate::helpers::spawn_app;
 
 fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
-    response.headers().get(name).and_then(|value| value.to_str().ok()).unwrap_or_default()
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -15,12 +19,21 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
     let html = response.text().await?;
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
     assert!(html.contains("<title>Tessera</title>"));
-    assert!(html.contains(&format!(">{}<", tessera::VERSION)), "version shown");
+    assert!(
+        html.contains(&format!(">{}<", tessera::VERSION)),
+        "version shown"
+    );
     for link in ["href=\"/runs\"", "href=\"/components\"", "href=\"/chat\""] {
         assert!(html.contains(link), "missing {link}");
     }
-    assert!(html.contains("href=\"/pkg/tessera.css\""), "stylesheet linked");
-    assert!(html.contains("<leptos-island"), "the theme toggle is an island");
+    assert!(
+        html.contains("href=\"/pkg/tessera.css\""),
+        "stylesheet linked"
+    );
+    assert!(
+        html.contains("<leptos-island"),
+        "the theme toggle is an island"
+    );
     Ok(())
 }
 
@@ -40,9 +53,15 @@ async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
         .unwrap_or_default()
         .to_owned();
     assert!(!nonce.is_empty(), "CSP has a nonce: {policy}");
-    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "the hydration script carries the response's nonce");
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "the hydration script carries the response's nonce"
+    );
     let again = app.get("/").await?;
-    assert!(!header(&again, "content-security-policy").contains(&nonce), "a fresh nonce per response");
+    assert!(
+        !header(&again, "content-security-policy").contains(&nonce),
+        "a fresh nonce per response"
+    );
     Ok(())
 }
 

@@ -32,7 +32,11 @@ store_contract!(
 
 async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
     let run = store
-        .create_run(&NewRun { workflow: "email-digest".into(), state: json!({"emails": 3}), status: RunStatus::Waiting })
+        .create_run(&NewRun {
+            workflow: "email-digest".into(),
+            state: json!({"emails": 3}),
+            status: RunStatus::Waiting,
+        })
         .await?;
     Ok(run.id)
 }
@@ -50,7 +54,11 @@ fn new_page(token: &PageToken, run_id: Option<RunId>, expires_at_ms: i64) -> New
 
 async fn a_created_run_reads_back_with_its_state(store: &Store) -> anyhow::Result<()> {
     let created = store
-        .create_run(&NewRun { workflow: "email-digest".into(), state: json!({"emails": ["a", "b"], "note": "é"}), status: RunStatus::Ready })
+        .create_run(&NewRun {
+            workflow: "email-digest".into(),
+            state: json!({"emails": ["a", "b"], "note": "é"}),
+            status: RunStatus::Ready,
+        })
         .await?;
     let read = store.run(created.id).await?;
     assert_eq!(read, created);
@@ -61,13 +69,22 @@ async fn a_created_run_reads_back_with_its_state(store: &Store) -> anyhow::Resul
 }
 
 async fn an_unknown_run_is_not_found(store: &Store) -> anyhow::Result<()> {
-    assert!(matches!(store.run(RunId::new()).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        store.run(RunId::new()).await,
+        Err(StoreError::NotFound)
+    ));
     Ok(())
 }
 
 async fn runs_are_counted_by_status(store: &Store) -> anyhow::Result<()> {
     for status in [RunStatus::Ready, RunStatus::Ready, RunStatus::Waiting] {
-        store.create_run(&NewRun { workflow: "w".into(), state: json!({}), status }).await?;
+        store
+            .create_run(&NewRun {
+                workflow: "w".into(),
+                state: json!({}),
+                status,
+            })
+            .await?;
     }
     let counts = store.count_runs_by_status().await?;
     assert_eq!(counts, vec![(RunStatus::Ready, 2), (RunStatus::Waiting, 1)]);
@@ -100,31 +117,49 @@ async fn a_generation_record_round_trips(store: &Store) -> anyhow::Result<()> {
     };
     store.insert_generation(&record).await?;
     assert_eq!(store.generation(record.id).await?, record);
-    assert!(matches!(store.insert_generation(&record).await, Err(StoreError::Conflict(_))));
+    assert!(matches!(
+        store.insert_generation(&record).await,
+        Err(StoreError::Conflict(_))
+    ));
     Ok(())
 }
 
 async fn a_page_is_found_by_its_token_hash_only(store: &Store) -> anyhow::Result<()> {
     let token = PageToken::generate();
-    let created = store.create_page(&new_page(&token, None, now_ms() + 60_000)).await?;
+    let created = store
+        .create_page(&new_page(&token, None, now_ms() + 60_000))
+        .await?;
     let found = store.page_by_token(&token.hash()).await?;
     assert_eq!(found, created);
     assert_eq!(found.status, PageStatus::Open);
-    assert!(matches!(store.page_by_token(&PageToken::generate().hash()).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        store.page_by_token(&PageToken::generate().hash()).await,
+        Err(StoreError::NotFound)
+    ));
     Ok(())
 }
 
 async fn a_page_is_submitted_once_and_its_run_made_ready(store: &Store) -> anyhow::Result<()> {
     let run_id = waiting_run(store).await?;
     let token = PageToken::generate();
-    store.create_page(&new_page(&token, Some(run_id), now_ms() + 60_000)).await?;
-    let first = store.submit_page(&token.hash(), &json!({"note": "first"}), now_ms()).await?;
-    let SubmitOutcome::Submitted(page) = first else { anyhow::bail!("first submission refused: {first:?}") };
+    store
+        .create_page(&new_page(&token, Some(run_id), now_ms() + 60_000))
+        .await?;
+    let first = store
+        .submit_page(&token.hash(), &json!({"note": "first"}), now_ms())
+        .await?;
+    let SubmitOutcome::Submitted(page) = first else {
+        anyhow::bail!("first submission refused: {first:?}")
+    };
     assert_eq!(page.status, PageStatus::Submitted);
     assert_eq!(page.response, Some(json!({"note": "first"})));
     assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
-    let second = store.submit_page(&token.hash(), &json!({"note": "second"}), now_ms()).await?;
-    let SubmitOutcome::AlreadySubmitted(receipt) = second else { anyhow::bail!("second submission not refused: {second:?}") };
+    let second = store
+        .submit_page(&token.hash(), &json!({"note": "second"}), now_ms())
+        .await?;
+    let SubmitOutcome::AlreadySubmitted(receipt) = second else {
+        anyhow::bail!("second submission not refused: {second:?}")
+    };
     assert_eq!(receipt.response, Some(json!({"note": "first"})));
     Ok(())
 }
@@ -132,12 +167,18 @@ async fn a_page_is_submitted_once_and_its_run_made_ready(store: &Store) -> anyho
 async fn twenty_concurrent_submissions_record_exactly_one(store: &Store) -> anyhow::Result<()> {
     let run_id = waiting_run(store).await?;
     let token = Arc::new(PageToken::generate());
-    store.create_page(&new_page(&token, Some(run_id), now_ms() + 60_000)).await?;
+    store
+        .create_page(&new_page(&token, Some(run_id), now_ms() + 60_000))
+        .await?;
     let mut tasks = Vec::new();
     for attempt in 0..20 {
         let store = store.clone();
         let token = Arc::clone(&token);
-        tasks.push(tokio::spawn(async move { store.submit_page(&token.hash(), &json!({"note": attempt}), now_ms()).await }));
+        tasks.push(tokio::spawn(async move {
+            store
+                .submit_page(&token.hash(), &json!({"note": attempt}), now_ms())
+                .await
+        }));
     }
     let mut submitted = Vec::new();
     let mut refused = 0;
@@ -151,7 +192,10 @@ async fn twenty_concurrent_submissions_record_exactly_one(store: &Store) -> anyh
     assert_eq!(submitted.len(), 1, "exactly one submission wins");
     assert_eq!(refused, 19);
     let stored = store.page_by_token(&token.hash()).await?;
-    assert_eq!(stored.response, submitted[0].response, "the stored response is the winner's");
+    assert_eq!(
+        stored.response, submitted[0].response,
+        "the stored response is the winner's"
+    );
     assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
     Ok(())
 }
@@ -160,24 +204,38 @@ async fn an_expired_page_refuses_submission(store: &Store) -> anyhow::Result<()>
     let run_id = waiting_run(store).await?;
     let token = PageToken::generate();
     let expires = now_ms() + 1_000;
-    store.create_page(&new_page(&token, Some(run_id), expires)).await?;
-    let outcome = store.submit_page(&token.hash(), &json!({"note": "late"}), expires + 1).await?;
+    store
+        .create_page(&new_page(&token, Some(run_id), expires))
+        .await?;
+    let outcome = store
+        .submit_page(&token.hash(), &json!({"note": "late"}), expires + 1)
+        .await?;
     assert_eq!(outcome, SubmitOutcome::Expired);
-    assert_eq!(store.run(run_id).await?.status, RunStatus::Waiting, "an expired submission must not resume the run");
+    assert_eq!(
+        store.run(run_id).await?.status,
+        RunStatus::Waiting,
+        "an expired submission must not resume the run"
+    );
     assert_eq!(store.page_by_token(&token.hash()).await?.response, None);
     Ok(())
 }
 
 async fn an_unknown_token_submission_is_not_found(store: &Store) -> anyhow::Result<()> {
-    let outcome = store.submit_page(&PageToken::generate().hash(), &json!({}), now_ms()).await?;
+    let outcome = store
+        .submit_page(&PageToken::generate().hash(), &json!({}), now_ms())
+        .await?;
     assert_eq!(outcome, SubmitOutcome::NotFound);
     Ok(())
 }
 
 async fn a_duplicate_token_hash_is_a_conflict(store: &Store) -> anyhow::Result<()> {
     let token = PageToken::generate();
-    store.create_page(&new_page(&token, None, now_ms() + 60_000)).await?;
-    let again = store.create_page(&new_page(&token, None, now_ms() + 60_000)).await;
+    store
+        .create_page(&new_page(&token, None, now_ms() + 60_000))
+        .await?;
+    let again = store
+        .create_page(&new_page(&token, None, now_ms() + 60_000))
+        .await;
     assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
     Ok(())
 }
@@ -187,7 +245,13 @@ async fn reopening_an_sqlite_file_keeps_its_data_and_migrations() -> anyhow::Res
     let dir = tempfile::tempdir()?;
     let url = DatabaseUrl::Sqlite(dir.path().join("again.db").to_string_lossy().into_owned());
     let first = Store::connect(&url).await?;
-    let run = first.create_run(&NewRun { workflow: "w".into(), state: json!({"k": 1}), status: RunStatus::Ready }).await?;
+    let run = first
+        .create_run(&NewRun {
+            workflow: "w".into(),
+            state: json!({"k": 1}),
+            status: RunStatus::Ready,
+        })
+        .await?;
     first.close().await;
     let second = Store::connect(&url).await?;
     assert_eq!(second.run(run.id).await?, run);

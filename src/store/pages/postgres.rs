@@ -9,7 +9,12 @@ use crate::{
     store::Result,
 };
 
-pub(super) async fn insert(pool: &PgPool, id: PageId, new_page: &NewPage, now: i64) -> Result<PageRow> {
+pub(super) async fn insert(
+    pool: &PgPool,
+    id: PageId,
+    new_page: &NewPage,
+    now: i64,
+) -> Result<PageRow> {
     let sql = format!(
         "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, created_at, expires_at) \
          VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
@@ -29,10 +34,18 @@ pub(super) async fn insert(pool: &PgPool, id: PageId, new_page: &NewPage, now: i
 
 pub(super) async fn by_token(pool: &PgPool, token_hash: &TokenHash) -> Result<Option<PageRow>> {
     let sql = format!("SELECT {COLUMNS} FROM pages WHERE token_hash = $1");
-    Ok(sqlx::query_as(&sql).bind(&token_hash.0).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(&token_hash.0)
+        .fetch_optional(pool)
+        .await?)
 }
 
-pub(super) async fn submit(pool: &PgPool, token_hash: &TokenHash, response: &str, now: i64) -> Result<SubmitOutcome> {
+pub(super) async fn submit(
+    pool: &PgPool,
+    token_hash: &TokenHash,
+    response: &str,
+    now: i64,
+) -> Result<SubmitOutcome> {
     let mut transaction = pool.begin().await?;
     // The conditional UPDATE takes the row lock; a concurrent submitter blocks on it, then
     // re-checks `status = 'open'` after the first commits and matches nothing.
@@ -48,10 +61,12 @@ pub(super) async fn submit(pool: &PgPool, token_hash: &TokenHash, response: &str
         .fetch_optional(&mut *transaction)
         .await?;
     let Some(row) = updated else {
-        let current = sqlx::query_as(&format!("SELECT {COLUMNS} FROM pages WHERE token_hash = $1"))
-            .bind(&token_hash.0)
-            .fetch_optional(&mut *transaction)
-            .await?;
+        let current = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM pages WHERE token_hash = $1"
+        ))
+        .bind(&token_hash.0)
+        .fetch_optional(&mut *transaction)
+        .await?;
         transaction.rollback().await?;
         return classify_refusal(current, now);
     };

@@ -9,7 +9,12 @@ use crate::{
     store::{begin_write, Result},
 };
 
-pub(super) async fn insert(pool: &SqlitePool, id: PageId, new_page: &NewPage, now: i64) -> Result<PageRow> {
+pub(super) async fn insert(
+    pool: &SqlitePool,
+    id: PageId,
+    new_page: &NewPage,
+    now: i64,
+) -> Result<PageRow> {
     let sql = format!(
         "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, created_at, expires_at) \
          VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
@@ -29,10 +34,18 @@ pub(super) async fn insert(pool: &SqlitePool, id: PageId, new_page: &NewPage, no
 
 pub(super) async fn by_token(pool: &SqlitePool, token_hash: &TokenHash) -> Result<Option<PageRow>> {
     let sql = format!("SELECT {COLUMNS} FROM pages WHERE token_hash = ?");
-    Ok(sqlx::query_as(&sql).bind(&token_hash.0).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(&token_hash.0)
+        .fetch_optional(pool)
+        .await?)
 }
 
-pub(super) async fn submit(pool: &SqlitePool, token_hash: &TokenHash, response: &str, now: i64) -> Result<SubmitOutcome> {
+pub(super) async fn submit(
+    pool: &SqlitePool,
+    token_hash: &TokenHash,
+    response: &str,
+    now: i64,
+) -> Result<SubmitOutcome> {
     let mut transaction = begin_write(pool).await?;
     let sql = format!(
         "UPDATE pages SET status = 'submitted', response = ?, submitted_at = ? \
@@ -54,11 +67,13 @@ pub(super) async fn submit(pool: &SqlitePool, token_hash: &TokenHash, response: 
         return classify_refusal(current, now);
     };
     if let Some(run_id) = &row.run_id {
-        sqlx::query("UPDATE runs SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'waiting'")
-            .bind(now)
-            .bind(run_id)
-            .execute(&mut *transaction)
-            .await?;
+        sqlx::query(
+            "UPDATE runs SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'waiting'",
+        )
+        .bind(now)
+        .bind(run_id)
+        .execute(&mut *transaction)
+        .await?;
     }
     transaction.commit().await?;
     Ok(SubmitOutcome::Submitted(row.try_into()?))

@@ -6,7 +6,8 @@ use crate::{
     workflow::run::{NewRun, RunId},
 };
 
-const COLUMNS: &str = "id, workflow, status, cursor, state, attempts, error, created_at, updated_at";
+const COLUMNS: &str =
+    "id, workflow, status, cursor, state, attempts, error, created_at, updated_at";
 
 pub(super) async fn insert(pool: &PgPool, id: RunId, new_run: &NewRun, now: i64) -> Result<RunRow> {
     let sql = format!(
@@ -26,9 +27,16 @@ pub(super) async fn insert(pool: &PgPool, id: RunId, new_run: &NewRun, now: i64)
 
 pub(super) async fn get(pool: &PgPool, id: RunId) -> Result<Option<RunRow>> {
     let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = $1");
-    Ok(sqlx::query_as(&sql).bind(id.to_string()).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await?)
 }
 
 pub(super) async fn count_by_status(pool: &PgPool) -> Result<Vec<(String, i64)>> {
-    Ok(sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status").fetch_all(pool).await?)
+    Ok(
+        sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status")
+            .fetch_all(pool)
+            .await?,
+    )
 }

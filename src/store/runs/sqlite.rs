@@ -6,9 +6,15 @@ use crate::{
     workflow::run::{NewRun, RunId},
 };
 
-const COLUMNS: &str = "id, workflow, status, cursor, state, attempts, error, created_at, updated_at";
+const COLUMNS: &str =
+    "id, workflow, status, cursor, state, attempts, error, created_at, updated_at";
 
-pub(super) async fn insert(pool: &SqlitePool, id: RunId, new_run: &NewRun, now: i64) -> Result<RunRow> {
+pub(super) async fn insert(
+    pool: &SqlitePool,
+    id: RunId,
+    new_run: &NewRun,
+    now: i64,
+) -> Result<RunRow> {
     let sql = format!(
         "INSERT INTO runs (id, workflow, status, cursor, state, attempts, created_at, updated_at) \
          VALUES (?, ?, ?, 0, ?, 0, ?, ?) RETURNING {COLUMNS}"
@@ -26,9 +32,16 @@ pub(super) async fn insert(pool: &SqlitePool, id: RunId, new_run: &NewRun, now: 
 
 pub(super) async fn get(pool: &SqlitePool, id: RunId) -> Result<Option<RunRow>> {
     let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = ?");
-    Ok(sqlx::query_as(&sql).bind(id.to_string()).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await?)
 }
 
 pub(super) async fn count_by_status(pool: &SqlitePool) -> Result<Vec<(String, i64)>> {
-    Ok(sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status").fetch_all(pool).await?)
+    Ok(
+        sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status")
+            .fetch_all(pool)
+            .await?,
+    )
 }

@@ -3,7 +3,12 @@ use sqlx::PgPool;
 use crate::store::Result;
 
 pub(super) async fn get(pool: &PgPool, key: &str) -> Result<Option<String>> {
-    Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = $1").bind(key).fetch_optional(pool).await?)
+    Ok(
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+            .bind(key)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 pub(super) async fn put_if_absent(pool: &PgPool, key: &str, value: &str, now: i64) -> Result<bool> {
