@@ -10,6 +10,7 @@ use tessera::{
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main]
+#[expect(clippy::print_stdout, reason = "--help and --version answer on stdout")]
 async fn main() -> ExitCode {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     match arguments.first().map(String::as_str) {

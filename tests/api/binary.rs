@@ -15,6 +15,23 @@ fn free_port() -> anyhow::Result<u16> {
         .port())
 }
 
+/// Polls until the child accepts connections; these tests drive a real process from sync code.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a sync test waiting for a child process, no executor to block"
+)]
+fn wait_until_listening(port: u16, child: &mut std::process::Child) -> anyhow::Result<()> {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            bail!("server did not start listening on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
 #[test]
 fn a_bad_setting_is_one_line_naming_it_and_exit_code_2() -> anyhow::Result<()> {
     let output = Command::new(BINARY)
@@ -72,14 +89,7 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            bail!("server did not start listening");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until_listening(port, &mut child)?;
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()?;
@@ -122,14 +132,7 @@ fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()?;
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                bail!("server did not start listening");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_listening(port, &mut child)?;
         Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status()?;
