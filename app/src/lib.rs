@@ -4,10 +4,15 @@
 //! browser bundle wakes up only the `#[island]` components. It must never know about the database,
 //! HTTP routing, models or workflows: the root crate `tessera` depends on it, never the reverse.
 
+pub mod binding;
+pub mod catalog;
+pub mod components;
 pub mod home;
 pub mod not_found;
+pub mod render;
 pub mod shell;
 pub mod theme;
+pub mod tree;
 
 /// Browser entry point: hydrates the islands on the server-rendered page and nothing else.
 #[cfg(feature = "hydrate")]

@@ -1,0 +1,621 @@
+//! The component catalog: every component a model may place, as data.
+//!
+//! A [`ComponentSpec`] is the single source of truth for one component: its name, a description
+//! written for the model, its [`Role`], the JSON Schema of its props (derived with `schemars` from
+//! the props type), a validator (deserialize into the props type, then its own checks), a renderer
+//! and, for fields, what the field submits. The model's tool definition, the validation of the
+//! model's arguments and the HTML all come from that one spec, so nothing about a component is
+//! written twice.
+//!
+//! Built-in components implement [`ComponentProps`] on their props type and become specs through
+//! [`ComponentSpec::of`]. Custom components can do the same, or fill a [`ComponentSpec`] by hand.
+//! A [`Catalog`] is an ordered registry where a later spec of the same name overrides an earlier
+//! one; [`Catalog::resolve`] applies the workflow order: step components, then runner components,
+//! then the defaults.
+//!
+//! This module knows nothing about trees or pages; it must not look at page data itself.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use leptos::prelude::AnyView;
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::render::NodeCtx;
+
+/// What a component is for; decides how the tree and the form checks treat it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Holds other nodes through `children` (Form, Container, Card, Details).
+    Layout,
+    /// Shows text or data and submits nothing.
+    Display,
+    /// Produces form data under a `name`; declares the JSON type it yields.
+    Field,
+    /// Acts on the form, such as a submit or cancel button.
+    Action,
+}
+
+impl Role {
+    /// The lower-case name used in tool descriptions and JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Layout => "layout",
+            Self::Display => "display",
+            Self::Field => "field",
+            Self::Action => "action",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// The JSON type a field's submission decodes to (DESIGN.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldYield {
+    /// One string (Input text-like types, `TextArea`, single Select, `RadioGroup`).
+    String,
+    /// A number that may have a fraction (Input `type=number` with a fractional `step`).
+    Number,
+    /// A whole number (Input `type=number` with no step or a whole step).
+    Integer,
+    /// `true` when present, `false` when absent (Checkbox).
+    Boolean,
+    /// All values of the key (`CheckboxGroup`, multiple Select, `MultiTextInput`, selectable Table).
+    StringArray,
+}
+
+/// What one placed field submits, read from its resolved props.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldInfo {
+    /// The form key the field submits under.
+    pub name: String,
+    /// The visible label, used in messages to the person and the model.
+    pub label: String,
+    /// The JSON type of the decoded value.
+    pub yields: FieldYield,
+    /// The closed set of values the field can submit, when it has one (choices, selectable rows).
+    /// `None` means free input.
+    pub options: Option<Vec<String>>,
+    /// Whether the component itself demands a value (the HTML `required` attribute, or the visible
+    /// required mark for groups that HTML cannot enforce).
+    pub required: bool,
+}
+
+/// Validates resolved props: `Ok` or a message naming what is wrong.
+pub type ValidateFn = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+/// Renders one node from its resolved props and its already rendered children.
+pub type RenderFn = Arc<dyn Fn(&NodeCtx<'_>, &Value, Vec<AnyView>) -> AnyView + Send + Sync>;
+/// Reads what a field submits from its resolved props (`None` when the props are invalid).
+pub type FieldFn = Arc<dyn Fn(&Value) -> Option<FieldInfo> + Send + Sync>;
+
+/// Everything about one component, as data. Clone is cheap (the functions are shared).
+#[derive(Clone)]
+pub struct ComponentSpec {
+    /// The name a model uses as the tool name and a tree uses in `component`; unique in a catalog.
+    pub name: String,
+    /// Written for the model: what it is, when to use it and when to use a sibling instead.
+    pub description: String,
+    /// Layout, display, field or action.
+    pub role: Role,
+    /// JSON Schema of the props object (inline, no `$ref`, `additionalProperties: false`).
+    pub props_schema: Value,
+    /// Deserializes resolved props into the props type and runs its checks.
+    pub validate: ValidateFn,
+    /// Renders the node; must not panic on any input (invalid props render an error box).
+    pub render: RenderFn,
+    /// For components that can submit data: reads the [`FieldInfo`] from resolved props (which
+    /// returns `None` when these props submit nothing). `None` for components that never submit.
+    pub field_info: Option<FieldFn>,
+    /// Realistic props for the gallery and tests (may hold `$data` bindings).
+    pub example_props: Value,
+    /// The page data the example props bind to.
+    pub example_data: Value,
+}
+
+impl fmt::Debug for ComponentSpec {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("ComponentSpec")
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Implemented by a component's props type; [`ComponentSpec::of`] turns it into a spec.
+///
+/// The props type derives `Deserialize` and `JsonSchema` with
+/// `#[serde(deny_unknown_fields, rename_all = "camelCase")]`, and documents every prop with `///`
+/// so the description reaches the model's tool schema.
+pub trait ComponentProps: DeserializeOwned + JsonSchema + 'static {
+    /// The component's name in trees and tool calls.
+    const NAME: &'static str;
+    /// The component's role.
+    const ROLE: Role;
+    /// Whether the component can submit form data (every field, and Tables with row selection).
+    const CAN_SUBMIT: bool = matches!(Self::ROLE, Role::Field);
+    /// Written for the model: when to use it and when to use a sibling instead.
+    const DESCRIPTION: &'static str;
+
+    /// Realistic example props and the page data they bind to.
+    fn example() -> (Value, Value);
+
+    /// Checks that the type system cannot express (ranges, non-empty names, safe URLs).
+    ///
+    /// # Errors
+    ///
+    /// A message for the model naming the prop and what to change.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// What the component submits, if anything; only components with `CAN_SUBMIT` return `Some`.
+    fn field(&self) -> Option<FieldInfo> {
+        None
+    }
+
+    /// Renders the component; `children` are the rendered child nodes (layouts only).
+    fn render(self, node: &NodeCtx<'_>, children: Vec<AnyView>) -> AnyView;
+}
+
+/// Deserializes resolved props into `P` and runs [`ComponentProps::check`].
+///
+/// # Errors
+///
+/// The deserialization error (missing or unknown prop, wrong type) or the check's message.
+pub fn parse_props<P: ComponentProps>(props: &Value) -> Result<P, String> {
+    let empty = Value::Object(Map::new());
+    let props = if props.is_null() { &empty } else { props };
+    let parsed = P::deserialize(props).map_err(|error| error.to_string())?;
+    parsed.check()?;
+    Ok(parsed)
+}
+
+impl ComponentSpec {
+    /// Builds the spec of a component from its props type.
+    #[must_use]
+    pub fn of<P: ComponentProps>() -> Self {
+        let (example_props, example_data) = P::example();
+        let field_info: Option<FieldFn> = P::CAN_SUBMIT.then(|| {
+            let read: FieldFn = Arc::new(|props: &Value| {
+                parse_props::<P>(props)
+                    .ok()
+                    .and_then(|parsed| parsed.field())
+            });
+            read
+        });
+        Self {
+            name: P::NAME.to_owned(),
+            description: P::DESCRIPTION.to_owned(),
+            role: P::ROLE,
+            props_schema: props_schema_for::<P>(),
+            validate: Arc::new(|props: &Value| parse_props::<P>(props).map(|_| ())),
+            render: Arc::new(
+                |node: &NodeCtx<'_>, props: &Value, children: Vec<AnyView>| match parse_props::<P>(
+                    props,
+                ) {
+                    Ok(parsed) => parsed.render(node, children),
+                    Err(message) => crate::render::node_error(node.id, P::NAME, &message),
+                },
+            ),
+            field_info,
+            example_props,
+            example_data,
+        }
+    }
+
+    /// The example props and the page data they bind to, for the gallery and tests.
+    #[must_use]
+    pub fn example(&self) -> (Value, Value) {
+        (self.example_props.clone(), self.example_data.clone())
+    }
+
+    /// The model's tool for this component; see [`Catalog::tool_definitions`] for the shape.
+    #[must_use]
+    pub fn tool_definition(&self, layouts: &[&str]) -> Value {
+        let parent_description = format!(
+            "Id of a layout node ({}) to append this component to, as returned by an earlier call. \
+             Omit to append it at the top level of the page.",
+            layouts.join(", ")
+        );
+        let mut description = self.description.clone();
+        description.push_str(match self.role {
+            Role::Layout => " Role: layout; returns an id that later components use as `parent`.",
+            Role::Field => {
+                " Role: field; it submits form data under its `name` and belongs inside the Form."
+            }
+            Role::Action => " Role: action; place it inside the Form.",
+            Role::Display => " Role: display.",
+        });
+        json!({
+            "name": self.name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "props": with_bindings(&self.props_schema),
+                    "parent": {"type": "string", "description": parent_description}
+                },
+                "required": ["props"],
+                "additionalProperties": false
+            }
+        })
+    }
+}
+
+const BINDING_NOTE: &str = "The component's props. Any value may instead be a binding \
+{\"$data\": \"/json/pointer\"} into the page data (use it for rows and lists: never copy data), \
+and strings may contain {{/json/pointer}} placeholders.";
+
+/// The props schema as a model sees it: data-like props (arrays, objects, numbers and open values)
+/// also accept a `{"$data": "/pointer"}` binding, and the schema says so once.
+fn with_bindings(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(object) = schema.as_object_mut() {
+        object.insert(
+            "description".to_owned(),
+            Value::String(BINDING_NOTE.to_owned()),
+        );
+        if let Some(Value::Object(properties)) = object.get_mut("properties") {
+            for property in properties.values_mut() {
+                if is_data_like(property) {
+                    let mut inner = property.clone();
+                    let description = inner
+                        .as_object_mut()
+                        .and_then(|map| map.remove("description"));
+                    let mut wrapped = Map::new();
+                    if let Some(description) = description {
+                        wrapped.insert("description".to_owned(), description);
+                    }
+                    wrapped.insert(
+                        "anyOf".to_owned(),
+                        json!([inner, {
+                            "type": "object",
+                            "properties": {"$data": {"type": "string", "description": "JSON pointer into the page data"}},
+                            "required": ["$data"],
+                            "additionalProperties": false
+                        }]),
+                    );
+                    *property = Value::Object(wrapped);
+                }
+            }
+        }
+    }
+    schema
+}
+
+fn is_data_like(schema: &Value) -> bool {
+    let Some(object) = schema.as_object() else {
+        return true;
+    };
+    let data_type = |name: &str| matches!(name, "array" | "object" | "number" | "integer");
+    match object.get("type") {
+        Some(Value::String(name)) => data_type(name),
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).any(data_type),
+        Some(_) => false,
+        None => {
+            if let Some(Value::Array(choices)) = object.get("anyOf").or_else(|| object.get("oneOf"))
+            {
+                choices.iter().any(is_data_like)
+            } else {
+                // No type at all: an open value such as a Stat's `value`.
+                !object.contains_key("enum") && !object.contains_key("const")
+            }
+        }
+    }
+}
+
+/// The JSON Schema of a props type: inline subschemas, no `$schema` or `title`, deserialize contract.
+#[must_use]
+pub fn props_schema_for<P: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .for_deserialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<P>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("title");
+        object.remove("$schema");
+    }
+    schema
+}
+
+/// An ordered registry of component specs; cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    specs: Arc<Vec<ComponentSpec>>,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    #[must_use]
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The 28 built-in components, in gallery order. Built once per process, then cloned.
+    #[must_use]
+    pub fn defaults() -> Self {
+        static DEFAULTS: OnceLock<Catalog> = OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                let mut catalog = Catalog::empty();
+                for spec in crate::components::default_specs() {
+                    catalog.register(spec);
+                }
+                catalog
+            })
+            .clone()
+    }
+
+    /// Adds a spec; a spec with the same name as an existing one replaces it in place.
+    pub fn register(&mut self, spec: ComponentSpec) {
+        let specs = Arc::make_mut(&mut self.specs);
+        match specs.iter_mut().find(|existing| existing.name == spec.name) {
+            Some(existing) => *existing = spec,
+            None => specs.push(spec),
+        }
+    }
+
+    /// The workflow resolution: defaults, overridden by runner components, overridden by step
+    /// components (the step's spec wins over the runner's, which wins over the default).
+    #[must_use]
+    pub fn resolve(step: &[ComponentSpec], runner: &[ComponentSpec]) -> Self {
+        let mut catalog = Self::defaults();
+        for spec in runner.iter().chain(step) {
+            catalog.register(spec.clone());
+        }
+        catalog
+    }
+
+    /// The spec named `name`, if any.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&ComponentSpec> {
+        self.specs.iter().find(|spec| spec.name == name)
+    }
+
+    /// Every spec, in registration order.
+    #[must_use]
+    pub fn specs(&self) -> &[ComponentSpec] {
+        &self.specs
+    }
+
+    /// One tool per component, in catalog order, exactly as a model sees them:
+    ///
+    /// ```json
+    /// {"name": "Heading", "description": "…",
+    ///  "parameters": {"type": "object",
+    ///                 "properties": {"props": {…props schema…},
+    ///                                "parent": {"type": "string", "description": "…"}},
+    ///                 "required": ["props"], "additionalProperties": false}}
+    /// ```
+    ///
+    /// In `props`, data-like props also accept `{"$data": "/pointer"}`. The tool's answer (the new
+    /// node's id, or an error) is the agent loop's business.
+    #[must_use]
+    pub fn tool_definitions(&self) -> Vec<Value> {
+        let layouts: Vec<&str> = self
+            .specs
+            .iter()
+            .filter(|spec| spec.role == Role::Layout)
+            .map(|spec| spec.name.as_str())
+            .collect();
+        self.specs
+            .iter()
+            .map(|spec| spec.tool_definition(&layouts))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leptos::prelude::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn the_default_catalog_has_the_28_components_of_the_design() {
+        let names: Vec<String> = Catalog::defaults()
+            .specs()
+            .iter()
+            .map(|spec| spec.name.clone())
+            .collect();
+        let expected = [
+            "Form",
+            "Input",
+            "TextArea",
+            "Checkbox",
+            "Select",
+            "RadioGroup",
+            "CheckboxGroup",
+            "MultiTextInput",
+            "Button",
+            "Text",
+            "Heading",
+            "Container",
+            "Card",
+            "Table",
+            "List",
+            "KeyValue",
+            "Alert",
+            "Badge",
+            "Stat",
+            "ProgressBar",
+            "Chart",
+            "DownloadLink",
+            "Link",
+            "Image",
+            "Divider",
+            "Details",
+            "Timeline",
+            "Code",
+        ];
+        assert_eq!(names.len(), 28);
+        for name in expected {
+            assert!(
+                names.iter().any(|existing| existing == name),
+                "{name} is missing"
+            );
+        }
+    }
+
+    #[test]
+    fn there_is_one_tool_per_component_with_unique_names_and_object_parameters() {
+        let catalog = Catalog::defaults();
+        let tools = catalog.tool_definitions();
+        assert_eq!(tools.len(), catalog.specs().len());
+        let names: BTreeSet<&str> = tools
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert_eq!(names.len(), tools.len());
+        for tool in &tools {
+            assert_eq!(tool["parameters"]["type"], "object", "{tool}");
+            assert_eq!(
+                tool["parameters"]["properties"]["props"]["type"], "object",
+                "{tool}"
+            );
+            assert_eq!(tool["parameters"]["required"], json!(["props"]));
+            assert!(
+                tool["description"]
+                    .as_str()
+                    .is_some_and(|text| text.len() > 40),
+                "{tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn props_schemas_are_inline_closed_and_documented() {
+        for spec in Catalog::defaults().specs() {
+            let text = spec.props_schema.to_string();
+            assert!(!text.contains("$ref"), "{} has a $ref: {text}", spec.name);
+            assert_eq!(
+                spec.props_schema["additionalProperties"],
+                json!(false),
+                "{}",
+                spec.name
+            );
+            if let Some(properties) = spec.props_schema["properties"].as_object() {
+                for (prop, schema) in properties {
+                    assert!(
+                        schema.get("description").is_some(),
+                        "{}.{prop} has no description",
+                        spec.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn data_like_props_accept_a_binding_in_the_tool_schema() {
+        let tools = Catalog::defaults().tool_definitions();
+        let table = tools.iter().find(|tool| tool["name"] == "Table");
+        let rows =
+            &table.map(|tool| &tool["parameters"]["properties"]["props"]["properties"]["rows"]);
+        assert!(rows.is_some_and(|rows| rows["anyOf"][1]["required"] == json!(["$data"])));
+    }
+
+    #[test]
+    fn every_field_and_only_submitting_components_report_what_they_submit() {
+        for spec in Catalog::defaults().specs() {
+            if spec.role == Role::Field {
+                assert!(spec.field_info.is_some(), "{}", spec.name);
+            }
+            if spec.field_info.is_some() {
+                assert!(
+                    matches!(spec.name.as_str(), "Table") || spec.role == Role::Field,
+                    "{}",
+                    spec.name
+                );
+            }
+        }
+    }
+
+    /// A custom component used by the registration tests.
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct ShoutProps {
+        /// The text to shout.
+        text: String,
+    }
+
+    impl ComponentProps for ShoutProps {
+        const NAME: &'static str = "Heading";
+        const ROLE: Role = Role::Display;
+        const DESCRIPTION: &'static str =
+            "A heading that shouts its text in capitals; a custom override of the default Heading.";
+
+        fn example() -> (Value, Value) {
+            (json!({"text": "quiet"}), json!({}))
+        }
+
+        fn render(self, _node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
+            view! { <p class="shout">{self.text.to_uppercase()}</p> }.into_any()
+        }
+    }
+
+    #[test]
+    fn a_custom_component_overrides_the_default_of_the_same_name() {
+        let catalog = Catalog::resolve(&[ComponentSpec::of::<ShoutProps>()], &[]);
+        assert_eq!(catalog.specs().len(), 28);
+        let heading = catalog.get("Heading");
+        assert!(heading.is_some_and(|spec| spec.role == Role::Display));
+        assert!(
+            heading.is_some_and(|spec| (spec.validate)(&json!({"text": "a", "level": 1})).is_err())
+        );
+        assert!(Catalog::defaults()
+            .get("Heading")
+            .is_some_and(|spec| spec.role == Role::Display));
+        assert!(Catalog::defaults()
+            .get("Heading")
+            .is_some_and(|spec| (spec.validate)(&json!({"text": "a", "level": 1})).is_ok()));
+    }
+
+    #[test]
+    fn step_components_win_over_runner_components() {
+        let mut runner = ComponentSpec::of::<ShoutProps>();
+        runner.name = "Shout".to_owned();
+        runner.description = "runner".to_owned();
+        let mut step = runner.clone();
+        step.description = "step".to_owned();
+        let catalog = Catalog::resolve(&[step], &[runner]);
+        assert_eq!(catalog.specs().len(), 29);
+        assert_eq!(
+            catalog.get("Shout").map(|spec| spec.description.as_str()),
+            Some("step")
+        );
+    }
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_custom_component_renders_through_the_renderer() {
+        use crate::render::{render_tree, RenderCtx};
+        use crate::tree::PageTree;
+        let mut ctx = RenderCtx::new(json!({}));
+        ctx.catalog = Catalog::resolve(&[ComponentSpec::of::<ShoutProps>()], &[]);
+        let tree: PageTree = serde_json::from_value(json!({
+            "nodes": {"c1": {"component": "Heading", "props": {"text": "hello"}}},
+            "order": ["c1"]
+        }))
+        .unwrap_or_default();
+        let html = Owner::new().with(|| render_tree(&tree, &ctx).to_html());
+        assert!(html.contains("HELLO"), "{html}");
+    }
+}

@@ -1,0 +1,460 @@
+//! Table: rows of bound data with sortable columns, pagination and optional row selection.
+//!
+//! Sorting and paging are plain links (`?sort=<node>.<key>&dir=asc|desc`, `?page=<node>.<n>`)
+//! read back from the render context's query, so they work without JavaScript and keep the rest of
+//! the query string. With `selectable`, every row gets a tick box named `selectable.name` whose
+//! value is the row's `idKey`: the table becomes an array-of-strings field. Paging links are GET
+//! requests, so a selection is only kept for the rows on the page being submitted; pages that ask
+//! the person to select should not be paged.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{
+    check_name, display_text, encode_query_component, Described, FieldNotes, RequiredMark,
+    TICK_CLASS,
+};
+use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
+use crate::render::{FieldState, NodeCtx};
+
+/// One column.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TableColumn {
+    /// The row object's key shown in this column.
+    pub key: String,
+    /// The column header.
+    pub label: String,
+}
+
+/// Row selection: the table submits the ids of the ticked rows.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TableSelect {
+    /// The form key, matching an array-of-strings field of the response schema.
+    pub name: String,
+    /// The row key whose value is submitted for a ticked row, such as "id".
+    pub id_key: String,
+    /// What selecting means, shown above the table, such as "Emails to archive".
+    pub label: String,
+    /// Whether at least one row must be ticked (the server checks it on submit).
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// Props of the `Table` component.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TableProps {
+    /// The columns in order (default: every key of the first row).
+    #[serde(default)]
+    pub columns: Option<Vec<TableColumn>>,
+    /// The rows: objects, always bound with {"$data": "/pointer"}.
+    #[serde(default)]
+    pub rows: Option<Vec<Value>>,
+    /// A short title read before the table, such as "Emails older than a year".
+    #[serde(default)]
+    pub caption: Option<String>,
+    /// Make rows selectable with tick boxes; the table then submits the chosen row ids.
+    #[serde(default)]
+    pub selectable: Option<TableSelect>,
+    /// Rows per page, 1 to 500; omit to show all rows (do not page a selectable table).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub page_size: Option<u32>,
+    /// Whether headers are links that sort the rows (default true).
+    #[serde(default = "sortable_default")]
+    pub sortable: bool,
+    /// What to show when there are no rows (default "No rows").
+    #[serde(default)]
+    pub empty_text: Option<String>,
+}
+
+fn sortable_default() -> bool {
+    true
+}
+
+impl ComponentProps for TableProps {
+    const NAME: &'static str = "Table";
+    const ROLE: Role = Role::Display;
+    const CAN_SUBMIT: bool = true;
+    const DESCRIPTION: &'static str = "Rows of bound data in columns, sortable, optionally paged. \
+With `selectable` each row gets a tick box and the table becomes an array-of-strings field that \
+submits the chosen row ids (place it inside the Form). Always bind `rows`; never copy data. Use \
+KeyValue for one record, List for single values, Chart to compare numbers.";
+
+    fn example() -> (Value, Value) {
+        (
+            json!({
+                "caption": "Emails older than a year",
+                "rows": {"$data": "/emails"},
+                "columns": [{"key": "from", "label": "From"}, {"key": "subject", "label": "Subject"}, {"key": "date", "label": "Received"}],
+                "selectable": {"name": "archive", "idKey": "id", "label": "Emails to archive", "required": true}
+            }),
+            json!({"emails": [
+                {"id": "m1", "from": "news@example.com", "subject": "Weekly news", "date": "2023-01-04"},
+                {"id": "m2", "from": "billing@example.com", "subject": "Invoice, January", "date": "2023-02-01"},
+                {"id": "m3", "from": "team@example.com", "subject": "Offsite photos", "date": "2023-03-15"}
+            ]}),
+        )
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if let Some(selectable) = &self.selectable {
+            check_name(&selectable.name)?;
+        }
+        if self
+            .page_size
+            .is_some_and(|size| !(1..=500).contains(&size))
+        {
+            return Err("`pageSize` must be between 1 and 500".to_owned());
+        }
+        Ok(())
+    }
+
+    fn field(&self) -> Option<FieldInfo> {
+        let selectable = self.selectable.as_ref()?;
+        let options = self
+            .rows
+            .iter()
+            .flatten()
+            .filter_map(|row| row.get(&selectable.id_key))
+            .map(display_text)
+            .collect();
+        Some(FieldInfo {
+            name: selectable.name.clone(),
+            label: selectable.label.clone(),
+            yields: FieldYield::StringArray,
+            options: Some(options),
+            required: selectable.required,
+        })
+    }
+
+    fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
+        let state = self
+            .selectable
+            .as_ref()
+            .map(|selectable| node.field(&selectable.name))
+            .unwrap_or_default();
+        view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self query=node.ctx.query.clone() state/> }.into_any()
+    }
+}
+
+/// Sort direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Ascending,
+    Descending,
+}
+
+/// Compares two cells: numbers numerically, everything else as case-insensitive text; empty last.
+fn compare_cells(left: Option<&Value>, right: Option<&Value>) -> Ordering {
+    let empty = |value: Option<&Value>| value.is_none_or(Value::is_null);
+    match (empty(left), empty(right)) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        (false, false) => {}
+    }
+    let left = left.unwrap_or(&Value::Null);
+    let right = right.unwrap_or(&Value::Null);
+    match (left.as_f64(), right.as_f64()) {
+        (Some(left), Some(right)) => left.partial_cmp(&right).unwrap_or(Ordering::Equal),
+        _ => display_text(left)
+            .to_lowercase()
+            .cmp(&display_text(right).to_lowercase()),
+    }
+}
+
+/// `?` plus the current query with `changes` applied (a `None` value removes the key).
+fn query_link(query: &BTreeMap<String, String>, changes: &[(&str, Option<String>)]) -> String {
+    let mut query = query.clone();
+    for (key, value) in changes {
+        match value {
+            Some(value) => query.insert((*key).to_owned(), value.clone()),
+            None => query.remove(*key),
+        };
+    }
+    let pairs: Vec<String> = query
+        .iter()
+        .map(|(key, value)| {
+            format!(
+                "{}={}",
+                encode_query_component(key),
+                encode_query_component(value)
+            )
+        })
+        .collect();
+    format!("?{}", pairs.join("&"))
+}
+
+/// The `<table>` with its caption, headers, rows, selection boxes and page links.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
+#[component]
+pub fn TableView(
+    node_id: String,
+    dom_id: String,
+    props: TableProps,
+    query: BTreeMap<String, String>,
+    state: FieldState,
+) -> impl IntoView {
+    let rows = props.rows.unwrap_or_default();
+    let columns: Vec<TableColumn> = props.columns.unwrap_or_else(|| {
+        rows.iter()
+            .find_map(Value::as_object)
+            .map(|first| {
+                first
+                    .keys()
+                    .map(|key| TableColumn {
+                        key: key.clone(),
+                        label: key.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+
+    // Sorting, from `?sort=<node>.<key>&dir=asc|desc`.
+    let sort_prefix = format!("{node_id}.");
+    let sorted_by: Option<(String, Direction)> = query
+        .get("sort")
+        .and_then(|sort| sort.strip_prefix(&sort_prefix))
+        .filter(|key| props.sortable && columns.iter().any(|column| column.key == *key))
+        .map(|key| {
+            let direction = if query.get("dir").is_some_and(|dir| dir == "desc") {
+                Direction::Descending
+            } else {
+                Direction::Ascending
+            };
+            (key.to_owned(), direction)
+        });
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    if let Some((key, direction)) = &sorted_by {
+        order.sort_by(|left, right| {
+            let ordering = compare_cells(rows[*left].get(key), rows[*right].get(key));
+            if *direction == Direction::Descending {
+                ordering.reverse()
+            } else {
+                ordering
+            }
+        });
+    }
+
+    // Paging, from `?page=<node>.<n>`.
+    let page_size = props
+        .page_size
+        .map(|size| usize::try_from(size).unwrap_or(usize::MAX).max(1));
+    let page_count = page_size.map_or(1, |size| rows.len().div_ceil(size).max(1));
+    let page = query
+        .get("page")
+        .and_then(|page| page.strip_prefix(&sort_prefix))
+        .and_then(|number| number.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, page_count);
+    let visible: Vec<usize> = match page_size {
+        Some(size) => order
+            .into_iter()
+            .skip((page - 1) * size)
+            .take(size)
+            .collect(),
+        None => order,
+    };
+
+    let selectable = props.selectable;
+    let selected: Vec<String> = state.values.clone().unwrap_or_default();
+    let described = Described::new(&dom_id, None, state.error.as_ref());
+    let described_by = described.by();
+    let invalid = state.error.is_some();
+    let column_count = columns.len() + usize::from(selectable.is_some());
+
+    let headers = columns
+        .iter()
+        .map(|column| {
+            let current = sorted_by.as_ref().filter(|(key, _)| *key == column.key).map(|(_, direction)| *direction);
+            let aria_sort = current.map(|direction| if direction == Direction::Ascending { "ascending" } else { "descending" });
+            let label = column.label.clone();
+            let content = if props.sortable {
+                let next = if current == Some(Direction::Ascending) { "desc" } else { "asc" };
+                let href = query_link(
+                    &query,
+                    &[("sort", Some(format!("{node_id}.{}", column.key))), ("dir", Some(next.to_owned())), ("page", None)],
+                );
+                let arrow = match current {
+                    Some(Direction::Ascending) => "\u{25b2}",
+                    Some(Direction::Descending) => "\u{25bc}",
+                    None => "\u{2195}",
+                };
+                let hint = if next == "desc" { ", sort descending" } else { ", sort ascending" };
+                view! {
+                    <a href=href class="inline-flex items-center gap-1 text-slate-900 underline-offset-2 hover:underline focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100">
+                        {label}
+                        <span class="sr-only">{hint}</span>
+                        <span aria-hidden="true" class="text-xs text-slate-600 dark:text-slate-300">{arrow}</span>
+                    </a>
+                }
+                .into_any()
+            } else {
+                label.into_any()
+            };
+            view! {
+                <th scope="col" aria-sort=aria_sort class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
+                    {content}
+                </th>
+            }
+        })
+        .collect_view();
+
+    let body = if visible.is_empty() {
+        let text = props
+            .empty_text
+            .clone()
+            .unwrap_or_else(|| "No rows".to_owned());
+        view! {
+            <tr>
+                <td colspan=column_count.max(1).to_string() class="px-3 py-6 text-center text-sm italic text-slate-600 dark:text-slate-300">
+                    {text}
+                </td>
+            </tr>
+        }
+        .into_any()
+    } else {
+        visible
+            .iter()
+            .map(|index| {
+                let row = &rows[*index];
+                let select_cell = selectable.as_ref().map(|selectable| {
+                    let value = row.get(&selectable.id_key).map(display_text).unwrap_or_default();
+                    let box_id = format!("{dom_id}-row-{index}");
+                    let row_name = columns
+                        .first()
+                        .and_then(|column| row.get(&column.key))
+                        .map(display_text)
+                        .filter(|text| !text.is_empty())
+                        .unwrap_or_else(|| value.clone());
+                    let checked = selected.contains(&value);
+                    view! {
+                        <td class="px-3 py-2">
+                            <input
+                                id=box_id.clone()
+                                type="checkbox"
+                                name=selectable.name.clone()
+                                value=value
+                                checked=checked
+                                aria-invalid=invalid.then_some("true")
+                                aria-describedby=described_by.clone()
+                                class=TICK_CLASS
+                            />
+                            <label for=box_id class="sr-only">{format!("Select {row_name}")}</label>
+                        </td>
+                    }
+                });
+                let cells = columns
+                    .iter()
+                    .map(|column| {
+                        let text = row.get(&column.key).map(display_text).unwrap_or_default();
+                        view! { <td class="px-3 py-2 text-sm text-slate-800 dark:text-slate-200">{text}</td> }
+                    })
+                    .collect_view();
+                view! { <tr class="border-t border-slate-200 dark:border-slate-700">{select_cell}{cells}</tr> }
+            })
+            .collect_view()
+            .into_any()
+    };
+
+    let caption_id = format!("{dom_id}-caption");
+    let region_label = props.caption.clone().unwrap_or_else(|| "Table".to_owned());
+    let pager = (page_count > 1).then(|| {
+        let link = |target: usize| query_link(&query, &[("page", Some(format!("{node_id}.{target}")))]);
+        let previous = (page > 1).then(|| link(page - 1));
+        let next = (page < page_count).then(|| link(page + 1));
+        const PAGE_LINK: &str = "rounded-md border border-slate-400 px-3 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100 dark:hover:bg-slate-700";
+        view! {
+            <nav aria-label=format!("Pages of {region_label}") class="flex items-center gap-3 pt-2">
+                {previous.map(|href| view! { <a href=href class=PAGE_LINK rel="prev">"Previous"</a> })}
+                <span class="text-sm text-slate-700 dark:text-slate-300" aria-current="page">
+                    {format!("Page {page} of {page_count}")}
+                </span>
+                {next.map(|href| view! { <a href=href class=PAGE_LINK rel="next">"Next"</a> })}
+            </nav>
+        }
+    });
+
+    let table = view! {
+        <div class="overflow-x-auto rounded-lg border border-slate-200 bg-white focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:border-slate-700 dark:bg-slate-800" tabindex="0" role="region" aria-label=region_label.clone()>
+            <table class="min-w-full">
+                {props
+                    .caption
+                    .map(|caption| {
+                        view! { <caption id=caption_id class="px-3 pt-3 text-left font-semibold text-slate-900 dark:text-slate-100">{caption}</caption> }
+                    })}
+                <thead class="bg-slate-50 dark:bg-slate-900">
+                    <tr>
+                        {selectable
+                            .as_ref()
+                            .map(|_| view! { <th scope="col" class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">"Select"</th> })}
+                        {headers}
+                    </tr>
+                </thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+        {pager}
+    };
+
+    match selectable {
+        Some(selectable) => view! {
+            <fieldset id=dom_id.clone() class="space-y-2" aria-describedby=described_by.clone()>
+                <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">
+                    {selectable.label}
+                    <RequiredMark required=selectable.required/>
+                </legend>
+                {table}
+                <FieldNotes described help=None error=state.error/>
+            </fieldset>
+        }
+        .into_any(),
+        None => view! { <div id=dom_id class="space-y-2">{table}</div> }.into_any(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_sort_numbers_numerically_and_empty_cells_last() {
+        assert_eq!(
+            compare_cells(Some(&json!(9)), Some(&json!(10))),
+            Ordering::Less
+        );
+        assert_eq!(
+            compare_cells(Some(&json!("b")), Some(&json!("A"))),
+            Ordering::Greater
+        );
+        assert_eq!(compare_cells(None, Some(&json!("a"))), Ordering::Greater);
+        assert_eq!(compare_cells(Some(&Value::Null), None), Ordering::Equal);
+    }
+
+    #[test]
+    fn query_links_keep_other_parameters_and_encode_values() {
+        let query = BTreeMap::from([
+            ("tab".to_owned(), "a b".to_owned()),
+            ("page".to_owned(), "t.2".to_owned()),
+        ]);
+        assert_eq!(
+            query_link(
+                &query,
+                &[("sort", Some("t.name".to_owned())), ("page", None)]
+            ),
+            "?sort=t.name&tab=a%20b"
+        );
+    }
+}
