@@ -5,9 +5,13 @@
 //! Errors: each layer has its own `thiserror` type (`ConfigError`, `StoreError`, `AppError` at
 //! the HTTP edge); `anyhow` only in `main` and startup.
 
+// Lets `#[derive(FormSchema)]`'s generated `::tessera::forms` paths resolve inside this crate too.
+extern crate self as tessera;
+
 pub mod agent;
 pub mod auth;
 pub mod config;
+pub mod forms;
 pub mod http;
 pub mod pages;
 pub mod startup;

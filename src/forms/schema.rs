@@ -1,0 +1,1932 @@
+//! The form-compatible subset of JSON Schema: what a page can ask a person for.
+//!
+//! A response schema is a flat object whose fields are strings, numbers, integers, booleans,
+//! string enums, optional versions of those, or arrays of strings or of a string enum
+//! (DESIGN.md §5). Anything a browser form cannot express mechanically (nested objects, arrays of
+//! objects or numbers, choices between shapes, schemas for unknown keys) is rejected when the
+//! schema is loaded, with a [`SchemaError`] that names the field and says what to do instead, so a
+//! workflow author finds out when the workflow is defined, never when a person submits.
+//!
+//! [`FormSchema::from_json_schema`] accepts what `schemars` emits for Rust types (`Option<T>` as
+//! `type: [T, "null"]` or `anyOf [.., null]`, enums behind `$ref` into `$defs`/`definitions`,
+//! documented enum variants as `oneOf` of `const`s, metadata wrapped in a one-element `allOf`);
+//! [`FormSchema::to_json_schema`] gives one canonical JSON Schema (draft 2020-12) back, and the two
+//! round-trip. This module only describes shapes: decoding is `forms::decode`, checking values is
+//! `forms::validate`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// How deep `$ref`/`allOf` wrappers may nest before the schema is taken to be cyclic.
+const MAX_REFERENCE_DEPTH: usize = 16;
+
+/// JSON Schema keywords whose meaning a form cannot honour; a field (or the root) using one is
+/// rejected rather than silently ignored.
+const UNSUPPORTED_KEYWORDS: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependentRequired",
+    "dependencies",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "multipleOf",
+];
+
+/// The `format`s schemars and other generators put on numbers: implied by the type, so ignored.
+const NUMERIC_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "uint", "int",
+    "float", "double",
+];
+
+/// A response schema in the form-compatible subset: an ordered list of flat fields.
+///
+/// It serializes as (and deserializes from) its canonical JSON Schema, so storing a `FormSchema`
+/// stores plain JSON Schema and loading it re-checks the subset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub struct FormSchema {
+    /// The fields, in the order the schema lists them.
+    pub fields: Vec<FormField>,
+}
+
+/// One field of a form: a name the browser sends, how to label it, and what it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormField {
+    /// The key in the submitted body and in the response object.
+    pub name: String,
+    /// A label for people; [`humanize`] of the name when absent.
+    pub title: Option<String>,
+    /// Help text shown beside the field.
+    pub description: Option<String>,
+    /// Whether a submission must give a value. Booleans and arrays always decode to a value
+    /// (`false`, `[]`), so for them this only affects the emitted JSON Schema.
+    pub required: bool,
+    /// What the field holds and the rules it must satisfy.
+    pub kind: FieldKind,
+}
+
+/// What a field holds, with the JSON Schema rules the subset supports for it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldKind {
+    /// Text.
+    String {
+        /// A checked format (email, url, uri, date, date-time).
+        format: Option<StringFormat>,
+        /// Fewest characters (Unicode scalar values), as JSON Schema `minLength`.
+        min_length: Option<u64>,
+        /// Most characters, as JSON Schema `maxLength`.
+        max_length: Option<u64>,
+        /// A regular expression the text must contain a match of (JSON Schema search semantics;
+        /// anchor it with `^…$` to match the whole text).
+        pattern: Option<String>,
+    },
+    /// A finite decimal number.
+    Number {
+        /// Smallest allowed value (inclusive).
+        minimum: Option<f64>,
+        /// Largest allowed value (inclusive).
+        maximum: Option<f64>,
+        /// Values must be greater than this.
+        exclusive_minimum: Option<f64>,
+        /// Values must be less than this.
+        exclusive_maximum: Option<f64>,
+    },
+    /// A whole number. Exclusive bounds in a loaded schema become inclusive ones.
+    Integer {
+        /// Smallest allowed value (inclusive).
+        minimum: Option<i64>,
+        /// Largest allowed value (inclusive).
+        maximum: Option<i64>,
+    },
+    /// A yes/no answer (a checkbox): unchecked decodes to `false`, never to "absent".
+    Boolean,
+    /// One string out of a fixed, non-empty list.
+    Enum {
+        /// The allowed values, in order; never empty, never `""`, no duplicates.
+        options: Vec<String>,
+    },
+    /// A list of texts (several inputs of one name, a multi-text input, selected table rows).
+    StringArray {
+        /// Fewest items.
+        min_items: Option<u64>,
+        /// Most items.
+        max_items: Option<u64>,
+        /// Whether items must differ from each other.
+        unique_items: bool,
+        /// Fewest characters per item.
+        item_min_length: Option<u64>,
+        /// Most characters per item.
+        item_max_length: Option<u64>,
+        /// A pattern every item must contain a match of.
+        item_pattern: Option<String>,
+        /// A format every item must have.
+        item_format: Option<StringFormat>,
+    },
+    /// A list of choices out of a fixed list (checkbox group, multiple select).
+    EnumArray {
+        /// The allowed values; never empty, never `""`, no duplicates.
+        options: Vec<String>,
+        /// Fewest items.
+        min_items: Option<u64>,
+        /// Most items.
+        max_items: Option<u64>,
+        /// Whether items must differ from each other.
+        unique_items: bool,
+    },
+}
+
+impl FieldKind {
+    /// A plain string with no rules.
+    #[must_use]
+    pub fn string() -> Self {
+        Self::String {
+            format: None,
+            min_length: None,
+            max_length: None,
+            pattern: None,
+        }
+    }
+
+    /// A number with no bounds.
+    #[must_use]
+    pub fn number() -> Self {
+        Self::Number {
+            minimum: None,
+            maximum: None,
+            exclusive_minimum: None,
+            exclusive_maximum: None,
+        }
+    }
+
+    /// An integer with no bounds.
+    #[must_use]
+    pub fn integer() -> Self {
+        Self::Integer {
+            minimum: None,
+            maximum: None,
+        }
+    }
+
+    /// A string enum over `options`.
+    #[must_use]
+    pub fn enumeration<I, S>(options: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::Enum {
+            options: options.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// A list of strings with no rules.
+    #[must_use]
+    pub fn string_array() -> Self {
+        Self::StringArray {
+            min_items: None,
+            max_items: None,
+            unique_items: false,
+            item_min_length: None,
+            item_max_length: None,
+            item_pattern: None,
+            item_format: None,
+        }
+    }
+
+    /// A list of choices out of `options`.
+    #[must_use]
+    pub fn enum_array<I, S>(options: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::EnumArray {
+            options: options.into_iter().map(Into::into).collect(),
+            min_items: None,
+            max_items: None,
+            unique_items: false,
+        }
+    }
+
+    /// The JSON type this field yields, as JSON Schema names it (`"string"`, `"array"`, …).
+    #[must_use]
+    pub fn json_type(&self) -> &'static str {
+        match self {
+            Self::String { .. } | Self::Enum { .. } => "string",
+            Self::Number { .. } => "number",
+            Self::Integer { .. } => "integer",
+            Self::Boolean => "boolean",
+            Self::StringArray { .. } | Self::EnumArray { .. } => "array",
+        }
+    }
+
+    /// The allowed values of an enum or enum array; `None` for free-form kinds.
+    #[must_use]
+    pub fn options(&self) -> Option<&[String]> {
+        match self {
+            Self::Enum { options } | Self::EnumArray { options, .. } => Some(options),
+            _ => None,
+        }
+    }
+
+    /// Whether the field yields an array (and so reads every value of its key).
+    #[must_use]
+    pub fn is_array(&self) -> bool {
+        matches!(self, Self::StringArray { .. } | Self::EnumArray { .. })
+    }
+}
+
+/// The string formats a form field can require.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StringFormat {
+    /// An email address, as a browser's `type=email` input accepts it.
+    Email,
+    /// A web address: an absolute `http://` or `https://` URL.
+    Url,
+    /// Any absolute URI (a scheme and a body).
+    Uri,
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
+    /// An RFC 3339 date and time, `YYYY-MM-DDTHH:MM:SS` with `Z` or an offset.
+    DateTime,
+}
+
+impl StringFormat {
+    /// Every format, in the order error messages list them.
+    pub const ALL: [Self; 5] = [
+        Self::Email,
+        Self::Url,
+        Self::Uri,
+        Self::Date,
+        Self::DateTime,
+    ];
+
+    /// The JSON Schema spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Email => "email",
+            Self::Url => "url",
+            Self::Uri => "uri",
+            Self::Date => "date",
+            Self::DateTime => "date-time",
+        }
+    }
+
+    /// Parses the JSON Schema spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|format| format.as_str() == text)
+    }
+}
+
+impl fmt::Display for StringFormat {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// A JSON Schema outside the form subset; names the field (empty for the schema as a whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The offending property's name; empty when the problem is the schema itself.
+    pub field: String,
+    /// Why it was rejected and what to do instead.
+    pub reason: String,
+}
+
+impl SchemaError {
+    fn field(field: &str, reason: impl Into<String>) -> Self {
+        Self {
+            field: field.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn root(reason: impl Into<String>) -> Self {
+        Self {
+            field: String::new(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(formatter, "response schema: {}", self.reason)
+        } else {
+            write!(formatter, "field \"{}\": {}", self.field, self.reason)
+        }
+    }
+}
+
+impl FormField {
+    /// A required field without title or description.
+    #[must_use]
+    pub fn new(name: impl Into<String>, kind: FieldKind) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: true,
+            kind,
+        }
+    }
+
+    /// The same field, optional.
+    #[must_use]
+    pub fn optional(mut self) -> Self {
+        self.required = false;
+        self
+    }
+
+    /// The same field with a title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The same field with a description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The label people see: the title, else the humanized name.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match &self.title {
+            Some(title) if !title.trim().is_empty() => title.clone(),
+            _ => humanize(&self.name),
+        }
+    }
+
+    /// This field as a JSON Schema property (without the object's `required` list).
+    #[must_use]
+    pub fn to_json_schema(&self) -> Value {
+        let nullable = !self.required && !self.kind.is_array();
+        let mut schema = Map::new();
+        if let Some(title) = &self.title {
+            schema.insert("title".into(), Value::from(title.clone()));
+        }
+        if let Some(description) = &self.description {
+            schema.insert("description".into(), Value::from(description.clone()));
+        }
+        let type_value = |name: &str| {
+            if nullable {
+                json!([name, "null"])
+            } else {
+                json!(name)
+            }
+        };
+        match &self.kind {
+            FieldKind::String {
+                format,
+                min_length,
+                max_length,
+                pattern,
+            } => {
+                schema.insert("type".into(), type_value("string"));
+                insert_string_rules(
+                    &mut schema,
+                    *format,
+                    *min_length,
+                    *max_length,
+                    pattern.as_deref(),
+                );
+            }
+            FieldKind::Number {
+                minimum,
+                maximum,
+                exclusive_minimum,
+                exclusive_maximum,
+            } => {
+                schema.insert("type".into(), type_value("number"));
+                insert_some(&mut schema, "minimum", *minimum);
+                insert_some(&mut schema, "maximum", *maximum);
+                insert_some(&mut schema, "exclusiveMinimum", *exclusive_minimum);
+                insert_some(&mut schema, "exclusiveMaximum", *exclusive_maximum);
+            }
+            FieldKind::Integer { minimum, maximum } => {
+                schema.insert("type".into(), type_value("integer"));
+                insert_some(&mut schema, "minimum", *minimum);
+                insert_some(&mut schema, "maximum", *maximum);
+            }
+            FieldKind::Boolean => {
+                schema.insert("type".into(), type_value("boolean"));
+            }
+            FieldKind::Enum { options } => {
+                schema.insert("type".into(), type_value("string"));
+                let mut values: Vec<Value> = options.iter().cloned().map(Value::from).collect();
+                if nullable {
+                    values.push(Value::Null);
+                }
+                schema.insert("enum".into(), Value::Array(values));
+            }
+            FieldKind::StringArray {
+                min_items,
+                max_items,
+                unique_items,
+                item_min_length,
+                item_max_length,
+                item_pattern,
+                item_format,
+            } => {
+                schema.insert("type".into(), json!("array"));
+                let mut items = Map::new();
+                items.insert("type".into(), json!("string"));
+                insert_string_rules(
+                    &mut items,
+                    *item_format,
+                    *item_min_length,
+                    *item_max_length,
+                    item_pattern.as_deref(),
+                );
+                schema.insert("items".into(), Value::Object(items));
+                insert_array_rules(&mut schema, *min_items, *max_items, *unique_items);
+            }
+            FieldKind::EnumArray {
+                options,
+                min_items,
+                max_items,
+                unique_items,
+            } => {
+                schema.insert("type".into(), json!("array"));
+                schema.insert("items".into(), json!({ "type": "string", "enum": options }));
+                insert_array_rules(&mut schema, *min_items, *max_items, *unique_items);
+            }
+        }
+        Value::Object(schema)
+    }
+}
+
+fn insert_some<T: Into<Value>>(schema: &mut Map<String, Value>, key: &str, value: Option<T>) {
+    if let Some(value) = value {
+        schema.insert(key.to_owned(), value.into());
+    }
+}
+
+fn insert_string_rules(
+    schema: &mut Map<String, Value>,
+    format: Option<StringFormat>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    pattern: Option<&str>,
+) {
+    insert_some(schema, "format", format.map(StringFormat::as_str));
+    insert_some(schema, "minLength", min_length);
+    insert_some(schema, "maxLength", max_length);
+    insert_some(schema, "pattern", pattern);
+}
+
+fn insert_array_rules(
+    schema: &mut Map<String, Value>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    unique_items: bool,
+) {
+    insert_some(schema, "minItems", min_items);
+    insert_some(schema, "maxItems", max_items);
+    if unique_items {
+        schema.insert("uniqueItems".into(), Value::Bool(true));
+    }
+}
+
+impl FormSchema {
+    /// A schema with these fields.
+    #[must_use]
+    pub fn new(fields: Vec<FormField>) -> Self {
+        Self { fields }
+    }
+
+    /// The field called `name`.
+    #[must_use]
+    pub fn field(&self, name: &str) -> Option<&FormField> {
+        self.fields.iter().find(|field| field.name == name)
+    }
+
+    /// Loads a JSON Schema, accepting only the form-compatible subset.
+    ///
+    /// # Errors
+    /// Returns a [`SchemaError`] naming the first offending field (or the schema itself) and why:
+    /// a root that is not `type: object`, a nested object, an array of anything but strings or a
+    /// string enum, a choice between shapes, an `additionalProperties` schema, an unresolvable
+    /// `$ref`, an invalid `pattern`, contradictory bounds, a reserved (`_…`) name, and so on.
+    pub fn from_json_schema(schema: &Value) -> Result<Self, SchemaError> {
+        let root = schema.as_object().ok_or_else(|| {
+            SchemaError::root("must be a JSON object with \"type\": \"object\" and \"properties\"")
+        })?;
+        match root.get("type") {
+            Some(Value::String(kind)) if kind == "object" => {}
+            Some(Value::String(kind)) => {
+                return Err(SchemaError::root(format!(
+                    "must be an object with fields (\"type\": \"object\"), not {kind}; wrap the value in a field"
+                )))
+            }
+            Some(_) => return Err(SchemaError::root("\"type\" must be \"object\"")),
+            None => return Err(SchemaError::root("needs \"type\": \"object\"")),
+        }
+        for keyword in ["oneOf", "anyOf", "allOf", "$ref"] {
+            if root.contains_key(keyword) {
+                return Err(SchemaError::root(format!(
+                    "`{keyword}` is not allowed at the top of a form schema; a form is one flat object with fixed fields"
+                )));
+            }
+        }
+        if let Some(keyword) = UNSUPPORTED_KEYWORDS
+            .iter()
+            .find(|keyword| root.contains_key(**keyword))
+        {
+            return Err(SchemaError::root(format!(
+                "`{keyword}` is not supported in a form schema; a form has a fixed set of named fields"
+            )));
+        }
+        match root.get("additionalProperties") {
+            None | Some(Value::Bool(_)) => {}
+            Some(_) => {
+                return Err(SchemaError::root(
+                    "additionalProperties must be true or false, not a schema; a form has a fixed set of named fields",
+                ))
+            }
+        }
+        let required = required_names(root)?;
+        let properties = match root.get("properties") {
+            None => Map::new(),
+            Some(Value::Object(properties)) => properties.clone(),
+            Some(_) => {
+                return Err(SchemaError::root(
+                    "\"properties\" must be an object of field schemas",
+                ))
+            }
+        };
+        if let Some(missing) = required
+            .iter()
+            .find(|name| !properties.contains_key(name.as_str()))
+        {
+            return Err(SchemaError::field(
+                missing,
+                "is listed in \"required\" but has no entry in \"properties\"",
+            ));
+        }
+        let loader = Loader { root };
+        let fields = properties
+            .iter()
+            .map(|(name, field_schema)| loader.field(name, field_schema, required.contains(name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { fields })
+    }
+
+    /// The canonical JSON Schema (draft 2020-12) of this form: `type: object`, its properties,
+    /// `required`, and `additionalProperties: false`. Optional scalars are `[T, "null"]`.
+    #[must_use]
+    pub fn to_json_schema(&self) -> Value {
+        let properties: Map<String, Value> = self
+            .fields
+            .iter()
+            .map(|field| (field.name.clone(), field.to_json_schema()))
+            .collect();
+        let required: Vec<Value> = self
+            .fields
+            .iter()
+            .filter(|field| field.required)
+            .map(|field| Value::from(field.name.clone()))
+            .collect();
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+}
+
+impl TryFrom<Value> for FormSchema {
+    type Error = SchemaError;
+
+    fn try_from(schema: Value) -> Result<Self, Self::Error> {
+        Self::from_json_schema(&schema)
+    }
+}
+
+impl From<FormSchema> for Value {
+    fn from(schema: FormSchema) -> Self {
+        schema.to_json_schema()
+    }
+}
+
+fn required_names(root: &Map<String, Value>) -> Result<Vec<String>, SchemaError> {
+    match root.get("required") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(names)) => names
+            .iter()
+            .map(|name| {
+                name.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| SchemaError::root("\"required\" must be a list of field names"))
+            })
+            .collect(),
+        Some(_) => Err(SchemaError::root(
+            "\"required\" must be a list of field names",
+        )),
+    }
+}
+
+/// Turns a label-less field name into one people can read: `archive_ids` → `Archive ids`,
+/// `dueDate` → `Due date`.
+#[must_use]
+pub fn humanize(name: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut previous_lowercase = false;
+    for character in name.chars() {
+        if character == '_' || character == '-' || character.is_whitespace() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lowercase = false;
+            continue;
+        }
+        if character.is_uppercase() && previous_lowercase && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lowercase = character.is_lowercase() || character.is_ascii_digit();
+        current.extend(character.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    let joined = words.join(" ");
+    let mut characters = joined.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => name.to_owned(),
+    }
+}
+
+/// Resolves references against the root schema while loading fields.
+struct Loader<'a> {
+    root: &'a Map<String, Value>,
+}
+
+/// A field schema with `$ref`, one-element `allOf` and `null` alternatives taken apart.
+struct Flattened {
+    schema: Map<String, Value>,
+    nullable: bool,
+    /// Options when the schema was a `oneOf`/`anyOf` of string constants.
+    options: Option<Vec<String>>,
+}
+
+impl Loader<'_> {
+    fn field(
+        &self,
+        name: &str,
+        schema: &Value,
+        listed_required: bool,
+    ) -> Result<FormField, SchemaError> {
+        if name.is_empty() {
+            return Err(SchemaError::field(name, "a field needs a non-empty name"));
+        }
+        if name.starts_with('_') {
+            return Err(SchemaError::field(
+                name,
+                "names starting with \"_\" are reserved for the framework (like _csrf and _action); rename the field",
+            ));
+        }
+        let flattened = self.flatten_choice(name, schema, 0)?;
+        let schema = &flattened.schema;
+        if let Some(keyword) = UNSUPPORTED_KEYWORDS
+            .iter()
+            .find(|keyword| schema.contains_key(**keyword))
+        {
+            return Err(SchemaError::field(
+                name,
+                format!("keyword `{keyword}` is not supported in a form schema"),
+            ));
+        }
+        let (type_name, type_nullable) = single_type(name, schema)?;
+        let mut nullable = flattened.nullable || type_nullable;
+        let mut options = flattened.options;
+        let enum_values = match (schema.get("enum"), schema.get("const")) {
+            (Some(Value::Array(values)), _) => Some(values.as_slice()),
+            (Some(_), _) => {
+                return Err(SchemaError::field(
+                    name,
+                    "\"enum\" must be a list of strings",
+                ))
+            }
+            (None, Some(constant)) => Some(std::slice::from_ref(constant)),
+            (None, None) => None,
+        };
+        if let Some(values) = enum_values {
+            let (enum_options, enum_nullable) = string_options(name, values)?;
+            nullable |= enum_nullable;
+            options = Some(enum_options);
+        }
+        let title = string_keyword(name, schema, "title")?;
+        let description = string_keyword(name, schema, "description")?;
+        let kind = match (type_name.as_deref(), options) {
+            (Some("string") | None, Some(options)) => {
+                check_options(name, &options)?;
+                FieldKind::Enum { options }
+            }
+            (Some(other), Some(_)) => {
+                return Err(SchemaError::field(
+                    name,
+                    format!("an enum must be a string enum, not {other}; use string values"),
+                ))
+            }
+            (None, None) => {
+                return Err(SchemaError::field(
+                    name,
+                    "has no \"type\"; give it one of string, number, integer, boolean or array",
+                ))
+            }
+            (Some("string"), None) => string_kind(name, schema)?,
+            (Some("number"), None) => number_kind(name, schema)?,
+            (Some("integer"), None) => integer_kind(name, schema)?,
+            (Some("boolean"), None) => FieldKind::Boolean,
+            (Some("array"), None) => {
+                if nullable {
+                    return Err(SchemaError::field(
+                        name,
+                        "an array field cannot also be null: a form with nothing chosen sends an empty list; drop \"null\"",
+                    ));
+                }
+                self.array_kind(name, schema)?
+            }
+            (Some("object"), None) => {
+                return Err(SchemaError::field(
+                    name,
+                    "nested objects are not allowed in a form schema; flatten it into separate fields",
+                ))
+            }
+            (Some(other), None) => {
+                return Err(SchemaError::field(
+                    name,
+                    format!("type \"{other}\" is not allowed in a form schema; use string, number, integer, boolean or array"),
+                ))
+            }
+        };
+        Ok(FormField {
+            name: name.to_owned(),
+            title,
+            description,
+            required: listed_required && !nullable,
+            kind,
+        })
+    }
+
+    /// Resolves `$ref` and one-element `allOf`, merging the referring schema's own keywords over
+    /// the target's (so a field's description wins over its enum's).
+    fn flatten(
+        &self,
+        name: &str,
+        schema: &Value,
+        depth: usize,
+    ) -> Result<Map<String, Value>, SchemaError> {
+        if depth > MAX_REFERENCE_DEPTH {
+            return Err(SchemaError::field(
+                name,
+                "$ref/allOf nest too deeply (is there a cycle?)",
+            ));
+        }
+        let object = match schema {
+            Value::Object(object) => object,
+            Value::Bool(_) => {
+                return Err(SchemaError::field(
+                    name,
+                    "a field schema must be an object with a \"type\", not true/false",
+                ))
+            }
+            _ => {
+                return Err(SchemaError::field(
+                    name,
+                    "a field schema must be a JSON object",
+                ))
+            }
+        };
+        let mut merged = Map::new();
+        if let Some(reference) = object.get("$ref") {
+            let target = self.resolve(name, reference)?;
+            merged = self.flatten(name, target, depth + 1)?;
+        }
+        if let Some(all_of) = object.get("allOf") {
+            match all_of.as_array().map(Vec::as_slice) {
+                Some([single]) => merged.extend(self.flatten(name, single, depth + 1)?),
+                _ => {
+                    return Err(SchemaError::field(
+                        name,
+                        "allOf with several schemas is not supported; write the field's rules in one schema",
+                    ))
+                }
+            }
+        }
+        for (key, value) in object {
+            if key != "$ref" && key != "allOf" {
+                merged.insert(key.clone(), value.clone());
+            }
+        }
+        Ok(merged)
+    }
+
+    /// Flattens a field schema and takes apart `anyOf`/`oneOf`: `[X, null]` is an optional `X`,
+    /// and a choice between string constants is an enum.
+    fn flatten_choice(
+        &self,
+        name: &str,
+        schema: &Value,
+        depth: usize,
+    ) -> Result<Flattened, SchemaError> {
+        let mut schema = self.flatten(name, schema, depth)?;
+        let choice = match (schema.remove("anyOf"), schema.remove("oneOf")) {
+            (Some(_), Some(_)) => {
+                return Err(SchemaError::field(
+                    name,
+                    "use either anyOf or oneOf, not both; a form field has one type",
+                ))
+            }
+            (Some(choice), None) | (None, Some(choice)) => choice,
+            (None, None) => {
+                return Ok(Flattened {
+                    schema,
+                    nullable: false,
+                    options: None,
+                })
+            }
+        };
+        let branches = choice
+            .as_array()
+            .ok_or_else(|| SchemaError::field(name, "anyOf/oneOf must be a list of schemas"))?;
+        let mut nullable = false;
+        let mut others = Vec::new();
+        for branch in branches {
+            let flattened = self.flatten(name, branch, depth + 1)?;
+            if is_null_schema(&flattened) {
+                nullable = true;
+            } else {
+                others.push(flattened);
+            }
+        }
+        match others.as_slice() {
+            [] => Err(SchemaError::field(
+                name,
+                "a field cannot only be null; give it a type",
+            )),
+            [single] => {
+                let mut merged = single.clone();
+                merged.extend(schema);
+                Ok(Flattened {
+                    schema: merged,
+                    nullable,
+                    options: None,
+                })
+            }
+            several => {
+                let mut options = Vec::new();
+                for branch in several {
+                    match string_constants(branch) {
+                        Some(constants) => options.extend(constants),
+                        None if branch.get("type").and_then(Value::as_str) == Some("object")
+                            || branch.contains_key("properties") =>
+                        {
+                            return Err(SchemaError::field(
+                                name,
+                                "a choice between object shapes (oneOf/anyOf) is not allowed in a form schema; use a string enum plus separate optional fields",
+                            ))
+                        }
+                        None => {
+                            return Err(SchemaError::field(
+                                name,
+                                "a choice between several types (oneOf/anyOf) is not allowed in a form schema; a field has one type",
+                            ))
+                        }
+                    }
+                }
+                Ok(Flattened {
+                    schema,
+                    nullable,
+                    options: Some(options),
+                })
+            }
+        }
+    }
+
+    fn resolve<'s>(&'s self, name: &str, reference: &Value) -> Result<&'s Value, SchemaError> {
+        let text = reference
+            .as_str()
+            .ok_or_else(|| SchemaError::field(name, "$ref must be a string"))?;
+        let unresolved = || {
+            SchemaError::field(
+                name,
+                format!("$ref \"{text}\" does not point into this schema's $defs or definitions"),
+            )
+        };
+        let pointer = text.strip_prefix('#').ok_or_else(unresolved)?;
+        let mut segments = pointer
+            .split('/')
+            .skip(1)
+            .map(|segment| segment.replace("~1", "/").replace("~0", "~"));
+        let section = segments.next().ok_or_else(unresolved)?;
+        if section != "$defs" && section != "definitions" {
+            return Err(unresolved());
+        }
+        let mut current = self.root.get(&section).ok_or_else(unresolved)?;
+        for segment in segments {
+            current = current.get(&segment).ok_or_else(unresolved)?;
+        }
+        Ok(current)
+    }
+
+    fn array_kind(
+        &self,
+        name: &str,
+        schema: &Map<String, Value>,
+    ) -> Result<FieldKind, SchemaError> {
+        let (min_items, max_items) = bounds(name, schema, "minItems", "maxItems")?;
+        let unique_items = match schema.get("uniqueItems") {
+            None => false,
+            Some(Value::Bool(unique)) => *unique,
+            Some(_) => {
+                return Err(SchemaError::field(
+                    name,
+                    "\"uniqueItems\" must be true or false",
+                ))
+            }
+        };
+        let items = match schema.get("items") {
+            None => {
+                return Err(SchemaError::field(
+                    name,
+                    "an array field needs \"items\": {\"type\": \"string\"} or a string enum",
+                ))
+            }
+            Some(Value::Array(_)) => {
+                return Err(SchemaError::field(
+                    name,
+                    "tuple arrays (\"items\" as a list) are not allowed in a form schema; use separate fields",
+                ))
+            }
+            Some(items) => self.flatten_choice(name, items, 0)?,
+        };
+        if items.nullable {
+            return Err(SchemaError::field(
+                name,
+                "array items cannot be null; a form drops empty values instead",
+            ));
+        }
+        let items_schema = &items.schema;
+        if let Some(keyword) = UNSUPPORTED_KEYWORDS
+            .iter()
+            .find(|keyword| items_schema.contains_key(**keyword))
+        {
+            return Err(SchemaError::field(
+                name,
+                format!("keyword `{keyword}` is not supported in a form schema"),
+            ));
+        }
+        let (item_type, item_nullable) = single_type(name, items_schema)?;
+        if item_nullable {
+            return Err(SchemaError::field(
+                name,
+                "array items cannot be null; a form drops empty values instead",
+            ));
+        }
+        let mut options = items.options;
+        if let Some(values) = items_schema.get("enum") {
+            let values = values
+                .as_array()
+                .ok_or_else(|| SchemaError::field(name, "\"enum\" must be a list of strings"))?;
+            let (item_options, has_null) = string_options(name, values)?;
+            if has_null {
+                return Err(SchemaError::field(
+                    name,
+                    "array items cannot be null; a form drops empty values instead",
+                ));
+            }
+            options = Some(item_options);
+        } else if let Some(constant) = items_schema.get("const") {
+            let (item_options, _) = string_options(name, std::slice::from_ref(constant))?;
+            options = Some(item_options);
+        }
+        match (item_type.as_deref(), options) {
+            (Some("string") | None, Some(options)) => {
+                check_options(name, &options)?;
+                Ok(FieldKind::EnumArray { options, min_items, max_items, unique_items })
+            }
+            (Some("string"), None) => {
+                let FieldKind::String { format, min_length, max_length, pattern } = string_kind(name, items_schema)?
+                else {
+                    return Err(SchemaError::field(name, "array items must be strings"));
+                };
+                Ok(FieldKind::StringArray {
+                    min_items,
+                    max_items,
+                    unique_items,
+                    item_min_length: min_length,
+                    item_max_length: max_length,
+                    item_pattern: pattern,
+                    item_format: format,
+                })
+            }
+            (Some("object"), _) => Err(SchemaError::field(
+                name,
+                "arrays of objects are not allowed in a form schema; use an array of strings or of a string enum",
+            )),
+            (Some("array"), _) => Err(SchemaError::field(
+                name,
+                "arrays of arrays are not allowed in a form schema; use an array of strings or of a string enum",
+            )),
+            (Some(other), _) => Err(SchemaError::field(
+                name,
+                format!(
+                    "arrays of {other} are not allowed in a form schema; use an array of strings or of a string enum and convert in the workflow"
+                ),
+            )),
+            (None, None) => Err(SchemaError::field(name, "array items need \"type\": \"string\" or a string enum")),
+        }
+    }
+}
+
+fn is_null_schema(schema: &Map<String, Value>) -> bool {
+    match (schema.get("type"), schema.get("const"), schema.get("enum")) {
+        (Some(Value::String(kind)), _, _) => kind == "null",
+        (None, Some(Value::Null), _) => true,
+        (None, None, Some(Value::Array(values))) => {
+            values.iter().all(Value::is_null) && !values.is_empty()
+        }
+        _ => false,
+    }
+}
+
+/// The string values a `oneOf` branch allows, when it is `{"const": "x"}` or `{"enum": ["x", …]}`
+/// (optionally with `"type": "string"` and annotations).
+fn string_constants(schema: &Map<String, Value>) -> Option<Vec<String>> {
+    match schema.get("type") {
+        None => {}
+        Some(Value::String(kind)) if kind == "string" => {}
+        Some(_) => return None,
+    }
+    if let Some(Value::String(constant)) = schema.get("const") {
+        return Some(vec![constant.clone()]);
+    }
+    let values = schema.get("enum")?.as_array()?;
+    values
+        .iter()
+        .map(|value| value.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The one non-null type of a schema, and whether `"null"` was also allowed.
+fn single_type(
+    name: &str,
+    schema: &Map<String, Value>,
+) -> Result<(Option<String>, bool), SchemaError> {
+    match schema.get("type") {
+        None => Ok((None, false)),
+        Some(Value::String(kind)) if kind == "null" => Err(SchemaError::field(
+            name,
+            "a field cannot only be null; give it a type",
+        )),
+        Some(Value::String(kind)) => Ok((Some(kind.clone()), false)),
+        Some(Value::Array(kinds)) => {
+            let mut nullable = false;
+            let mut others = Vec::new();
+            for kind in kinds {
+                match kind.as_str() {
+                    Some("null") => nullable = true,
+                    Some(other) => others.push(other.to_owned()),
+                    None => return Err(SchemaError::field(name, "\"type\" must name JSON types")),
+                }
+            }
+            match others.as_slice() {
+                [single] => Ok((Some(single.clone()), nullable)),
+                [] => Err(SchemaError::field(
+                    name,
+                    "a field cannot only be null; give it a type",
+                )),
+                several => Err(SchemaError::field(
+                    name,
+                    format!(
+                        "a field has one type, not several ({}); split it into separate fields",
+                        several.join(", ")
+                    ),
+                )),
+            }
+        }
+        Some(_) => Err(SchemaError::field(name, "\"type\" must be a string")),
+    }
+}
+
+fn string_options(name: &str, values: &[Value]) -> Result<(Vec<String>, bool), SchemaError> {
+    let mut nullable = false;
+    let mut options = Vec::new();
+    for value in values {
+        match value {
+            Value::String(option) => options.push(option.clone()),
+            Value::Null => nullable = true,
+            other => {
+                return Err(SchemaError::field(
+                    name,
+                    format!("enum values must all be strings; found {other}"),
+                ))
+            }
+        }
+    }
+    Ok((options, nullable))
+}
+
+fn check_options(name: &str, options: &[String]) -> Result<(), SchemaError> {
+    if options.is_empty() {
+        return Err(SchemaError::field(
+            name,
+            "an enum needs at least one option",
+        ));
+    }
+    if options.iter().any(String::is_empty) {
+        return Err(SchemaError::field(
+            name,
+            "an enum option cannot be the empty string: a form sends \"\" for \"nothing chosen\"",
+        ));
+    }
+    for (index, option) in options.iter().enumerate() {
+        if options[..index].contains(option) {
+            return Err(SchemaError::field(
+                name,
+                format!("enum option \"{option}\" is listed twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn string_keyword(
+    name: &str,
+    schema: &Map<String, Value>,
+    keyword: &str,
+) -> Result<Option<String>, SchemaError> {
+    match schema.get(keyword) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(SchemaError::field(
+            name,
+            format!("\"{keyword}\" must be a string"),
+        )),
+    }
+}
+
+fn non_negative(
+    name: &str,
+    schema: &Map<String, Value>,
+    keyword: &str,
+) -> Result<Option<u64>, SchemaError> {
+    match schema.get(keyword) {
+        None => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|number| number.fract() == 0.0 && *number >= 0.0)
+                    .map(|number| number as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                SchemaError::field(
+                    name,
+                    format!("\"{keyword}\" must be a non-negative integer"),
+                )
+            }),
+    }
+}
+
+fn bounds(
+    name: &str,
+    schema: &Map<String, Value>,
+    low_keyword: &str,
+    high_keyword: &str,
+) -> Result<(Option<u64>, Option<u64>), SchemaError> {
+    let low = non_negative(name, schema, low_keyword)?;
+    let high = non_negative(name, schema, high_keyword)?;
+    if let (Some(low), Some(high)) = (low, high) {
+        if low > high {
+            return Err(SchemaError::field(
+                name,
+                format!("{low_keyword} ({low}) is greater than {high_keyword} ({high}); no value could pass"),
+            ));
+        }
+    }
+    Ok((low, high))
+}
+
+fn string_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, SchemaError> {
+    let format = match schema.get("format") {
+        None => None,
+        Some(Value::String(text)) => Some(StringFormat::parse(text).ok_or_else(|| {
+            SchemaError::field(
+                name,
+                format!("format \"{text}\" is not supported; use email, url, uri, date or date-time, or a pattern"),
+            )
+        })?),
+        Some(_) => return Err(SchemaError::field(name, "\"format\" must be a string")),
+    };
+    let (min_length, max_length) = bounds(name, schema, "minLength", "maxLength")?;
+    let pattern = match schema.get("pattern") {
+        None => None,
+        Some(Value::String(pattern)) => {
+            if let Err(error) = regex::Regex::new(pattern) {
+                return Err(SchemaError::field(
+                    name,
+                    format!(
+                        "pattern \"{pattern}\" is not a supported regular expression: {}",
+                        first_line(&error.to_string())
+                    ),
+                ));
+            }
+            Some(pattern.clone())
+        }
+        Some(_) => return Err(SchemaError::field(name, "\"pattern\" must be a string")),
+    };
+    Ok(FieldKind::String {
+        format,
+        min_length,
+        max_length,
+        pattern,
+    })
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or(text)
+        .trim()
+        .to_owned()
+}
+
+fn number_keyword(
+    name: &str,
+    schema: &Map<String, Value>,
+    keyword: &str,
+) -> Result<Option<f64>, SchemaError> {
+    match schema.get(keyword) {
+        None => Ok(None),
+        Some(Value::Number(number)) => number
+            .as_f64()
+            .filter(|value| value.is_finite())
+            .map(Some)
+            .ok_or_else(|| {
+                SchemaError::field(name, format!("\"{keyword}\" must be a finite number"))
+            }),
+        Some(Value::Bool(_)) => Err(SchemaError::field(
+            name,
+            format!("\"{keyword}\" must be a number (draft 2020-12), not true/false"),
+        )),
+        Some(_) => Err(SchemaError::field(
+            name,
+            format!("\"{keyword}\" must be a number"),
+        )),
+    }
+}
+
+fn check_numeric_format(name: &str, schema: &Map<String, Value>) -> Result<(), SchemaError> {
+    match schema.get("format") {
+        None => Ok(()),
+        Some(Value::String(format)) if NUMERIC_FORMATS.contains(&format.as_str()) => Ok(()),
+        Some(other) => Err(SchemaError::field(
+            name,
+            format!("format {other} is not supported on a number"),
+        )),
+    }
+}
+
+fn number_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, SchemaError> {
+    check_numeric_format(name, schema)?;
+    let minimum = number_keyword(name, schema, "minimum")?;
+    let maximum = number_keyword(name, schema, "maximum")?;
+    let exclusive_minimum = number_keyword(name, schema, "exclusiveMinimum")?;
+    let exclusive_maximum = number_keyword(name, schema, "exclusiveMaximum")?;
+    let low = minimum
+        .into_iter()
+        .chain(exclusive_minimum)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let high = maximum
+        .into_iter()
+        .chain(exclusive_maximum)
+        .fold(f64::INFINITY, f64::min);
+    let empty = low > high
+        || (low == high && (exclusive_minimum == Some(low) || exclusive_maximum == Some(high)));
+    if empty {
+        return Err(SchemaError::field(
+            name,
+            "its minimum is above its maximum; no number could pass",
+        ));
+    }
+    Ok(FieldKind::Number {
+        minimum,
+        maximum,
+        exclusive_minimum,
+        exclusive_maximum,
+    })
+}
+
+fn integer_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, SchemaError> {
+    check_numeric_format(name, schema)?;
+    let to_integer = |value: f64| -> Result<i64, SchemaError> {
+        if !(-9.2e18..=9.2e18).contains(&value) {
+            return Err(SchemaError::field(
+                name,
+                "integer bounds must fit in a 64-bit signed integer",
+            ));
+        }
+        Ok(value as i64)
+    };
+    let integer_keyword = |keyword: &str| -> Result<Option<i64>, SchemaError> {
+        match schema.get(keyword).and_then(Value::as_i64) {
+            Some(exact) => Ok(Some(exact)),
+            None => Ok(None),
+        }
+    };
+    let mut minimum = match integer_keyword("minimum")? {
+        Some(exact) => Some(exact),
+        None => number_keyword(name, schema, "minimum")?
+            .map(|value| to_integer(value.ceil()))
+            .transpose()?,
+    };
+    let mut maximum = match integer_keyword("maximum")? {
+        Some(exact) => Some(exact),
+        None => number_keyword(name, schema, "maximum")?
+            .map(|value| to_integer(value.floor()))
+            .transpose()?,
+    };
+    if let Some(exclusive) = number_keyword(name, schema, "exclusiveMinimum")? {
+        let bound = to_integer(exclusive.floor())?.saturating_add(1);
+        minimum = Some(minimum.map_or(bound, |current| current.max(bound)));
+    }
+    if let Some(exclusive) = number_keyword(name, schema, "exclusiveMaximum")? {
+        let bound = to_integer(exclusive.ceil())?.saturating_sub(1);
+        maximum = Some(maximum.map_or(bound, |current| current.min(bound)));
+    }
+    if let (Some(low), Some(high)) = (minimum, maximum) {
+        if low > high {
+            return Err(SchemaError::field(
+                name,
+                format!(
+                    "its minimum ({low}) is above its maximum ({high}); no whole number could pass"
+                ),
+            ));
+        }
+    }
+    Ok(FieldKind::Integer { minimum, maximum })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(schema: &Value) -> Result<FormSchema, SchemaError> {
+        FormSchema::from_json_schema(schema)
+    }
+
+    fn rejection(schema: &Value) -> String {
+        match load(schema) {
+            Ok(loaded) => format!("unexpectedly accepted: {loaded:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn what_schemars_emits_for_a_digest_form_loads() -> Result<(), SchemaError> {
+        // The shape schemars 1.x gives `struct DigestForm { archive_ids: Vec<String>,
+        // note: Option<String>, urgency: Option<Urgency>, folders: Vec<Folder>, count: u32 }`.
+        let schema = load(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "DigestForm",
+            "type": "object",
+            "properties": {
+                "archive_ids": { "description": "Emails to archive.", "type": "array", "items": { "type": "string" } },
+                "note": { "type": ["string", "null"] },
+                "urgency": { "anyOf": [{ "$ref": "#/$defs/Urgency" }, { "type": "null" }] },
+                "folders": { "type": "array", "items": { "$ref": "#/$defs/Folder" } },
+                "count": { "type": "integer", "format": "uint32", "minimum": 0 }
+            },
+            "required": ["archive_ids", "folders", "count"],
+            "$defs": {
+                "Urgency": { "type": "string", "enum": ["low", "high"] },
+                "Folder": { "oneOf": [
+                    { "description": "The inbox.", "type": "string", "const": "inbox" },
+                    { "description": "Kept forever.", "type": "string", "const": "archive" }
+                ] }
+            }
+        }))?;
+        let expected = FormSchema::new(vec![
+            FormField::new("archive_ids", FieldKind::string_array())
+                .with_description("Emails to archive."),
+            FormField::new(
+                "count",
+                FieldKind::Integer {
+                    minimum: Some(0),
+                    maximum: None,
+                },
+            ),
+            FormField::new("folders", FieldKind::enum_array(["inbox", "archive"])),
+            FormField::new("note", FieldKind::string()).optional(),
+            FormField::new("urgency", FieldKind::enumeration(["low", "high"])).optional(),
+        ]);
+        assert_eq!(schema, expected);
+        Ok(())
+    }
+
+    #[test]
+    fn what_schemars_0_8_emits_with_definitions_and_all_of_loads() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "required": ["colour"],
+            "properties": {
+                "colour": { "description": "Pick one.", "allOf": [{ "$ref": "#/definitions/Colour" }] },
+                "shade": { "anyOf": [{ "$ref": "#/definitions/Colour" }, { "type": "null" }] },
+                "price": { "type": ["number", "null"], "format": "double" }
+            },
+            "definitions": { "Colour": { "type": "string", "enum": ["red", "green"] } }
+        }))?;
+        assert_eq!(
+            schema.fields,
+            vec![
+                FormField::new("colour", FieldKind::enumeration(["red", "green"]))
+                    .with_description("Pick one."),
+                FormField::new("price", FieldKind::number()).optional(),
+                FormField::new("shade", FieldKind::enumeration(["red", "green"])).optional(),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_enum_with_null_among_its_values_is_optional() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "type": "object",
+            "properties": { "size": { "type": ["string", "null"], "enum": ["s", "m", null] } },
+            "required": ["size"]
+        }))?;
+        assert_eq!(
+            schema.fields,
+            vec![FormField::new("size", FieldKind::enumeration(["s", "m"])).optional()]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn string_rules_titles_and_array_rules_are_kept() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "type": "object",
+            "properties": {
+                "email": { "type": "string", "title": "Your email", "format": "email", "maxLength": 200 },
+                "code": { "type": "string", "pattern": "^[A-Z]{3}$", "minLength": 3 },
+                "tags": { "type": "array", "items": { "type": "string", "maxLength": 20 }, "minItems": 1, "maxItems": 5, "uniqueItems": true }
+            },
+            "required": ["email", "code", "tags"]
+        }))?;
+        assert_eq!(
+            schema
+                .field("email")
+                .map(|field| (field.label(), field.kind.clone())),
+            Some((
+                "Your email".to_owned(),
+                FieldKind::String {
+                    format: Some(StringFormat::Email),
+                    min_length: None,
+                    max_length: Some(200),
+                    pattern: None
+                }
+            ))
+        );
+        assert_eq!(
+            schema.field("tags").map(|field| field.kind.clone()),
+            Some(FieldKind::StringArray {
+                min_items: Some(1),
+                max_items: Some(5),
+                unique_items: true,
+                item_min_length: None,
+                item_max_length: Some(20),
+                item_pattern: None,
+                item_format: None,
+            })
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn exclusive_integer_bounds_become_inclusive_ones() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "type": "object",
+            "properties": { "rating": { "type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 5.5 } }
+        }))?;
+        assert_eq!(
+            schema.fields[0].kind,
+            FieldKind::Integer {
+                minimum: Some(1),
+                maximum: Some(5)
+            }
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_object_without_properties_is_a_form_with_no_fields() -> Result<(), SchemaError> {
+        assert_eq!(load(&json!({ "type": "object" }))?, FormSchema::default());
+        Ok(())
+    }
+
+    #[test]
+    fn nested_objects_are_rejected_with_a_hint_to_flatten() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "address": { "type": "object", "properties": { "street": { "type": "string" } } } }
+        }));
+        assert_eq!(
+            error,
+            "field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields"
+        );
+    }
+
+    #[test]
+    fn a_reference_to_an_object_is_a_nested_object() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "address": { "$ref": "#/$defs/Address" } },
+            "$defs": { "Address": { "type": "object", "properties": { "city": { "type": "string" } } } }
+        }));
+        assert_eq!(
+            error,
+            "field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields"
+        );
+    }
+
+    #[test]
+    fn arrays_of_objects_are_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "items": { "type": "array", "items": { "type": "object" } } }
+        }));
+        assert_eq!(
+            error,
+            "field \"items\": arrays of objects are not allowed in a form schema; use an array of strings or of a string enum"
+        );
+    }
+
+    #[test]
+    fn arrays_of_numbers_are_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "scores": { "type": "array", "items": { "type": "integer" } } }
+        }));
+        assert_eq!(
+            error,
+            "field \"scores\": arrays of integer are not allowed in a form schema; use an array of strings or of a string enum and convert in the workflow"
+        );
+    }
+
+    #[test]
+    fn arrays_of_arrays_are_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "grid": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } }
+        }));
+        assert_eq!(
+            error,
+            "field \"grid\": arrays of arrays are not allowed in a form schema; use an array of strings or of a string enum"
+        );
+    }
+
+    #[test]
+    fn a_choice_between_object_shapes_is_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "payment": { "oneOf": [
+                { "type": "object", "properties": { "iban": { "type": "string" } } },
+                { "type": "object", "properties": { "card": { "type": "string" } } }
+            ] } }
+        }));
+        assert_eq!(
+            error,
+            "field \"payment\": a choice between object shapes (oneOf/anyOf) is not allowed in a form schema; use a string enum plus separate optional fields"
+        );
+    }
+
+    #[test]
+    fn a_choice_between_scalar_types_is_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "amount": { "anyOf": [{ "type": "string" }, { "type": "number" }] } }
+        }));
+        assert_eq!(
+            error,
+            "field \"amount\": a choice between several types (oneOf/anyOf) is not allowed in a form schema; a field has one type"
+        );
+        let error = rejection(
+            &json!({ "type": "object", "properties": { "amount": { "type": ["string", "number"] } } }),
+        );
+        assert_eq!(
+            error,
+            "field \"amount\": a field has one type, not several (string, number); split it into separate fields"
+        );
+    }
+
+    #[test]
+    fn an_additional_properties_schema_is_rejected() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "name": { "type": "string" } },
+            "additionalProperties": { "type": "string" }
+        }));
+        assert_eq!(
+            error,
+            "response schema: additionalProperties must be true or false, not a schema; a form has a fixed set of named fields"
+        );
+    }
+
+    #[test]
+    fn a_root_that_is_not_an_object_is_rejected() {
+        assert_eq!(
+            rejection(&json!({ "type": "array", "items": { "type": "string" } })),
+            "response schema: must be an object with fields (\"type\": \"object\"), not array; wrap the value in a field"
+        );
+        assert_eq!(
+            rejection(&json!("string")),
+            "response schema: must be a JSON object with \"type\": \"object\" and \"properties\""
+        );
+        assert_eq!(
+            rejection(&json!({ "properties": {} })),
+            "response schema: needs \"type\": \"object\""
+        );
+        assert_eq!(
+            rejection(&json!({ "type": "object", "oneOf": [] })),
+            "response schema: `oneOf` is not allowed at the top of a form schema; a form is one flat object with fixed fields"
+        );
+        assert_eq!(
+            rejection(&json!({ "type": "object", "patternProperties": { "^x": { "type": "string" } } })),
+            "response schema: `patternProperties` is not supported in a form schema; a form has a fixed set of named fields"
+        );
+    }
+
+    #[test]
+    fn reserved_and_empty_names_are_rejected() {
+        assert_eq!(
+            rejection(&json!({ "type": "object", "properties": { "_csrf": { "type": "string" } } })),
+            "field \"_csrf\": names starting with \"_\" are reserved for the framework (like _csrf and _action); rename the field"
+        );
+        assert_eq!(
+            rejection(&json!({ "type": "object", "properties": { "": { "type": "string" } } })),
+            "response schema: a field needs a non-empty name"
+        );
+    }
+
+    #[test]
+    fn a_required_name_without_a_property_is_rejected() {
+        assert_eq!(
+            rejection(&json!({ "type": "object", "properties": {}, "required": ["ghost"] })),
+            "field \"ghost\": is listed in \"required\" but has no entry in \"properties\""
+        );
+    }
+
+    #[test]
+    fn enums_must_be_non_empty_distinct_non_blank_strings() {
+        let field = |schema: Value| {
+            rejection(&json!({ "type": "object", "properties": { "choice": schema } }))
+        };
+        assert_eq!(
+            field(json!({ "enum": [1, 2] })),
+            "field \"choice\": enum values must all be strings; found 1"
+        );
+        assert_eq!(
+            field(json!({ "type": "string", "enum": [] })),
+            "field \"choice\": an enum needs at least one option"
+        );
+        assert_eq!(
+            field(json!({ "enum": ["", "a"] })),
+            "field \"choice\": an enum option cannot be the empty string: a form sends \"\" for \"nothing chosen\""
+        );
+        assert_eq!(
+            field(json!({ "enum": ["a", "a"] })),
+            "field \"choice\": enum option \"a\" is listed twice"
+        );
+        assert_eq!(
+            field(json!({ "type": "integer", "enum": [1] })),
+            "field \"choice\": enum values must all be strings; found 1"
+        );
+    }
+
+    #[test]
+    fn unsupported_field_shapes_name_the_field_and_the_reason() {
+        let field =
+            |schema: Value| rejection(&json!({ "type": "object", "properties": { "f": schema } }));
+        assert_eq!(
+            field(json!({ "type": "string", "format": "uuid" })),
+            "field \"f\": format \"uuid\" is not supported; use email, url, uri, date or date-time, or a pattern"
+        );
+        assert_eq!(
+            field(json!({ "type": "string", "pattern": "^(?=a)" })),
+            "field \"f\": pattern \"^(?=a)\" is not a supported regular expression: error: look-around, including look-ahead and look-behind, is not supported"
+        );
+        assert_eq!(
+            field(json!({ "type": "string", "minLength": 5, "maxLength": 2 })),
+            "field \"f\": minLength (5) is greater than maxLength (2); no value could pass"
+        );
+        assert_eq!(
+            field(json!({ "type": "integer", "minimum": 5, "maximum": 2 })),
+            "field \"f\": its minimum (5) is above its maximum (2); no whole number could pass"
+        );
+        assert_eq!(
+            field(json!({ "type": "array", "items": [{ "type": "string" }] })),
+            "field \"f\": tuple arrays (\"items\" as a list) are not allowed in a form schema; use separate fields"
+        );
+        assert_eq!(
+            field(json!({ "type": ["array", "null"], "items": { "type": "string" } })),
+            "field \"f\": an array field cannot also be null: a form with nothing chosen sends an empty list; drop \"null\""
+        );
+        assert_eq!(
+            field(json!({ "type": "array" })),
+            "field \"f\": an array field needs \"items\": {\"type\": \"string\"} or a string enum"
+        );
+        assert_eq!(
+            field(json!({ "type": "number", "multipleOf": 5 })),
+            "field \"f\": keyword `multipleOf` is not supported in a form schema"
+        );
+        assert_eq!(
+            field(json!({ "type": "null" })),
+            "field \"f\": a field cannot only be null; give it a type"
+        );
+        assert_eq!(
+            field(json!({ "description": "no type" })),
+            "field \"f\": has no \"type\"; give it one of string, number, integer, boolean or array"
+        );
+        assert_eq!(
+            field(json!({ "allOf": [{ "type": "string" }, { "minLength": 1 }] })),
+            "field \"f\": allOf with several schemas is not supported; write the field's rules in one schema"
+        );
+        assert_eq!(
+            field(json!({ "$ref": "#/$defs/Missing" })),
+            "field \"f\": $ref \"#/$defs/Missing\" does not point into this schema's $defs or definitions"
+        );
+        assert_eq!(
+            field(json!({ "$ref": "https://example.com/schema.json" })),
+            "field \"f\": $ref \"https://example.com/schema.json\" does not point into this schema's $defs or definitions"
+        );
+        assert_eq!(
+            field(json!(true)),
+            "field \"f\": a field schema must be an object with a \"type\", not true/false"
+        );
+    }
+
+    #[test]
+    fn a_reference_cycle_is_rejected_rather_than_followed_forever() {
+        let error = rejection(&json!({
+            "type": "object",
+            "properties": { "loop": { "$ref": "#/$defs/A" } },
+            "$defs": { "A": { "$ref": "#/$defs/B" }, "B": { "$ref": "#/$defs/A" } }
+        }));
+        assert_eq!(
+            error,
+            "field \"loop\": $ref/allOf nest too deeply (is there a cycle?)"
+        );
+    }
+
+    #[test]
+    fn the_canonical_json_schema_loads_back_to_the_same_form() -> Result<(), SchemaError> {
+        let schema = FormSchema::new(vec![
+            FormField::new(
+                "name",
+                FieldKind::String {
+                    format: None,
+                    min_length: Some(1),
+                    max_length: Some(80),
+                    pattern: Some("^[^0-9]+$".into()),
+                },
+            )
+            .with_title("Full name")
+            .with_description("As on your passport."),
+            FormField::new(
+                "email",
+                FieldKind::String {
+                    format: Some(StringFormat::Email),
+                    min_length: None,
+                    max_length: None,
+                    pattern: None,
+                },
+            )
+            .optional(),
+            FormField::new(
+                "age",
+                FieldKind::Integer {
+                    minimum: Some(0),
+                    maximum: Some(150),
+                },
+            )
+            .optional(),
+            FormField::new(
+                "price",
+                FieldKind::Number {
+                    minimum: Some(0.5),
+                    maximum: None,
+                    exclusive_minimum: None,
+                    exclusive_maximum: Some(1e6),
+                },
+            ),
+            FormField::new("agree", FieldKind::Boolean),
+            FormField::new("newsletter", FieldKind::Boolean).optional(),
+            FormField::new("size", FieldKind::enumeration(["s", "m", "l"])).optional(),
+            FormField::new("ids", FieldKind::string_array()),
+            FormField::new(
+                "extras",
+                FieldKind::EnumArray {
+                    options: vec!["a".into(), "b".into()],
+                    min_items: Some(1),
+                    max_items: Some(2),
+                    unique_items: true,
+                },
+            )
+            .optional(),
+        ]);
+        let canonical = schema.to_json_schema();
+        let reloaded = FormSchema::from_json_schema(&canonical)?;
+        let by_name = |form: &FormSchema, name: &str| form.field(name).cloned();
+        for field in &schema.fields {
+            assert_eq!(
+                by_name(&reloaded, &field.name),
+                Some(field.clone()),
+                "{}",
+                field.name
+            );
+        }
+        assert_eq!(
+            canonical["properties"]["email"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            canonical["properties"]["size"]["enum"],
+            json!(["s", "m", "l", null])
+        );
+        assert_eq!(
+            canonical["required"],
+            json!(["name", "price", "agree", "ids"])
+        );
+        assert_eq!(canonical["additionalProperties"], json!(false));
+        Ok(())
+    }
+
+    #[test]
+    fn a_form_schema_serializes_as_its_json_schema_and_deserializing_rechecks_it(
+    ) -> Result<(), serde_json::Error> {
+        let schema = FormSchema::new(vec![FormField::new("note", FieldKind::string()).optional()]);
+        let text = serde_json::to_string(&schema)?;
+        assert_eq!(serde_json::from_str::<FormSchema>(&text)?, schema);
+        let nested = r#"{"type":"object","properties":{"a":{"type":"object"}}}"#;
+        let error = serde_json::from_str::<FormSchema>(nested)
+            .err()
+            .map(|error| error.to_string());
+        assert!(error.is_some_and(|text| text.contains("field \"a\": nested objects")));
+        Ok(())
+    }
+
+    #[test]
+    fn humanize_turns_field_names_into_labels() {
+        assert_eq!(humanize("archive_ids"), "Archive ids");
+        assert_eq!(humanize("dueDate"), "Due date");
+        assert_eq!(humanize("first-name"), "First name");
+        assert_eq!(humanize("email"), "Email");
+        assert_eq!(humanize("HTTPStatus"), "Httpstatus");
+        assert_eq!(humanize("address2_line"), "Address2 line");
+        assert_eq!(humanize("été"), "Été");
+        assert_eq!(humanize("__"), "__");
+    }
+
+    #[test]
+    fn a_label_prefers_the_title() {
+        let field = FormField::new("archive_ids", FieldKind::string_array());
+        assert_eq!(field.label(), "Archive ids");
+        assert_eq!(
+            field.with_title("Emails to archive").label(),
+            "Emails to archive"
+        );
+    }
+}
