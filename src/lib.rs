@@ -13,6 +13,7 @@ pub mod auth;
 pub mod config;
 pub mod forms;
 pub mod http;
+pub mod llm;
 pub mod pages;
 pub mod startup;
 pub mod store;

@@ -4,4 +4,5 @@ mod binary;
 mod health;
 mod helpers;
 mod home;
+mod llm;
 mod store;

@@ -1,0 +1,37 @@
+//! Chat models: one provider-neutral interface, [`ChatModel`], over OpenAI-compatible servers,
+//! Anthropic and Gemini, plus [`ScriptedModel`] for tests.
+//!
+//! The agent loop talks only to `Arc<dyn ChatModel>` (DESIGN.md §6), so a provider can be swapped
+//! by configuration and replaced by a fake in tests. The layering:
+//!
+//! - [`model`]: the neutral request, reply and [`ModelError`] types and the trait;
+//! - [`openai`], [`anthropic`], [`gemini`]: one HTTP call each in the provider's real wire format
+//!   (streaming off), mapping HTTP facts to [`ModelError`] through a shared transport;
+//! - [`retry`]: [`Retrying`] adds the per-call timeout and backoff around any model;
+//! - [`config`]: [`model_from_spec`] picks and wraps a provider from `TESSERA_MODEL` and its env
+//!   vars (listed there);
+//! - [`scripted`]: a replayed script of turns for tests.
+//!
+//! Errors: every fallible function here returns [`ModelError`]; whether to retry is decided by
+//! [`ModelError::is_retryable`] alone. API keys are [`crate::config::Secret`]s: they appear only
+//! in request headers, never in URLs, errors, logs or `Debug` output. The `heuristic` model lives
+//! with the agent, not here, because it needs the component catalog.
+
+pub mod anthropic;
+pub mod config;
+pub mod gemini;
+#[cfg(test)]
+mod mock;
+pub mod model;
+pub mod openai;
+pub mod retry;
+pub mod scripted;
+mod transport;
+
+pub use config::{model_from_spec, retry_policy_from_env};
+pub use model::{
+    ChatModel, ChatRequest, ChatResponse, MalformedArguments, Message, ModelError, ModelName,
+    StopReason, ToolCall, ToolDefinition, Usage,
+};
+pub use retry::{RetryPolicy, Retrying};
+pub use scripted::{ScriptedModel, ScriptedTurn};
