@@ -226,8 +226,7 @@ impl ComponentSpec {
     #[must_use]
     pub fn tool_definition(&self, layouts: &[&str]) -> Value {
         let parent_description = format!(
-            "Id of a layout node ({}) to append this component to, as returned by an earlier call. \
-             Omit to append it at the top level of the page.",
+            "Id of a layout node ({}) to append to; omit for the top level.",
             layouts.join(", ")
         );
         let mut description = self.description.clone();
@@ -255,12 +254,18 @@ impl ComponentSpec {
     }
 }
 
-const BINDING_NOTE: &str = "The component's props. Any value may instead be a binding \
-{\"$data\": \"/json/pointer\"} into the page data (use it for rows and lists: never copy data), \
-and strings may contain {{/json/pointer}} placeholders.";
+/// The schema keyword a props type puts on a prop (`#[schemars(extend("x-bindable" = true))]`)
+/// whose value usually comes from page data; the tool schema then offers a binding for it.
+pub const BINDABLE: &str = "x-bindable";
 
-/// The props schema as a model sees it: data-like props (arrays, objects, numbers and open values)
-/// also accept a `{"$data": "/pointer"}` binding, and the schema says so once.
+const BINDING_NOTE: &str = "Any prop may be {\"$data\": \"/json/pointer\"} into the page \
+data (always bind rows and lists, never copy data); strings may contain {{/json/pointer}}.";
+
+/// The props schema as a model sees it: props marked [`BINDABLE`] also accept a
+/// `{"$data": "/pointer"}` object, and the schema's description says any prop may be bound.
+///
+/// A tool call is checked with [`ComponentSpec::validate`] after [`crate::binding::resolve_props`],
+/// not against this schema, so a binding on an unmarked prop is accepted too.
 fn with_bindings(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Some(object) = schema.as_object_mut() {
@@ -270,50 +275,80 @@ fn with_bindings(schema: &Value) -> Value {
         );
         if let Some(Value::Object(properties)) = object.get_mut("properties") {
             for property in properties.values_mut() {
-                if is_data_like(property) {
-                    let mut inner = property.clone();
-                    let description = inner
-                        .as_object_mut()
-                        .and_then(|map| map.remove("description"));
-                    let mut wrapped = Map::new();
-                    if let Some(description) = description {
-                        wrapped.insert("description".to_owned(), description);
-                    }
-                    wrapped.insert(
-                        "anyOf".to_owned(),
-                        json!([inner, {
-                            "type": "object",
-                            "properties": {"$data": {"type": "string", "description": "JSON pointer into the page data"}},
-                            "required": ["$data"],
-                            "additionalProperties": false
-                        }]),
-                    );
-                    *property = Value::Object(wrapped);
+                let Some(inner) = property.as_object_mut() else {
+                    continue;
+                };
+                if inner.remove(BINDABLE).is_none() {
+                    continue;
                 }
+                let mut wrapped = Map::new();
+                if let Some(description) = inner.remove("description") {
+                    wrapped.insert("description".to_owned(), description);
+                }
+                wrapped.insert(
+                    "anyOf".to_owned(),
+                    json!([Value::Object(inner.clone()), {"type": "object", "required": ["$data"]}]),
+                );
+                *property = Value::Object(wrapped);
             }
         }
     }
     schema
 }
 
-fn is_data_like(schema: &Value) -> bool {
-    let Some(object) = schema.as_object() else {
-        return true;
-    };
-    let data_type = |name: &str| matches!(name, "array" | "object" | "number" | "integer");
-    match object.get("type") {
-        Some(Value::String(name)) => data_type(name),
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).any(data_type),
-        Some(_) => false,
-        None => {
-            if let Some(Value::Array(choices)) = object.get("anyOf").or_else(|| object.get("oneOf"))
+/// Removes what only adds tokens for a model: `null` alternatives of optional props (a missing
+/// prop means the same), `"default": null`, and Rust-specific number formats.
+fn simplify(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object.get("default").is_some_and(Value::is_null) {
+                object.remove("default");
+            }
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| {
+                    matches!(
+                        format,
+                        "uint"
+                            | "uint8"
+                            | "uint16"
+                            | "uint32"
+                            | "uint64"
+                            | "int32"
+                            | "int64"
+                            | "float"
+                            | "double"
+                    )
+                })
             {
-                choices.iter().any(is_data_like)
-            } else {
-                // No type at all: an open value such as a Stat's `value`.
-                !object.contains_key("enum") && !object.contains_key("const")
+                object.remove("format");
+            }
+            if let Some(Value::Array(types)) = object.get_mut("type") {
+                types.retain(|name| name != "null");
+                if types.len() == 1 {
+                    let single = types.remove(0);
+                    object.insert("type".to_owned(), single);
+                }
+            }
+            if let Some(Value::Array(choices)) = object.get_mut("anyOf") {
+                choices.retain(|choice| choice.get("type").and_then(Value::as_str) != Some("null"));
+                if choices.len() == 1 {
+                    if let Some(Value::Object(only)) = choices.pop() {
+                        object.remove("anyOf");
+                        for (key, value) in only {
+                            // The outer description (the prop's doc) wins over the type's.
+                            object.entry(key).or_insert(value);
+                        }
+                    }
+                }
+            }
+            for value in object.values_mut() {
+                simplify(value);
             }
         }
+        Value::Array(items) => items.iter_mut().for_each(simplify),
+        _ => {}
     }
 }
 
@@ -328,6 +363,7 @@ pub fn props_schema_for<P: JsonSchema>() -> Value {
         .for_deserialize()
         .into_generator();
     let mut schema = generator.into_root_schema_for::<P>().to_value();
+    simplify(&mut schema);
     if let Some(object) = schema.as_object_mut() {
         object.remove("title");
         object.remove("$schema");
@@ -530,6 +566,28 @@ mod tests {
         let rows =
             &table.map(|tool| &tool["parameters"]["properties"]["props"]["properties"]["rows"]);
         assert!(rows.is_some_and(|rows| rows["anyOf"][1]["required"] == json!(["$data"])));
+        assert!(!tools.iter().any(|tool| tool.to_string().contains(BINDABLE)));
+    }
+
+    #[test]
+    fn optional_props_are_not_offered_as_null() {
+        let input = Catalog::defaults()
+            .get("Input")
+            .map(|spec| spec.props_schema.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            input["properties"]["help"],
+            json!({"type": "string", "description": "One sentence of help shown under the field."})
+        );
+        assert!(!input.to_string().contains("null"), "{input}");
+    }
+
+    #[test]
+    fn the_tool_definitions_stay_small() {
+        let size = serde_json::to_string(&Catalog::defaults().tool_definitions())
+            .map(|text| text.len())
+            .unwrap_or(usize::MAX);
+        assert!(size < 40_000, "tool definitions grew to {size} bytes");
     }
 
     #[test]

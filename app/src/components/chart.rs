@@ -39,6 +39,7 @@ pub struct ChartProps {
     pub title: String,
     /// The points, bound with {"$data": "/pointer"}: objects with a label and a numeric value.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub data: Option<Vec<Value>>,
     /// The key of each point's label (default "label").
     #[serde(default)]

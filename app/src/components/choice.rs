@@ -150,6 +150,7 @@ pub struct SelectProps {
     pub label: String,
     /// The choices, as {"value", "label"} objects or plain strings; values must be unique and, for
     /// an enum field, within the enum.
+    #[schemars(extend("x-bindable" = true))]
     pub options: Vec<Choice>,
     /// Allow several choices (yields an array of strings) instead of one (yields a string).
     #[serde(default)]
@@ -282,6 +283,7 @@ pub struct RadioGroupProps {
     /// The question, shown as the group's legend.
     pub label: String,
     /// The choices, as {"value", "label"} objects or plain strings; values must be unique.
+    #[schemars(extend("x-bindable" = true))]
     pub options: Vec<Choice>,
     /// Whether a choice must be made.
     #[serde(default)]
@@ -341,6 +343,7 @@ pub struct CheckboxGroupProps {
     /// The question, shown as the group's legend.
     pub label: String,
     /// The choices, as {"value", "label"} objects or plain strings; values must be unique.
+    #[schemars(extend("x-bindable" = true))]
     pub options: Vec<Choice>,
     /// Whether at least one must be ticked (shown to the person; the server checks it on submit).
     #[serde(default)]

@@ -18,6 +18,7 @@ pub struct ListProps {
     /// The entries, usually bound with {"$data": "/pointer"}; strings and numbers are shown as
     /// they are, objects through `itemKey`.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub items: Option<Vec<Value>>,
     /// Number the entries (for steps or rankings) instead of bullets.
     #[serde(default)]
@@ -104,6 +105,7 @@ pub enum KeyValueItems {
 pub struct KeyValueProps {
     /// The facts: [{"label", "value"}] in order, or an object bound with {"$data": "/record"}.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub items: Option<KeyValueItems>,
 }
 
@@ -167,6 +169,7 @@ pub struct StatProps {
     /// What the number measures, such as "Unread emails".
     pub label: String,
     /// The number (or short text), usually bound with {"$data": "/pointer"}.
+    #[schemars(extend("x-bindable" = true))]
     pub value: Value,
     /// The change since last time, such as "+12%" or "-3"; a leading + shows green, - red.
     #[serde(default)]
@@ -258,9 +261,11 @@ pub struct ProgressBarProps {
     pub label: String,
     /// How far along, from 0 to `max`; omit (or bind to nothing) for "in progress, amount unknown".
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub value: Option<f64>,
     /// The value that means done (default 100).
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub max: Option<f64>,
 }
 
@@ -344,6 +349,7 @@ pub struct TimelineProps {
     /// The events in display order (oldest first unless the page says otherwise), often bound
     /// with {"$data": "/events"}.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub events: Option<Vec<TimelineEvent>>,
 }
 

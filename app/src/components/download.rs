@@ -67,6 +67,7 @@ pub struct DownloadLinkProps {
     /// The data to offer, bound with {"$data": "/pointer"}: an array of objects becomes one CSV
     /// row per object.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub data: Option<Value>,
     /// For CSV: the object keys to include, in column order (default: every key, in order of first
     /// appearance).

@@ -56,6 +56,7 @@ pub struct TableProps {
     pub columns: Option<Vec<TableColumn>>,
     /// The rows: objects, always bound with {"$data": "/pointer"}.
     #[serde(default)]
+    #[schemars(extend("x-bindable" = true))]
     pub rows: Option<Vec<Value>>,
     /// A short title read before the table, such as "Emails older than a year".
     #[serde(default)]
