@@ -391,7 +391,10 @@ impl ChatModel for OpenAiChat {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::{
+        sync::Arc,
+        time::{Duration, Instant},
+    };
 
     use jsonschema::Validator;
 
@@ -463,8 +466,6 @@ mod tests {
             Ok(())
         }
     }
-
-    use std::sync::Arc;
 
     /// A mock that validates every request against the spec, checks the OpenAI headers and
     /// replays `replies` (validated too).
