@@ -236,7 +236,7 @@ pub fn ChartView(dom_id: String, props: ChartProps) -> impl IntoView {
             let y = y_of(*tick);
             view! {
                 <g>
-                    <line x1=LEFT.to_string() x2=(WIDTH - RIGHT).to_string() y1=y.to_string() y2=y.to_string() stroke="#cbd5e1" stroke-width="1"></line>
+                    <line x1=LEFT.to_string() x2=(WIDTH - RIGHT).to_string() y1=y.to_string() y2=y.to_string() stroke="currentColor" stroke-opacity="0.2" stroke-width="1"></line>
                     <text x=(LEFT - 8.0).to_string() y=(y + 4.0).to_string() text-anchor="end" font-size="12" fill="currentColor">{format_number(*tick)}</text>
                 </g>
             }
@@ -332,8 +332,8 @@ pub fn ChartView(dom_id: String, props: ChartProps) -> impl IntoView {
             >
                 <desc id=desc_id>{summary}</desc>
                 {grid}
-                <line x1=LEFT.to_string() x2=(WIDTH - RIGHT).to_string() y1=zero_y.to_string() y2=zero_y.to_string() stroke="#475569" stroke-width="1.5"></line>
-                <line x1=LEFT.to_string() x2=LEFT.to_string() y1=TOP.to_string() y2=(HEIGHT - BOTTOM).to_string() stroke="#475569" stroke-width="1.5"></line>
+                <line x1=LEFT.to_string() x2=(WIDTH - RIGHT).to_string() y1=zero_y.to_string() y2=zero_y.to_string() stroke="currentColor" stroke-opacity="0.8" stroke-width="1.5"></line>
+                <line x1=LEFT.to_string() x2=LEFT.to_string() y1=TOP.to_string() y2=(HEIGHT - BOTTOM).to_string() stroke="currentColor" stroke-opacity="0.8" stroke-width="1.5"></line>
                 {marks}
                 {x_labels}
                 {x_axis_title}

@@ -323,7 +323,7 @@ pub fn ProgressBarView(dom_id: String, props: ProgressBarProps) -> impl IntoView
                 id=dom_id
                 max=max.to_string()
                 value=value.map(|value| value.to_string())
-                class="h-3 w-full overflow-hidden rounded-full accent-indigo-700"
+                class="h-3 w-full overflow-hidden rounded-full bg-slate-200 accent-indigo-700 [&::-webkit-progress-bar]:bg-slate-200 [&::-webkit-progress-value]:bg-indigo-600 [&::-moz-progress-bar]:bg-indigo-600 dark:bg-slate-700 dark:[&::-webkit-progress-bar]:bg-slate-700"
             ></progress>
         </div>
     }

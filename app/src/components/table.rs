@@ -400,7 +400,7 @@ pub fn TableView(
                     <tr>
                         {selectable
                             .as_ref()
-                            .map(|_| view! { <th scope="col" class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">"Select"</th> })}
+                            .map(|_| view! { <th scope="col" class="w-px whitespace-nowrap px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">"Select"</th> })}
                         {headers}
                     </tr>
                 </thead>
