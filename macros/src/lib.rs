@@ -280,6 +280,10 @@ fn doc_comment(attrs: &[Attribute]) -> Option<String> {
             }) = &name_value.value
             {
                 let value = text.value();
+                if value.is_empty() {
+                    // An empty `///` line: a paragraph break.
+                    lines.push(String::new());
+                }
                 for line in value.lines() {
                     lines.push(line.strip_prefix(' ').unwrap_or(line).to_owned());
                 }

@@ -212,3 +212,337 @@ fn normalize_newlines(text: Cow<'_, str>) -> Cow<'_, str> {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::forms::{FieldKind, FormField};
+
+    fn schema(fields: Vec<FormField>) -> FormSchema {
+        FormSchema::new(fields)
+    }
+
+    fn decoded(schema: &FormSchema, body: &str) -> Result<Value, FieldErrors> {
+        decode(schema, body.as_bytes()).map(Value::Object)
+    }
+
+    fn error_of(schema: &FormSchema, body: &str, field: &str) -> Option<String> {
+        decode(schema, body.as_bytes())
+            .err()
+            .and_then(|errors| errors.get(field).map(str::to_owned))
+    }
+
+    #[test]
+    fn a_string_takes_the_last_of_repeated_values() {
+        let form = schema(vec![FormField::new("name", FieldKind::string())]);
+        assert_eq!(
+            decoded(&form, "name=first&name=second"),
+            Ok(json!({ "name": "second" }))
+        );
+    }
+
+    #[test]
+    fn an_empty_optional_string_is_absent_and_an_empty_required_one_is_an_error() {
+        let form = schema(vec![
+            FormField::new("note", FieldKind::string()).optional(),
+            FormField::new("full_name", FieldKind::string()),
+        ]);
+        assert_eq!(
+            decoded(&form, "note=&full_name=Ada"),
+            Ok(json!({ "full_name": "Ada" }))
+        );
+        assert_eq!(
+            error_of(&form, "note=x&full_name=", "full_name").as_deref(),
+            Some("Full name is required")
+        );
+        assert_eq!(
+            error_of(&form, "note=x", "full_name").as_deref(),
+            Some("Full name is required")
+        );
+    }
+
+    #[test]
+    fn plus_is_a_space_and_percent_escapes_decode_as_utf8() {
+        let form = schema(vec![FormField::new("q", FieldKind::string())]);
+        assert_eq!(
+            decoded(&form, "q=caf%C3%A9+au+lait"),
+            Ok(json!({ "q": "café au lait" }))
+        );
+        assert_eq!(
+            decoded(&form, "q=1%2B1%3D2%26more"),
+            Ok(json!({ "q": "1+1=2&more" }))
+        );
+        assert_eq!(
+            decoded(&form, "q=%F0%9F%91%8D%F0%9F%8F%BD"),
+            Ok(json!({ "q": "👍🏽" }))
+        );
+        assert_eq!(
+            decoded(&form, "q=%E6%97%A5%E6%9C%AC"),
+            Ok(json!({ "q": "日本" }))
+        );
+    }
+
+    #[test]
+    fn textarea_line_breaks_become_newlines() {
+        let form = schema(vec![FormField::new("message", FieldKind::string())]);
+        assert_eq!(
+            decoded(&form, "message=line+one%0D%0Aline+two%0D%0A%0D%0Aend"),
+            Ok(json!({ "message": "line one\nline two\n\nend" }))
+        );
+        assert_eq!(
+            decoded(&form, "message=old%0Dmac"),
+            Ok(json!({ "message": "old\nmac" }))
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_instead_of_panicking() {
+        let form = schema(vec![FormField::new("q", FieldKind::string())]);
+        assert_eq!(
+            decoded(&form, "q=%FF%FEok"),
+            Ok(json!({ "q": "\u{FFFD}\u{FFFD}ok" }))
+        );
+        assert_eq!(
+            decode(&form, b"q=\xff\xfe"),
+            Ok(json!({ "q": "\u{FFFD}\u{FFFD}" })
+                .as_object()
+                .cloned()
+                .unwrap_or_default())
+        );
+        assert_eq!(decoded(&form, "q=%E2%82"), Ok(json!({ "q": "\u{FFFD}" })));
+        assert_eq!(decoded(&form, "q=%zz%"), Ok(json!({ "q": "%zz%" })));
+    }
+
+    #[test]
+    fn a_checkbox_is_true_when_sent_and_false_when_absent() {
+        let form = schema(vec![FormField::new("agree", FieldKind::Boolean)]);
+        assert_eq!(decoded(&form, "agree=on"), Ok(json!({ "agree": true })));
+        assert_eq!(decoded(&form, "agree=true"), Ok(json!({ "agree": true })));
+        assert_eq!(decoded(&form, "agree=1"), Ok(json!({ "agree": true })));
+        assert_eq!(decoded(&form, ""), Ok(json!({ "agree": false })));
+        assert_eq!(decoded(&form, "other=on"), Ok(json!({ "agree": false })));
+        assert_eq!(decoded(&form, "agree=false"), Ok(json!({ "agree": false })));
+        assert_eq!(decoded(&form, "agree=off"), Ok(json!({ "agree": false })));
+        assert_eq!(decoded(&form, "agree="), Ok(json!({ "agree": false })));
+        // A hidden "false" before the checkbox, as some form helpers render it.
+        assert_eq!(
+            decoded(&form, "agree=false&agree=on"),
+            Ok(json!({ "agree": true }))
+        );
+        assert_eq!(
+            error_of(&form, "agree=perhaps", "agree").as_deref(),
+            Some("Agree must be either checked or unchecked")
+        );
+    }
+
+    #[test]
+    fn an_optional_checkbox_still_decodes_to_false() {
+        let form = schema(vec![
+            FormField::new("newsletter", FieldKind::Boolean).optional()
+        ]);
+        assert_eq!(decoded(&form, ""), Ok(json!({ "newsletter": false })));
+    }
+
+    #[test]
+    fn numbers_are_trimmed_and_parsed() {
+        let form = schema(vec![
+            FormField::new("price", FieldKind::number()),
+            FormField::new("count", FieldKind::integer()).optional(),
+        ]);
+        assert_eq!(
+            decoded(&form, "price=+2.50+&count=+7"),
+            Ok(json!({ "price": 2.5, "count": 7 }))
+        );
+        assert_eq!(
+            decoded(&form, "price=-1e3&count="),
+            Ok(json!({ "price": -1000.0 }))
+        );
+        assert_eq!(
+            decoded(&form, "price=3&count=3.0"),
+            Ok(json!({ "price": 3.0, "count": 3 }))
+        );
+        assert_eq!(
+            decoded(&form, "price=.5&count=18446744073709551615"),
+            Ok(json!({ "price": 0.5, "count": 18_446_744_073_709_551_615_u64 }))
+        );
+    }
+
+    #[test]
+    fn a_bad_number_is_a_field_error() {
+        let form = schema(vec![
+            FormField::new("price", FieldKind::number()),
+            FormField::new("count", FieldKind::integer()),
+        ]);
+        let errors = decode(&form, b"price=two&count=2.5")
+            .err()
+            .unwrap_or_default();
+        assert_eq!(
+            errors.get("price"),
+            Some("Price must be a number, like 42 or 2.5")
+        );
+        assert_eq!(errors.get("count"), Some("Count must be a whole number"));
+        for bad in ["inf", "NaN", "infinity", "1e999", "0x10", "1,5", "--1"] {
+            assert_eq!(
+                error_of(&form, &format!("price={bad}&count=1"), "price").as_deref(),
+                Some("Price must be a number, like 42 or 2.5"),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            error_of(&form, "price=1&count=lots", "count").as_deref(),
+            Some("Count must be a whole number, like 42")
+        );
+        assert_eq!(
+            error_of(&form, "price=1&count=99999999999999999999999", "count").as_deref(),
+            Some("Count must be a whole number")
+        );
+        assert_eq!(
+            error_of(&form, "price=+&count=1", "price").as_deref(),
+            Some("Price is required")
+        );
+    }
+
+    #[test]
+    fn an_enum_must_be_one_of_its_options() {
+        let form = schema(vec![FormField::new(
+            "size",
+            FieldKind::enumeration(["small", "large"]),
+        )
+        .with_title("Size")]);
+        assert_eq!(decoded(&form, "size=large"), Ok(json!({ "size": "large" })));
+        assert_eq!(
+            error_of(&form, "size=huge", "size").as_deref(),
+            Some("Choose one of the listed options for Size")
+        );
+        assert_eq!(
+            error_of(&form, "size=", "size").as_deref(),
+            Some("Size is required")
+        );
+        assert_eq!(
+            error_of(&form, "size=Large", "size").as_deref(),
+            Some("Choose one of the listed options for Size")
+        );
+        let optional = schema(vec![FormField::new(
+            "size",
+            FieldKind::enumeration(["small"]),
+        )
+        .optional()]);
+        assert_eq!(decoded(&optional, "size="), Ok(json!({})));
+    }
+
+    #[test]
+    fn an_array_takes_every_value_in_order_and_drops_empty_ones() {
+        let form = schema(vec![FormField::new("ids", FieldKind::string_array())]);
+        assert_eq!(
+            decoded(&form, "ids=3&ids=1&ids=&ids=2&ids=1"),
+            Ok(json!({ "ids": ["3", "1", "2", "1"] }))
+        );
+        assert_eq!(decoded(&form, ""), Ok(json!({ "ids": [] })));
+        assert_eq!(decoded(&form, "ids=&ids="), Ok(json!({ "ids": [] })));
+        assert_eq!(
+            decoded(&form, "ids=a%0D%0Ab"),
+            Ok(json!({ "ids": ["a\nb"] }))
+        );
+    }
+
+    #[test]
+    fn an_enum_array_accepts_only_its_options() {
+        let form = schema(vec![FormField::new(
+            "days",
+            FieldKind::enum_array(["mon", "tue", "wed"]),
+        )]);
+        assert_eq!(
+            decoded(&form, "days=wed&days=mon"),
+            Ok(json!({ "days": ["wed", "mon"] }))
+        );
+        assert_eq!(decoded(&form, "days="), Ok(json!({ "days": [] })));
+        assert_eq!(
+            error_of(&form, "days=mon&days=sun", "days").as_deref(),
+            Some("Choose only from the listed options for Days")
+        );
+    }
+
+    #[test]
+    fn unknown_and_reserved_keys_never_reach_the_response() {
+        let form = schema(vec![FormField::new("name", FieldKind::string())]);
+        assert_eq!(
+            decoded(
+                &form,
+                "_csrf=abc&_action=submit&name=Ada&extra=1&__proto__=x"
+            ),
+            Ok(json!({ "name": "Ada" }))
+        );
+    }
+
+    #[test]
+    fn a_key_without_an_equals_sign_has_an_empty_value() {
+        let form = schema(vec![
+            FormField::new("agree", FieldKind::Boolean),
+            FormField::new("note", FieldKind::string()).optional(),
+        ]);
+        assert_eq!(decoded(&form, "agree&note"), Ok(json!({ "agree": false })));
+        assert_eq!(
+            decoded(&form, "&&=&agree=on&"),
+            Ok(json!({ "agree": true }))
+        );
+    }
+
+    #[test]
+    fn keys_are_percent_decoded_too() {
+        let form = schema(vec![FormField::new("first name", FieldKind::string())]);
+        assert_eq!(
+            decoded(&form, "first+name=Ada"),
+            Ok(json!({ "first name": "Ada" }))
+        );
+        assert_eq!(
+            decoded(&form, "first%20name=Ada"),
+            Ok(json!({ "first name": "Ada" }))
+        );
+    }
+
+    #[test]
+    fn every_field_with_a_problem_gets_exactly_one_message() {
+        let form = schema(vec![
+            FormField::new("a", FieldKind::string()),
+            FormField::new("b", FieldKind::integer()),
+            FormField::new("c", FieldKind::enum_array(["x"])),
+            FormField::new("d", FieldKind::string()),
+        ]);
+        let errors = decode(&form, b"b=x&c=y&c=z&d=fine")
+            .err()
+            .unwrap_or_default();
+        assert_eq!(errors.len(), 3);
+        assert_eq!(
+            errors.to_string(),
+            "field \"a\": A is required; field \"b\": B must be a whole number, like 42; field \"c\": Choose only from the listed options for C"
+        );
+    }
+
+    #[test]
+    fn raw_values_keep_every_key_and_repeated_values_for_re_rendering() {
+        let values = raw_values(b"tags=a&_csrf=t&tags=b&note=x%0D%0Ay&tags=");
+        assert_eq!(
+            values.get("tags"),
+            Some(&vec!["a".to_owned(), "b".to_owned(), String::new()])
+        );
+        assert_eq!(values.get("note"), Some(&vec!["x\ny".to_owned()]));
+        assert_eq!(values.get("_csrf"), Some(&vec!["t".to_owned()]));
+        assert_eq!(
+            pairs(b"b=2&a=1&b=3"),
+            vec![
+                ("b".into(), "2".into()),
+                ("a".into(), "1".into()),
+                ("b".into(), "3".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn reserved_keys_start_with_an_underscore() {
+        assert!(is_reserved("_csrf"));
+        assert!(is_reserved("_action"));
+        assert!(!is_reserved("csrf_"));
+    }
+}

@@ -59,7 +59,8 @@ const NUMERIC_FORMATS: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "Value", into = "Value")]
 pub struct FormSchema {
-    /// The fields, in the order the schema lists them.
+    /// The fields, in order: as declared for a derived schema, in the JSON object's iteration
+    /// order for a loaded one (by name, unless `serde_json`'s `preserve_order` feature is on).
     pub fields: Vec<FormField>,
 }
 
@@ -1258,6 +1259,17 @@ fn string_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, Sch
                     name,
                     format!(
                         "pattern \"{pattern}\" is not a supported regular expression: {}",
+                        first_line(&error.to_string())
+                    ),
+                ));
+            }
+            // The `jsonschema` backstop reads patterns as ECMA-262, which some `regex` syntax is not
+            // (inline flags such as `(?i)`): refuse those here rather than at the first submission.
+            if let Err(error) = jsonschema::validator_for(&json!({ "pattern": pattern })) {
+                return Err(SchemaError::field(
+                    name,
+                    format!(
+                        "pattern \"{pattern}\" is not a valid ECMA-262 regular expression: {}",
                         first_line(&error.to_string())
                     ),
                 ));

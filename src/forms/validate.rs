@@ -12,6 +12,12 @@
 //! [`decode_and_validate`] is what a page's POST handler calls: decode, then validate every field
 //! that decoded, then the backstop.
 
+use std::{
+    collections::HashMap,
+    sync::{Arc, LazyLock, Mutex, PoisonError},
+};
+
+use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::{
@@ -37,10 +43,11 @@ pub fn decode_and_validate(schema: &FormSchema, body: &[u8]) -> Result<Value, Fi
             errors.add(field.name.clone(), message);
         }
     }
+    let value = Value::Object(decoded);
     if errors.is_empty() {
-        backstop(schema, &decoded, &mut errors);
+        backstop(schema, &value, &mut errors);
     }
-    errors.into_result(Value::Object(decoded))
+    errors.into_result(value)
 }
 
 /// Validates a response object (decoded from a form, or JSON from an API caller) in full.
@@ -64,7 +71,7 @@ pub fn validate(schema: &FormSchema, value: &Map<String, Value>) -> Result<(), F
         }
     }
     if errors.is_empty() {
-        backstop(schema, value, &mut errors);
+        backstop(schema, &Value::Object(value.clone()), &mut errors);
     }
     errors.into_result(())
 }
@@ -320,7 +327,7 @@ fn check_text(
         }
     }
     if let Some(pattern) = pattern {
-        match regex::Regex::new(pattern) {
+        match compiled_pattern(pattern) {
             Ok(regex) if regex.is_match(text) => {}
             Ok(_) => return Err(format!("{label} is not in the expected form")),
             Err(_) => {
@@ -462,15 +469,14 @@ fn shorten(text: &str) -> String {
     }
 }
 
-/// Checks `value` with the `jsonschema` crate against the canonical schema and turns anything it
-/// finds into field messages (the first per field).
-fn backstop(schema: &FormSchema, value: &Map<String, Value>, errors: &mut FieldErrors) {
-    let json_schema = schema.to_json_schema();
-    let validator = match jsonschema::validator_for(&json_schema) {
+/// Checks `instance` with the `jsonschema` crate against the canonical schema and turns anything
+/// it finds into field messages (the first per field).
+fn backstop(schema: &FormSchema, instance: &Value, errors: &mut FieldErrors) {
+    let validator = match compiled_validator(schema) {
         Ok(validator) => validator,
         Err(error) => {
-            // A canonical schema always builds unless a pattern is valid for `regex` but not for
-            // ECMA-262; loading rejects those, so this is a schema built by hand.
+            // Loading rejects patterns that ECMA-262 cannot compile, so only a schema built by hand
+            // gets here; refusing is safer than accepting unchecked values.
             errors.add(
                 FORM_ERROR_KEY,
                 format!("This form cannot be checked: its schema is invalid ({error})"),
@@ -478,8 +484,7 @@ fn backstop(schema: &FormSchema, value: &Map<String, Value>, errors: &mut FieldE
             return;
         }
     };
-    let instance = Value::Object(value.clone());
-    for error in validator.iter_errors(&instance) {
+    for error in validator.iter_errors(instance) {
         let field_name = error
             .instance_path()
             .segments()
@@ -495,5 +500,489 @@ fn backstop(schema: &FormSchema, value: &Map<String, Value>, errors: &mut FieldE
                 format!("The form is not valid: {error}"),
             ),
         }
+    }
+}
+
+/// How many compiled validators or patterns are kept before the cache starts over. Schemas come
+/// from workflows and API callers, so the set is open-ended; a few hundred covers the live ones.
+const CACHE_LIMIT: usize = 256;
+
+type Cache<T> = LazyLock<Mutex<HashMap<String, T>>>;
+
+/// Compiled JSON Schema validators by canonical schema text: compiling one costs far more than
+/// validating a submission with it.
+static VALIDATORS: Cache<Arc<jsonschema::Validator>> = LazyLock::new(Mutex::default);
+
+/// Compiled `pattern`s by their source.
+static PATTERNS: Cache<Regex> = LazyLock::new(Mutex::default);
+
+fn cached<T: Clone, E>(
+    cache: &Cache<T>,
+    key: String,
+    build: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    if let Some(found) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return Ok(found.clone());
+    }
+    let built = build()?;
+    let mut entries = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if entries.len() >= CACHE_LIMIT {
+        entries.clear();
+    }
+    entries.insert(key, built.clone());
+    Ok(built)
+}
+
+fn compiled_validator(schema: &FormSchema) -> Result<Arc<jsonschema::Validator>, String> {
+    let json_schema = schema.to_json_schema();
+    cached(&VALIDATORS, json_schema.to_string(), || {
+        jsonschema::validator_for(&json_schema)
+            .map(Arc::new)
+            .map_err(|error| error.to_string())
+    })
+}
+
+fn compiled_pattern(pattern: &str) -> Result<Regex, regex::Error> {
+    cached(&PATTERNS, pattern.to_owned(), || Regex::new(pattern))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::forms::FormField;
+
+    fn text(
+        format: Option<StringFormat>,
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+        pattern: Option<&str>,
+    ) -> FieldKind {
+        FieldKind::String {
+            format,
+            min_length,
+            max_length,
+            pattern: pattern.map(str::to_owned),
+        }
+    }
+
+    fn check(kind: FieldKind, value: Value) -> Result<(), String> {
+        validate_field(&FormField::new("field", kind), Some(value).as_ref())
+    }
+
+    fn submit(schema: &FormSchema, body: &str) -> Result<Value, FieldErrors> {
+        decode_and_validate(schema, body.as_bytes())
+    }
+
+    #[test]
+    fn a_missing_required_value_is_reported_and_a_missing_optional_one_is_fine() {
+        let required = FormField::new("email", FieldKind::string());
+        assert_eq!(
+            validate_field(&required, None),
+            Err("Email is required".to_owned())
+        );
+        assert_eq!(
+            validate_field(&required, Some(&Value::Null)),
+            Err("Email is required".to_owned())
+        );
+        let optional = required.clone().optional();
+        assert_eq!(validate_field(&optional, None), Ok(()));
+        assert_eq!(validate_field(&optional, Some(&Value::Null)), Ok(()));
+    }
+
+    #[test]
+    fn lengths_count_characters_not_bytes() {
+        let kind = text(None, Some(2), Some(3), None);
+        assert_eq!(
+            check(kind.clone(), json!("é")),
+            Err("Field must be at least 2 characters".to_owned())
+        );
+        assert_eq!(check(kind.clone(), json!("日本語")), Ok(()));
+        assert_eq!(check(kind.clone(), json!("👍🏽👍")), Ok(()));
+        assert_eq!(
+            check(kind, json!("abcd")),
+            Err("Field must be at most 3 characters (it has 4)".to_owned())
+        );
+        assert_eq!(
+            check(text(None, Some(1), None, None), json!("")),
+            Err("Field must be at least 1 character".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_pattern_searches_unless_anchored() {
+        assert_eq!(
+            check(text(None, None, None, Some("[0-9]")), json!("room 101")),
+            Ok(())
+        );
+        assert_eq!(
+            check(text(None, None, None, Some("^[0-9]+$")), json!("room 101")),
+            Err("Field is not in the expected form".to_owned())
+        );
+        assert_eq!(
+            check(
+                text(None, None, None, Some("^[A-Z]{2}-[0-9]{3}$")),
+                json!("AB-123")
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(text(None, None, None, Some("(")), json!("x")),
+            Err("Field cannot be checked: the form's pattern is invalid".to_owned())
+        );
+    }
+
+    #[test]
+    fn email_follows_what_a_browser_accepts() {
+        let email = text(Some(StringFormat::Email), None, None, None);
+        for good in [
+            "ada@example.com",
+            "a.b+c@sub.example.co.uk",
+            "x@localhost",
+            "o'brien@example.ie",
+        ] {
+            assert_eq!(check(email.clone(), json!(good)), Ok(()), "{good}");
+        }
+        for bad in [
+            "ada",
+            "@example.com",
+            "ada@",
+            "ada@exa mple.com",
+            "ada@-example.com",
+            "ada@example..com",
+            "a@b@c",
+            "café@example.com",
+        ] {
+            assert_eq!(
+                check(email.clone(), json!(bad)),
+                Err("Field must be an email address, like name@example.com".to_owned()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn url_needs_http_or_https_and_uri_any_scheme() {
+        let url = text(Some(StringFormat::Url), None, None, None);
+        assert_eq!(
+            check(url.clone(), json!("https://example.com/a?b=c#d")),
+            Ok(())
+        );
+        assert_eq!(check(url.clone(), json!("http://localhost:3000")), Ok(()));
+        for bad in [
+            "javascript:alert(1)",
+            "example.com",
+            "ftp://example.com",
+            "https://",
+            " https://example.com",
+        ] {
+            assert_eq!(
+                check(url.clone(), json!(bad)),
+                Err("Field must be a web address starting with https:// or http://".to_owned()),
+                "{bad}"
+            );
+        }
+        let uri = text(Some(StringFormat::Uri), None, None, None);
+        assert_eq!(check(uri.clone(), json!("urn:isbn:0451450523")), Ok(()));
+        assert_eq!(check(uri.clone(), json!("mailto:ada@example.com")), Ok(()));
+        assert_eq!(
+            check(uri, json!("relative/path")),
+            Err(
+                "Field must be an absolute address with a scheme, like https://example.com/"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn date_must_be_a_real_calendar_date() {
+        let date = text(Some(StringFormat::Date), None, None, None);
+        for good in ["2024-02-29", "2000-02-29", "1999-12-31", "0001-01-01"] {
+            assert_eq!(check(date.clone(), json!(good)), Ok(()), "{good}");
+        }
+        for bad in [
+            "2023-02-29",
+            "1900-02-29",
+            "2024-13-01",
+            "2024-04-31",
+            "2024-00-10",
+            "2024-1-5",
+            "24-01-05",
+            "2024/01/05",
+            "2024-01-05T00:00:00Z",
+            "２０２４-01-05",
+        ] {
+            assert_eq!(
+                check(date.clone(), json!(bad)),
+                Err("Field must be a date written YYYY-MM-DD, like 2024-05-31".to_owned()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn date_time_is_rfc_3339() {
+        let date_time = text(Some(StringFormat::DateTime), None, None, None);
+        for good in [
+            "2024-05-31T14:30:00Z",
+            "2024-05-31t14:30:00.123+02:00",
+            "2024-12-31T23:59:60-05:30",
+        ] {
+            assert_eq!(check(date_time.clone(), json!(good)), Ok(()), "{good}");
+        }
+        for bad in [
+            "2024-05-31",
+            "2024-05-31T14:30",
+            "2024-05-31T14:30:00",
+            "2024-05-31 14:30:00Z",
+            "2024-05-31T24:00:00Z",
+            "2024-05-31T14:30:00.Z",
+            "2024-05-31T14:30:00+0200",
+        ] {
+            assert!(check(date_time.clone(), json!(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_respect_inclusive_and_exclusive_bounds() {
+        let kind = FieldKind::Number {
+            minimum: Some(0.0),
+            maximum: Some(10.0),
+            exclusive_minimum: None,
+            exclusive_maximum: None,
+        };
+        assert_eq!(check(kind.clone(), json!(0)), Ok(()));
+        assert_eq!(check(kind.clone(), json!(10.0)), Ok(()));
+        assert_eq!(
+            check(kind.clone(), json!(-0.5)),
+            Err("Field must be at least 0".to_owned())
+        );
+        assert_eq!(
+            check(kind, json!(10.5)),
+            Err("Field must be at most 10".to_owned())
+        );
+        let exclusive = FieldKind::Number {
+            minimum: None,
+            maximum: None,
+            exclusive_minimum: Some(0.0),
+            exclusive_maximum: Some(1.5),
+        };
+        assert_eq!(
+            check(exclusive.clone(), json!(0)),
+            Err("Field must be greater than 0".to_owned())
+        );
+        assert_eq!(
+            check(exclusive.clone(), json!(1.5)),
+            Err("Field must be less than 1.5".to_owned())
+        );
+        assert_eq!(
+            check(exclusive, json!("1")),
+            Err("Field must be a number".to_owned())
+        );
+    }
+
+    #[test]
+    fn integers_respect_bounds_and_accept_integral_floats() {
+        let kind = FieldKind::Integer {
+            minimum: Some(1),
+            maximum: Some(5),
+        };
+        assert_eq!(check(kind.clone(), json!(3)), Ok(()));
+        assert_eq!(check(kind.clone(), json!(3.0)), Ok(()));
+        assert_eq!(
+            check(kind.clone(), json!(0)),
+            Err("Field must be at least 1".to_owned())
+        );
+        assert_eq!(
+            check(kind.clone(), json!(u64::MAX)),
+            Err("Field must be at most 5".to_owned())
+        );
+        assert_eq!(
+            check(kind, json!(2.5)),
+            Err("Field must be a whole number".to_owned())
+        );
+    }
+
+    #[test]
+    fn item_counts_uniqueness_and_item_rules_are_checked() {
+        let tags = FieldKind::StringArray {
+            min_items: Some(1),
+            max_items: Some(2),
+            unique_items: true,
+            item_min_length: None,
+            item_max_length: Some(5),
+            item_pattern: None,
+            item_format: Some(StringFormat::Email),
+        };
+        assert_eq!(
+            check(tags.clone(), json!([])),
+            Err("Field needs at least 1 entry".to_owned())
+        );
+        assert_eq!(
+            check(tags.clone(), json!(["a@b", "c@d", "e@f"])),
+            Err("Field allows at most 2 entries".to_owned())
+        );
+        assert_eq!(
+            check(tags.clone(), json!(["a@b", "a@b"])),
+            Err("Field lists \"a@b\" more than once".to_owned())
+        );
+        assert_eq!(
+            check(tags.clone(), json!(["a@bcde"])),
+            Err("Each entry of Field must be at most 5 characters (it has 6)".to_owned())
+        );
+        assert_eq!(
+            check(tags.clone(), json!(["abc"])),
+            Err("Each entry of Field must be an email address, like name@example.com".to_owned())
+        );
+        assert_eq!(check(tags, json!(["a@b"])), Ok(()));
+        let days = FieldKind::EnumArray {
+            options: vec!["mon".into(), "tue".into()],
+            min_items: Some(1),
+            max_items: Some(1),
+            unique_items: false,
+        };
+        assert_eq!(
+            check(days.clone(), json!([])),
+            Err("Choose at least 1 option for Field".to_owned())
+        );
+        assert_eq!(
+            check(days.clone(), json!(["mon", "tue"])),
+            Err("Choose at most 1 option for Field".to_owned())
+        );
+        assert_eq!(
+            check(days.clone(), json!(["sun"])),
+            Err("Choose only from the listed options for Field".to_owned())
+        );
+        assert_eq!(
+            check(days, json!("mon")),
+            Err("Field must be a list".to_owned())
+        );
+    }
+
+    #[test]
+    fn enums_and_booleans_check_their_types() {
+        assert_eq!(
+            check(FieldKind::enumeration(["a"]), json!("b")),
+            Err("Choose one of the listed options for Field".to_owned())
+        );
+        assert_eq!(
+            check(FieldKind::Boolean, json!("on")),
+            Err("Field must be true or false".to_owned())
+        );
+        assert_eq!(
+            check(FieldKind::string(), json!(5)),
+            Err("Field must be text".to_owned())
+        );
+    }
+
+    #[test]
+    fn validate_rejects_keys_that_are_not_fields() {
+        let schema = FormSchema::new(vec![FormField::new("name", FieldKind::string())]);
+        let value = json!({ "name": "Ada", "admin": true });
+        let errors = value.as_object().map(|object| validate(&schema, object));
+        assert_eq!(
+            errors
+                .and_then(Result::err)
+                .map(|errors| errors.to_string()),
+            Some("field \"admin\": \"admin\" is not a field of this form".to_owned())
+        );
+    }
+
+    #[test]
+    fn decode_and_validate_gives_the_typed_value_or_one_message_per_field() {
+        let schema = FormSchema::new(vec![
+            FormField::new(
+                "email",
+                text(Some(StringFormat::Email), None, Some(100), None),
+            )
+            .with_title("Your email"),
+            FormField::new(
+                "age",
+                FieldKind::Integer {
+                    minimum: Some(18),
+                    maximum: None,
+                },
+            )
+            .optional(),
+            FormField::new(
+                "topics",
+                FieldKind::EnumArray {
+                    options: vec!["rust".into(), "web".into()],
+                    min_items: Some(1),
+                    max_items: None,
+                    unique_items: true,
+                },
+            ),
+            FormField::new("agree", FieldKind::Boolean),
+            FormField::new("comment", text(None, None, Some(10), None)).optional(),
+        ]);
+        assert_eq!(
+            submit(&schema, "_csrf=t&email=ada%40example.com&age=&topics=rust&topics=web&agree=on&comment=hi%0D%0Athere"),
+            Ok(json!({ "email": "ada@example.com", "topics": ["rust", "web"], "agree": true, "comment": "hi\nthere" }))
+        );
+        let errors = submit(
+            &schema,
+            "email=ada&age=12&topics=go&comment=far+too+long+a+comment",
+        )
+        .err()
+        .unwrap_or_default();
+        assert_eq!(
+            errors.get("email"),
+            Some("Your email must be an email address, like name@example.com")
+        );
+        assert_eq!(errors.get("age"), Some("Age must be at least 18"));
+        assert_eq!(
+            errors.get("topics"),
+            Some("Choose only from the listed options for Topics")
+        );
+        assert_eq!(
+            errors.get("comment"),
+            Some("Comment must be at most 10 characters (it has 22)")
+        );
+        assert_eq!(errors.len(), 4);
+    }
+
+    #[test]
+    fn a_decoding_error_is_not_followed_by_a_validation_error_on_the_same_field() {
+        let schema = FormSchema::new(vec![FormField::new(
+            "age",
+            FieldKind::Integer {
+                minimum: Some(18),
+                maximum: None,
+            },
+        )]);
+        let errors = submit(&schema, "age=abc").err().unwrap_or_default();
+        assert_eq!(
+            errors.0.into_iter().collect::<Vec<_>>(),
+            vec![(
+                "age".to_owned(),
+                "Age must be a whole number, like 42".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn the_jsonschema_backstop_catches_what_ecma_regex_reads_differently() {
+        // `\d` is any Unicode digit for the `regex` crate but only 0-9 in ECMA-262, which the
+        // JSON Schema validator follows: the backstop turns the disagreement into a field error.
+        let schema = FormSchema::new(vec![FormField::new(
+            "code",
+            text(None, None, None, Some(r"^\d+$")),
+        )]);
+        assert_eq!(submit(&schema, "code=123"), Ok(json!({ "code": "123" })));
+        let errors = submit(&schema, "code=%D9%A1%D9%A2")
+            .err()
+            .unwrap_or_default();
+        assert!(
+            errors
+                .get("code")
+                .is_some_and(|message| message.starts_with("Code is not valid: ")),
+            "{errors}"
+        );
     }
 }
