@@ -894,13 +894,13 @@ impl Loader<'_> {
                 "a field cannot only be null; give it a type",
             )),
             [single] => {
+                // The remaining branch may itself be a choice (schemars' `Option<E>` where `E`'s
+                // documented variants are a `oneOf` of constants), so take it apart in turn.
                 let mut merged = single.clone();
                 merged.extend(schema);
-                Ok(Flattened {
-                    schema: merged,
-                    nullable,
-                    options: None,
-                })
+                let mut inner = self.flatten_choice(name, &Value::Object(merged), depth + 1)?;
+                inner.nullable |= nullable;
+                Ok(inner)
             }
             several => {
                 let mut options = Vec::new();
@@ -1466,6 +1466,145 @@ mod tests {
         ]);
         assert_eq!(schema, expected);
         Ok(())
+    }
+
+    mod real_schemars {
+        use std::collections::HashMap;
+
+        use schemars::{schema_for, JsonSchema};
+
+        use super::*;
+
+        /// Where an email goes.
+        #[derive(JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        #[expect(dead_code, reason = "only its schema is used")]
+        enum Folder {
+            /// The inbox.
+            Inbox,
+            /// Kept forever.
+            LongTermArchive,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        enum Plain {
+            Yes,
+            No,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct DigestForm {
+            /// Emails to archive.
+            archive_ids: Vec<String>,
+            note: Option<String>,
+            folder: Option<Folder>,
+            folders: Vec<Folder>,
+            plain: Plain,
+            count: u32,
+            price: f64,
+            agree: bool,
+            when: Option<i64>,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct Address {
+            street: String,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct WithAddress {
+            address: Address,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct WithScores {
+            scores: Vec<i64>,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct WithMap {
+            labels: HashMap<String, String>,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct WithOptionalList {
+            tags: Option<Vec<String>>,
+        }
+
+        #[test]
+        fn a_flat_struct_derived_by_schemars_loads() -> Result<(), SchemaError> {
+            let schema = FormSchema::from_json_schema(schema_for!(DigestForm).as_value())?;
+            let kinds: Vec<(&str, bool, &FieldKind)> = schema
+                .fields
+                .iter()
+                .map(|field| (field.name.as_str(), field.required, &field.kind))
+                .collect();
+            let folders = FieldKind::enumeration(["inbox", "long_term_archive"]);
+            assert_eq!(
+                kinds,
+                vec![
+                    ("agree", true, &FieldKind::Boolean),
+                    ("archive_ids", true, &FieldKind::string_array()),
+                    (
+                        "count",
+                        true,
+                        &FieldKind::Integer {
+                            minimum: Some(0),
+                            maximum: None
+                        }
+                    ),
+                    ("folder", false, &folders),
+                    (
+                        "folders",
+                        true,
+                        &FieldKind::enum_array(["inbox", "long_term_archive"])
+                    ),
+                    ("note", false, &FieldKind::string()),
+                    ("plain", true, &FieldKind::enumeration(["Yes", "No"])),
+                    ("price", true, &FieldKind::number()),
+                    ("when", false, &FieldKind::integer()),
+                ]
+            );
+            assert_eq!(
+                schema
+                    .field("archive_ids")
+                    .and_then(|field| field.description.as_deref()),
+                Some("Emails to archive.")
+            );
+            Ok(())
+        }
+
+        #[test]
+        fn shapes_schemars_derives_for_non_form_types_are_rejected() {
+            let error = |schema: schemars::Schema| {
+                FormSchema::from_json_schema(schema.as_value())
+                    .err()
+                    .map(|error| error.to_string())
+            };
+            assert_eq!(
+                error(schema_for!(WithAddress)).as_deref(),
+                Some("field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields")
+            );
+            assert_eq!(
+                error(schema_for!(WithScores)).as_deref(),
+                Some("field \"scores\": arrays of integer are not allowed in a form schema; use an array of strings or of a string enum and convert in the workflow")
+            );
+            assert_eq!(
+                error(schema_for!(WithMap)).as_deref(),
+                Some("field \"labels\": nested objects are not allowed in a form schema; flatten it into separate fields")
+            );
+            assert_eq!(
+                error(schema_for!(WithOptionalList)).as_deref(),
+                Some("field \"tags\": an array field cannot also be null: a form with nothing chosen sends an empty list; drop \"null\"")
+            );
+        }
     }
 
     #[test]
