@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::binding::resolve_props;
 use crate::catalog::{Catalog, FieldYield};
 
+mod edit;
 mod validate;
 
 pub use validate::TreeIssue;
