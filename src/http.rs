@@ -5,16 +5,23 @@
 //! the per-response CSP nonce; JSON errors all have the shape `{"error": {"code", "message"}}`.
 
 pub mod api_token;
+pub mod components;
 pub mod error;
 pub mod health;
 pub mod home;
+pub mod preview;
 pub mod render;
 pub mod security;
 pub mod state;
 
 use std::time::Duration;
 
-use axum::{extract::DefaultBodyLimit, middleware, routing::get, Router};
+use axum::{
+    extract::DefaultBodyLimit,
+    middleware,
+    routing::{get, post},
+    Router,
+};
 use http::{HeaderName, Request};
 use tower_http::{
     limit::RequestBodyLimitLayer,
@@ -34,6 +41,8 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     let api = Router::new()
         .route("/api/status", get(health::status))
+        .route("/api/components", get(components::tool_definitions))
+        .route("/api/pages/preview", post(preview::preview_api))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             api_token::require_api_token,
@@ -42,6 +51,10 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(home::home))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/components", get(components::gallery))
+        .route("/components/download/{file}", get(components::gallery_download))
+        .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
+        .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
         .merge(api)
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))

@@ -11,6 +11,7 @@ extern crate self as tessera;
 pub mod agent;
 pub mod auth;
 pub mod config;
+pub mod demo;
 pub mod forms;
 pub mod http;
 pub mod llm;

@@ -4,4 +4,6 @@
 //! expired whatever its stored status. Only the SHA-256 of a link's token is stored.
 
 pub mod page;
+pub mod preview;
+pub mod submission;
 pub mod token;

@@ -7,6 +7,7 @@
 pub mod binding;
 pub mod catalog;
 pub mod components;
+pub mod gallery;
 pub mod home;
 pub mod not_found;
 pub mod render;

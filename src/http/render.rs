@@ -40,3 +40,9 @@ pub fn html_document(
     }
     response
 }
+
+/// Renders a view to an HTML fragment (no document, no headers), e.g. for JSON APIs.
+pub fn fragment_html(body: impl FnOnce() -> AnyView) -> String {
+    let owner = Owner::new();
+    owner.with(|| body().to_html())
+}

@@ -1,0 +1,4 @@
+//! Demo content shipped with the app so it is useful with no configuration: pages to try and
+//! (with the workflow issue) the demo workflows.
+
+pub mod field_types;

@@ -1,0 +1,776 @@
+//! `ValidateForm`: proves that the fields placed in a page tree yield exactly the JSON a response
+//! schema wants (DESIGN.md §5).
+//!
+//! The report is for a model to act on: every issue names the node, the field, a stable rule code,
+//! what is wrong and a one-line fix. Errors make the page unusable for the schema; warnings are
+//! page-quality problems (labels, headings, destructive buttons) a model should fix but that do not
+//! block. Besides the structural rules, the check *runs the real decoder* on sample submissions
+//! built from the placed fields (every option of every closed field, optional fields left empty)
+//! and checks each decoded value's shape against the schema — the proof is the decoder itself, not
+//! a second opinion about it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tessera_app::{
+    catalog::{Catalog, FieldYield},
+    tree::{PageTree, PlacedField},
+};
+
+use super::{decode_values, FieldKind, FormField, FormSchema};
+
+/// One finding, written so a model can fix it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FormIssue {
+    /// The node at fault, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The schema field concerned, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// A stable snake_case rule code.
+    pub rule: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// One line saying what to do.
+    pub fix: String,
+}
+
+/// The outcome of `ValidateForm`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FormReport {
+    /// True when there are no errors: every possible submission decodes to the schema's shape.
+    pub ok: bool,
+    /// Problems that make the page wrong for the schema.
+    pub errors: Vec<FormIssue>,
+    /// Page-quality problems that do not block.
+    pub warnings: Vec<FormIssue>,
+}
+
+fn issue(
+    node: Option<&str>,
+    field: Option<&str>,
+    rule: &'static str,
+    message: String,
+    fix: String,
+) -> FormIssue {
+    FormIssue {
+        node: node.map(str::to_owned),
+        field: field.map(str::to_owned),
+        rule,
+        message,
+        fix,
+    }
+}
+
+/// Checks `tree` against `schema` (or, for display-only pages, checks it is a non-empty valid tree).
+#[must_use]
+pub fn validate_form(
+    tree: &PageTree,
+    catalog: &Catalog,
+    schema: Option<&FormSchema>,
+    data: &Value,
+) -> FormReport {
+    let mut errors: Vec<FormIssue> = tree
+        .validate(catalog, data)
+        .into_iter()
+        .map(|tree_issue| FormIssue {
+            node: tree_issue.node,
+            field: tree_issue.field,
+            rule: tree_issue.rule,
+            message: tree_issue.message,
+            fix: tree_issue.fix,
+        })
+        .collect();
+    if tree.is_empty() {
+        errors.push(issue(
+            None,
+            None,
+            "empty_page",
+            "the page has no components".into(),
+            "place at least a Heading and the content the prompt asks for".into(),
+        ));
+    }
+    let fields = tree.fields(catalog, data);
+    if let Some(schema) = schema {
+        check_against_schema(tree, schema, &fields, &mut errors);
+        if errors.is_empty() {
+            prove_by_decoding(schema, &fields, &mut errors);
+        }
+    }
+    let warnings = quality_warnings(tree, &fields);
+    FormReport {
+        ok: errors.is_empty(),
+        errors,
+        warnings,
+    }
+}
+
+fn check_against_schema(
+    tree: &PageTree,
+    schema: &FormSchema,
+    fields: &[PlacedField],
+    errors: &mut Vec<FormIssue>,
+) {
+    let forms: Vec<&str> = tree
+        .document_order()
+        .into_iter()
+        .filter(|id| {
+            tree.nodes
+                .get(*id)
+                .is_some_and(|node| node.component == "Form")
+        })
+        .collect();
+    if !schema.fields.is_empty() && forms.is_empty() {
+        errors.push(issue(
+            None,
+            None,
+            "no_form",
+            "the schema asks for a response but the page has no Form".into(),
+            "place a Form and put every field and a submit Button inside it".into(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for placed in fields {
+        let Some(field) = schema.field(&placed.name) else {
+            errors.push(issue(
+                Some(&placed.node),
+                Some(&placed.name),
+                "unknown_field",
+                format!(
+                    "{} `{}` submits `{}`, which is not in the schema",
+                    placed.component, placed.node, placed.name
+                ),
+                format!("rename it to one of: {}, or remove it", field_names(schema)),
+            ));
+            continue;
+        };
+        if !seen.insert(placed.name.as_str()) {
+            // The tree check reports duplicate names; nothing more to say per field.
+            continue;
+        }
+        if !placed.inside_form {
+            errors.push(issue(
+                Some(&placed.node),
+                Some(&placed.name),
+                "field_outside_form",
+                format!(
+                    "field `{}` is outside the Form, so it is never submitted",
+                    placed.name
+                ),
+                "move it into the Form (use the Form's id as `parent`)".into(),
+            ));
+        }
+        check_field_type(placed, field, errors);
+    }
+    for field in &schema.fields {
+        if !fields.iter().any(|placed| placed.name == field.name) {
+            errors.push(issue(
+                None,
+                Some(&field.name),
+                "missing_field",
+                format!(
+                    "schema field `{}` ({}) has no component",
+                    field.name,
+                    describe_kind(&field.kind)
+                ),
+                format!(
+                    "place {} named `{}` inside the Form",
+                    suggest_component(field),
+                    field.name
+                ),
+            ));
+        }
+    }
+    let has_submit = forms.iter().any(|form| {
+        tree.document_order().into_iter().any(|id| {
+            tree.ancestors(id).contains(form)
+                && tree.nodes.get(id).is_some_and(|node| {
+                    node.component == "Button"
+                        && node
+                            .props
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .unwrap_or("submit")
+                            == "submit"
+                })
+        })
+    });
+    if !forms.is_empty() && !has_submit {
+        errors.push(issue(
+            Some(forms[0]),
+            None,
+            "no_submit_button",
+            "the Form has no submit Button".into(),
+            "place a Button with kind \"submit\" inside the Form".into(),
+        ));
+    }
+}
+
+fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) {
+    let compatible = match (&field.kind, placed.yields) {
+        (FieldKind::String { .. } | FieldKind::Enum { .. }, FieldYield::String)
+        | (FieldKind::Number { .. }, FieldYield::Number | FieldYield::Integer)
+        | (FieldKind::Integer { .. }, FieldYield::Integer)
+        | (FieldKind::Boolean, FieldYield::Boolean)
+        | (FieldKind::StringArray { .. } | FieldKind::EnumArray { .. }, FieldYield::StringArray) => {
+            true
+        }
+        _ => false,
+    };
+    if !compatible {
+        errors.push(issue(
+            Some(&placed.node),
+            Some(&placed.name),
+            "type_mismatch",
+            format!(
+                "{} `{}` yields {:?} but `{}` is {}",
+                placed.component,
+                placed.node,
+                placed.yields,
+                field.name,
+                describe_kind(&field.kind)
+            ),
+            format!("replace it with {}", suggest_component(field)),
+        ));
+        return;
+    }
+    if let Some(allowed) = field.kind.options() {
+        match &placed.options {
+            None => errors.push(issue(
+                Some(&placed.node),
+                Some(&placed.name),
+                "free_input_for_enum",
+                format!(
+                    "`{}` must be one of {}, but {} `{}` accepts free text",
+                    field.name,
+                    allowed.join(", "),
+                    placed.component,
+                    placed.node
+                ),
+                format!(
+                    "use {} with options taken from the enum",
+                    suggest_component(field)
+                ),
+            )),
+            Some(options) => {
+                let outside: Vec<&str> = options
+                    .iter()
+                    .filter(|option| !allowed.contains(option))
+                    .map(String::as_str)
+                    .collect();
+                if !outside.is_empty() {
+                    errors.push(issue(
+                        Some(&placed.node),
+                        Some(&placed.name),
+                        "option_outside_enum",
+                        format!(
+                            "options {} of `{}` are not in the enum ({})",
+                            outside.join(", "),
+                            placed.node,
+                            allowed.join(", ")
+                        ),
+                        "use only the enum's values as option values (labels may differ)".into(),
+                    ));
+                }
+            }
+        }
+    }
+    let needs_value = match &field.kind {
+        FieldKind::String { .. }
+        | FieldKind::Number { .. }
+        | FieldKind::Integer { .. }
+        | FieldKind::Enum { .. } => field.required,
+        FieldKind::StringArray { min_items, .. } | FieldKind::EnumArray { min_items, .. } => {
+            min_items.is_some_and(|count| count > 0)
+        }
+        FieldKind::Boolean => false,
+    };
+    if needs_value && !placed.required {
+        errors.push(issue(
+            Some(&placed.node),
+            Some(&placed.name),
+            "required_can_be_empty",
+            format!(
+                "`{}` is required but {} `{}` can be left empty",
+                field.name, placed.component, placed.node
+            ),
+            "set `required: true` on the component".into(),
+        ));
+    }
+}
+
+/// Builds sample submissions the way a browser would send them and runs the real decoder on them.
+fn prove_by_decoding(schema: &FormSchema, fields: &[PlacedField], errors: &mut Vec<FormIssue>) {
+    for sample in sample_submissions(schema, fields) {
+        match decode_values(schema, &sample) {
+            Ok(decoded) => {
+                if let Some(problem) = shape_problem(schema, &decoded) {
+                    errors.push(issue(
+                        None,
+                        Some(&problem.0),
+                        "decoded_shape",
+                        problem.1,
+                        "check the field's component and options against the schema".into(),
+                    ));
+                    return;
+                }
+            }
+            Err(field_errors) => {
+                if let Some((name, message)) = field_errors.0.into_iter().next() {
+                    let node = fields
+                        .iter()
+                        .find(|placed| placed.name == name)
+                        .map(|placed| placed.node.as_str());
+                    errors.push(issue(
+                        node,
+                        Some(&name),
+                        "sample_does_not_decode",
+                        format!("a submission this form allows does not decode: {message}"),
+                        "make the component's values match the schema (options, required, number step)".into(),
+                    ));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn sample_submissions(
+    schema: &FormSchema,
+    fields: &[PlacedField],
+) -> Vec<BTreeMap<String, Vec<String>>> {
+    let widest = fields
+        .iter()
+        .filter_map(|placed| placed.options.as_ref().map(Vec::len))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut samples = Vec::new();
+    for variant in 0..widest {
+        let mut body = BTreeMap::new();
+        for placed in fields {
+            let Some(field) = schema.field(&placed.name) else {
+                continue;
+            };
+            let values = match &placed.options {
+                Some(options) if options.is_empty() => Vec::new(),
+                Some(options) if placed.yields == FieldYield::StringArray => {
+                    options.iter().take(variant + 1).cloned().collect()
+                }
+                Some(options) => vec![options[variant % options.len()].clone()],
+                None => vec![free_sample(placed.yields, &field.kind)],
+            };
+            body.insert(placed.name.clone(), values);
+        }
+        samples.push(body);
+    }
+    // Everything a person may leave empty, left empty.
+    let mut sparse = BTreeMap::new();
+    for placed in fields {
+        if placed.required {
+            if let Some(values) = samples.first().and_then(|first| first.get(&placed.name)) {
+                sparse.insert(placed.name.clone(), values.clone());
+            }
+        }
+    }
+    samples.push(sparse);
+    samples
+}
+
+fn free_sample(yields: FieldYield, kind: &FieldKind) -> String {
+    match (yields, kind) {
+        (FieldYield::Boolean, _) => "on".into(),
+        (_, FieldKind::Integer { minimum, .. }) => minimum.unwrap_or(1).to_string(),
+        (_, FieldKind::Number { minimum, .. }) => minimum.unwrap_or(1.0).to_string(),
+        (
+            _,
+            FieldKind::String {
+                format: Some(format),
+                ..
+            },
+        ) => match format.as_str() {
+            "email" => "person@example.com".into(),
+            "url" | "uri" => "https://example.com/".into(),
+            "date" => "2026-01-31".into(),
+            _ => "2026-01-31T12:00:00Z".into(),
+        },
+        (FieldYield::Number | FieldYield::Integer, _) => "1".into(),
+        _ => "sample text".into(),
+    }
+}
+
+fn shape_problem(schema: &FormSchema, decoded: &Map<String, Value>) -> Option<(String, String)> {
+    for field in &schema.fields {
+        let Some(value) = decoded.get(&field.name) else {
+            if field.required
+                && !matches!(
+                    field.kind,
+                    FieldKind::Boolean
+                        | FieldKind::StringArray { .. }
+                        | FieldKind::EnumArray { .. }
+                )
+            {
+                return Some((
+                    field.name.clone(),
+                    format!("required field `{}` decoded to nothing", field.name),
+                ));
+            }
+            continue;
+        };
+        let fits = match &field.kind {
+            FieldKind::String { .. } => value.is_string(),
+            FieldKind::Enum { options } => value
+                .as_str()
+                .is_some_and(|text| options.iter().any(|option| option == text)),
+            FieldKind::Number { .. } => value.is_number(),
+            FieldKind::Integer { .. } => value.is_i64() || value.is_u64(),
+            FieldKind::Boolean => value.is_boolean(),
+            FieldKind::StringArray { .. } => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string)),
+            FieldKind::EnumArray { options, .. } => value.as_array().is_some_and(|items| {
+                items.iter().all(|item| {
+                    item.as_str()
+                        .is_some_and(|text| options.iter().any(|option| option == text))
+                })
+            }),
+        };
+        if !fits {
+            return Some((
+                field.name.clone(),
+                format!(
+                    "`{}` decoded to {value}, which is not {}",
+                    field.name,
+                    describe_kind(&field.kind)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+fn quality_warnings(tree: &PageTree, fields: &[PlacedField]) -> Vec<FormIssue> {
+    let mut warnings = Vec::new();
+    for placed in fields {
+        if placed.label.trim().is_empty() {
+            warnings.push(issue(
+                Some(&placed.node),
+                Some(&placed.name),
+                "field_without_label",
+                format!("field `{}` has no visible label", placed.name),
+                "give it a short label a person understands".into(),
+            ));
+        }
+    }
+    let mut previous_level = 0_u64;
+    for id in tree.document_order() {
+        let Some(node) = tree.nodes.get(id) else {
+            continue;
+        };
+        match node.component.as_str() {
+            "Heading" => {
+                let level = node.props.get("level").and_then(Value::as_u64).unwrap_or(2);
+                if level > previous_level + 1 {
+                    warnings.push(issue(
+                        Some(id),
+                        None,
+                        "heading_order",
+                        format!("heading `{id}` is level {level} after level {previous_level}"),
+                        format!("use level {} here (start the page at level 1 and go down one at a time)", previous_level + 1),
+                    ));
+                }
+                previous_level = level;
+            }
+            "Button" => {
+                let label = node
+                    .props
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_lowercase();
+                let variant = node
+                    .props
+                    .get("variant")
+                    .and_then(Value::as_str)
+                    .unwrap_or("primary");
+                let destructive = [
+                    "delete", "remove", "discard", "destroy", "purge", "erase", "wipe",
+                ]
+                .iter()
+                .any(|verb| label.contains(verb));
+                if destructive && variant != "danger" {
+                    warnings.push(issue(Some(id), None, "destructive_not_danger", format!("button `{id}` (\"{label}\") destroys something but is styled {variant}"), "set `variant: \"danger\"`".into()));
+                }
+            }
+            _ => {}
+        }
+    }
+    warnings
+}
+
+fn field_names(schema: &FormSchema) -> String {
+    schema
+        .fields
+        .iter()
+        .map(|field| format!("`{}`", field.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn describe_kind(kind: &FieldKind) -> String {
+    match kind {
+        FieldKind::String { .. } => "a string".into(),
+        FieldKind::Number { .. } => "a number".into(),
+        FieldKind::Integer { .. } => "an integer".into(),
+        FieldKind::Boolean => "a boolean".into(),
+        FieldKind::Enum { options } => format!("one of {}", options.join(", ")),
+        FieldKind::StringArray { .. } => "a list of strings".into(),
+        FieldKind::EnumArray { options, .. } => {
+            format!("a list of values from {}", options.join(", "))
+        }
+    }
+}
+
+fn suggest_component(field: &FormField) -> String {
+    match &field.kind {
+        FieldKind::String { .. } => "an Input (type text, email, url or date) or a TextArea".into(),
+        FieldKind::Number { .. } => "an Input with type \"number\"".into(),
+        FieldKind::Integer { .. } => "an Input with type \"number\" and step 1".into(),
+        FieldKind::Boolean => "a Checkbox".into(),
+        FieldKind::Enum { options } if options.len() <= 5 => "a RadioGroup".into(),
+        FieldKind::Enum { .. } => "a Select".into(),
+        FieldKind::StringArray { .. } => "a MultiTextInput, or a Table with selectable rows".into(),
+        FieldKind::EnumArray { .. } => "a CheckboxGroup or a Select with multiple: true".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::forms::FormField;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn schema() -> FormSchema {
+        FormSchema::new(vec![
+            FormField::new("archive_ids", FieldKind::string_array()),
+            FormField::new("note", FieldKind::string()).optional(),
+            FormField::new("priority", FieldKind::enumeration(["low", "high"])),
+        ])
+    }
+
+    fn tree(nodes: Value) -> Result<PageTree, serde_json::Error> {
+        serde_json::from_value(json!({ "nodes": nodes }))
+    }
+
+    fn good_nodes() -> Value {
+        json!({
+            "h": {"component": "Heading", "props": {"text": "Archive emails", "level": 1}},
+            "f": {"component": "Form", "props": {}, "children": ["ids", "note", "prio", "go"]},
+            "ids": {"component": "CheckboxGroup", "props": {"name": "archive_ids", "label": "Emails", "options": [{"value": "m1", "label": "One"}, {"value": "m2", "label": "Two"}]}},
+            "note": {"component": "TextArea", "props": {"name": "note", "label": "Note"}},
+            "prio": {"component": "RadioGroup", "props": {"name": "priority", "label": "Priority", "required": true, "options": [{"value": "low", "label": "Low"}, {"value": "high", "label": "High"}]}},
+            "go": {"component": "Button", "props": {"label": "Archive", "kind": "submit"}}
+        })
+    }
+
+    fn rules(report: &FormReport) -> Vec<&'static str> {
+        report.errors.iter().map(|issue| issue.rule).collect()
+    }
+
+    fn check(nodes: Value) -> Result<FormReport, serde_json::Error> {
+        Ok(validate_form(
+            &tree(nodes)?,
+            &Catalog::defaults(),
+            Some(&schema()),
+            &json!({}),
+        ))
+    }
+
+    #[test]
+    fn a_form_with_every_field_right_is_ok() -> TestResult {
+        let report = check(good_nodes())?;
+        assert!(report.ok, "{:#?}", report.errors);
+        Ok(())
+    }
+
+    #[test]
+    fn a_schema_field_without_a_component_is_missing() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["f"]["children"] = json!(["ids", "prio", "go"]);
+        if let Some(object) = nodes.as_object_mut() {
+            object.remove("note");
+        }
+        let report = check(nodes)?;
+        assert_eq!(rules(&report), vec!["missing_field"]);
+        assert_eq!(report.errors[0].field.as_deref(), Some("note"));
+        assert!(
+            report.errors[0].fix.contains("TextArea"),
+            "{}",
+            report.errors[0].fix
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_field_name_outside_the_schema_is_unknown() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["note"]["props"]["name"] = json!("comment");
+        let report = check(nodes)?;
+        assert!(
+            rules(&report).contains(&"unknown_field"),
+            "{:?}",
+            rules(&report)
+        );
+        assert!(rules(&report).contains(&"missing_field"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_checkbox_for_a_string_is_a_type_mismatch() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["note"] =
+            json!({"component": "Checkbox", "props": {"name": "note", "label": "Note"}});
+        let report = check(nodes)?;
+        assert_eq!(rules(&report), vec!["type_mismatch"]);
+        assert_eq!(report.errors[0].node.as_deref(), Some("note"));
+        Ok(())
+    }
+
+    #[test]
+    fn free_text_for_an_enum_is_refused() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["prio"] = json!({"component": "Input", "props": {"name": "priority", "label": "Priority", "required": true}});
+        assert_eq!(rules(&check(nodes)?), vec!["free_input_for_enum"]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_option_outside_the_enum_is_reported() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["prio"]["props"]["options"] =
+            json!([{"value": "low", "label": "Low"}, {"value": "urgent", "label": "Urgent"}]);
+        let report = check(nodes)?;
+        assert_eq!(rules(&report), vec!["option_outside_enum"]);
+        assert!(report.errors[0].message.contains("urgent"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_required_field_that_can_be_left_empty_is_reported() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["prio"]["props"]["required"] = json!(false);
+        assert_eq!(rules(&check(nodes)?), vec!["required_can_be_empty"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_field_outside_the_form_is_reported() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["f"]["children"] = json!(["ids", "prio", "go"]);
+        let report = check(nodes)?;
+        assert_eq!(rules(&report), vec!["field_outside_form"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_form_without_a_submit_button_is_reported() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["go"]["props"]["kind"] = json!("cancel");
+        assert_eq!(rules(&check(nodes)?), vec!["no_submit_button"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_page_without_a_form_is_reported_for_a_schema() -> TestResult {
+        let report =
+            check(json!({"h": {"component": "Heading", "props": {"text": "Hi", "level": 1}}}))?;
+        assert!(rules(&report).contains(&"no_form"));
+        assert_eq!(
+            rules(&report)
+                .iter()
+                .filter(|rule| **rule == "missing_field")
+                .count(),
+            3
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn broken_children_and_duplicate_names_come_from_the_tree_check() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["f"]["children"] = json!(["ids", "note", "prio", "go", "ghost"]);
+        nodes["dup"] =
+            json!({"component": "TextArea", "props": {"name": "note", "label": "Again"}});
+        nodes["f"]["children"]
+            .as_array_mut()
+            .map(|children| children.push(json!("dup")));
+        let report = check(nodes)?;
+        assert!(
+            rules(&report).contains(&"missing_child"),
+            "{:?}",
+            rules(&report)
+        );
+        assert!(
+            rules(&report).contains(&"duplicate_field_name"),
+            "{:?}",
+            rules(&report)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_empty_display_page_is_not_ok_and_a_display_page_is() -> TestResult {
+        let empty = validate_form(&PageTree::default(), &Catalog::defaults(), None, &json!({}));
+        assert_eq!(rules(&empty), vec!["empty_page"]);
+        let display = validate_form(
+            &tree(json!({"h": {"component": "Heading", "props": {"text": "Stats", "level": 1}}}))?,
+            &Catalog::defaults(),
+            None,
+            &json!({}),
+        );
+        assert!(display.ok);
+        Ok(())
+    }
+
+    #[test]
+    fn quality_warnings_cover_headings_and_destructive_buttons() -> TestResult {
+        let mut nodes = good_nodes();
+        nodes["h"]["props"]["level"] = json!(3);
+        nodes["go"]["props"]["label"] = json!("Delete 3 emails");
+        let report = check(nodes)?;
+        assert!(report.ok, "warnings do not block");
+        let mut warned: Vec<&str> = report.warnings.iter().map(|issue| issue.rule).collect();
+        warned.sort_unstable();
+        assert_eq!(warned, vec!["destructive_not_danger", "heading_order"]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_integer_field_fed_by_a_fractional_number_input_is_a_mismatch() -> TestResult {
+        let schema = FormSchema::new(vec![FormField::new(
+            "count",
+            FieldKind::Integer {
+                minimum: None,
+                maximum: None,
+            },
+        )]);
+        let nodes = json!({
+            "f": {"component": "Form", "props": {}, "children": ["n", "go"]},
+            "n": {"component": "Input", "props": {"name": "count", "label": "Count", "type": "number", "step": 0.5, "required": true}},
+            "go": {"component": "Button", "props": {"label": "Save"}}
+        });
+        let report = validate_form(
+            &tree(nodes)?,
+            &Catalog::defaults(),
+            Some(&schema),
+            &json!({}),
+        );
+        assert_eq!(rules(&report), vec!["type_mismatch"]);
+        Ok(())
+    }
+}

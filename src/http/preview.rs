@@ -1,0 +1,209 @@
+//! Previewing a page tree: the JSON API and the author's preview page.
+
+use axum::{body::Bytes, extract::State, response::Response, Json};
+use http::StatusCode;
+use leptos::prelude::*;
+use serde_json::{json, Value};
+use tessera_app::{
+    catalog::Catalog,
+    render::{render_tree, RenderCtx},
+};
+
+use super::{
+    error::AppError,
+    render::{fragment_html, html_document},
+    AppState,
+};
+use crate::{
+    demo::field_types,
+    forms::{raw_values, validate_form::FormReport},
+    pages::preview::{preview, PreviewError, PreviewInput},
+};
+
+impl From<PreviewError> for AppError {
+    fn from(error: PreviewError) -> Self {
+        Self::BadRequest {
+            code: "invalid_preview",
+            field: Some(error.field().to_owned()),
+            message: error.to_string(),
+        }
+    }
+}
+
+/// `POST /api/pages/preview`: `{tree, schema?, data?}` → `{html, validation}`.
+///
+/// # Errors
+/// 400 naming `tree` or `schema` when they cannot be read.
+pub async fn preview_api(Json(input): Json<PreviewInput>) -> Result<Json<Value>, AppError> {
+    let checked = preview(&Catalog::defaults(), input)?;
+    let ctx = RenderCtx::new(checked.data.clone());
+    let tree = checked.tree;
+    let html = fragment_html(move || render_tree(&tree, &ctx));
+    Ok(Json(json!({ "html": html, "validation": checked.report })))
+}
+
+/// `GET /preview`: the editor, filled with the every-field-type example.
+pub async fn preview_page(State(state): State<AppState>) -> Response {
+    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let tree = field_types::tree()
+        .ok()
+        .and_then(|tree| serde_json::to_value(tree).ok())
+        .unwrap_or(Value::Null);
+    let inputs = EditorInputs {
+        tree: pretty(&tree),
+        schema: pretty(&field_types::schema()),
+        data: pretty(&field_types::data()),
+    };
+    editor(&state, StatusCode::OK, inputs, None)
+}
+
+/// `POST /preview`: render the pasted tree beside its `ValidateForm` report.
+pub async fn submit_preview_page(State(state): State<AppState>, body: Bytes) -> Response {
+    let values = raw_values(&body);
+    let field = |name: &str| {
+        values
+            .get(name)
+            .and_then(|all| all.last())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let inputs = EditorInputs {
+        tree: field("tree"),
+        schema: field("schema"),
+        data: field("data"),
+    };
+    let parse = |name: &str, text: &str| -> Result<Option<Value>, String> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        serde_json::from_str(text)
+            .map(Some)
+            .map_err(|error| format!("{name}: not JSON ({error})"))
+    };
+    let outcome = (|| {
+        let tree =
+            parse("tree", &inputs.tree)?.ok_or_else(|| "tree: paste a page tree".to_owned())?;
+        let input = PreviewInput {
+            tree,
+            schema: parse("schema", &inputs.schema)?,
+            data: parse("data", &inputs.data)?,
+        };
+        preview(&Catalog::defaults(), input).map_err(|error| error.to_string())
+    })();
+    match outcome {
+        Ok(checked) => editor(&state, StatusCode::OK, inputs, Some(Ok(checked))),
+        Err(message) => editor(
+            &state,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            inputs,
+            Some(Err(message)),
+        ),
+    }
+}
+
+struct EditorInputs {
+    tree: String,
+    schema: String,
+    data: String,
+}
+
+fn editor(
+    state: &AppState,
+    status: StatusCode,
+    inputs: EditorInputs,
+    result: Option<Result<crate::pages::preview::Preview, String>>,
+) -> Response {
+    html_document(state, status, "Preview a page · Tessera", move || {
+        let textarea = |name: &'static str, label: &'static str, value: String| {
+            let id = format!("preview-{name}");
+            view! {
+                <div>
+                    <label for=id.clone() class="block font-medium">{label}</label>
+                    <textarea id=id name=name rows="12" spellcheck="false"
+                        class="mt-1 block w-full rounded-md border border-slate-400 bg-white p-2 font-mono text-xs text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100">
+                        {value}
+                    </textarea>
+                </div>
+            }
+        };
+        let right = match result {
+            None => view! { <p class="text-slate-700 dark:text-slate-300">"Press Preview to render the tree and check it."</p> }.into_any(),
+            Some(Err(message)) => view! {
+                <p role="alert" data-testid="preview-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
+            }
+            .into_any(),
+            Some(Ok(checked)) => {
+                let report = checked.report;
+                let ctx = RenderCtx::new(checked.data);
+                let rendered = render_tree(&checked.tree, &ctx);
+                view! {
+                    <ReportView report/>
+                    <div inert class="mt-4 rounded border border-dashed border-slate-300 p-4 dark:border-slate-600">{rendered}</div>
+                }
+                .into_any()
+            }
+        };
+        view! {
+            <h1 class="text-3xl font-bold">"Preview a page"</h1>
+            <p class="mt-2 text-slate-700 dark:text-slate-300">
+                "Paste a page tree, a response schema (optional) and data; see it rendered beside the ValidateForm report."
+            </p>
+            <div class="mt-6 grid gap-6 lg:grid-cols-2">
+                <form method="post" action="/preview" class="space-y-4">
+                    {textarea("tree", "Page tree (JSON)", inputs.tree)}
+                    {textarea("schema", "Response schema (JSON Schema, optional)", inputs.schema)}
+                    {textarea("data", "Data (JSON)", inputs.data)}
+                    <button type="submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
+                        "Preview"
+                    </button>
+                </form>
+                <section aria-label="Result">{right}</section>
+            </div>
+        }
+        .into_any()
+    })
+}
+
+#[component]
+fn ReportView(report: FormReport) -> impl IntoView {
+    let heading = if report.ok {
+        "ValidateForm: OK"
+    } else {
+        "ValidateForm: problems found"
+    };
+    let tone = if report.ok {
+        "border-green-300 bg-green-50 text-green-900"
+    } else {
+        "border-red-300 bg-red-50 text-red-900"
+    };
+    let items = report
+        .errors
+        .into_iter()
+        .map(|issue| ("error", issue))
+        .chain(report.warnings.into_iter().map(|issue| ("warning", issue)))
+        .map(|(severity, issue)| {
+            let place = [
+                issue.node.map(|node| format!("node {node}")),
+                issue.field.map(|field| format!("field {field}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+            view! {
+                <li>
+                    <span class="font-mono text-xs">{format!("{severity} · {} ", issue.rule)}</span>
+                    {(!place.is_empty()).then(|| format!("({place}) "))}
+                    {issue.message}
+                    <span class="block text-sm">{format!("Fix: {}", issue.fix)}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <div data-testid="validation-report" class=format!("rounded border p-3 {tone}")>
+            <h2 class="font-semibold">{heading}</h2>
+            <ul class="mt-2 list-disc space-y-2 pl-5">{items}</ul>
+        </div>
+    }
+}

@@ -1,0 +1,107 @@
+//! Reading a person's form submission: decode, validate, and on failure keep what they typed.
+//!
+//! Shared by every page that takes a submission (generated pages, the field-types demo), so the
+//! rules of DESIGN.md §5 are applied in one place.
+
+use serde_json::Value;
+use tessera_app::render::{FormState, ACTION_FIELD};
+
+use crate::forms::{decode_and_validate, raw_values, FormSchema};
+
+/// What a submission amounts to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Submission {
+    /// A value of the schema's shape that passed every rule.
+    Valid(Value),
+    /// The person pressed a Cancel button; the fields were not validated.
+    Cancelled,
+    /// Something was wrong: the form state to show again, with their values and one message per field.
+    Invalid(FormState),
+}
+
+/// Decodes and validates `body` against `schema`.
+#[must_use]
+pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
+    let values = raw_values(body);
+    if values
+        .get(ACTION_FIELD)
+        .and_then(|actions| actions.last())
+        .is_some_and(|action| action == "cancel")
+    {
+        return Submission::Cancelled;
+    }
+    match decode_and_validate(schema, body) {
+        Ok(value) => Submission::Valid(value),
+        Err(errors) => {
+            let mut form_error = None;
+            let mut by_field = errors.0;
+            if let Some(message) = by_field.remove("") {
+                form_error = Some(message);
+            }
+            let count = by_field.len();
+            let summary = match count {
+                0 => form_error,
+                1 => {
+                    Some("One field needs your attention; your answers are kept below.".to_owned())
+                }
+                _ => Some(format!(
+                    "{count} fields need your attention; your answers are kept below."
+                )),
+            };
+            Submission::Invalid(FormState {
+                values,
+                errors: by_field,
+                form_error: summary,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::{FieldKind, FormField};
+
+    fn schema() -> FormSchema {
+        FormSchema::new(vec![
+            FormField::new(
+                "email",
+                FieldKind::String {
+                    format: crate::forms::StringFormat::parse("email"),
+                    min_length: None,
+                    max_length: None,
+                    pattern: None,
+                },
+            ),
+            FormField::new("note", FieldKind::string()).optional(),
+        ])
+    }
+
+    #[test]
+    fn a_valid_body_becomes_the_typed_value() {
+        assert_eq!(
+            read_submission(&schema(), b"email=a%40example.com&note="),
+            Submission::Valid(serde_json::json!({"email": "a@example.com"}))
+        );
+    }
+
+    #[test]
+    fn a_wrong_field_keeps_every_value_and_names_the_field() {
+        let Submission::Invalid(state) = read_submission(&schema(), b"email=nope&note=keep+me")
+        else {
+            panic!("expected the submission to be refused");
+        };
+        assert_eq!(state.values.get("note"), Some(&vec!["keep me".to_owned()]));
+        assert_eq!(state.values.get("email"), Some(&vec!["nope".to_owned()]));
+        assert!(state.errors.contains_key("email"));
+        assert!(state.form_error.is_some());
+    }
+
+    #[test]
+    fn cancel_skips_validation() {
+        assert_eq!(
+            read_submission(&schema(), b"_action=cancel"),
+            Submission::Cancelled
+        );
+    }
+}
