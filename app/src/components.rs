@@ -29,7 +29,7 @@ pub mod multi_text;
 pub mod table;
 pub mod text;
 
-pub use download::{download_body, DownloadFormat};
+pub use download::{download_body, download_for_node, DownloadFile, DownloadFormat};
 
 /// The default component specs in gallery order: forms and fields, then layout, then display.
 #[must_use]

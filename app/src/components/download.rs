@@ -155,6 +155,57 @@ pub fn DownloadLinkView(props: DownloadLinkProps, href: Option<String>) -> impl 
     }
 }
 
+/// A file served for a page's `DownloadLink`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DownloadFile {
+    /// The response's `Content-Type`.
+    pub content_type: &'static str,
+    /// The suggested file name, for `Content-Disposition`.
+    pub filename: String,
+    /// The file's contents.
+    pub body: String,
+}
+
+/// The file behind `{download_base}/{file}` for a stored page: `file` is `<node id>.<csv|json>`,
+/// the node must be a `DownloadLink` of that format. `None` for anything else (answer 404).
+#[must_use]
+pub fn download_for_node(
+    tree: &crate::tree::PageTree,
+    data: &Value,
+    file: &str,
+) -> Option<DownloadFile> {
+    let (node_id, extension) = file.rsplit_once('.')?;
+    let format = DownloadFormat::from_extension(extension)?;
+    let node = tree
+        .nodes
+        .get(node_id)
+        .filter(|node| node.component == DownloadLinkProps::NAME)?;
+    let resolved = crate::binding::resolve_props(&node.props, data);
+    let props = crate::catalog::parse_props::<DownloadLinkProps>(&resolved).ok()?;
+    if props.format != format {
+        return None;
+    }
+    let (content_type, body) = download_body(&resolved, format);
+    let stem: String = props
+        .filename
+        .unwrap_or_default()
+        .chars()
+        .filter(|character| {
+            character.is_ascii_alphanumeric() || matches!(character, '-' | '_' | '.' | ' ')
+        })
+        .collect();
+    let stem = if stem.trim().is_empty() {
+        "data".to_owned()
+    } else {
+        stem.trim().to_owned()
+    };
+    Some(DownloadFile {
+        content_type,
+        filename: format!("{stem}.{extension}"),
+        body,
+    })
+}
+
 /// Builds the file a `DownloadLink` offers from its resolved props: `(content type, body)`.
 ///
 /// Reads `data` (and, for CSV, `columns`) from the props; anything missing gives an empty file.
@@ -313,6 +364,29 @@ mod tests {
     fn missing_data_gives_an_empty_file() {
         assert_eq!(download_body(&json!({}), DownloadFormat::Csv).1, "");
         assert_eq!(download_body(&json!({}), DownloadFormat::Json).1, "null");
+    }
+
+    #[test]
+    fn a_page_serves_the_file_of_its_download_link_only() -> Result<(), serde_json::Error> {
+        let tree: crate::tree::PageTree = serde_json::from_value(json!({"nodes": {
+            "d": {"component": "DownloadLink", "props": {"label": "Get", "data": {"$data": "/rows"}, "filename": "my \"report\"/x"}},
+            "t": {"component": "Text", "props": {"text": "x"}}
+        }}))?;
+        let data = json!({"rows": [{"a": 1}]});
+        let file = download_for_node(&tree, &data, "d.csv");
+        assert_eq!(
+            file,
+            Some(DownloadFile {
+                content_type: "text/csv; charset=utf-8",
+                filename: "my reportx.csv".to_owned(),
+                body: "a\r\n1\r\n".to_owned()
+            })
+        );
+        assert_eq!(download_for_node(&tree, &data, "d.json"), None);
+        assert_eq!(download_for_node(&tree, &data, "t.csv"), None);
+        assert_eq!(download_for_node(&tree, &data, "missing.csv"), None);
+        assert_eq!(download_for_node(&tree, &data, "d"), None);
+        Ok(())
     }
 
     #[test]
