@@ -18,7 +18,6 @@ pub mod decode;
 pub mod schema;
 pub mod typed;
 pub mod validate;
-pub mod validate_form;
 
 use std::{collections::BTreeMap, fmt};
 
@@ -27,14 +26,15 @@ use serde::Serialize;
 pub use decode::{decode, decode_values, is_reserved, pairs, raw_values};
 pub use schema::{humanize, FieldKind, FormField, FormSchema, SchemaError, StringFormat};
 pub use tessera_macros::{FormEnum, FormSchema};
-pub use typed::{FormEnum, FormFieldType, FormScalar, FormSchemaType};
-pub use validate::{decode_and_validate, validate, validate_field};
+pub use typed::{decode_typed, FormEnum, FormFieldType, FormListItem, FormScalar, FormSchemaType};
+pub use validate::{decode_and_validate, validate, validate_field, FORM_ERROR_KEY};
 
 /// What was wrong with a submission: one message for a person per field name.
 ///
 /// The key is the field's name as submitted; the message names the field by its label (for
 /// example `"Email must be an email address, like name@example.com"`), so it reads the same
-/// beside the field and in a JSON error. Serializes as a JSON object `{field: message}`.
+/// beside the field and in a JSON error. Serializes as a JSON object `{field: message}`. A problem
+/// that belongs to no single field is keyed [`FORM_ERROR_KEY`] (the empty string).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct FieldErrors(pub BTreeMap<String, String>);

@@ -95,7 +95,30 @@
 //! struct Age { #[form(max_length = 3)] age: u32 }
 //! ```
 
-use super::{FieldKind, FormSchema, StringFormat};
+use serde::de::DeserializeOwned;
+
+use super::{
+    decode_and_validate, validate::FORM_ERROR_KEY, FieldErrors, FieldKind, FormSchema, StringFormat,
+};
+
+/// Decodes and validates a form body straight into a response type: [`decode_and_validate`]
+/// against `T::form_schema()`, then serde.
+///
+/// # Errors
+/// Returns the field messages of [`decode_and_validate`]; if serde still rejects the value (the
+/// type's serde attributes disagree with its derived schema), one message under
+/// [`FORM_ERROR_KEY`] says so.
+pub fn decode_typed<T: FormSchemaType + DeserializeOwned>(body: &[u8]) -> Result<T, FieldErrors> {
+    let value = decode_and_validate(&T::form_schema(), body)?;
+    serde_json::from_value(value).map_err(|error| {
+        let mut errors = FieldErrors::new();
+        errors.add(
+            FORM_ERROR_KEY,
+            format!("The answer does not fit the form's type: {error}"),
+        );
+        errors
+    })
+}
 
 /// A Rust type that is a whole form response: a flat struct, usually `#[derive(FormSchema)]`.
 pub trait FormSchemaType {
@@ -593,6 +616,22 @@ mod tests {
             }
         );
         Ok(())
+    }
+
+    #[test]
+    fn decode_typed_goes_from_body_to_the_rust_value() {
+        assert_eq!(
+            decode_typed::<DigestForm>(b"archive_ids=m1&archive_ids=m2&note=&_csrf=t"),
+            Ok(DigestForm {
+                archive_ids: vec!["m1".into(), "m2".into()],
+                note: None
+            })
+        );
+        let errors = decode_typed::<Signup>(b"years=x").err().unwrap_or_default();
+        assert_eq!(
+            errors.get("years"),
+            Some("Years must be a whole number, like 42")
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! differently from the `regex` crate) still becomes a message on the field, never a pass.
 //!
 //! [`decode_and_validate`] is what a page's POST handler calls: decode, then validate every field
-//! that decoded, then the backstop.
+//! that decoded, then the backstop. Compiled patterns and JSON Schema validators are cached (a few
+//! hundred of each), since compiling them costs more than checking a submission. A message the
+//! backstop cannot place on one field is kept under [`FORM_ERROR_KEY`].
 
 use std::{
     collections::HashMap,
