@@ -18,6 +18,7 @@ pub mod decode;
 pub mod schema;
 pub mod typed;
 pub mod validate;
+pub mod validate_form;
 
 use std::{collections::BTreeMap, fmt};
 
