@@ -121,7 +121,7 @@ fn try_page(
             "decoded".into(),
             Node {
                 component: "Code".into(),
-                props: serde_json::json!({"code": pretty, "language": "json", "caption": "Decoded response"}),
+                props: serde_json::json!({"code": pretty, "language": "json"}),
                 children: Vec::new(),
             },
         );

@@ -1,6 +1,7 @@
 //! The integration test binary: one module per feature, shared helpers in `helpers`.
 
 mod binary;
+mod components;
 mod health;
 mod helpers;
 mod home;

@@ -1,0 +1,211 @@
+//! The gallery, the tool definitions API, the preview API and the every-field-type page.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, API_TOKEN};
+
+#[tokio::test]
+async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let response = app.get("/components").await?;
+    assert_eq!(response.status(), 200);
+    let html = response.text().await?;
+    assert_eq!(html.matches("data-testid=\"gallery-entry\"").count(), 28);
+    for name in [
+        "Form",
+        "Input",
+        "Table",
+        "Chart",
+        "DownloadLink",
+        "Timeline",
+        "Code",
+        "MultiTextInput",
+    ] {
+        assert!(
+            html.contains(&format!("data-component=\"{name}\"")),
+            "{name} missing"
+        );
+    }
+    assert!(html.contains("Tool definition (JSON)"));
+    assert!(
+        !html.contains("role=\"alert\" data-testid=\"node-error\""),
+        "an example failed to render"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_tool_definitions_need_the_token_and_list_every_component() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    assert_eq!(app.get("/api/components").await?.status(), 401);
+    let tools: Vec<Value> = app
+        .client
+        .get(app.url("/api/components"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(tools.len(), 28);
+    let mut names: Vec<&str> = tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 28, "tool names are unique");
+    for tool in &tools {
+        assert_eq!(tool["parameters"]["type"], "object", "{tool}");
+        assert!(
+            tool["description"]
+                .as_str()
+                .is_some_and(|text| text.len() > 20),
+            "{tool}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_preview_api_renders_and_validates_a_tree() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let body = json!({
+        "tree": {"nodes": {
+            "h": {"component": "Heading", "props": {"text": "Hello {{/name}}", "level": 1}},
+            "f": {"component": "Form", "props": {}, "children": ["n"]},
+            "n": {"component": "Input", "props": {"name": "note", "label": "Note"}}
+        }},
+        "schema": {"type": "object", "properties": {"note": {"type": "string"}, "ok": {"type": "boolean"}}},
+        "data": {"name": "<b>Ada</b>"}
+    });
+    let response = app
+        .client
+        .post(app.url("/api/pages/preview"))
+        .bearer_auth(API_TOKEN)
+        .json(&body)
+        .send()
+        .await?;
+    assert_eq!(response.status(), 200);
+    let result: Value = response.json().await?;
+    let html = result["html"].as_str().unwrap_or_default();
+    assert!(html.contains("Hello &lt;b&gt;Ada&lt;/b&gt;"), "{html}");
+    assert_eq!(result["validation"]["ok"], false);
+    let rules: Vec<&str> = result["validation"]["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|issue| issue["rule"].as_str())
+        .collect();
+    assert!(rules.contains(&"missing_field"), "{rules:?}");
+    assert!(rules.contains(&"no_submit_button"), "{rules:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_preview_api_names_a_schema_outside_the_subset() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let body = json!({"tree": {"nodes": {}}, "schema": {"type": "object", "properties": {"address": {"type": "object"}}}});
+    let response = app
+        .client
+        .post(app.url("/api/pages/preview"))
+        .bearer_auth(API_TOKEN)
+        .json(&body)
+        .send()
+        .await?;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await?;
+    assert_eq!(error["error"]["field"], "schema");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("address"),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_valid_submission_of_every_field_type_decodes_to_typed_json() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let form = "full_name=Ada+Lovelace&email=ada%40example.com&age=36&budget=12.5&website=&start_date=2026-02-01\
+                &passphrase=&bio=Line+one%0D%0ALine+two&subscribe=on&plan=pro&country=fr&topics=billing&topics=security\
+                &languages=en&languages=fr&aliases=Countess&aliases=&invoices=inv-1&invoices=inv-3";
+    let response = app
+        .client
+        .post(app.url("/components/try"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await?;
+    assert_eq!(response.status(), 200);
+    let html = response.text().await?;
+    for fragment in [
+        "\"age\": 36",
+        "\"budget\": 12.5",
+        "\"subscribe\": true",
+        "Line one\\nLine two",
+        "\"inv-3\"",
+    ] {
+        assert!(html.contains(fragment), "missing {fragment}");
+    }
+    assert!(
+        !html.contains("\"website\":"),
+        "an empty optional field is absent"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_wrong_value_rerenders_with_the_persons_values_and_a_message() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let form = "full_name=Ada&email=not-an-email&age=12&start_date=2026-02-01&plan=pro&country=fr&invoices=inv-2&bio=keep+this";
+    let response = app
+        .client
+        .post(app.url("/components/try"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await?;
+    assert_eq!(response.status(), 422);
+    let html = response.text().await?;
+    assert!(
+        html.contains("value=\"not-an-email\""),
+        "the wrong value is kept"
+    );
+    assert!(
+        html.contains("keep this</textarea>"),
+        "other values are kept"
+    );
+    assert!(html.contains("aria-invalid=\"true\""));
+    assert!(html.contains("fields need your attention"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let html = app.get("/components").await?.text().await?;
+    let href = html
+        .split("href=\"/components/download/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!href.is_empty(), "the DownloadLink example links a file");
+    let response = app.get(&format!("/components/download/{href}")).await?;
+    assert_eq!(response.status(), 200);
+    let disposition = response
+        .headers()
+        .get("content-disposition")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(disposition.starts_with("attachment"), "{disposition}");
+    assert!(!response.text().await?.is_empty());
+    assert_eq!(
+        app.get("/components/download/nothing.csv").await?.status(),
+        404
+    );
+    Ok(())
+}
