@@ -29,7 +29,7 @@ pub struct FormIssue {
     /// The schema field concerned, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// A stable snake_case rule code.
+    /// A stable `snake_case` rule code.
     pub rule: &'static str,
     /// What is wrong.
     pub message: String,
@@ -209,16 +209,21 @@ fn check_against_schema(
 }
 
 fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) {
-    let compatible = match (&field.kind, placed.yields) {
-        (FieldKind::String { .. } | FieldKind::Enum { .. }, FieldYield::String)
-        | (FieldKind::Number { .. }, FieldYield::Number | FieldYield::Integer)
-        | (FieldKind::Integer { .. }, FieldYield::Integer)
-        | (FieldKind::Boolean, FieldYield::Boolean)
-        | (FieldKind::StringArray { .. } | FieldKind::EnumArray { .. }, FieldYield::StringArray) => {
-            true
-        }
-        _ => false,
-    };
+    let compatible = matches!(
+        (&field.kind, placed.yields),
+        (
+            FieldKind::String { .. } | FieldKind::Enum { .. },
+            FieldYield::String
+        ) | (
+            FieldKind::Number { .. },
+            FieldYield::Number | FieldYield::Integer
+        ) | (FieldKind::Integer { .. }, FieldYield::Integer)
+            | (FieldKind::Boolean, FieldYield::Boolean)
+            | (
+                FieldKind::StringArray { .. } | FieldKind::EnumArray { .. },
+                FieldYield::StringArray
+            )
+    );
     if !compatible {
         errors.push(issue(
             Some(&placed.node),
@@ -564,7 +569,9 @@ mod tests {
     }
 
     fn tree(nodes: Value) -> Result<PageTree, serde_json::Error> {
-        serde_json::from_value(json!({ "nodes": nodes }))
+        let mut wrapped = serde_json::Map::new();
+        wrapped.insert("nodes".to_owned(), nodes);
+        serde_json::from_value(Value::Object(wrapped))
     }
 
     fn good_nodes() -> Value {
@@ -706,9 +713,9 @@ mod tests {
         nodes["f"]["children"] = json!(["ids", "note", "prio", "go", "ghost"]);
         nodes["dup"] =
             json!({"component": "TextArea", "props": {"name": "note", "label": "Again"}});
-        nodes["f"]["children"]
-            .as_array_mut()
-            .map(|children| children.push(json!("dup")));
+        if let Some(children) = nodes["f"]["children"].as_array_mut() {
+            children.push(json!("dup"));
+        }
         let report = check(nodes)?;
         assert!(
             rules(&report).contains(&"missing_child"),
