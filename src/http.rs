@@ -9,6 +9,7 @@ pub mod components;
 pub mod error;
 pub mod health;
 pub mod home;
+pub mod pages;
 pub mod preview;
 pub mod render;
 pub mod security;
@@ -55,6 +56,9 @@ pub fn router(state: AppState) -> Router {
         .route("/components/download/{file}", get(components::gallery_download))
         .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
         .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
+        .route("/p/{token}", get(pages::show_page).post(pages::submit))
+        .route("/p/{token}/done", get(pages::confirmation))
+        .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))

@@ -3,7 +3,10 @@
 //! A page is `open` until it is submitted (exactly once) or revoked; past its expiry it is
 //! expired whatever its stored status. Only the SHA-256 of a link's token is stored.
 
+pub mod csrf;
+pub mod lifecycle;
 pub mod page;
 pub mod preview;
+pub mod receipt;
 pub mod submission;
 pub mod token;

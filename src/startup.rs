@@ -10,6 +10,7 @@ use crate::{
     auth::ensure_api_token,
     config::{Config, Secret},
     http::{router, AppState},
+    pages::csrf::ensure_csrf_key,
     store::Store,
 };
 
@@ -33,10 +34,11 @@ impl Application {
         let api_token = ensure_api_token(&store, config.api_token.as_ref())
             .await
             .context("settling the API token")?;
+        let csrf = ensure_csrf_key(&store).await.context("settling the CSRF key")?;
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
-        let state = AppState::new(config, store, api_token.hash);
+        let state = AppState::new(config, store, api_token.hash, csrf);
         Ok(Self {
             listener,
             state,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use leptos::config::LeptosOptions;
 
-use crate::{auth::ApiTokenHash, config::Config, store::Store};
+use crate::{auth::ApiTokenHash, config::Config, pages::csrf::CsrfKey, store::Store};
 
 /// Shared application state, cheap to clone.
 #[derive(Clone, Debug)]
@@ -21,12 +21,14 @@ pub struct Inner {
     pub site: LeptosOptions,
     /// The API token requests are checked against.
     pub api_token: ApiTokenHash,
+    /// The key page forms' CSRF tokens are derived from.
+    pub csrf: CsrfKey,
 }
 
 impl AppState {
     /// Bundles the pieces built at startup.
     #[must_use]
-    pub fn new(config: Config, store: Store, api_token: ApiTokenHash) -> Self {
+    pub fn new(config: Config, store: Store, api_token: ApiTokenHash, csrf: CsrfKey) -> Self {
         let site = LeptosOptions::builder()
             .output_name("tessera")
             .site_root(config.site_root.clone())
@@ -37,6 +39,7 @@ impl AppState {
             store,
             site,
             api_token,
+            csrf,
         }))
     }
 }

@@ -129,4 +129,52 @@ impl Store {
             Self::Postgres(pool) => postgres::submit(pool, token_hash, &response, now).await,
         }
     }
+
+    /// Reads a page by id.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] when no page has this id.
+    pub async fn page(&self, id: PageId) -> Result<Page> {
+        let row = match self {
+            Self::Sqlite(pool) => sqlite::by_id(pool, id).await?,
+            Self::Postgres(pool) => postgres::by_id(pool, id).await?,
+        };
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The pages a run made, newest first.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn pages_of_run(&self, run_id: RunId) -> Result<Vec<Page>> {
+        let rows = match self {
+            Self::Sqlite(pool) => sqlite::of_run(pool, run_id).await?,
+            Self::Postgres(pool) => postgres::of_run(pool, run_id).await?,
+        };
+        rows.into_iter().map(Page::try_from).collect()
+    }
+
+    /// Changes an open page: revoke it, move its expiry, or give it a new link (token hash).
+    /// Only an open page changes; the outcome says whether it did.
+    ///
+    /// # Errors
+    /// Database failures; [`StoreError::Conflict`] if a new token hash is already used.
+    pub async fn change_open_page(&self, id: PageId, change: &PageChange) -> Result<bool> {
+        match self {
+            Self::Sqlite(pool) => sqlite::change_open(pool, id, change).await,
+            Self::Postgres(pool) => postgres::change_open(pool, id, change).await,
+        }
+    }
 }
+
+/// An author's change to a waiting page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageChange {
+    /// Withdraw the link: it answers 410 from now on.
+    Revoke,
+    /// Move the expiry to this instant (unix ms).
+    Extend(i64),
+    /// Replace the link: the old token stops working, the new one (by its hash) works.
+    Reissue(TokenHash),
+}
+

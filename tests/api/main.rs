@@ -6,4 +6,5 @@ mod health;
 mod helpers;
 mod home;
 mod llm;
+mod pages;
 mod store;

@@ -1,0 +1,176 @@
+//! `GET/POST /p/{token}`: the single-use page links people open.
+//!
+//! Statuses: 200 page or receipt, 303 after a recorded submission, 403 cross-site or wrong CSRF
+//! token, 404 unknown link, 409 already submitted (with the receipt), 410 expired or withdrawn,
+//! 422 wrong values (the page again with the person's values). Error pages never say whether any
+//! other link exists.
+
+use std::collections::BTreeMap;
+
+use axum::{
+    body::Bytes,
+    extract::{Path, Query, State},
+    response::{IntoResponse, Redirect, Response},
+};
+use http::{header, HeaderMap, StatusCode};
+use leptos::prelude::*;
+use tessera_app::{
+    catalog::Catalog,
+    components::download::download_for_node,
+    not_found::ErrorPage,
+    render::{render_tree, FormState, RenderCtx},
+    tree::PageTree,
+};
+
+use super::{error::AppError, render::html_document, AppState};
+use crate::{
+    forms::FormSchema,
+    pages::{
+        lifecycle::{open_page, submit_page, Opened, Submitted},
+        page::Page,
+        receipt::receipt_tree,
+    },
+    store::now_ms,
+};
+
+/// `GET /p/{token}`.
+///
+/// # Errors
+/// Database failures (a generic 500 page).
+pub async fn show_page(State(state): State<AppState>, Path(token): Path<String>, Query(query): Query<BTreeMap<String, String>>) -> Result<Response, AppError> {
+    Ok(match open_page(&state.store, &token, now_ms()).await? {
+        Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK),
+        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received"),
+        Opened::Expired => gone(&state, "This link has expired", "The request it belonged to is no longer waiting for an answer. Ask the sender for a new link."),
+        Opened::Revoked => gone(&state, "This link was withdrawn", "The sender withdrew this request. Ask them for a new link if you still need to answer."),
+        Opened::NotFound => unknown_link(&state),
+    })
+}
+
+/// `POST /p/{token}`.
+///
+/// # Errors
+/// Database failures (a generic 500 page; nothing was recorded, the person can send again).
+pub async fn submit(State(state): State<AppState>, Path(token): Path<String>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
+    if is_cross_site(&headers) {
+        return Ok(forbidden(&state));
+    }
+    let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms()).await.map_err(|error| AppError::Unexpected(error.into()))?;
+    Ok(match outcome {
+        Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
+        Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, BTreeMap::new(), StatusCode::UNPROCESSABLE_ENTITY),
+        Submitted::AlreadySubmitted(page) => render_receipt(&state, &page, StatusCode::CONFLICT, "This link was already used"),
+        Submitted::Forbidden => forbidden(&state),
+        Submitted::NoForm => error_page(&state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer."),
+        Submitted::Expired => gone(&state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link."),
+        Submitted::Revoked => gone(&state, "This link was withdrawn", "Your answer was not recorded because the sender withdrew the request."),
+        Submitted::NotFound => unknown_link(&state),
+    })
+}
+
+/// `GET /p/{token}/done`: the confirmation after a recorded submission.
+///
+/// # Errors
+/// Database failures.
+pub async fn confirmation(State(state): State<AppState>, Path(token): Path<String>) -> Result<Response, AppError> {
+    Ok(match open_page(&state.store, &token, now_ms()).await? {
+        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Thank you — your answer was received"),
+        Opened::Open(_) => Redirect::to(&format!("/p/{token}")).into_response(),
+        Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state),
+    })
+}
+
+/// `GET /p/{token}/download/{file}`: a `DownloadLink`'s file, built from the page's data snapshot.
+///
+/// # Errors
+/// Database failures.
+pub async fn download(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Result<Response, AppError> {
+    let page = match open_page(&state.store, &token, now_ms()).await? {
+        Opened::Open(page) | Opened::Receipt(page) => page,
+        Opened::Expired | Opened::Revoked | Opened::NotFound => return Ok(unknown_link(&state)),
+    };
+    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else { return Ok(unknown_link(&state)) };
+    let Some(file) = download_for_node(&tree, &page.data, &file) else { return Ok(unknown_link(&state)) };
+    Ok((
+        [
+            (header::CONTENT_TYPE, file.content_type.to_owned()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", file.filename)),
+            (header::CACHE_CONTROL, "no-store".to_owned()),
+        ],
+        file.body,
+    )
+        .into_response())
+}
+
+/// A browser sends `Origin` on every POST; one that names another host is a cross-site form.
+fn is_cross_site(headers: &HeaderMap) -> bool {
+    let origin = headers.get(header::ORIGIN).and_then(|value| value.to_str().ok());
+    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
+    match (origin, host) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/')) != Some(host),
+        _ => false,
+    }
+}
+
+fn render_open(state: &AppState, token: &str, page: &Page, form: FormState, query: BTreeMap<String, String>, status: StatusCode) -> Response {
+    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree.clone()) else {
+        return error_page(state, StatusCode::INTERNAL_SERVER_ERROR, "This page cannot be shown", "Its stored layout is damaged. The sender has been told nothing; please contact them.");
+    };
+    let mut ctx = RenderCtx::new(page.data.clone());
+    ctx.catalog = Catalog::defaults();
+    ctx.form = form;
+    ctx.action = Some(format!("/p/{token}"));
+    ctx.csrf_token = Some(state.csrf.token_for(page.id));
+    ctx.download_base = Some(format!("/p/{token}/download"));
+    ctx.query = query;
+    html_document(state, status, "Your answer is requested · Tessera", move || render_tree(&tree, &ctx))
+}
+
+fn render_receipt(state: &AppState, page: &Page, status: StatusCode, heading: &str) -> Response {
+    let schema = page.schema.as_ref().and_then(|schema| FormSchema::from_json_schema(schema).ok());
+    let response = page.response.clone().unwrap_or_default();
+    let tree = receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms);
+    let ctx = RenderCtx::new(serde_json::Value::Null);
+    html_document(state, status, "Answer received · Tessera", move || {
+        view! { <div data-testid="receipt">{render_tree(&tree, &ctx)}</div> }.into_any()
+    })
+}
+
+fn gone(state: &AppState, heading: &'static str, message: &'static str) -> Response {
+    error_page(state, StatusCode::GONE, heading, message)
+}
+
+fn unknown_link(state: &AppState) -> Response {
+    error_page(state, StatusCode::NOT_FOUND, "This link is not valid", "Check that you copied the whole link. Links are single-use and only the sender can issue a new one.")
+}
+
+fn forbidden(state: &AppState) -> Response {
+    error_page(state, StatusCode::FORBIDDEN, "This form could not be accepted", "It was not sent from its own page. Open the link you were sent and submit it from there.")
+}
+
+fn error_page(state: &AppState, status: StatusCode, heading: &'static str, message: &'static str) -> Response {
+    html_document(state, status, &format!("{heading} · Tessera"), move || {
+        view! { <ErrorPage status=status.as_u16() heading=heading.to_owned() message=message.to_owned()/> }.into_any()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn only_a_foreign_origin_is_cross_site() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        assert!(!is_cross_site(&headers), "no Origin: old browsers and curl");
+        headers.insert(header::ORIGIN, HeaderValue::from_static("http://127.0.0.1:3000"));
+        assert!(!is_cross_site(&headers));
+        headers.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
+        assert!(is_cross_site(&headers));
+        headers.insert(header::ORIGIN, HeaderValue::from_static("null"));
+        assert!(is_cross_site(&headers));
+    }
+}

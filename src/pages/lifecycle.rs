@@ -1,0 +1,125 @@
+//! The life of a page link: opening it (GET never changes anything) and submitting it (exactly
+//! once, in one transaction with the run's resumption).
+//!
+//! Every refusal is a distinct outcome so the HTTP edge can answer 404 / 409 / 410 / 422 / 403
+//! without guessing; none of them says anything about other tokens.
+
+use serde_json::Value;
+use tessera_app::render::{FormState, CSRF_FIELD};
+
+use super::{
+    csrf::CsrfKey,
+    page::{Page, PageStatus, SubmitOutcome},
+    receipt::cancelled_response,
+    submission::{read_submission, Submission},
+    token::PageToken,
+};
+use crate::{
+    forms::{pairs, FormSchema},
+    store::{Store, StoreError},
+};
+
+/// What opening a link shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Opened {
+    /// The page, ready to fill in.
+    Open(Page),
+    /// Already answered: the read-only receipt.
+    Receipt(Page),
+    /// Past its expiry.
+    Expired,
+    /// Withdrawn by the workflow's author.
+    Revoked,
+    /// No such link (or a malformed one).
+    NotFound,
+}
+
+/// Looks up a link. Never writes.
+///
+/// # Errors
+/// Database failures.
+pub async fn open_page(store: &Store, token: &str, now_ms: i64) -> Result<Opened, StoreError> {
+    let Some(token) = PageToken::parse(token) else { return Ok(Opened::NotFound) };
+    let page = match store.page_by_token(&token.hash()).await {
+        Ok(page) => page,
+        Err(StoreError::NotFound) => return Ok(Opened::NotFound),
+        Err(error) => return Err(error),
+    };
+    Ok(match page.status {
+        PageStatus::Submitted => Opened::Receipt(page),
+        PageStatus::Revoked => Opened::Revoked,
+        PageStatus::Open if page.is_expired(now_ms) => Opened::Expired,
+        PageStatus::Open => Opened::Open(page),
+    })
+}
+
+/// What a submission came to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Submitted {
+    /// Recorded; the run (if any) is ready to continue.
+    Accepted(Page),
+    /// Wrong or missing values: show the page again with this state (nothing was stored).
+    Invalid(Page, FormState),
+    /// Someone submitted first; the page holds their response (the receipt).
+    AlreadySubmitted(Page),
+    /// The CSRF token is missing or belongs to another page.
+    Forbidden,
+    /// The page is display-only and takes no answer.
+    NoForm,
+    /// Past its expiry.
+    Expired,
+    /// Withdrawn.
+    Revoked,
+    /// No such link.
+    NotFound,
+}
+
+/// Why a submission failed on our side.
+#[derive(Debug, thiserror::Error)]
+pub enum PagesError {
+    /// The store failed; nothing was recorded.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The page's stored schema no longer loads (corrupt or from a newer version).
+    #[error("stored schema of page {page} does not load: {reason}")]
+    StoredSchema {
+        /// The page.
+        page: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Decodes, validates and records a submission of the link `token`.
+///
+/// # Errors
+/// [`PagesError`] when the store fails or the stored schema is unreadable; the person's submission
+/// is then not recorded and they can send it again.
+pub async fn submit_page(store: &Store, csrf: &CsrfKey, token: &str, body: &[u8], now_ms: i64) -> Result<Submitted, PagesError> {
+    let page = match open_page(store, token, now_ms).await? {
+        Opened::Open(page) => page,
+        Opened::Receipt(page) => return Ok(Submitted::AlreadySubmitted(page)),
+        Opened::Expired => return Ok(Submitted::Expired),
+        Opened::Revoked => return Ok(Submitted::Revoked),
+        Opened::NotFound => return Ok(Submitted::NotFound),
+    };
+    let presented = pairs(body).into_iter().rev().find(|(key, _)| key == CSRF_FIELD).map(|(_, value)| value);
+    if !presented.is_some_and(|value| csrf.verify(page.id, &value)) {
+        return Ok(Submitted::Forbidden);
+    }
+    let Some(schema) = &page.schema else { return Ok(Submitted::NoForm) };
+    let schema = FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema { page: page.id.to_string(), reason: error.to_string() })?;
+    let response: Value = match read_submission(&schema, body) {
+        Submission::Valid(value) => value,
+        Submission::Cancelled => cancelled_response(),
+        Submission::Invalid(state) => return Ok(Submitted::Invalid(page, state)),
+    };
+    let Some(token) = PageToken::parse(token) else { return Ok(Submitted::NotFound) };
+    Ok(match store.submit_page(&token.hash(), &response, now_ms).await? {
+        SubmitOutcome::Submitted(page) => Submitted::Accepted(page),
+        SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(page),
+        SubmitOutcome::Expired => Submitted::Expired,
+        SubmitOutcome::Revoked => Submitted::Revoked,
+        SubmitOutcome::NotFound => Submitted::NotFound,
+    })
+}
