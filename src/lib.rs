@@ -15,6 +15,7 @@ pub mod demo;
 pub mod forms;
 pub mod http;
 pub mod llm;
+pub mod notify;
 pub mod pages;
 pub mod startup;
 pub mod store;

@@ -6,5 +6,6 @@ mod health;
 mod helpers;
 mod home;
 mod llm;
+mod notify;
 mod pages;
 mod store;
