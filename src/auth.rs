@@ -4,6 +4,8 @@
 //! generates one, stores only its SHA-256 and hands the token back once so `main` can print it;
 //! later starts find the hash and print nothing.
 
+pub mod admin;
+
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 

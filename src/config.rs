@@ -12,6 +12,7 @@
 //! | `DATABASE_URL` | `database_url` | `sqlite://tessera.db` |
 //! | `TESSERA_MODEL` | `model` | `heuristic` |
 //! | `TESSERA_API_TOKEN` | `api_token` | generated at first start |
+//! | `TESSERA_ADMIN_PASSWORD` | `admin_password` | generated at first start |
 //! | `TESSERA_PUBLIC_URL` | `public_url` | `http://<addr>` |
 //! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
 //! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
@@ -94,6 +95,8 @@ pub struct Config {
     pub model: String,
     /// A fixed API token; when absent one is generated at first start.
     pub api_token: Option<Secret>,
+    /// The admin login password; when absent one is generated at first start.
+    pub admin_password: Option<Secret>,
     /// The URL people reach this server at, used to build page links.
     pub public_url: String,
     /// Largest request body accepted, in bytes.
@@ -146,6 +149,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "api_token",
         default: "(generated at first start, printed once)",
         help: "bearer token for /api/*, /runs and /chat",
+        secret: true,
+    },
+    Setting {
+        env: "TESSERA_ADMIN_PASSWORD",
+        key: "admin_password",
+        default: "(generated at first start, printed once)",
+        help: "password of the admin login for /runs and /chat (stored as an argon2 hash)",
         secret: true,
     },
     Setting {
@@ -329,6 +339,13 @@ impl Config {
             Some((_, raw)) => Some(Secret::new(raw.trim())),
             None => None,
         };
+        let admin_password = match lookup("TESSERA_ADMIN_PASSWORD") {
+            Some((name, raw)) if raw.chars().count() < 8 => {
+                return Err(invalid(name, "must be at least 8 characters".to_owned()));
+            }
+            Some((_, raw)) => Some(Secret::new(raw)),
+            None => None,
+        };
         let public_url = match lookup("TESSERA_PUBLIC_URL") {
             Some((name, raw)) => {
                 if !(raw.starts_with("http://") || raw.starts_with("https://")) {
@@ -366,6 +383,7 @@ impl Config {
             database_url,
             model,
             api_token,
+            admin_password,
             public_url,
             body_limit,
             site_root,
@@ -381,6 +399,7 @@ impl Config {
             database_url,
             model: "heuristic".to_owned(),
             api_token: Some(Secret::new("test-token-0123456789abcdef")),
+            admin_password: Some(Secret::new("test-admin-password")),
             public_url: "http://127.0.0.1".to_owned(),
             body_limit: 1024 * 1024,
             site_root: "target/site".to_owned(),

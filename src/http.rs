@@ -9,10 +9,12 @@ pub mod components;
 pub mod error;
 pub mod health;
 pub mod home;
+pub mod login;
 pub mod pages;
 pub mod preview;
 pub mod render;
 pub mod security;
+pub mod session;
 pub mod state;
 
 use std::time::Duration;
@@ -40,6 +42,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub fn router(state: AppState) -> Router {
     let site_root = state.config.site_root.clone();
     let body_limit = state.config.body_limit;
+    let state_store = state.store.clone();
+    let secure_cookies = state.config.public_url.starts_with("https://");
     let api = Router::new()
         .route("/api/status", get(health::status))
         .route("/api/components", get(components::tool_definitions))
@@ -56,6 +60,8 @@ pub fn router(state: AppState) -> Router {
         .route("/components/download/{file}", get(components::gallery_download))
         .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
         .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
+        .route("/login", get(login::login_page).post(login::login))
+        .route("/logout", post(login::logout))
         .route("/p/{token}", get(pages::show_page).post(pages::submit))
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
@@ -64,6 +70,7 @@ pub fn router(state: AppState) -> Router {
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
         .fallback(home::not_found)
         .with_state(state)
+        .layer(session::session_layer(state_store, secure_cookies))
         .layer(middleware::from_fn(security::html_security_headers))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(RequestBodyLimitLayer::new(body_limit))

@@ -54,6 +54,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             token.expose()
         );
     }
+    if let Some(password) = &application.generated_admin_password {
+        eprintln!("tessera: generated admin password for /login (shown once, store it now): {}", password.expose());
+    }
     tracing::info!(addr = %application.local_addr()?, "listening");
     let shutdown = CancellationToken::new();
     let signal_token = shutdown.clone();

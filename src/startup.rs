@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    auth::ensure_api_token,
+    auth::{admin::ensure_admin_password, ensure_api_token},
     config::{Config, Secret},
     http::{router, AppState},
     pages::csrf::ensure_csrf_key,
@@ -20,6 +20,8 @@ pub struct Application {
     state: AppState,
     /// Set when this start generated the API token; shown once by the caller.
     pub generated_api_token: Option<Secret>,
+    /// Set when this start generated the admin password; shown once by the caller.
+    pub generated_admin_password: Option<Secret>,
 }
 
 impl Application {
@@ -35,14 +37,16 @@ impl Application {
             .await
             .context("settling the API token")?;
         let csrf = ensure_csrf_key(&store).await.context("settling the CSRF key")?;
+        let admin = ensure_admin_password(&store, config.admin_password.as_ref()).await.context("settling the admin password")?;
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
-        let state = AppState::new(config, store, api_token.hash, csrf);
+        let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
         Ok(Self {
             listener,
             state,
             generated_api_token: api_token.newly_generated,
+            generated_admin_password: admin.newly_generated,
         })
     }
 

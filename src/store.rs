@@ -22,6 +22,7 @@
 pub mod generations;
 pub mod pages;
 pub mod runs;
+pub mod sessions;
 pub mod settings;
 
 use std::{str::FromStr, time::Duration};

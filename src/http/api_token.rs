@@ -8,7 +8,7 @@ use axum::{
 
 use super::{error::AppError, AppState};
 
-/// Lets the request through only with `Authorization: Bearer <the API token>`.
+/// Lets the request through with `Authorization: Bearer <the API token>` or an admin session.
 ///
 /// # Errors
 /// [`AppError::Unauthorized`] (401 with `WWW-Authenticate: Bearer`) otherwise.
@@ -25,6 +25,7 @@ pub async fn require_api_token(
         .map(str::trim);
     match presented {
         Some(token) if state.api_token.matches(token) => Ok(next.run(request).await),
+        _ if super::login::is_admin(request.extensions().get::<tower_sessions::Session>()).await => Ok(next.run(request).await),
         _ => Err(AppError::Unauthorized),
     }
 }

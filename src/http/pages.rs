@@ -22,7 +22,7 @@ use tessera_app::{
     tree::PageTree,
 };
 
-use super::{error::AppError, render::html_document, AppState};
+use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
 use crate::{
     forms::FormSchema,
     pages::{
@@ -102,17 +102,6 @@ pub async fn download(State(state): State<AppState>, Path((token, file)): Path<(
         .into_response())
 }
 
-/// A browser sends `Origin` on every POST; one that names another host is a cross-site form.
-fn is_cross_site(headers: &HeaderMap) -> bool {
-    let origin = headers.get(header::ORIGIN).and_then(|value| value.to_str().ok());
-    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
-    match (origin, host) {
-        (Some("null"), _) => true,
-        (Some(origin), Some(host)) => origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/')) != Some(host),
-        _ => false,
-    }
-}
-
 fn render_open(state: &AppState, token: &str, page: &Page, form: FormState, query: BTreeMap<String, String>, status: StatusCode) -> Response {
     let Ok(tree) = serde_json::from_value::<PageTree>(page.tree.clone()) else {
         return error_page(state, StatusCode::INTERNAL_SERVER_ERROR, "This page cannot be shown", "Its stored layout is damaged. The sender has been told nothing; please contact them.");
@@ -153,24 +142,4 @@ fn error_page(state: &AppState, status: StatusCode, heading: &'static str, messa
     html_document(state, status, &format!("{heading} · Tessera"), move || {
         view! { <ErrorPage status=status.as_u16() heading=heading.to_owned() message=message.to_owned()/> }.into_any()
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use http::HeaderValue;
-
-    use super::*;
-
-    #[test]
-    fn only_a_foreign_origin_is_cross_site() {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
-        assert!(!is_cross_site(&headers), "no Origin: old browsers and curl");
-        headers.insert(header::ORIGIN, HeaderValue::from_static("http://127.0.0.1:3000"));
-        assert!(!is_cross_site(&headers));
-        headers.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
-        assert!(is_cross_site(&headers));
-        headers.insert(header::ORIGIN, HeaderValue::from_static("null"));
-        assert!(is_cross_site(&headers));
-    }
 }

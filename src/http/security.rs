@@ -4,7 +4,7 @@
 //! indexed. A response that set no CSP of its own (no scripts expected) gets one that allows none.
 
 use axum::{extract::Request, middleware::Next, response::Response};
-use http::{header, HeaderValue};
+use http::{header, HeaderMap, HeaderValue};
 
 /// Adds the §9 headers to `text/html` responses.
 pub async fn html_security_headers(request: Request, next: Next) -> Response {
@@ -38,4 +38,35 @@ pub async fn html_security_headers(request: Request, next: Next) -> Response {
         }
     }
     response
+}
+
+/// A browser sends `Origin` on every POST; one that names another host is a cross-site form.
+pub fn is_cross_site(headers: &HeaderMap) -> bool {
+    let origin = headers.get(header::ORIGIN).and_then(|value| value.to_str().ok());
+    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
+    match (origin, host) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/')) != Some(host),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn only_a_foreign_origin_is_cross_site() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        assert!(!is_cross_site(&headers), "no Origin: old browsers and curl");
+        headers.insert(header::ORIGIN, HeaderValue::from_static("http://127.0.0.1:3000"));
+        assert!(!is_cross_site(&headers));
+        headers.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
+        assert!(is_cross_site(&headers));
+        headers.insert(header::ORIGIN, HeaderValue::from_static("null"));
+        assert!(is_cross_site(&headers));
+    }
 }

@@ -4,7 +4,12 @@ use std::sync::Arc;
 
 use leptos::config::LeptosOptions;
 
-use crate::{auth::ApiTokenHash, config::Config, pages::csrf::CsrfKey, store::Store};
+use crate::{
+    auth::{admin::AdminPasswordHash, ApiTokenHash},
+    config::Config,
+    pages::csrf::CsrfKey,
+    store::Store,
+};
 
 /// Shared application state, cheap to clone.
 #[derive(Clone, Debug)]
@@ -23,12 +28,14 @@ pub struct Inner {
     pub api_token: ApiTokenHash,
     /// The key page forms' CSRF tokens are derived from.
     pub csrf: CsrfKey,
+    /// The admin password's hash.
+    pub admin: AdminPasswordHash,
 }
 
 impl AppState {
     /// Bundles the pieces built at startup.
     #[must_use]
-    pub fn new(config: Config, store: Store, api_token: ApiTokenHash, csrf: CsrfKey) -> Self {
+    pub fn new(config: Config, store: Store, api_token: ApiTokenHash, csrf: CsrfKey, admin: AdminPasswordHash) -> Self {
         let site = LeptosOptions::builder()
             .output_name("tessera")
             .site_root(config.site_root.clone())
@@ -40,6 +47,7 @@ impl AppState {
             site,
             api_token,
             csrf,
+            admin,
         }))
     }
 }

@@ -21,7 +21,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub store: Store,
     shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl TestApp {
@@ -34,15 +34,31 @@ impl TestApp {
     }
 }
 
+impl TestApp {
+    /// Stops the server and hands back its database folder, to start another app on it.
+    pub async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
+        self.shutdown.cancel();
+        self.store.close().await;
+        self.dir.take().context("the folder was already taken")
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
 }
 
+/// The admin password every spawned test app accepts.
+pub const ADMIN_PASSWORD: &str = "test-admin-password";
+
 /// Starts the application the way `main` does, but configured in code (never from the environment).
 pub async fn spawn_app() -> anyhow::Result<TestApp> {
-    let dir = tempfile::tempdir()?;
+    spawn_app_in(tempfile::tempdir()?).await
+}
+
+/// Starts the application on the database in `dir` (reuse a folder to simulate a restart).
+pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
     let path = dir.path().join("tessera.db");
     let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
     config.api_token = Some(Secret::new(API_TOKEN));
@@ -61,7 +77,7 @@ pub async fn spawn_app() -> anyhow::Result<TestApp> {
         client,
         store,
         shutdown,
-        _dir: dir,
+        dir: Some(dir),
     })
 }
 

@@ -6,6 +6,7 @@ mod health;
 mod helpers;
 mod home;
 mod llm;
+mod login;
 mod notify;
 mod pages;
 mod store;
