@@ -195,6 +195,12 @@ pub const SETTINGS: &[Setting] = &[
     },
 ];
 
+/// Every setting of every part of the server: the core ones above, then the notification channels
+/// (`notify::config::SETTINGS`). `--help`, the environment reader and the file's key check use this.
+pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
+    SETTINGS.iter().chain(crate::notify::config::SETTINGS.iter())
+}
+
 /// A configuration problem, always naming the setting.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -231,8 +237,7 @@ impl Sources {
     /// # Errors
     /// Returns [`ConfigError::File`] when the file exists but is not valid TOML of scalars.
     pub fn from_process() -> Result<Self, ConfigError> {
-        let env: BTreeMap<String, String> = SETTINGS
-            .iter()
+        let env: BTreeMap<String, String> = all_settings()
             .filter_map(|setting| {
                 std::env::var(setting.env)
                     .ok()
@@ -267,7 +272,7 @@ fn parse_file(path: &str, text: &str) -> Result<BTreeMap<String, String>, Config
         })?;
     let mut values = BTreeMap::new();
     for (key, value) in table {
-        if !SETTINGS.iter().any(|setting| setting.key == key) {
+        if !all_settings().any(|setting| setting.key == key) {
             return Err(ConfigError::File {
                 path: path.to_owned(),
                 reason: format!("unknown key `{key}`"),
@@ -433,7 +438,7 @@ pub fn help_text() -> String {
         "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\n\
          Settings (environment variable, else the tessera.toml key, else the default):\n\n",
     );
-    for setting in SETTINGS {
+    for setting in all_settings() {
         let secret = if setting.secret {
             " [secret: never logged]"
         } else {
@@ -444,6 +449,14 @@ pub fn help_text() -> String {
             setting.env, setting.help, secret, "", setting.key, setting.default
         ));
     }
+    text.push_str(
+        "Model providers (read from the environment when TESSERA_MODEL names one):\n\n\
+         \x20 openai:MODEL     OPENAI_API_KEY [secret] (optional with OPENAI_BASE_URL), OPENAI_BASE_URL, OPENAI_API_VERSION (Azure style)\n\
+         \x20 ollama:MODEL     OLLAMA_BASE_URL (default http://localhost:11434/v1)\n\
+         \x20 anthropic:MODEL  ANTHROPIC_API_KEY [secret], ANTHROPIC_BASE_URL\n\
+         \x20 gemini:MODEL     GEMINI_API_KEY [secret], GEMINI_BASE_URL\n\
+         \x20 all              TESSERA_MODEL_TIMEOUT_SECS (default 60), TESSERA_MODEL_MAX_RETRIES (default 2)\n",
+    );
     text
 }
 
