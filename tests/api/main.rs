@@ -10,3 +10,4 @@ mod login;
 mod notify;
 mod pages;
 mod store;
+mod workflow;

@@ -1,0 +1,713 @@
+//! The typed workflow builder (DESIGN.md §7) and the type-erased steps the runner executes.
+//!
+//! The builder carries two types: the run's state `S` and `P`, what the last step hands to the
+//! next one — `()` (nothing), [`PageHandle<R>`] after a `ui` step, [`Response<R>`] after a step
+//! that waited. Methods that consume a page or a response exist only on the matching `P`, so
+//! `page` and `response` reach the next step and no other, and a response is typed by the `ui`
+//! step's prompt. Each step is then erased into a [`StepDef`]: state and step input travel as
+//! JSON, because that is how they are stored and any runner may pick up the run.
+
+use std::{future::Future, marker::PhantomData, pin::Pin, sync::Arc};
+
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+use tessera_app::catalog::ComponentSpec;
+
+use super::{
+    page::{PageFactory, PageRequest, UiOptions},
+    prompt::{Prompt, Template},
+    retry::RetryPolicy,
+    run::{RunId, TimeoutAction},
+    step::{
+        NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput, StepResult, Text, Wait,
+    },
+    WorkflowError,
+};
+use crate::{
+    forms::{FormSchema, FormSchemaType},
+    llm::{ChatModel, ChatRequest, Message, ToolDefinition},
+    store::now_ms,
+};
+
+/// What a run's state must be: JSON in and out, movable between tasks.
+pub trait WorkflowState: Serialize + DeserializeOwned + Send + 'static {}
+
+impl<S: Serialize + DeserializeOwned + Send + 'static> WorkflowState for S {}
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What the runner lends a step: the run, the attempt, and the runner's services.
+#[derive(Clone)]
+pub(crate) struct StepContext {
+    pub run_id: RunId,
+    pub step_index: i64,
+    pub step_name: String,
+    pub attempt: i64,
+    pub services: Arc<Services>,
+}
+
+/// The runner-level services steps may call.
+#[derive(Clone, Default)]
+pub(crate) struct Services {
+    pub page_factory: Option<Arc<dyn PageFactory>>,
+    pub model: Option<Arc<dyn ChatModel>>,
+    pub model_spec: Option<String>,
+    pub components: Vec<ComponentSpec>,
+}
+
+/// A step's result: the run's new state and what the next step gets.
+pub(crate) struct StepDone {
+    pub state: Value,
+    pub output: StepOutput,
+}
+
+/// A step with its types erased: `(context, state, input) → (state, output)`.
+pub(crate) type Handler =
+    Arc<dyn Fn(StepContext, Value, Value) -> BoxFuture<StepResult<StepDone>> + Send + Sync>;
+
+/// What kind of step it is, for the run timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// Code (`step`, `step_with_page`, `step_with_response`).
+    Code,
+    /// A generated page (`ui`, `ui_with`, `display`).
+    Ui,
+    /// A model call (`prompt`).
+    Prompt,
+}
+
+/// One erased step.
+#[derive(Clone)]
+pub(crate) struct StepDef {
+    pub name: String,
+    pub kind: StepKind,
+    pub retry: Option<RetryPolicy>,
+    pub template: Option<Template>,
+    pub handler: Handler,
+}
+
+/// A built workflow with its types erased, as the registry holds it.
+pub(crate) struct WorkflowDef {
+    pub name: String,
+    pub steps: Vec<StepDef>,
+    pub default_retry: RetryPolicy,
+    pub check_state: fn(&Value) -> Result<(), serde_json::Error>,
+}
+
+impl WorkflowDef {
+    pub fn retry_policy(&self, index: usize) -> RetryPolicy {
+        self.steps
+            .get(index)
+            .and_then(|step| step.retry)
+            .unwrap_or(self.default_retry)
+    }
+}
+
+/// A workflow definition, ready to register with a [`Registry`](super::Registry).
+pub struct Workflow<S> {
+    pub(crate) definition: WorkflowDef,
+    state: PhantomData<fn() -> S>,
+}
+
+impl<S> Workflow<S> {
+    /// Its name, unique in a registry.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// Its steps' names, in order.
+    #[must_use]
+    pub fn step_names(&self) -> Vec<&str> {
+        self.definition
+            .steps
+            .iter()
+            .map(|step| step.name.as_str())
+            .collect()
+    }
+}
+
+/// Starts a workflow definition named `name` over state `S`.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use tessera::forms::FormSchema;
+/// use tessera::workflow::{wait_for, workflow, Prompt};
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct Digest { emails: Vec<String>, archived: Vec<String> }
+///
+/// #[derive(FormSchema, Serialize, Deserialize)]
+/// struct DigestForm { archive_ids: Vec<String>, note: Option<String> }
+///
+/// let digest = workflow::<Digest>("email-digest")
+///     .step("Fetch", |state: Digest| async move { Ok(Digest { emails: vec!["a".into()], ..state }) })
+///     .ui("ShowDigest", Prompt::<DigestForm>::new("Group {{ emails | length }} emails"))
+///     .step_with_page("Notify", |state, page| async move {
+///         println!("open {}", page.link);
+///         Ok((state, wait_for(page.webhook)))
+///     })
+///     .step_with_response("Archive", |state, response: DigestForm| async move {
+///         Ok(Digest { archived: response.archive_ids, ..state })
+///     })
+///     .build()?;
+/// assert_eq!(digest.step_names(), ["Fetch", "ShowDigest", "Notify", "Archive"]);
+/// # Ok::<(), tessera::workflow::WorkflowError>(())
+/// ```
+pub fn workflow<S: WorkflowState>(name: impl Into<String>) -> WorkflowBuilder<S, ()> {
+    WorkflowBuilder {
+        name: name.into(),
+        steps: Vec::new(),
+        default_retry: RetryPolicy::default(),
+        types: PhantomData,
+    }
+}
+
+/// Builds a workflow step by step; see [`workflow`].
+#[must_use = "a builder does nothing until built and registered"]
+pub struct WorkflowBuilder<S, P> {
+    name: String,
+    steps: Vec<StepDef>,
+    default_retry: RetryPolicy,
+    types: PhantomData<fn() -> (S, P)>,
+}
+
+fn fatal(context: &str, error: impl std::fmt::Display) -> StepError {
+    StepError::fatal(anyhow::anyhow!("{context}: {error}"))
+}
+
+fn decode<T: DeserializeOwned>(what: &str, value: Value) -> StepResult<T> {
+    serde_json::from_value(value).map_err(|error| fatal(&format!("{what} does not decode"), error))
+}
+
+fn encode<T: Serialize>(what: &str, value: &T) -> StepResult<Value> {
+    serde_json::to_value(value).map_err(|error| fatal(&format!("{what} does not encode"), error))
+}
+
+impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
+    fn push<Q>(mut self, step: StepDef) -> WorkflowBuilder<S, Q> {
+        self.steps.push(step);
+        WorkflowBuilder {
+            name: self.name,
+            steps: self.steps,
+            default_retry: self.default_retry,
+            types: PhantomData,
+        }
+    }
+
+    /// Adds a code step: the state in, the new state out. Nothing reaches the next step but the
+    /// state.
+    pub fn step<F, Fut>(self, name: impl Into<String>, step: F) -> WorkflowBuilder<S, ()>
+    where
+        F: Fn(S) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = StepResult<S>> + Send + 'static,
+    {
+        let step = Arc::new(step);
+        let handler: Handler = Arc::new(move |_context, state, _input| {
+            let step = Arc::clone(&step);
+            Box::pin(async move {
+                let state: S = decode("the run's state", state)?;
+                let state = step(state).await?;
+                Ok(StepDone {
+                    state: encode("the run's state", &state)?,
+                    output: StepOutput::None,
+                })
+            })
+        });
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Code,
+            retry: None,
+            template: None,
+            handler,
+        })
+    }
+
+    /// Adds a `ui` step: a page generated from `prompt` (rendered over the state) asking for an
+    /// `R`, with the state as its data. The next step gets the page's [`PageHandle<R>`].
+    ///
+    /// `R` must be a flat form (DESIGN.md §5), so anything else fails to compile:
+    /// ```compile_fail,E0277
+    /// use serde::{Deserialize, Serialize};
+    /// use tessera::workflow::{workflow, Prompt};
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// struct State {}
+    ///
+    /// // Deserializable, but not a `#[derive(FormSchema)]` form: a nested list of numbers.
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Scores { scores: Vec<Vec<i64>> }
+    ///
+    /// let _ = workflow::<State>("scores").ui("Ask", Prompt::<Scores>::new("Scores?"));
+    /// ```
+    pub fn ui<R>(
+        self,
+        name: impl Into<String>,
+        prompt: Prompt<R>,
+    ) -> WorkflowBuilder<S, PageHandle<R>>
+    where
+        R: FormSchemaType + 'static,
+    {
+        self.ui_with(name, prompt, UiOptions::default())
+    }
+
+    /// Adds a `ui` step with per-step options (components, agent-loop turns, expiry, model,
+    /// data selector); see [`WorkflowBuilder::ui`].
+    pub fn ui_with<R>(
+        self,
+        name: impl Into<String>,
+        prompt: Prompt<R>,
+        options: UiOptions,
+    ) -> WorkflowBuilder<S, PageHandle<R>>
+    where
+        R: FormSchemaType + 'static,
+    {
+        self.push(ui_step(
+            name.into(),
+            prompt.into_template(),
+            Some(R::form_schema()),
+            options,
+        ))
+    }
+
+    /// Adds a display-only `ui` step: a page with no form. The next step gets its handle, whose
+    /// webhook is `None`.
+    pub fn display(
+        self,
+        name: impl Into<String>,
+        prompt: Prompt<NoResponse>,
+        options: UiOptions,
+    ) -> WorkflowBuilder<S, PageHandle<NoResponse>> {
+        self.push(ui_step(name.into(), prompt.into_template(), None, options))
+    }
+
+    /// Adds a model step: `prompt` rendered over the state and sent to the runner's model.
+    ///
+    /// With a form type `R` (a schema) the model must answer in that shape, and the answer's
+    /// fields are merged into the state (replacing fields of the same name). With [`Text`] (no
+    /// schema) the state is unchanged and the reply reaches the next step only, as a
+    /// [`Response<Text>`].
+    pub fn prompt<R: PromptOutput>(
+        self,
+        name: impl Into<String>,
+        prompt: Prompt<R>,
+    ) -> WorkflowBuilder<S, R::Next> {
+        let template = prompt.into_template();
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Prompt,
+            retry: None,
+            template: Some(template.clone()),
+            handler: <R as sealed::PromptKind>::handler::<S>(sealed::PromptTemplate(template)).0,
+        })
+    }
+
+    /// Sets the retry policy of the step just added.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        if let Some(step) = self.steps.last_mut() {
+            step.retry = Some(policy);
+        }
+        self
+    }
+
+    /// Sets the retry policy of every step without its own.
+    pub fn default_retry(mut self, policy: RetryPolicy) -> Self {
+        self.default_retry = policy;
+        self
+    }
+
+    /// Checks the definition and finishes it.
+    ///
+    /// # Errors
+    /// [`WorkflowError::Invalid`] when the name is empty, it has no step, two steps share a
+    /// name, or a prompt template does not parse.
+    pub fn build(self) -> Result<Workflow<S>, WorkflowError> {
+        let invalid = |reason: String| WorkflowError::Invalid {
+            workflow: self.name.clone(),
+            reason,
+        };
+        if self.name.trim().is_empty() {
+            return Err(invalid("the name is empty".into()));
+        }
+        if self.steps.is_empty() {
+            return Err(invalid("it has no step".into()));
+        }
+        for (index, step) in self.steps.iter().enumerate() {
+            if step.name.trim().is_empty() {
+                return Err(invalid(format!("step {index} has no name")));
+            }
+            if self.steps[..index]
+                .iter()
+                .any(|earlier| earlier.name == step.name)
+            {
+                return Err(invalid(format!("two steps are named {}", step.name)));
+            }
+            if let Some(template) = &step.template {
+                template.check().map_err(|error| {
+                    invalid(format!(
+                        "the prompt of step {} does not parse: {error}",
+                        step.name
+                    ))
+                })?;
+            }
+        }
+        Ok(Workflow {
+            definition: WorkflowDef {
+                name: self.name,
+                steps: self.steps,
+                default_retry: self.default_retry,
+                check_state: |state| serde_json::from_value::<S>(state.clone()).map(|_| ()),
+            },
+            state: PhantomData,
+        })
+    }
+}
+
+impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
+    /// Adds a code step that gets the page the previous `ui` step made — typically to send its
+    /// link and return `wait_for(page.webhook)`, which suspends the run until the page is
+    /// submitted and hands the typed response to the step after.
+    pub fn step_with_page<F, Fut, O>(
+        self,
+        name: impl Into<String>,
+        step: F,
+    ) -> WorkflowBuilder<S, O::Next>
+    where
+        F: Fn(S, PageHandle<R>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = StepResult<(S, O)>> + Send + 'static,
+        O: Then,
+    {
+        let step = Arc::new(step);
+        let handler: Handler = Arc::new(move |_context, state, input| {
+            let step = Arc::clone(&step);
+            Box::pin(async move {
+                let state: S = decode("the run's state", state)?;
+                let page: PageHandle<R> = decode("the previous step's page", input)?;
+                let (state, then) = step(state, page).await?;
+                Ok(StepDone {
+                    state: encode("the run's state", &state)?,
+                    output: then.into_output()?,
+                })
+            })
+        });
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Code,
+            retry: None,
+            template: None,
+            handler,
+        })
+    }
+}
+
+impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, Response<R>> {
+    /// Adds a code step that gets the typed response the previous step waited for (or the
+    /// reply of a schema-less prompt).
+    pub fn step_with_response<F, Fut>(
+        self,
+        name: impl Into<String>,
+        step: F,
+    ) -> WorkflowBuilder<S, ()>
+    where
+        F: Fn(S, R) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = StepResult<S>> + Send + 'static,
+    {
+        let step = Arc::new(step);
+        let handler: Handler = Arc::new(move |_context, state, input| {
+            let step = Arc::clone(&step);
+            Box::pin(async move {
+                let state: S = decode("the run's state", state)?;
+                let response: R = decode("the response", input)?;
+                let state = step(state, response).await?;
+                Ok(StepDone {
+                    state: encode("the run's state", &state)?,
+                    output: StepOutput::None,
+                })
+            })
+        });
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Code,
+            retry: None,
+            template: None,
+            handler,
+        })
+    }
+}
+
+/// What a step that got a page may return besides the state: `()` (carry on) or a
+/// [`Wait<R>`] (suspend until the page is submitted; the next step gets an `R`).
+pub trait Then: Send + 'static {
+    /// What the next step gets (`()` or [`Response<R>`]).
+    type Next;
+
+    /// The stored form.
+    ///
+    /// # Errors
+    /// A fatal [`StepError`] when a default response does not encode.
+    #[doc(hidden)]
+    fn into_output(self) -> StepResult<StepOutput>;
+}
+
+impl Then for () {
+    type Next = ();
+
+    fn into_output(self) -> StepResult<StepOutput> {
+        Ok(StepOutput::None)
+    }
+}
+
+impl<R: Serialize + Send + 'static> Then for Wait<R> {
+    type Next = Response<R>;
+
+    fn into_output(self) -> StepResult<StepOutput> {
+        let page_id = self.token.map(|token| token.page_id);
+        let (deadline_ms, on_timeout, default_response) = match self.timeout {
+            None => (None, None, None),
+            Some((duration, on_timeout)) => {
+                let after = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
+                let deadline = now_ms().saturating_add(after);
+                let (action, default_response) = match on_timeout {
+                    OnTimeout::Fail => (TimeoutAction::Fail, None),
+                    OnTimeout::Cancel => (TimeoutAction::Cancel, None),
+                    OnTimeout::Continue(response) => (
+                        TimeoutAction::Continue,
+                        Some(encode("the default response", &response)?),
+                    ),
+                };
+                (Some(deadline), Some(action), default_response)
+            }
+        };
+        if page_id.is_none() && deadline_ms.is_none() {
+            return Err(StepError::fatal(anyhow::anyhow!(
+                "wait_for on a page without a form (no webhook) needs a timeout"
+            )));
+        }
+        Ok(StepOutput::Wait {
+            page_id,
+            deadline_ms,
+            on_timeout,
+            default_response,
+        })
+    }
+}
+
+fn ui_step(
+    name: String,
+    template: Template,
+    schema: Option<FormSchema>,
+    options: UiOptions,
+) -> StepDef {
+    let template_for_step = template.clone();
+    let handler: Handler = Arc::new(move |context, state, _input| {
+        let template = template_for_step.clone();
+        let schema = schema.clone();
+        let mut options = options.clone();
+        Box::pin(async move {
+            let factory = context.services.page_factory.clone().ok_or_else(|| {
+                StepError::fatal(anyhow::anyhow!(
+                    "the runner has no page factory for ui steps"
+                ))
+            })?;
+            let prompt = template
+                .render(&state)
+                .map_err(|error| fatal("the prompt does not render", error))?;
+            let data = match options.data.as_deref() {
+                None => state.clone(),
+                Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
+                    StepError::fatal(anyhow::anyhow!(
+                        "the data selector {pointer} matches nothing in the state"
+                    ))
+                })?,
+            };
+            if options.components.is_empty() {
+                options.components.clone_from(&context.services.components);
+            }
+            if options.model.is_none() {
+                options.model.clone_from(&context.services.model_spec);
+            }
+            let has_form = schema.is_some();
+            let mut page = factory
+                .create_page(PageRequest {
+                    run_id: context.run_id,
+                    step_index: context.step_index,
+                    step_name: context.step_name.clone(),
+                    attempt: context.attempt,
+                    prompt,
+                    schema,
+                    data,
+                    options,
+                })
+                .await?;
+            if !has_form {
+                page.webhook = None;
+            }
+            Ok(StepDone {
+                state,
+                output: StepOutput::Page { page },
+            })
+        })
+    });
+    StepDef {
+        name,
+        kind: StepKind::Ui,
+        retry: None,
+        template: Some(template),
+        handler,
+    }
+}
+
+/// What a `prompt` step asks the model for: [`Text`], or a form type whose fields are merged
+/// into the state.
+pub trait PromptOutput: sealed::PromptKind + Sized + Send + 'static {
+    /// What the next step gets.
+    type Next;
+}
+
+mod sealed {
+    use super::{Handler, Template, WorkflowState};
+
+    /// A prompt template, opaque outside the crate.
+    pub struct PromptTemplate(pub(crate) Template);
+
+    /// An erased step, opaque outside the crate.
+    pub struct ErasedStep(pub(crate) Handler);
+
+    /// How each kind of prompt becomes a step; sealed so only this module implements it.
+    pub trait PromptKind {
+        fn handler<S: WorkflowState>(template: PromptTemplate) -> ErasedStep;
+    }
+}
+
+/// The tool a model answers a schema prompt with.
+const ANSWER_TOOL: &str = "Answer";
+
+async fn ask_model(
+    context: &StepContext,
+    prompt: String,
+    tools: Vec<ToolDefinition>,
+) -> StepResult<crate::llm::ChatResponse> {
+    let model = context.services.model.clone().ok_or_else(|| {
+        StepError::fatal(anyhow::anyhow!("the runner has no model for prompt steps"))
+    })?;
+    let mut messages = Vec::new();
+    if !tools.is_empty() {
+        messages.push(Message::system(format!(
+            "Answer by calling the {ANSWER_TOOL} tool exactly once with arguments that fit its schema."
+        )));
+    }
+    messages.push(Message::user(prompt));
+    model
+        .chat(ChatRequest {
+            messages,
+            tools,
+            ..ChatRequest::default()
+        })
+        .await
+        .map_err(|error| {
+            if error.is_retryable() {
+                StepError::retryable(error)
+            } else {
+                StepError::fatal(error)
+            }
+        })
+}
+
+impl PromptOutput for Text {
+    type Next = Response<Text>;
+}
+
+impl sealed::PromptKind for Text {
+    fn handler<S: WorkflowState>(template: sealed::PromptTemplate) -> sealed::ErasedStep {
+        let template = template.0;
+        sealed::ErasedStep(Arc::new(move |context, state, _input| {
+            let template = template.clone();
+            Box::pin(async move {
+                let prompt = template
+                    .render(&state)
+                    .map_err(|error| fatal("the prompt does not render", error))?;
+                let reply = ask_model(&context, prompt, Vec::new()).await?;
+                let text = Text {
+                    text: reply.text.unwrap_or_default(),
+                };
+                Ok(StepDone {
+                    state,
+                    output: StepOutput::Value {
+                        value: encode("the reply", &text)?,
+                    },
+                })
+            })
+        }))
+    }
+}
+
+impl<R> PromptOutput for R
+where
+    R: FormSchemaType + Serialize + DeserializeOwned + Send + 'static,
+{
+    type Next = ();
+}
+
+impl<R> sealed::PromptKind for R
+where
+    R: FormSchemaType + Serialize + DeserializeOwned + Send + 'static,
+{
+    fn handler<S: WorkflowState>(template: sealed::PromptTemplate) -> sealed::ErasedStep {
+        let template = template.0;
+        sealed::ErasedStep(Arc::new(move |context, state, _input| {
+            let template = template.clone();
+            Box::pin(async move {
+                let prompt = template
+                    .render(&state)
+                    .map_err(|error| fatal("the prompt does not render", error))?;
+                let tool = ToolDefinition {
+                    name: ANSWER_TOOL.into(),
+                    description: "Give your answer in this shape.".into(),
+                    parameters: R::json_schema(),
+                };
+                let reply = ask_model(&context, prompt, vec![tool]).await?;
+                let arguments = reply
+                    .tool_calls
+                    .into_iter()
+                    .find(|call| call.name == ANSWER_TOOL)
+                    .and_then(|call| call.arguments.ok())
+                    .or_else(|| {
+                        reply
+                            .text
+                            .as_deref()
+                            .and_then(|text| serde_json::from_str(text.trim()).ok())
+                    })
+                    .ok_or_else(|| {
+                        StepError::retryable(anyhow::anyhow!(
+                            "the model gave no {ANSWER_TOOL} in the schema's shape"
+                        ))
+                    })?;
+                let answer: R = serde_json::from_value(arguments).map_err(|error| {
+                    StepError::retryable(anyhow::anyhow!(
+                        "the model's answer does not fit the schema: {error}"
+                    ))
+                })?;
+                let state = merge(state, encode("the answer", &answer)?)?;
+                let state: S = decode("the state with the answer merged in", state)?;
+                Ok(StepDone {
+                    state: encode("the run's state", &state)?,
+                    output: StepOutput::None,
+                })
+            })
+        }))
+    }
+}
+
+/// Sets every field of `answer` on `state` (both JSON objects).
+fn merge(state: Value, answer: Value) -> StepResult<Value> {
+    match (state, answer) {
+        (Value::Object(mut state), Value::Object(answer)) => {
+            state.extend(answer);
+            Ok(Value::Object(state))
+        }
+        _ => Err(StepError::fatal(anyhow::anyhow!(
+            "a prompt's answer merges only into a state that is a JSON object"
+        ))),
+    }
+}
