@@ -1,4 +1,6 @@
 //! Demo content shipped with the app so it is useful with no configuration: pages to try and
 //! (with the workflow issue) the demo workflows.
 
+pub mod emails;
+pub mod expenses;
 pub mod field_types;

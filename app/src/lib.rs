@@ -11,6 +11,7 @@ pub mod gallery;
 pub mod home;
 pub mod not_found;
 pub mod render;
+pub mod runs;
 pub mod shell;
 pub mod theme;
 pub mod tree;

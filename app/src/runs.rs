@@ -1,0 +1,311 @@
+//! The runs pages (admin): the list with status filters and paging, and one run's timeline.
+//!
+//! Views only: the server fills the plain data structs below from the store.
+
+use leptos::prelude::*;
+
+/// One row of the runs list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRow {
+    /// Run id.
+    pub id: String,
+    /// Workflow name.
+    pub workflow: String,
+    /// Status (`ready`, `waiting`, …).
+    pub status: String,
+    /// The step it is at, or the last one.
+    pub step: String,
+    /// Last change, formatted.
+    pub updated: String,
+}
+
+/// The runs list page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunsList {
+    /// The rows of this page.
+    pub rows: Vec<RunRow>,
+    /// The status filter in force, if any.
+    pub status: Option<String>,
+    /// Zero-based page number.
+    pub page: u32,
+    /// Whether a next page exists.
+    pub has_next: bool,
+    /// Workflows that can be started from here.
+    pub workflows: Vec<String>,
+    /// A message to show once (e.g. "Run started").
+    pub flash: Option<String>,
+}
+
+const STATUSES: [&str; 6] = [
+    "ready",
+    "running",
+    "waiting",
+    "succeeded",
+    "failed",
+    "cancelled",
+];
+
+fn badge_class(status: &str) -> &'static str {
+    match status {
+        "succeeded" => "bg-green-100 text-green-900",
+        "failed" => "bg-red-100 text-red-900",
+        "waiting" => "bg-amber-100 text-amber-900",
+        "running" | "ready" => "bg-indigo-100 text-indigo-900",
+        _ => "bg-slate-200 text-slate-900",
+    }
+}
+
+/// A status shown as a coloured badge with its word (colour is never the only signal).
+#[component]
+pub fn StatusBadge(status: String) -> impl IntoView {
+    let class = format!(
+        "rounded-full px-2 py-0.5 text-xs font-semibold {}",
+        badge_class(&status)
+    );
+    view! { <span class=class data-testid="run-status">{status}</span> }
+}
+
+/// The body of `GET /runs`.
+#[component]
+pub fn RunsListPage(list: RunsList) -> impl IntoView {
+    let RunsList {
+        rows,
+        status,
+        page,
+        has_next,
+        workflows,
+        flash,
+    } = list;
+    let filter_link = move |value: Option<&'static str>, current: &Option<String>| {
+        let href = value.map_or_else(
+            || "/runs".to_owned(),
+            |value| format!("/runs?status={value}"),
+        );
+        let label = value.unwrap_or("all");
+        let active = value.map(str::to_owned) == *current;
+        view! {
+            <a href=href aria-current=active.then_some("page")
+                class=if active { "rounded bg-indigo-700 px-2 py-1 text-sm text-white" } else { "rounded px-2 py-1 text-sm text-indigo-700 underline dark:text-indigo-300" }>
+                {label}
+            </a>
+        }
+    };
+    let filters = std::iter::once(None)
+        .chain(STATUSES.iter().map(|status| Some(*status)))
+        .map(|value| filter_link(value, &status))
+        .collect_view();
+    let query_status = status
+        .clone()
+        .map(|status| format!("status={status}&"))
+        .unwrap_or_default();
+    let previous = (page > 0).then(|| format!("/runs?{query_status}page={}", page - 1));
+    let next = has_next.then(|| format!("/runs?{query_status}page={}", page + 1));
+    let empty = rows.is_empty();
+    let body = rows
+        .into_iter()
+        .map(|row| {
+            view! {
+                <tr class="border-t border-slate-200 dark:border-slate-700" data-testid="run-row">
+                    <td class="py-2 pr-4"><a class="font-mono text-sm text-indigo-700 underline dark:text-indigo-300" href=format!("/runs/{}", row.id)>{row.id[..8.min(row.id.len())].to_owned()}</a></td>
+                    <td class="py-2 pr-4">{row.workflow}</td>
+                    <td class="py-2 pr-4"><StatusBadge status=row.status/></td>
+                    <td class="py-2 pr-4">{row.step}</td>
+                    <td class="py-2 pr-4 text-sm text-slate-700 dark:text-slate-300">{row.updated}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let starters = workflows
+        .into_iter()
+        .map(|workflow| {
+            view! {
+                <form method="post" action="/runs/start">
+                    <input type="hidden" name="workflow" value=workflow.clone()/>
+                    <button type="submit" data-testid=format!("start-{workflow}")
+                        class="rounded-md bg-indigo-700 px-3 py-2 text-sm font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
+                        {format!("Start {workflow}")}
+                    </button>
+                </form>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="space-y-6">
+            <div class="flex flex-wrap items-center justify-between gap-4">
+                <h1 class="text-3xl font-bold">"Runs"</h1>
+                <form method="post" action="/logout">
+                    <button type="submit" class="text-sm text-indigo-700 underline dark:text-indigo-300">"Log out"</button>
+                </form>
+            </div>
+            {flash.map(|message| view! { <p role="status" class="rounded border border-green-300 bg-green-50 p-3 text-green-900">{message}</p> })}
+            <section aria-labelledby="start-title" class="space-y-2">
+                <h2 id="start-title" class="text-xl font-semibold">"Start a demo run"</h2>
+                <div class="flex flex-wrap gap-3">{starters}</div>
+            </section>
+            <nav aria-label="Filter by status" class="flex flex-wrap gap-2">{filters}</nav>
+            <table class="w-full text-left">
+                <caption class="sr-only">"Workflow runs, newest first"</caption>
+                <thead><tr>
+                    <th scope="col" class="pb-2">"Run"</th>
+                    <th scope="col" class="pb-2">"Workflow"</th>
+                    <th scope="col" class="pb-2">"Status"</th>
+                    <th scope="col" class="pb-2">"Step"</th>
+                    <th scope="col" class="pb-2">"Updated"</th>
+                </tr></thead>
+                <tbody>{body}</tbody>
+            </table>
+            {empty.then(|| view! { <p class="text-slate-700 dark:text-slate-300">"No runs here yet."</p> })}
+            <nav aria-label="Pages" class="flex gap-4">
+                {previous.map(|href| view! { <a href=href class="text-indigo-700 underline dark:text-indigo-300">"Newer"</a> })}
+                {next.map(|href| view! { <a href=href class="text-indigo-700 underline dark:text-indigo-300">"Older"</a> })}
+            </nav>
+        </div>
+    }
+}
+
+/// One step on a run's timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepView {
+    /// Position in the workflow.
+    pub index: i64,
+    /// Step name.
+    pub name: String,
+    /// `running`, `succeeded` or `failed`.
+    pub status: String,
+    /// Attempts made.
+    pub attempts: i64,
+    /// The output, pretty JSON.
+    pub output: Option<String>,
+    /// The error, when it failed.
+    pub error: Option<String>,
+}
+
+/// A page the run made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageView {
+    /// Page id (used by the admin actions).
+    pub id: String,
+    /// `open`, `submitted`, `revoked` or `expired`.
+    pub status: String,
+    /// When it expires, formatted.
+    pub expires: String,
+    /// The response, pretty JSON, once submitted.
+    pub response: Option<String>,
+}
+
+/// The run timeline page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDetail {
+    /// Run id.
+    pub id: String,
+    /// Workflow name.
+    pub workflow: String,
+    /// Status.
+    pub status: String,
+    /// The run's error, when it failed.
+    pub error: Option<String>,
+    /// The run's state, pretty JSON.
+    pub state: String,
+    /// The steps, in order.
+    pub steps: Vec<StepView>,
+    /// The pages it made, newest first.
+    pub pages: Vec<PageView>,
+    /// A freshly issued link, shown once after "Issue a new link".
+    pub new_link: Option<String>,
+    /// A message to show once.
+    pub flash: Option<String>,
+}
+
+/// The body of `GET /runs/{id}`.
+#[component]
+pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
+    let RunDetail {
+        id,
+        workflow,
+        status,
+        error,
+        state,
+        steps,
+        pages,
+        new_link,
+        flash,
+    } = detail;
+    let cancellable = matches!(status.as_str(), "ready" | "running" | "waiting");
+    let steps_view = steps
+        .into_iter()
+        .map(|step| {
+            view! {
+                <li class="rounded border border-slate-200 p-3 dark:border-slate-700" data-testid="run-step">
+                    <div class="flex flex-wrap items-center gap-3">
+                        <span class="font-mono text-sm">{format!("#{}", step.index + 1)}</span>
+                        <span class="font-semibold">{step.name}</span>
+                        <StatusBadge status=step.status/>
+                        <span class="text-sm text-slate-700 dark:text-slate-300">{format!("{} attempt(s)", step.attempts)}</span>
+                    </div>
+                    {step.error.map(|error| view! { <p role="alert" class="mt-2 text-red-800 dark:text-red-300">{error}</p> })}
+                    {step.output.map(|output| view! {
+                        <details class="mt-2"><summary class="cursor-pointer text-sm text-indigo-700 dark:text-indigo-300">"Output"</summary>
+                        <pre class="mt-1 overflow-auto rounded bg-slate-900 p-2 text-xs text-slate-100"><code>{output}</code></pre></details>
+                    })}
+                </li>
+            }
+        })
+        .collect_view();
+    let run_id = id.clone();
+    let pages_view = pages
+        .into_iter()
+        .map(|page| {
+            let open = page.status == "open";
+            let action = format!("/runs/{run_id}/pages/{}", page.id);
+            view! {
+                <li class="rounded border border-slate-200 p-3 dark:border-slate-700" data-testid="run-page">
+                    <div class="flex flex-wrap items-center gap-3">
+                        <span class="font-mono text-sm">{page.id[..8.min(page.id.len())].to_owned()}</span>
+                        <StatusBadge status=page.status/>
+                        <span class="text-sm">{format!("expires {}", page.expires)}</span>
+                    </div>
+                    {page.response.map(|response| view! {
+                        <pre class="mt-2 overflow-auto rounded bg-slate-900 p-2 text-xs text-slate-100" data-testid="page-response"><code>{response}</code></pre>
+                    })}
+                    {open.then(|| view! {
+                        <div class="mt-2 flex flex-wrap gap-2">
+                            <form method="post" action=action.clone()><input type="hidden" name="action" value="reissue"/>
+                                <button type="submit" data-testid="reissue-link" class="rounded border border-indigo-700 px-3 py-1 text-sm text-indigo-800 dark:text-indigo-200">"Issue a new link"</button></form>
+                            <form method="post" action=action.clone()><input type="hidden" name="action" value="extend"/>
+                                <button type="submit" class="rounded border border-slate-500 px-3 py-1 text-sm">"Extend by 7 days"</button></form>
+                            <form method="post" action=action><input type="hidden" name="action" value="revoke"/>
+                                <button type="submit" class="rounded border border-red-700 px-3 py-1 text-sm text-red-800 dark:text-red-300">"Revoke link"</button></form>
+                        </div>
+                    })}
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="space-y-6">
+            <p><a href="/runs" class="text-indigo-700 underline dark:text-indigo-300">"All runs"</a></p>
+            <div class="flex flex-wrap items-center gap-3">
+                <h1 class="text-3xl font-bold">{workflow}</h1>
+                <StatusBadge status=status/>
+                <span class="font-mono text-sm" data-testid="run-id">{id.clone()}</span>
+            </div>
+            {flash.map(|message| view! { <p role="status" class="rounded border border-green-300 bg-green-50 p-3 text-green-900">{message}</p> })}
+            {new_link.map(|link| { let href = link.clone(); view! {
+                <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">
+                    <p class="font-semibold">"New link (shown once; only its hash is stored):"</p>
+                    <a href=href data-testid="page-link" class="break-all font-mono text-indigo-800 underline">{link}</a>
+                </div>
+            }})}
+            {error.map(|error| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-900">{error}</p> })}
+            {cancellable.then(|| view! {
+                <form method="post" action=format!("/runs/{id}/cancel")>
+                    <button type="submit" data-testid="cancel-run" class="rounded-md bg-red-700 px-3 py-2 text-sm font-semibold text-white hover:bg-red-800">"Cancel run"</button>
+                </form>
+            })}
+            <section aria-labelledby="steps-title"><h2 id="steps-title" class="text-xl font-semibold">"Steps"</h2><ol class="mt-2 space-y-2">{steps_view}</ol></section>
+            <section aria-labelledby="pages-title"><h2 id="pages-title" class="text-xl font-semibold">"Pages"</h2><ul class="mt-2 space-y-2">{pages_view}</ul></section>
+            <section aria-labelledby="state-title"><h2 id="state-title" class="text-xl font-semibold">"State"</h2>
+                <pre class="mt-2 overflow-auto rounded bg-slate-900 p-3 text-xs text-slate-100"><code>{state}</code></pre></section>
+        </div>
+    }
+}
