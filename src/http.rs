@@ -7,6 +7,7 @@
 pub mod api_token;
 pub mod components;
 pub mod error;
+pub mod generate;
 pub mod health;
 pub mod home;
 pub mod login;
@@ -48,6 +49,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/status", get(health::status))
         .route("/api/components", get(components::tool_definitions))
         .route("/api/pages/preview", post(preview::preview_api))
+        .route("/api/pages/generate", post(generate::generate_page))
+        .route("/api/generations", get(generate::list_generations))
+        .route("/api/generations/{id}", get(generate::generation))
+        .route("/api/generations/{id}/events", get(generate::generation_events))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             api_token::require_api_token,

@@ -7,6 +7,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    agent::Models,
     auth::{admin::ensure_admin_password, ensure_api_token},
     config::{Config, Secret},
     http::{router, AppState},
@@ -38,10 +39,15 @@ impl Application {
             .context("settling the API token")?;
         let csrf = ensure_csrf_key(&store).await.context("settling the CSRF key")?;
         let admin = ensure_admin_password(&store, config.admin_password.as_ref()).await.context("settling the admin password")?;
+        let models = Models::from_spec(&config.model, &|name| std::env::var(name).ok())
+            .context("configuring the model (TESSERA_MODEL)")?;
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
+        if state.set_models(models).is_err() {
+            anyhow::bail!("the models were configured twice");
+        }
         Ok(Self {
             listener,
             state,

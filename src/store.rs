@@ -20,6 +20,7 @@
 //! a busy timeout. It must not hold a transaction across an `.await` on anything but the database.
 
 pub mod generations;
+pub mod page_cache;
 pub mod pages;
 pub mod runs;
 pub mod sessions;

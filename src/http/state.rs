@@ -1,8 +1,10 @@
 //! What every handler can reach: configuration, the store, the site options, the API token hash.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
+
+use crate::agent::Models;
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -30,6 +32,8 @@ pub struct Inner {
     pub csrf: CsrfKey,
     /// The admin password's hash.
     pub admin: AdminPasswordHash,
+    /// The models pages are generated with, set once at startup ([`AppState::set_models`]).
+    models: OnceLock<Models>,
 }
 
 impl AppState {
@@ -48,7 +52,27 @@ impl AppState {
             api_token,
             csrf,
             admin,
+            models: OnceLock::new(),
         }))
+    }
+
+    /// The models pages are generated with: the configured one and the heuristic (only the
+    /// heuristic until [`AppState::set_models`] was called).
+    #[must_use]
+    pub fn models(&self) -> &Models {
+        static HEURISTIC_ONLY: OnceLock<Models> = OnceLock::new();
+        self.0
+            .models
+            .get()
+            .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(Models::heuristic_only))
+    }
+
+    /// Sets the models, once, at startup.
+    ///
+    /// # Errors
+    /// Gives `models` back when they were already set.
+    pub fn set_models(&self, models: Models) -> Result<(), Models> {
+        self.0.models.set(models)
     }
 }
 

@@ -1,4 +1,8 @@
-//! Generation records: the audit trail of every page the agent loop built.
+//! Generation records and their events: the audit trail of every page the agent loop built.
+//!
+//! Events (`generation_events`) are written while a generation runs, before its record exists,
+//! so they carry the generation's id without a foreign key; the record is inserted once, at the
+//! end. Readers tell a finished generation by its `finished` event.
 
 mod postgres;
 mod sqlite;
@@ -6,7 +10,13 @@ mod sqlite;
 use uuid::Uuid;
 
 use super::{decode_json, decode_uuid, Result, Store, StoreError};
-use crate::agent::generation::{GenerationOutcome, GenerationRecord};
+use crate::agent::{
+    events::{EventKind, GenerationEvent},
+    generation::{GenerationOutcome, GenerationRecord},
+};
+
+/// The most records [`Store::recent_generations`] returns at once.
+pub const MAX_LISTED_GENERATIONS: i64 = 200;
 
 #[derive(sqlx::FromRow)]
 struct GenerationRow {
@@ -54,6 +64,32 @@ impl TryFrom<GenerationRow> for GenerationRecord {
     }
 }
 
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    generation_id: String,
+    seq: i64,
+    kind: String,
+    payload: String,
+    created_at: i64,
+}
+
+impl TryFrom<EventRow> for GenerationEvent {
+    type Error = StoreError;
+
+    fn try_from(row: EventRow) -> Result<Self> {
+        Ok(Self {
+            generation_id: decode_uuid("generation_events.generation_id", &row.generation_id)?,
+            seq: row.seq,
+            kind: EventKind::parse(&row.kind).ok_or_else(|| StoreError::Corrupt {
+                column: "generation_events.kind",
+                reason: row.kind.clone(),
+            })?,
+            payload: decode_json("generation_events.payload", &row.payload)?,
+            created_at_ms: row.created_at,
+        })
+    }
+}
+
 impl Store {
     /// Records a generation.
     ///
@@ -76,5 +112,47 @@ impl Store {
             Self::Postgres(pool) => postgres::get(pool, id).await?,
         };
         row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The most recent generation records, newest first; `limit` is clamped to
+    /// 1..=[`MAX_LISTED_GENERATIONS`].
+    ///
+    /// # Errors
+    /// A database failure, or [`StoreError::Corrupt`] for a record that does not decode.
+    pub async fn recent_generations(&self, limit: i64) -> Result<Vec<GenerationRecord>> {
+        let limit = limit.clamp(1, MAX_LISTED_GENERATIONS);
+        let rows = match self {
+            Self::Sqlite(pool) => sqlite::recent(pool, limit).await?,
+            Self::Postgres(pool) => postgres::recent(pool, limit).await?,
+        };
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+
+    /// Stores events of one or more generations in one transaction.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] when an event's `(generation_id, seq)` is already stored.
+    pub async fn insert_generation_events(&self, events: &[GenerationEvent]) -> Result<()> {
+        match self {
+            Self::Sqlite(pool) => sqlite::insert_events(pool, events).await,
+            Self::Postgres(pool) => postgres::insert_events(pool, events).await,
+        }
+    }
+
+    /// The events of generation `id` with `seq` above `after_seq`, in order, at most `limit`.
+    ///
+    /// # Errors
+    /// A database failure, or [`StoreError::Corrupt`] for an event that does not decode.
+    pub async fn generation_events(
+        &self,
+        id: Uuid,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<GenerationEvent>> {
+        let rows = match self {
+            Self::Sqlite(pool) => sqlite::events(pool, id, after_seq, limit).await?,
+            Self::Postgres(pool) => postgres::events(pool, id, after_seq, limit).await?,
+        };
+        rows.into_iter().map(TryInto::try_into).collect()
     }
 }

@@ -1,5 +1,6 @@
 //! The integration test binary: one module per feature, shared helpers in `helpers`.
 
+mod agent;
 mod binary;
 mod components;
 mod health;

@@ -1,8 +1,11 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::GenerationRow;
-use crate::{agent::generation::GenerationRecord, store::Result};
+use super::{EventRow, GenerationRow};
+use crate::{
+    agent::{events::GenerationEvent, generation::GenerationRecord},
+    store::Result,
+};
 
 pub(super) async fn insert(pool: &PgPool, record: &GenerationRecord) -> Result<()> {
     sqlx::query(
@@ -34,5 +37,51 @@ pub(super) async fn get(pool: &PgPool, id: Uuid) -> Result<Option<GenerationRow>
     )
     .bind(id.to_string())
     .fetch_optional(pool)
+    .await?)
+}
+
+pub(super) async fn recent(pool: &PgPool, limit: i64) -> Result<Vec<GenerationRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, latency_ms, cache_hit, \
+         transcript, tree, created_at FROM generations ORDER BY created_at DESC, id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub(super) async fn insert_events(pool: &PgPool, events: &[GenerationEvent]) -> Result<()> {
+    let mut transaction = pool.begin().await?;
+    for event in events {
+        sqlx::query(
+            "INSERT INTO generation_events (generation_id, seq, kind, payload, created_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(event.generation_id.to_string())
+        .bind(event.seq)
+        .bind(event.kind.as_str())
+        .bind(event.payload.to_string())
+        .bind(event.created_at_ms)
+        .execute(&mut *transaction)
+        .await?;
+    }
+    transaction.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn events(
+    pool: &PgPool,
+    id: Uuid,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<EventRow>> {
+    Ok(sqlx::query_as(
+        "SELECT generation_id, seq, kind, payload, created_at FROM generation_events \
+         WHERE generation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(id.to_string())
+    .bind(after_seq)
+    .bind(limit)
+    .fetch_all(pool)
     .await?)
 }

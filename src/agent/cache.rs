@@ -1,0 +1,158 @@
+//! The page cache ("LLM then JIT"): a validated tree is reused for the next generation that would
+//! ask the model the same question about data of the same shape.
+//!
+//! Pages bind their data (DESIGN.md §4), so a tree that was right for one snapshot is usually
+//! right for the next one with the same shape. The key ([`cache_key`]) is a SHA-256 over
+//! everything that decides the page except the data values: the prompt templates, the rendered
+//! prompt text, the canonical response schema, the data shape signature
+//! ([`DataSummary::shape_signature`]), the component set (names, roles, descriptions and props
+//! schemas) and the model. A hit is re-validated against the new data before it is used; a tree
+//! that no longer validates is regenerated. Only pages the requested model built itself are
+//! stored: a heuristic fallback is never cached under a real model's key.
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tessera_app::catalog::Catalog;
+use uuid::Uuid;
+
+use super::{
+    prompt::{template_digest, TEMPLATE_ID},
+    summary::DataSummary,
+};
+use crate::{forms::FormSchema, llm::ModelName};
+
+/// Whether a generation may use the page cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CachePolicy {
+    /// Reuse a cached page when one validates, and store the page the model builds.
+    #[default]
+    Use,
+    /// Neither read nor write the cache (the step opted out).
+    Bypass,
+}
+
+/// A page stored in the cache.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CachedPage {
+    /// The cache key ([`cache_key`]).
+    pub key: String,
+    /// The validated page tree.
+    pub tree: Value,
+    /// The generation that built it.
+    pub generation_id: Uuid,
+    /// The model that built it, `provider:model`.
+    pub model: String,
+    /// How often it was reused.
+    pub hits: i64,
+    /// When it was stored, unix ms.
+    pub created_at_ms: i64,
+}
+
+/// The cache key of a generation, as lower-case hex SHA-256.
+#[must_use]
+pub fn cache_key(
+    prompt: &str,
+    schema: Option<&FormSchema>,
+    summary: &DataSummary,
+    catalog: &Catalog,
+    model: &ModelName,
+) -> String {
+    let schema_json = schema.map_or(Value::Null, FormSchema::to_json_schema);
+    let components: Vec<Value> = catalog
+        .specs()
+        .iter()
+        .map(|spec| {
+            serde_json::json!([
+                spec.name,
+                spec.role.as_str(),
+                spec.description,
+                spec.props_schema
+            ])
+        })
+        .collect();
+    let mut hasher = Sha256::new();
+    for part in [
+        format!("{TEMPLATE_ID}:{}", template_digest()),
+        prompt.to_owned(),
+        canonical_json(&schema_json),
+        summary.shape_signature(),
+        canonical_json(&Value::Array(components)),
+        model.to_string(),
+    ] {
+        // Length-prefixed so no two different inputs hash the same bytes.
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// JSON text with object keys sorted at every level, whatever the map's iteration order.
+#[must_use]
+pub fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(object) => {
+                let mut entries: Vec<(&String, &Value)> = object.iter().collect();
+                entries.sort_by(|left, right| left.0.cmp(right.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(key, child)| (key.clone(), sorted(child)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::forms::{FieldKind, FormField};
+
+    fn key(prompt: &str, data: &Value, model: &str) -> String {
+        let schema = FormSchema::new(vec![FormField::new("note", FieldKind::string())]);
+        cache_key(
+            prompt,
+            Some(&schema),
+            &DataSummary::of(data),
+            &Catalog::defaults(),
+            &ModelName::new("openai", model),
+        )
+    }
+
+    #[test]
+    fn the_key_ignores_data_values_but_not_the_shape_prompt_or_model() {
+        let base = key("Archive", &json!({"emails": [{"id": "a"}]}), "m");
+        assert_eq!(base.len(), 64);
+        assert_eq!(
+            base,
+            key(
+                "Archive",
+                &json!({"emails": [{"id": "b"}, {"id": "c"}]}),
+                "m"
+            )
+        );
+        assert_ne!(
+            base,
+            key("Archive", &json!({"emails": [{"uid": "a"}]}), "m")
+        );
+        assert_ne!(base, key("Delete", &json!({"emails": [{"id": "a"}]}), "m"));
+        assert_ne!(base, key("Archive", &json!({"emails": [{"id": "a"}]}), "n"));
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        assert_eq!(
+            canonical_json(&json!({"b": 1, "a": {"d": [{"z": 1, "y": 2}], "c": null}})),
+            r#"{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}"#
+        );
+    }
+}

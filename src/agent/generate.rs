@@ -1,0 +1,589 @@
+//! `generate_page`: the agent loop that turns a prompt, a response schema and data into a valid
+//! page tree by tool calls (DESIGN.md §2).
+//!
+//! One generation: look in the page cache; on a miss, run the model — system prompt, user prompt
+//! with the data summary, one tool per component plus the loop's own tools — turn by turn,
+//! executing every tool call in order against the page being built. The loop ends only when the
+//! model calls `Finish` (or stops calling tools) **and** code's own `ValidateForm` passes; if the
+//! model stops early, code tells it what is still wrong and goes on. Past `max_steps` turns, or
+//! when the model call fails after its retries, the heuristic model builds the page through the
+//! same loop and the generation is recorded as fallen back. Every generation leaves a
+//! [`GenerationRecord`] and a stream of [`GenerationEvent`]s in the store.
+//!
+//! The generation's id is chosen by the caller ([`GenerationInput::id`]) so it can subscribe to
+//! the events before the loop starts.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use tessera_app::{catalog::Catalog, tree::PageTree};
+use uuid::Uuid;
+
+use super::{
+    cache::{cache_key, CachePolicy, CachedPage},
+    events::{EventKind, EventLog, EventSink},
+    generation::{GenerationOutcome, GenerationRecord},
+    heuristic::{HeuristicModel, HEURISTIC},
+    prompt::{follow_up, system_prompt, user_prompt},
+    summary::DataSummary,
+    tools::{tool_definitions, Effect, Reply, Workspace, AGENT_TOOLS, FINISH},
+};
+use crate::{
+    forms::{
+        validate_form::{validate_form, FormIssue, FormReport},
+        FormSchema,
+    },
+    llm::{ChatModel, ChatRequest, Message, ModelError, ModelName, ToolDefinition, Usage},
+    store::{now_ms, Store, StoreError},
+};
+
+/// Model turns allowed per attempt unless the step says otherwise.
+pub const DEFAULT_MAX_STEPS: usize = 10;
+/// The reply budget asked of the model per turn.
+const MAX_TOKENS: u32 = 4096;
+
+/// What went wrong generating a page. Model failures are not here: the loop falls back instead.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// A custom component took the name of one of the loop's own tools.
+    #[error("component `{0}` uses a name reserved for the agent's own tools")]
+    ReservedToolName(String),
+    /// A prompt template failed to render (a broken template file).
+    #[error("prompt template: {0}")]
+    Template(#[from] minijinja::Error),
+    /// The store failed while recording.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Not even the heuristic page validated; the record says what was tried.
+    #[error("no valid page could be generated: {}", describe(.errors))]
+    Failed {
+        /// The recorded generation (outcome `failed`).
+        record: Box<GenerationRecord>,
+        /// The last errors of the last attempt.
+        errors: Vec<FormIssue>,
+    },
+}
+
+fn describe(errors: &[FormIssue]) -> String {
+    errors
+        .iter()
+        .map(|issue| format!("{}: {}", issue.rule, issue.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Everything one generation needs.
+#[derive(Clone, Debug)]
+pub struct GenerationInput {
+    /// The generation's id, known before it starts (subscribe to its events with it).
+    pub id: Uuid,
+    /// The request, already rendered from the step's prompt template.
+    pub prompt: String,
+    /// The response schema; `None` for a page that only shows data.
+    pub schema: Option<FormSchema>,
+    /// The step's data, which the page binds to.
+    pub data: Value,
+    /// The resolved component set.
+    pub catalog: Catalog,
+    /// Model turns allowed per attempt.
+    pub max_steps: usize,
+    /// Whether the page cache may answer.
+    pub cache: CachePolicy,
+}
+
+impl GenerationInput {
+    /// A display-only generation for `prompt` with no data, the default components, a fresh id,
+    /// [`DEFAULT_MAX_STEPS`] and the cache on.
+    #[must_use]
+    pub fn new(prompt: impl Into<String>) -> Self {
+        Self {
+            id: Uuid::new_v4(),
+            prompt: prompt.into(),
+            schema: None,
+            data: json!({}),
+            catalog: Catalog::defaults(),
+            max_steps: DEFAULT_MAX_STEPS,
+            cache: CachePolicy::Use,
+        }
+    }
+
+    /// The same input asking for `schema`.
+    #[must_use]
+    pub fn with_schema(mut self, schema: FormSchema) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// The same input over `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = data;
+        self
+    }
+
+    /// The same input with another turn limit.
+    #[must_use]
+    pub fn with_max_steps(mut self, max_steps: usize) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// The same input with another cache policy.
+    #[must_use]
+    pub fn with_cache(mut self, cache: CachePolicy) -> Self {
+        self.cache = cache;
+        self
+    }
+}
+
+/// A generated page.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The page tree.
+    pub tree: PageTree,
+    /// Code's `ValidateForm` report on it (ok; warnings may remain).
+    pub report: FormReport,
+    /// What was recorded.
+    pub record: GenerationRecord,
+}
+
+/// How one attempt (one model's run of the loop) ended.
+#[derive(Debug)]
+enum AttemptEnd {
+    /// Finished with a valid page.
+    Valid,
+    /// `max_steps` turns without a finished, valid page.
+    Exhausted,
+    /// The model call failed (after its retries).
+    ModelFailed(ModelError),
+}
+
+struct Attempt {
+    model: ModelName,
+    end: AttemptEnd,
+    turns: i64,
+    usage: Usage,
+    tree: PageTree,
+    report: FormReport,
+    transcript: Vec<Value>,
+}
+
+impl Attempt {
+    fn summary(&self) -> Value {
+        let (end, error) = match &self.end {
+            AttemptEnd::Valid => ("valid", None),
+            AttemptEnd::Exhausted => ("exhausted", None),
+            AttemptEnd::ModelFailed(error) => ("model_error", Some(error.to_string())),
+        };
+        json!({
+            "model": self.model.to_string(),
+            "end": end,
+            "error": error,
+            "turns": self.turns,
+            "tokens_in": self.usage.input_tokens,
+            "tokens_out": self.usage.output_tokens,
+            "last_errors": self.report.errors,
+            "transcript": self.transcript,
+        })
+    }
+}
+
+/// The conversation and page one attempt starts from.
+struct Setup<'a> {
+    input: &'a GenerationInput,
+    system: String,
+    user: String,
+    tools: Vec<ToolDefinition>,
+}
+
+/// Builds a page for `input` with `model` (falling back to the heuristic), records it in `store`
+/// and reports each step to the store's event log and to `events`.
+///
+/// # Errors
+/// [`AgentError::ReservedToolName`] before anything runs; [`AgentError::Template`] or
+/// [`AgentError::Store`] when recording fails; [`AgentError::Failed`] (after recording) when not
+/// even the heuristic page validates.
+pub async fn generate_page(
+    input: GenerationInput,
+    model: &dyn ChatModel,
+    store: &Store,
+    events: Option<EventSink>,
+) -> Result<Generated, AgentError> {
+    let started = Instant::now();
+    if let Some(clash) = input
+        .catalog
+        .specs()
+        .iter()
+        .find(|spec| AGENT_TOOLS.contains(&spec.name.as_str()))
+    {
+        return Err(AgentError::ReservedToolName(clash.name.clone()));
+    }
+    let model_name = model.name();
+    let summary = DataSummary::of(&input.data);
+    let setup = Setup {
+        input: &input,
+        system: system_prompt(input.schema.is_some())?,
+        user: user_prompt(&input.prompt, input.schema.as_ref(), &summary)?,
+        tools: tool_definitions(&input.catalog),
+    };
+    let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
+    let mut log = EventLog::new(input.id, store, events);
+    log.push(
+        EventKind::Started,
+        json!({"model": model_name.to_string(), "cache": input.cache, "max_steps": input.max_steps,
+               "prompt_bytes": setup.user.len()}),
+    );
+    let key = (input.cache == CachePolicy::Use).then(|| {
+        cache_key(
+            &input.prompt,
+            input.schema.as_ref(),
+            &summary,
+            &input.catalog,
+            &model_name,
+        )
+    });
+    let base = RecordBase {
+        id: input.id,
+        model: &model_name,
+        prompt_hash: &prompt_hash,
+        started,
+    };
+    if let Some(key) = &key {
+        if let Some(hit) = cached(&input, store, key, &mut log).await? {
+            let record = base.record(
+                GenerationOutcome::Ok,
+                &[],
+                true,
+                json!({"cache": {"policy": input.cache, "key": key, "hit": true,
+                                 "source_generation": hit.source}}),
+                &hit.tree,
+            );
+            return finish(store, &mut log, record, hit.tree, hit.report).await;
+        }
+    }
+    log.flush().await?;
+
+    let first = attempt(model, &setup, &mut log).await?;
+    let mut attempts = vec![first];
+    let mut outcome = GenerationOutcome::Ok;
+    if !matches!(attempts[0].end, AttemptEnd::Valid) {
+        outcome = GenerationOutcome::Failed;
+        if model_name.provider != HEURISTIC {
+            let reason = match &attempts[0].end {
+                AttemptEnd::ModelFailed(error) => format!("model error: {error}"),
+                _ => format!("no valid page after {} turns", input.max_steps),
+            };
+            log.push(
+                EventKind::FallBack,
+                json!({"reason": reason, "last_errors": attempts[0].report.errors}),
+            );
+            let fallback = attempt(&HeuristicModel::new(), &setup, &mut log).await?;
+            if matches!(fallback.end, AttemptEnd::Valid) {
+                outcome = GenerationOutcome::FellBack;
+            }
+            attempts.push(fallback);
+        }
+    }
+    let (tree, report) = attempts
+        .last()
+        .map(|last| (last.tree.clone(), last.report.clone()))
+        .unwrap_or_default();
+    if outcome == GenerationOutcome::Ok {
+        if let Some(key) = &key {
+            store
+                .put_cached_page(&CachedPage {
+                    key: key.clone(),
+                    tree: serde_json::to_value(&tree).unwrap_or(Value::Null),
+                    generation_id: input.id,
+                    model: model_name.to_string(),
+                    hits: 0,
+                    created_at_ms: now_ms(),
+                })
+                .await?;
+        }
+    }
+    let transcript = json!({
+        "cache": {"policy": input.cache, "key": key, "hit": false},
+        "attempts": attempts.iter().map(Attempt::summary).collect::<Vec<_>>(),
+    });
+    let record = base.record(outcome, &attempts, false, transcript, &tree);
+    if outcome == GenerationOutcome::Failed {
+        let errors = report.errors.clone();
+        finish(store, &mut log, record.clone(), tree, report).await?;
+        return Err(AgentError::Failed {
+            record: Box::new(record),
+            errors,
+        });
+    }
+    finish(store, &mut log, record, tree, report).await
+}
+
+struct RecordBase<'a> {
+    id: Uuid,
+    model: &'a ModelName,
+    prompt_hash: &'a str,
+    started: Instant,
+}
+
+impl RecordBase<'_> {
+    fn record(
+        &self,
+        outcome: GenerationOutcome,
+        attempts: &[Attempt],
+        cache_hit: bool,
+        transcript: Value,
+        tree: &PageTree,
+    ) -> GenerationRecord {
+        let sum = |pick: fn(&Attempt) -> u64| {
+            i64::try_from(attempts.iter().map(pick).sum::<u64>()).unwrap_or(i64::MAX)
+        };
+        GenerationRecord {
+            id: self.id,
+            model: self.model.model.clone(),
+            provider: self.model.provider.clone(),
+            prompt_hash: self.prompt_hash.to_owned(),
+            outcome,
+            turns: attempts.iter().map(|attempt| attempt.turns).sum(),
+            tokens_in: sum(|attempt| attempt.usage.input_tokens),
+            tokens_out: sum(|attempt| attempt.usage.output_tokens),
+            latency_ms: i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            cache_hit,
+            transcript,
+            tree: serde_json::to_value(tree).ok(),
+            created_at_ms: now_ms(),
+        }
+    }
+}
+
+/// Stores the record, then the `finished` event (so a reader who saw it finds the record).
+async fn finish(
+    store: &Store,
+    log: &mut EventLog<'_>,
+    record: GenerationRecord,
+    tree: PageTree,
+    report: FormReport,
+) -> Result<Generated, AgentError> {
+    log.flush().await?;
+    store.insert_generation(&record).await?;
+    log.push(
+        EventKind::Finished,
+        json!({"outcome": record.outcome, "turns": record.turns, "tokens_in": record.tokens_in,
+               "tokens_out": record.tokens_out, "latency_ms": record.latency_ms,
+               "cache_hit": record.cache_hit}),
+    );
+    log.flush().await?;
+    Ok(Generated {
+        tree,
+        report,
+        record,
+    })
+}
+
+struct CacheHit {
+    tree: PageTree,
+    report: FormReport,
+    source: Uuid,
+}
+
+/// The cached page under `key`, when there is one and it validates against this data.
+async fn cached(
+    input: &GenerationInput,
+    store: &Store,
+    key: &str,
+    log: &mut EventLog<'_>,
+) -> Result<Option<CacheHit>, AgentError> {
+    let Some(page) = store.cached_page(key).await? else {
+        log.push(EventKind::CacheMiss, json!({"reason": "empty"}));
+        return Ok(None);
+    };
+    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else {
+        log.push(EventKind::CacheMiss, json!({"reason": "unreadable"}));
+        return Ok(None);
+    };
+    let report = validate_form(&tree, &input.catalog, input.schema.as_ref(), &input.data);
+    if !report.ok {
+        log.push(
+            EventKind::CacheMiss,
+            json!({"reason": "no_longer_valid", "errors": report.errors}),
+        );
+        return Ok(None);
+    }
+    store.record_cache_hit(key, now_ms()).await?;
+    log.push(
+        EventKind::CacheHit,
+        json!({"source_generation": page.generation_id, "hits": page.hits + 1}),
+    );
+    Ok(Some(CacheHit {
+        tree,
+        report,
+        source: page.generation_id,
+    }))
+}
+
+/// One model's run of the loop, from an empty page.
+async fn attempt(
+    model: &dyn ChatModel,
+    setup: &Setup<'_>,
+    log: &mut EventLog<'_>,
+) -> Result<Attempt, AgentError> {
+    let input = setup.input;
+    let mut workspace = Workspace::new(&input.catalog, input.schema.as_ref(), &input.data);
+    let mut messages = vec![
+        Message::system(setup.system.clone()),
+        Message::user(setup.user.clone()),
+    ];
+    let mut attempt = Attempt {
+        model: model.name(),
+        end: AttemptEnd::Exhausted,
+        turns: 0,
+        usage: Usage::default(),
+        tree: PageTree::default(),
+        report: FormReport::default(),
+        transcript: Vec::new(),
+    };
+    for turn in 1..=input.max_steps {
+        let request = ChatRequest {
+            messages: messages.clone(),
+            tools: setup.tools.clone(),
+            max_tokens: Some(MAX_TOKENS),
+            temperature: None,
+        };
+        let response = match model.chat(request).await {
+            Ok(response) => response,
+            Err(error) => {
+                log.push(
+                    EventKind::ModelError,
+                    json!({"turn": turn, "model": attempt.model.to_string(), "error": error.to_string()}),
+                );
+                log.flush().await?;
+                attempt.end = AttemptEnd::ModelFailed(error);
+                break;
+            }
+        };
+        attempt.turns += 1;
+        attempt.usage.input_tokens += response.usage.input_tokens;
+        attempt.usage.output_tokens += response.usage.output_tokens;
+        messages.push(Message::assistant(&response));
+        let mut calls = Vec::new();
+        let mut finish_called = response.tool_calls.is_empty();
+        let mut told = false;
+        for call in &response.tool_calls {
+            let reply = if call.name == FINISH && call.arguments.is_ok() {
+                finish_called = true;
+                let report = workspace.check();
+                validation_event(log, turn, "finish", &report);
+                if report.ok {
+                    Reply {
+                        content: json!({"finished": true}),
+                        is_error: false,
+                        effect: Effect::Finish,
+                    }
+                } else {
+                    told = true;
+                    let message = follow_up(&report.errors)?;
+                    log.push(
+                        EventKind::FollowUp,
+                        json!({"turn": turn, "message": message, "errors": report.errors}),
+                    );
+                    Reply {
+                        content: json!({"error": {"rule": "not_finished", "message": message,
+                                                  "errors": report.errors}}),
+                        is_error: true,
+                        effect: Effect::Refused,
+                    }
+                }
+            } else {
+                workspace.execute(call)
+            };
+            call_event(log, turn, &call.id, &call.name, &reply);
+            calls.push(json!({
+                "id": call.id,
+                "tool": call.name,
+                "arguments": match &call.arguments {
+                    Ok(arguments) => arguments.clone(),
+                    Err(malformed) => json!({"malformed": malformed.raw, "error": malformed.error}),
+                },
+                "result": reply.content,
+                "is_error": reply.is_error,
+            }));
+            messages.push(if reply.is_error {
+                Message::tool_error(call, reply.content)
+            } else {
+                Message::tool_result(call, reply.content)
+            });
+        }
+        attempt.transcript.push(json!({
+            "turn": turn,
+            "text": response.text,
+            "stop_reason": response.stop_reason,
+            "usage": response.usage,
+            "calls": calls,
+        }));
+        if finish_called {
+            let report = workspace.check();
+            if report.ok {
+                if response.tool_calls.is_empty() {
+                    validation_event(log, turn, "stopped", &report);
+                }
+                attempt.end = AttemptEnd::Valid;
+                log.flush().await?;
+                break;
+            }
+            if !told {
+                if response.tool_calls.is_empty() {
+                    validation_event(log, turn, "stopped", &report);
+                }
+                let message = follow_up(&report.errors)?;
+                log.push(
+                    EventKind::FollowUp,
+                    json!({"turn": turn, "message": message, "errors": report.errors}),
+                );
+                messages.push(Message::user(message));
+            }
+        }
+        log.flush().await?;
+    }
+    attempt.report = workspace.check();
+    attempt.tree = workspace.tree;
+    Ok(attempt)
+}
+
+fn validation_event(log: &mut EventLog<'_>, turn: usize, source: &str, report: &FormReport) {
+    let rules: Vec<Value> = report
+        .errors
+        .iter()
+        .map(|issue| json!({"rule": issue.rule, "field": issue.field, "node": issue.node}))
+        .collect();
+    log.push(
+        EventKind::Validation,
+        json!({"turn": turn, "source": source, "ok": report.ok, "errors": rules,
+               "warnings": report.warnings.len()}),
+    );
+}
+
+fn call_event(log: &mut EventLog<'_>, turn: usize, call_id: &str, tool: &str, reply: &Reply) {
+    let base = json!({"turn": turn, "call_id": call_id, "tool": tool});
+    let (kind, extra) = match &reply.effect {
+        Effect::Placed { id, component } => (
+            EventKind::ToolCall,
+            json!({"component": component, "node": id}),
+        ),
+        Effect::Updated { id } => (EventKind::ToolCall, json!({ "node": id })),
+        Effect::Removed { ids } => (EventKind::ToolCall, json!({ "removed": ids })),
+        Effect::Finish => (EventKind::ToolCall, json!({})),
+        Effect::Validated(report) => {
+            validation_event(log, turn, "tool", report);
+            (EventKind::ToolCall, json!({"ok": report.ok}))
+        }
+        Effect::Refused => (
+            EventKind::ToolError,
+            json!({"error": reply.content.get("error").cloned().unwrap_or(Value::Null)}),
+        ),
+    };
+    let mut payload = base;
+    if let (Some(target), Value::Object(extra)) = (payload.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+    log.push(kind, payload);
+}

@@ -1,0 +1,1442 @@
+//! The `heuristic` model: a deterministic, offline [`ChatModel`] that builds a good page through
+//! the same tools as any other model.
+//!
+//! It is the default when no provider is configured and the fallback when a model fails
+//! (DESIGN.md §6), so it must always produce a page that passes `ValidateForm` for every schema
+//! in the form subset (the property test at the bottom checks exactly that). It reads what a
+//! model reads: the user prompt, in the layout `prompt.rs` renders and
+//! [`crate::agent::prompt::parse_user_prompt`] reads back (the request, the response schema, the
+//! data summary), and the tool results of its own earlier calls. It answers with tool calls the
+//! loop executes and checks like anyone else's:
+//!
+//! 1. first turn: a level-1 Heading from the request's first sentence, the rest of the request as
+//!    Text, headline numbers as Stats (in a row Container), other top-level values as KeyValue,
+//!    one KeyValue section per nested record, a Table (or List, for arrays of single values) per
+//!    array bound with `{"$data": …}`, and the Form;
+//! 2. second turn (it needs the Form's id from the first turn's results): one field per schema
+//!    field (enum → `RadioGroup` up to 5 options, else Select; boolean → Checkbox; array of enum →
+//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids,
+//!    else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
+//!    `TextArea` when the name or description hints at long text), then the submit and cancel
+//!    Buttons, then `Finish`.
+//!
+//! Display-only pages (no schema) get no Form. It never improvises beyond that: a page that a
+//! later check finds wrong is answered with `Finish` again, and the loop's limits apply.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Map, Number, Value};
+
+use super::{
+    prompt::{parse_user_prompt, ParsedPrompt},
+    summary::{DataEntry, JsonKind},
+    tools::FINISH,
+};
+use crate::{
+    forms::{humanize, FieldKind, FormField, StringFormat},
+    llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelName, StopReason, ToolCall, Usage},
+};
+
+/// The provider and model name the heuristic reports.
+pub const HEURISTIC: &str = "heuristic";
+
+/// Enums with at most this many options get a `RadioGroup`, longer ones a Select.
+pub const RADIO_LIMIT: usize = 5;
+/// Columns shown per table.
+const MAX_COLUMNS: usize = 6;
+/// Display tables longer than this are paged.
+const PAGE_ABOVE: usize = 50;
+/// Rows per page of a paged display table.
+const PAGE_SIZE: u64 = 25;
+/// Arrays and nested records shown, at most.
+const MAX_SECTIONS: usize = 8;
+/// Labelled values per `KeyValue`.
+const MAX_FACTS: usize = 12;
+/// Stats side by side, at most.
+const MAX_STATS: usize = 6;
+
+/// Words in a field's name that mean a person writes more than one line.
+const LONG_TEXT_NAMES: &[&str] = &[
+    "note",
+    "notes",
+    "comment",
+    "comments",
+    "reason",
+    "description",
+    "message",
+    "body",
+    "details",
+    "detail",
+    "feedback",
+    "explanation",
+    "summary",
+    "bio",
+    "content",
+    "justification",
+    "remarks",
+    "instructions",
+    "story",
+    "text",
+    "why",
+];
+
+/// Phrases in a field's description that mean the same.
+const LONG_TEXT_DESCRIPTIONS: &[&str] = &[
+    "long",
+    "paragraph",
+    "explain",
+    "multi-line",
+    "multiline",
+    "several lines",
+    "free text",
+    "in detail",
+    "comment",
+    "note",
+];
+
+/// The offline model. Cheap to create; holds nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicModel;
+
+impl HeuristicModel {
+    /// The heuristic model.
+    #[must_use]
+    pub fn new() -> Self {
+        Self
+    }
+
+    /// The next turn for `request`: the whole logic, synchronous and pure.
+    #[must_use]
+    pub fn respond(&self, request: &ChatRequest) -> ChatResponse {
+        let parsed = request.messages.iter().find_map(|message| match message {
+            Message::User(text) => parse_user_prompt(text),
+            _ => None,
+        });
+        let Some(parsed) = parsed else {
+            return ChatResponse::text(
+                "The heuristic model only builds pages from the application's page prompt.",
+            );
+        };
+        let offered: BTreeSet<&str> = request
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect();
+        let plan = plan_page(&parsed, &offered);
+        let turn = request
+            .messages
+            .iter()
+            .filter(|message| matches!(message, Message::Assistant { .. }))
+            .count();
+        let mut calls = Vec::new();
+        match turn {
+            0 => {
+                for (index, node) in plan.top.iter().enumerate() {
+                    let id = match node.slot_id {
+                        Some(slot) => format!("heuristic_{slot}"),
+                        None => format!("heuristic_0_{index}"),
+                    };
+                    calls.push(component_call(id, node, None));
+                }
+                if plan.inside.values().all(Vec::is_empty) {
+                    calls.push(finish_call(0));
+                }
+            }
+            1 => {
+                for (slot, nodes) in &plan.inside {
+                    let parent = placed_id(request, &format!("heuristic_{slot}"));
+                    for (index, node) in nodes.iter().enumerate() {
+                        calls.push(component_call(
+                            format!("heuristic_1_{slot}_{index}"),
+                            node,
+                            parent.clone(),
+                        ));
+                    }
+                }
+                calls.push(finish_call(1));
+            }
+            later => calls.push(finish_call(later)),
+        }
+        ChatResponse {
+            text: None,
+            tool_calls: calls,
+            stop_reason: StopReason::ToolUse,
+            usage: Usage::default(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for HeuristicModel {
+    fn name(&self) -> ModelName {
+        ModelName::new(HEURISTIC, HEURISTIC)
+    }
+
+    async fn chat(&self, request: ChatRequest) -> crate::llm::model::Result<ChatResponse> {
+        Ok(self.respond(&request))
+    }
+}
+
+fn component_call(id: String, node: &Planned, parent: Option<String>) -> ToolCall {
+    let mut arguments = json!({ "props": node.props });
+    if let Some(parent) = parent {
+        arguments["parent"] = Value::String(parent);
+    }
+    ToolCall::new(id, node.component, arguments)
+}
+
+fn finish_call(turn: usize) -> ToolCall {
+    ToolCall::new(format!("heuristic_{turn}_finish"), FINISH, json!({}))
+}
+
+/// The id the loop answered to the earlier call `call_id`, if it succeeded.
+fn placed_id(request: &ChatRequest, call_id: &str) -> Option<String> {
+    request.messages.iter().find_map(|message| match message {
+        Message::ToolResult {
+            call_id: answered,
+            content,
+            is_error: false,
+            ..
+        } if answered == call_id => content.get("id").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    })
+}
+
+/// One component to place.
+#[derive(Clone, Debug, PartialEq)]
+struct Planned {
+    component: &'static str,
+    props: Value,
+    /// For layouts that get children in the second turn: the slot name.
+    slot_id: Option<&'static str>,
+}
+
+impl Planned {
+    fn new(component: &'static str, props: Value) -> Self {
+        Self {
+            component,
+            props,
+            slot_id: None,
+        }
+    }
+}
+
+/// The whole page: top-level nodes in order, and the children of each slot (`form`, `stats`).
+#[derive(Debug, Default)]
+struct Plan {
+    top: Vec<Planned>,
+    inside: BTreeMap<&'static str, Vec<Planned>>,
+}
+
+const FORM_SLOT: &str = "form";
+const STATS_SLOT: &str = "stats";
+
+/// Text placed literally: a `{{/` would start a data placeholder, so it is broken up.
+fn literal(text: &str) -> String {
+    text.replace("{{/", "{ {/")
+}
+
+/// Cuts `text` to at most `limit` characters at a word boundary, adding an ellipsis.
+fn clip(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(limit).collect();
+    let cut = match cut.rfind(char::is_whitespace) {
+        Some(space) if space > limit / 2 => cut[..space].to_owned(),
+        _ => cut,
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+/// The heading (first sentence, without its full stop) and the rest of the request.
+fn split_prompt(prompt: &str) -> (String, String) {
+    let text = prompt.trim();
+    let mut end = text.len();
+    for (index, character) in text.char_indices() {
+        if character == '\n' {
+            end = index;
+            break;
+        }
+        if matches!(character, '.' | '!' | '?') {
+            let next = text[index + character.len_utf8()..].chars().next();
+            if next.is_none_or(char::is_whitespace) {
+                end = index
+                    + if character == '.' {
+                        0
+                    } else {
+                        character.len_utf8()
+                    };
+                break;
+            }
+        }
+    }
+    let first = text[..end].trim();
+    let rest = text[end..]
+        .trim_start_matches(['.', '!', '?'])
+        .trim()
+        .to_owned();
+    let mut heading = first.to_owned();
+    for polite in ["please ", "Please ", "kindly ", "Kindly "] {
+        if let Some(stripped) = heading.strip_prefix(polite) {
+            heading = stripped.to_owned();
+        }
+    }
+    let mut characters = heading.chars();
+    let heading = match characters.next() {
+        Some(initial) => initial.to_uppercase().chain(characters).collect(),
+        None => String::new(),
+    };
+    (clip(&heading, 80), clip(&rest, 400))
+}
+
+/// The submit button's label and variant, from the request's first word.
+fn submit_button(heading: &str) -> (String, &'static str) {
+    let verb = heading
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|character: char| !character.is_alphanumeric())
+        .to_lowercase();
+    let capitalized = {
+        let mut characters = verb.chars();
+        characters
+            .next()
+            .map(|initial| initial.to_uppercase().chain(characters).collect::<String>())
+            .unwrap_or_default()
+    };
+    match verb.as_str() {
+        "delete" | "remove" | "discard" | "purge" | "erase" | "destroy" | "wipe" => {
+            (capitalized, "danger")
+        }
+        "choose" | "select" | "pick" | "confirm" => ("Confirm".to_owned(), "primary"),
+        "approve" | "archive" | "accept" | "reject" | "decline" | "book" | "send" | "save"
+        | "update" | "create" | "register" | "sign" | "schedule" | "request" | "order" | "pay"
+        | "apply" | "assign" | "tag" | "label" | "rename" | "move" | "merge" | "publish"
+        | "share" | "invite" | "vote" | "rate" | "report" | "subscribe" | "unsubscribe"
+        | "continue" | "start" | "run" | "import" | "export" | "upload" | "restore" | "reset"
+        | "block" | "allow" | "grant" | "revoke" | "deploy" | "submit" | "add" | "plan"
+        | "reply" | "forward" | "mark" | "flag" | "close" | "reopen" | "transfer" | "refund" => {
+            (capitalized, "primary")
+        }
+        _ => ("Submit".to_owned(), "primary"),
+    }
+}
+
+/// Lower-case words of a name or text (`archive_ids` → `archive`, `ids`).
+fn words(text: &str) -> Vec<String> {
+    humanize(text)
+        .to_lowercase()
+        .split(|character: char| !character.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A word and its plural/singular partner (`email` ↔ `emails`).
+fn word_forms(word: &str) -> [String; 2] {
+    match word.strip_suffix('s') {
+        Some(singular) if !singular.is_empty() => [word.to_owned(), singular.to_owned()],
+        _ => [word.to_owned(), format!("{word}s")],
+    }
+}
+
+/// How well array `entry` fits the selectable string-array `field`, when it fits at all: the
+/// field must name the rows' id key (`archive_ids` ↔ `id`) in its name or description; naming
+/// the array itself (`emails`) makes the fit better.
+fn selectable_fit(field: &FormField, entry: &DataEntry) -> Option<u8> {
+    let id_key = entry.id_key.as_deref()?;
+    let field_words: Vec<String> = words(&field.name)
+        .into_iter()
+        .chain(field.title.as_deref().map(words).unwrap_or_default())
+        .collect();
+    let description_words = field.description.as_deref().map(words).unwrap_or_default();
+    let id_words = words(id_key);
+    let id_word = id_words.last()?;
+    let names_id = word_forms(id_word)
+        .iter()
+        .any(|form| field_words.contains(form) || description_words.contains(form));
+    if !names_id {
+        return None;
+    }
+    let array_words = words(&entry.key());
+    let names_array = array_words.iter().any(|word| {
+        word_forms(word)
+            .iter()
+            .any(|form| field_words.contains(form) || description_words.contains(form))
+    });
+    Some(if names_array { 2 } else { 1 })
+}
+
+/// The page for a parsed prompt, using only the offered tools.
+fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
+    let has = |name: &str| offered.contains(name);
+    let mut plan = Plan::default();
+    let (heading, rest) = split_prompt(&parsed.prompt);
+    let heading = if heading.is_empty() {
+        if parsed.schema.is_some() {
+            "Your answer is needed".to_owned()
+        } else {
+            "Overview".to_owned()
+        }
+    } else {
+        heading
+    };
+    if has("Heading") {
+        plan.top.push(Planned::new(
+            "Heading",
+            json!({"text": literal(&heading), "level": 1}),
+        ));
+    }
+    if !rest.is_empty() && has("Text") {
+        plan.top
+            .push(Planned::new("Text", json!({ "text": literal(&rest) })));
+    }
+
+    // Which string-array fields become selectable tables, and over which array.
+    let arrays: Vec<&DataEntry> = parsed
+        .summary
+        .pointers
+        .iter()
+        .filter(|entry| entry.kind == JsonKind::Array && entry.items == Some(JsonKind::Object))
+        .collect();
+    let mut selectable: BTreeMap<String, &DataEntry> = BTreeMap::new();
+    if let Some(schema) = &parsed.schema {
+        if has("Table") && has("Form") {
+            for field in &schema.fields {
+                if !matches!(field.kind, FieldKind::StringArray { .. }) {
+                    continue;
+                }
+                let best = arrays
+                    .iter()
+                    .filter(|entry| {
+                        !selectable
+                            .values()
+                            .any(|used| used.pointer == entry.pointer)
+                    })
+                    .filter_map(|entry| selectable_fit(field, entry).map(|fit| (fit, *entry)))
+                    .max_by_key(|(fit, _)| *fit);
+                if let Some((_, entry)) = best {
+                    selectable.insert(field.name.clone(), entry);
+                }
+            }
+        }
+    }
+
+    plan_data(parsed, offered, &selectable, &mut plan);
+
+    if let Some(schema) = &parsed.schema {
+        if has("Form") {
+            plan.top.push(Planned {
+                component: "Form",
+                props: json!({}),
+                slot_id: Some(FORM_SLOT),
+            });
+            let mut inside = Vec::new();
+            for field in &schema.fields {
+                let node = match selectable.get(&field.name) {
+                    Some(entry) => Some(selectable_table(field, entry)),
+                    None => field_component(field, offered),
+                };
+                inside.extend(node);
+            }
+            if has("Button") {
+                let (label, variant) = submit_button(&heading);
+                inside.push(Planned::new(
+                    "Button",
+                    json!({"label": label, "variant": variant, "kind": "submit"}),
+                ));
+                inside.push(Planned::new(
+                    "Button",
+                    json!({"label": "Cancel", "variant": "secondary", "kind": "cancel"}),
+                ));
+            }
+            plan.inside.insert(FORM_SLOT, inside);
+        }
+    }
+    plan
+}
+
+/// The display part of the page: stats, facts, records and arrays.
+fn plan_data(
+    parsed: &ParsedPrompt,
+    offered: &BTreeSet<&str>,
+    selectable: &BTreeMap<String, &DataEntry>,
+    plan: &mut Plan,
+) {
+    let has = |name: &str| offered.contains(name);
+    let entries = &parsed.summary.pointers;
+    let Some(root) = entries.first() else {
+        return;
+    };
+    let is_selected = |entry: &DataEntry| {
+        selectable
+            .values()
+            .any(|used| used.pointer == entry.pointer)
+    };
+    let children_of = |pointer: &str| -> Vec<&DataEntry> {
+        entries
+            .iter()
+            .filter(|entry| entry.parent() == Some(pointer))
+            .collect()
+    };
+    match root.kind {
+        JsonKind::Array => {
+            if !is_selected(root) {
+                plan.top.extend(array_component(root, "Items", offered));
+            }
+            return;
+        }
+        JsonKind::Object => {}
+        JsonKind::Null => return,
+        _ => {
+            if has("KeyValue") {
+                plan.top.push(Planned::new(
+                    "KeyValue",
+                    json!({"items": [{"label": "Value", "value": {"$data": ""}}]}),
+                ));
+            }
+            return;
+        }
+    }
+    let top = children_of("");
+    let numbers: Vec<&DataEntry> = top
+        .iter()
+        .copied()
+        .filter(|entry| matches!(entry.kind, JsonKind::Integer | JsonKind::Number))
+        .take(MAX_STATS)
+        .collect();
+    let stats: Vec<Planned> = numbers
+        .iter()
+        .map(|entry| {
+            Planned::new(
+                "Stat",
+                json!({"label": literal(&humanize(&entry.key())), "value": {"$data": entry.pointer}}),
+            )
+        })
+        .collect();
+    let mut facts: Vec<&DataEntry> = top
+        .iter()
+        .copied()
+        .filter(|entry| entry.kind.is_scalar() && !numbers.contains(entry))
+        .collect();
+    if has("Stat") {
+        if stats.len() >= 2 && has("Container") {
+            plan.top.push(Planned {
+                component: "Container",
+                props: json!({"direction": "row", "gap": "md"}),
+                slot_id: Some(STATS_SLOT),
+            });
+            plan.inside.insert(STATS_SLOT, stats);
+        } else {
+            plan.top.extend(stats);
+        }
+    } else {
+        facts.extend(numbers.iter().copied());
+    }
+    if !facts.is_empty() && has("KeyValue") {
+        plan.top.push(key_value(&facts));
+    }
+    let mut sections = 0;
+    for entry in entries.iter().filter(|entry| entry.depth() >= 1) {
+        if sections >= MAX_SECTIONS {
+            break;
+        }
+        match entry.kind {
+            JsonKind::Array if !is_selected(entry) => {
+                let caption = humanize(&entry.key());
+                if let Some(node) = array_component(entry, &caption, offered) {
+                    sections += 1;
+                    plan.top.push(node);
+                }
+            }
+            JsonKind::Object => {
+                let scalars: Vec<&DataEntry> = children_of(&entry.pointer)
+                    .into_iter()
+                    .filter(|child| child.kind.is_scalar())
+                    .collect();
+                if scalars.is_empty() || !has("KeyValue") {
+                    continue;
+                }
+                sections += 1;
+                if has("Heading") {
+                    plan.top.push(Planned::new(
+                        "Heading",
+                        json!({"text": literal(&humanize(&entry.key())), "level": 2}),
+                    ));
+                }
+                plan.top.push(key_value(&scalars));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn key_value(entries: &[&DataEntry]) -> Planned {
+    let items: Vec<Value> = entries
+        .iter()
+        .take(MAX_FACTS)
+        .map(|entry| json!({"label": literal(&humanize(&entry.key())), "value": {"$data": entry.pointer}}))
+        .collect();
+    Planned::new("KeyValue", json!({ "items": items }))
+}
+
+fn columns(entry: &DataEntry) -> Vec<Value> {
+    let id_key = entry.id_key.as_deref();
+    entry
+        .keys
+        .iter()
+        .filter(|key| entry.keys.len() <= MAX_COLUMNS || Some(key.as_str()) != id_key)
+        .take(MAX_COLUMNS)
+        .map(|key| json!({"key": key, "label": literal(&humanize(key))}))
+        .collect()
+}
+
+/// A Table for rows of objects (or an empty array), a List for single values.
+fn array_component(entry: &DataEntry, caption: &str, offered: &BTreeSet<&str>) -> Option<Planned> {
+    let binding = json!({"$data": entry.pointer});
+    let caption = literal(if caption.is_empty() { "Items" } else { caption });
+    let rows_are_records = matches!(entry.items, Some(JsonKind::Object) | None);
+    if rows_are_records && offered.contains("Table") {
+        let mut props = Map::new();
+        props.insert("rows".into(), binding);
+        props.insert("caption".into(), Value::String(caption));
+        let columns = columns(entry);
+        if !columns.is_empty() {
+            props.insert("columns".into(), Value::Array(columns));
+        }
+        if entry.length.unwrap_or(0) > PAGE_ABOVE {
+            props.insert("pageSize".into(), json!(PAGE_SIZE));
+        }
+        if entry.items.is_none() {
+            props.insert("emptyText".into(), json!("Nothing here yet."));
+        }
+        return Some(Planned::new("Table", Value::Object(props)));
+    }
+    offered.contains("List").then(|| {
+        Planned::new(
+            "List",
+            json!({"items": binding, "emptyText": "Nothing here yet."}),
+        )
+    })
+}
+
+fn selectable_table(field: &FormField, entry: &DataEntry) -> Planned {
+    let mut props = Map::new();
+    props.insert("rows".into(), json!({"$data": entry.pointer}));
+    props.insert(
+        "caption".into(),
+        Value::String(literal(&humanize(&entry.key()))),
+    );
+    let columns = columns(entry);
+    if !columns.is_empty() {
+        props.insert("columns".into(), Value::Array(columns));
+    }
+    let min_items = match &field.kind {
+        FieldKind::StringArray { min_items, .. } => min_items.unwrap_or(0),
+        _ => 0,
+    };
+    props.insert(
+        "selectable".into(),
+        json!({
+            "name": field.name,
+            "idKey": entry.id_key,
+            "label": literal(&field.label()),
+            "required": min_items > 0,
+        }),
+    );
+    Planned::new("Table", Value::Object(props))
+}
+
+/// The label of an enum option: snake-case values are humanized, anything else kept as written.
+fn option_label(value: &str) -> String {
+    let plain = value.chars().all(|character| {
+        character.is_ascii_lowercase() || character.is_ascii_digit() || character == '_'
+    });
+    if plain
+        && value
+            .chars()
+            .any(|character| character.is_ascii_lowercase())
+    {
+        literal(&humanize(value))
+    } else {
+        literal(value)
+    }
+}
+
+fn options(values: &[String]) -> Value {
+    Value::Array(
+        values
+            .iter()
+            .map(|value| json!({"value": value, "label": option_label(value)}))
+            .collect(),
+    )
+}
+
+fn is_long_text(field: &FormField) -> bool {
+    let name_words = words(&field.name);
+    if name_words
+        .iter()
+        .any(|word| LONG_TEXT_NAMES.contains(&word.as_str()))
+    {
+        return true;
+    }
+    let description = field
+        .description
+        .as_deref()
+        .unwrap_or_default()
+        .to_lowercase();
+    LONG_TEXT_DESCRIPTIONS
+        .iter()
+        .any(|phrase| description.contains(phrase))
+}
+
+fn clamp_u32(value: u64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+fn number(value: f64) -> Option<Value> {
+    Number::from_f64(value).map(Value::Number)
+}
+
+/// The field component for `field`, choosing among the offered tools.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per field kind reads best in one place"
+)]
+fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planned> {
+    let has = |name: &str| offered.contains(name);
+    let mut props = Map::new();
+    props.insert("name".into(), json!(field.name));
+    props.insert("label".into(), json!(literal(&field.label())));
+    if let Some(help) = field.description.as_deref().map(str::trim) {
+        if !help.is_empty() {
+            props.insert("help".into(), json!(literal(&clip(help, 200))));
+        }
+    }
+    let component = match &field.kind {
+        FieldKind::Enum { options: values } => {
+            props.insert("options".into(), options(values));
+            props.insert("required".into(), json!(field.required));
+            let radio_first = values.len() <= RADIO_LIMIT;
+            match (radio_first, has("RadioGroup"), has("Select")) {
+                (true, true, _) | (false, true, false) => "RadioGroup",
+                (_, _, true) => "Select",
+                _ => return None,
+            }
+        }
+        FieldKind::Boolean => {
+            if !has("Checkbox") {
+                return None;
+            }
+            "Checkbox"
+        }
+        FieldKind::EnumArray {
+            options: values,
+            min_items,
+            ..
+        } => {
+            props.insert("options".into(), options(values));
+            props.insert("required".into(), json!(min_items.unwrap_or(0) > 0));
+            if has("CheckboxGroup") {
+                "CheckboxGroup"
+            } else if has("Select") {
+                props.insert("multiple".into(), json!(true));
+                "Select"
+            } else {
+                return None;
+            }
+        }
+        FieldKind::StringArray {
+            min_items,
+            max_items,
+            ..
+        } => {
+            if !has("MultiTextInput") {
+                return None;
+            }
+            let minimum = min_items.unwrap_or(0);
+            props.insert("required".into(), json!(minimum > 0));
+            let most = max_items.map(|most| most.min(50));
+            if let Some(most) = most.filter(|most| *most >= 1) {
+                props.insert("maxRows".into(), json!(most));
+            }
+            if minimum > 0 {
+                let rows = minimum
+                    .clamp(1, 20)
+                    .min(most.filter(|most| *most >= 1).unwrap_or(20));
+                props.insert("rows".into(), json!(rows));
+            }
+            "MultiTextInput"
+        }
+        FieldKind::Number {
+            minimum,
+            maximum,
+            exclusive_minimum,
+            exclusive_maximum,
+        } => {
+            if !has("Input") {
+                return None;
+            }
+            props.insert("type".into(), json!("number"));
+            props.insert("required".into(), json!(field.required));
+            props.insert("step".into(), json!(0.01));
+            if let Some(low) = minimum.or(*exclusive_minimum).and_then(number) {
+                props.insert("min".into(), low);
+            }
+            if let Some(high) = maximum.or(*exclusive_maximum).and_then(number) {
+                props.insert("max".into(), high);
+            }
+            "Input"
+        }
+        FieldKind::Integer { minimum, maximum } => {
+            if !has("Input") {
+                return None;
+            }
+            props.insert("type".into(), json!("number"));
+            props.insert("required".into(), json!(field.required));
+            props.insert("step".into(), json!(1));
+            if let Some(low) = minimum {
+                props.insert("min".into(), json!(low));
+            }
+            if let Some(high) = maximum {
+                props.insert("max".into(), json!(high));
+            }
+            "Input"
+        }
+        FieldKind::String {
+            format,
+            min_length,
+            max_length,
+            ..
+        } => {
+            props.insert("required".into(), json!(field.required));
+            if let Some(shortest) = min_length {
+                props.insert("minLength".into(), json!(clamp_u32(*shortest)));
+            }
+            if let Some(longest) = max_length {
+                props.insert("maxLength".into(), json!(clamp_u32(*longest)));
+            }
+            let long = format.is_none()
+                && (is_long_text(field) || max_length.is_some_and(|longest| longest > 200))
+                && !max_length.is_some_and(|longest| longest <= 80);
+            if long && has("TextArea") {
+                props.insert("rows".into(), json!(4));
+                "TextArea"
+            } else if has("Input") {
+                let (input_type, placeholder) = match format {
+                    Some(StringFormat::Email) => ("email", Some("name@example.com")),
+                    Some(StringFormat::Url | StringFormat::Uri) => {
+                        ("url", Some("https://example.com"))
+                    }
+                    Some(StringFormat::Date) => ("date", None),
+                    Some(StringFormat::DateTime) => ("text", Some("2026-01-31T12:00:00Z")),
+                    None if words(&field.name).iter().any(|word| word == "password") => {
+                        ("password", None)
+                    }
+                    None => ("text", None),
+                };
+                props.insert("type".into(), json!(input_type));
+                if let Some(placeholder) = placeholder {
+                    props.insert("placeholder".into(), json!(placeholder));
+                }
+                "Input"
+            } else if has("TextArea") {
+                "TextArea"
+            } else {
+                return None;
+            }
+        }
+    };
+    Some(Planned::new(component, Value::Object(props)))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+    use tessera_app::{catalog::Catalog, tree::PageTree};
+
+    use super::*;
+    use crate::{
+        agent::{
+            prompt::{system_prompt, user_prompt},
+            summary::DataSummary,
+            tools::{tool_definitions, Workspace},
+        },
+        forms::{validate_form::FormReport, FormSchema},
+    };
+
+    /// Drives the heuristic through the real tools without a store: the loop's core, synchronously.
+    fn build(
+        prompt: &str,
+        schema: Option<&FormSchema>,
+        data: &Value,
+    ) -> anyhow::Result<(PageTree, FormReport, usize)> {
+        let catalog = Catalog::defaults();
+        let summary = DataSummary::of(data);
+        let mut request = ChatRequest {
+            messages: vec![
+                Message::system(system_prompt(schema.is_some())?),
+                Message::user(user_prompt(prompt, schema, &summary)?),
+            ],
+            tools: tool_definitions(&catalog),
+            ..ChatRequest::default()
+        };
+        let mut workspace = Workspace::new(&catalog, schema, data);
+        for turn in 1..=4 {
+            let response = HeuristicModel.respond(&request);
+            request.messages.push(Message::assistant(&response));
+            let mut finished = response.tool_calls.is_empty();
+            for call in &response.tool_calls {
+                let reply = workspace.execute(call);
+                anyhow::ensure!(
+                    !reply.is_error,
+                    "{} was refused: {}",
+                    call.name,
+                    reply.content
+                );
+                finished |= call.name == FINISH;
+                request.messages.push(if reply.is_error {
+                    Message::tool_error(call, reply.content)
+                } else {
+                    Message::tool_result(call, reply.content)
+                });
+            }
+            if finished {
+                let report = workspace.check();
+                return Ok((workspace.tree, report, turn));
+            }
+        }
+        anyhow::bail!("the heuristic did not finish in 4 turns")
+    }
+
+    #[expect(clippy::needless_pass_by_value, reason = "used with Option::map")]
+    fn parse_schema(value: Value) -> anyhow::Result<FormSchema> {
+        Ok(FormSchema::from_json_schema(&value)?)
+    }
+
+    fn component_of<'a>(tree: &'a PageTree, field: &str) -> Option<&'a str> {
+        tree.nodes.values().find_map(|node| {
+            let name = node.props.get("name").or_else(|| {
+                node.props
+                    .get("selectable")
+                    .and_then(|select| select.get("name"))
+            });
+            (name.and_then(Value::as_str) == Some(field)).then_some(node.component.as_str())
+        })
+    }
+
+    fn components(tree: &PageTree) -> Vec<&str> {
+        tree.document_order()
+            .into_iter()
+            .filter_map(|id| tree.nodes.get(id).map(|node| node.component.as_str()))
+            .collect()
+    }
+
+    fn emails(count: usize) -> Value {
+        let rows: Vec<Value> = (1..=count)
+            .map(|index| json!({"id": format!("m{index}"), "from": "news@example.com", "subject": format!("Issue {index}"), "date": "2023-01-04"}))
+            .collect();
+        json!({ "emails": rows })
+    }
+
+    /// Twenty-two hand-written requests: (prompt, schema, data).
+    fn cases() -> Vec<(&'static str, Option<Value>, Value)> {
+        vec![
+            (
+                "Archive old emails. Tick the ones to archive.",
+                Some(json!({"type": "object", "properties": {
+                "archive_ids": {"type": "array", "items": {"type": "string"}, "description": "ids of the emails to archive"},
+                "note": {"type": ["string", "null"]},
+                "priority": {"type": "string", "enum": ["low", "normal", "high"]}}, "required": ["archive_ids", "priority"]})),
+                emails(5),
+            ),
+            (
+                "Choose a country",
+                Some(json!({"type": "object", "properties": {
+                "country": {"type": "string", "enum": ["fr", "de", "it", "es", "pt", "nl", "be"]}}, "required": ["country"]})),
+                json!({}),
+            ),
+            (
+                "Register for the event",
+                Some(json!({"type": "object", "properties": {
+                "email": {"type": "string", "format": "email"}, "website": {"type": ["string", "null"], "format": "uri"},
+                "birthday": {"type": "string", "format": "date"}, "arrival": {"type": ["string", "null"], "format": "date-time"},
+                "guests": {"type": "integer", "minimum": 0, "maximum": 4}, "newsletter": {"type": "boolean"}},
+                "required": ["email", "birthday", "guests"]})),
+                json!({"event": {"name": "RustConf", "city": "Montreal", "seats": 120}}),
+            ),
+            (
+                "Rate the support you got.",
+                Some(json!({"type": "object", "properties": {
+                "score": {"type": "number", "minimum": 0.5, "maximum": 5}, "comment": {"type": "string", "maxLength": 2000}},
+                "required": ["score"]})),
+                json!({"ticket": "T-42"}),
+            ),
+            (
+                "Tag these photos",
+                Some(json!({"type": "object", "properties": {
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["family", "work", "travel"]}, "minItems": 1}},
+                "required": ["tags"]})),
+                json!({"photos": ["a.jpg", "b.jpg"]}),
+            ),
+            (
+                "List the people to invite",
+                Some(json!({"type": "object", "properties": {
+                "invitees": {"type": "array", "items": {"type": "string", "format": "email"}, "minItems": 2, "maxItems": 10}}})),
+                json!({}),
+            ),
+            (
+                "Show this month's numbers",
+                None,
+                json!({"revenue": 1204.5, "orders": 87, "refunds": 3, "currency": "EUR"}),
+            ),
+            (
+                "Deployment status",
+                None,
+                json!({"service": {"name": "api", "version": "1.4.2", "healthy": true}, "events": [{"at": "10:00", "what": "deployed"}, {"at": "10:05", "what": "healthy"}]}),
+            ),
+            (
+                "Delete stale branches.",
+                Some(json!({"type": "object", "properties": {
+                "branch_ids": {"type": "array", "items": {"type": "string"}}, "confirm": {"type": "boolean"}}})),
+                json!({"branches": [{"id": "b1", "name": "old-feature", "age_days": 300}, {"id": "b2", "name": "spike", "age_days": 200}]}),
+            ),
+            (
+                "Approve the expense report",
+                Some(json!({"type": "object", "properties": {
+                "decision": {"type": "string", "enum": ["approve", "reject"]}, "reason": {"type": ["string", "null"]}}, "required": ["decision"]})),
+                json!({"report": {"employee": "Ada", "total": 412.3, "lines": 7}, "lines": [{"what": "Hotel", "amount": 300}, {"what": "Train", "amount": 112.3}]}),
+            ),
+            (
+                "Which languages do you speak?",
+                Some(json!({"type": "object", "properties": {
+                "languages": {"type": "array", "items": {"type": "string", "enum": ["en", "fr", "de", "es", "it", "nl", "pl", "pt", "sv", "fi", "da", "no"]}}}})),
+                json!([]),
+            ),
+            (
+                "Pick a time slot",
+                Some(json!({"type": "object", "properties": {
+                "slot": {"type": ["string", "null"], "enum": ["9:00", "10:00", "11:00", null]}}})),
+                json!({"slots": ["9:00", "10:00", "11:00"]}),
+            ),
+            (
+                "Enter your password",
+                Some(json!({"type": "object", "properties": {
+                "password": {"type": "string", "minLength": 12}}, "required": ["password"]})),
+                json!(null),
+            ),
+            (
+                "Describe the bug",
+                Some(json!({"type": "object", "properties": {
+                "title": {"type": "string", "maxLength": 80}, "details": {"type": "string", "description": "What happened, in detail"},
+                "severity": {"type": "string", "enum": ["S1", "S2", "S3", "S4", "S5", "S6"]}}, "required": ["title", "details", "severity"]})),
+                json!({}),
+            ),
+            (
+                "Assign reviewers",
+                Some(json!({"type": "object", "properties": {
+                "reviewer_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "the user ids of the reviewers"}}})),
+                json!({"users": [{"user_id": "u1", "name": "Ada"}, {"user_id": "u2", "name": "Grace"}], "pull_request": {"title": "Fix it", "number": 12}}),
+            ),
+            (
+                "Confirm the order.",
+                Some(json!({"type": "object", "properties": {}})),
+                json!({"order": {"id": "o-1", "total": 99.5}, "items": [{"sku": "A", "qty": 1}]}),
+            ),
+            (
+                "A page with {{/not_there}} placeholders in its text",
+                Some(json!({"type": "object", "properties": {
+                "answer": {"type": "string", "title": "Answer for {{/x}}"}}, "required": ["answer"]})),
+                json!({"x": 1}),
+            ),
+            (
+                "",
+                Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}})),
+                json!({}),
+            ),
+            (
+                "Nested data",
+                None,
+                json!({"a": {"b": {"c": {"d": {"e": 1}}}}, "matrix": [[1, 2], [3, 4]], "empty": [], "mixed": [1, "two", null]}),
+            ),
+            (
+                "Book a room",
+                Some(json!({"type": "object", "properties": {
+                "room": {"type": "string", "enum": ["small"]}, "people": {"type": "integer", "minimum": 1},
+                "budget": {"type": ["number", "null"], "exclusiveMinimum": 0}, "notes": {"type": ["string", "null"]}},
+                "required": ["room", "people"]})),
+                json!({"rooms": [{"code": "R1", "size": 4}, {"code": "R2", "size": 10}]}),
+            ),
+            (
+                "Review the large table",
+                Some(json!({"type": "object", "properties": {
+                "ids": {"type": "array", "items": {"type": "string"}}}})),
+                emails(120),
+            ),
+            (
+                "Label every email. Use the labels you need.",
+                Some(json!({"type": "object", "properties": {
+                "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+                "urgent_ids": {"type": "array", "items": {"type": "string"}, "description": "emails that are urgent"},
+                "weekday": {"type": "string", "enum": ["mon", "tue", "wed", "thu", "fri"]}},
+                "required": ["weekday"]})),
+                emails(3),
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_heuristic_builds_a_valid_page_for_every_hand_written_case() -> anyhow::Result<()> {
+        let cases = cases();
+        assert!(cases.len() >= 20);
+        for (prompt, schema_json, data) in cases {
+            let schema = schema_json.map(parse_schema).transpose()?;
+            let (tree, report, turns) = build(prompt, schema.as_ref(), &data)?;
+            assert!(report.ok, "{prompt}: {:#?}\n{tree:#?}", report.errors);
+            assert!(turns <= 2, "{prompt}: {turns} turns");
+            assert_eq!(components(&tree).first(), Some(&"Heading"), "{prompt}");
+            assert!(
+                !report
+                    .warnings
+                    .iter()
+                    .any(|issue| issue.rule == "heading_order"),
+                "{prompt}: {:?}",
+                report.warnings
+            );
+            assert_eq!(
+                components(&tree).contains(&"Form"),
+                schema.is_some(),
+                "{prompt}"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn short_enums_get_radios_long_ones_a_select_and_notes_a_textarea() -> anyhow::Result<()> {
+        let cases = cases();
+        let (prompt, schema_json, data) = &cases[0];
+        let schema = schema_json.clone().map(parse_schema).transpose()?;
+        let (tree, _, _) = build(prompt, schema.as_ref(), data)?;
+        assert_eq!(component_of(&tree, "priority"), Some("RadioGroup"));
+        assert_eq!(component_of(&tree, "note"), Some("TextArea"));
+        assert_eq!(component_of(&tree, "archive_ids"), Some("Table"));
+        let selectable = tree
+            .nodes
+            .values()
+            .find(|node| node.props.get("selectable").is_some())
+            .map(|node| node.props.clone())
+            .unwrap_or_default();
+        assert_eq!(selectable["rows"], json!({"$data": "/emails"}));
+        assert_eq!(selectable["selectable"]["idKey"], "id");
+        let (prompt, schema_json, data) = &cases[1];
+        let (tree, _, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert_eq!(component_of(&tree, "country"), Some("Select"));
+        Ok(())
+    }
+
+    #[test]
+    fn each_field_type_gets_its_component_with_the_schema_rules() -> anyhow::Result<()> {
+        let cases = cases();
+        let (prompt, schema_json, data) = &cases[2];
+        let (tree, _, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        let props = |field: &str| {
+            tree.nodes
+                .values()
+                .find(|node| node.props.get("name").and_then(Value::as_str) == Some(field))
+                .map(|node| node.props.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(props("email")["type"], "email");
+        assert_eq!(props("email")["required"], true);
+        assert_eq!(props("website")["type"], "url");
+        assert_eq!(props("website")["required"], false);
+        assert_eq!(props("birthday")["type"], "date");
+        assert_eq!(props("guests")["type"], "number");
+        assert_eq!(
+            (
+                props("guests")["min"].clone(),
+                props("guests")["max"].clone(),
+                props("guests")["step"].clone()
+            ),
+            (json!(0), json!(4), json!(1))
+        );
+        assert_eq!(component_of(&tree, "newsletter"), Some("Checkbox"));
+        assert_eq!(props("guests")["label"], "Guests");
+        let (prompt, schema_json, data) = &cases[4];
+        let (tree, _, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert_eq!(component_of(&tree, "tags"), Some("CheckboxGroup"));
+        assert!(
+            components(&tree).contains(&"List"),
+            "photos are a list of strings"
+        );
+        let (prompt, schema_json, data) = &cases[5];
+        let (tree, _, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert_eq!(component_of(&tree, "invitees"), Some("MultiTextInput"));
+        Ok(())
+    }
+
+    #[test]
+    fn display_pages_show_stats_facts_records_and_tables_without_a_form() -> anyhow::Result<()> {
+        let cases = cases();
+        let (prompt, _, data) = &cases[6];
+        let (tree, report, turns) = build(prompt, None, data)?;
+        assert!(report.ok);
+        assert_eq!(turns, 2, "the stats row needs its id first");
+        assert_eq!(
+            components(&tree),
+            vec!["Heading", "Container", "Stat", "Stat", "Stat", "KeyValue"]
+        );
+        let (prompt, _, data) = &cases[7];
+        let (tree, _, turns) = build(prompt, None, data)?;
+        assert_eq!(turns, 1);
+        assert_eq!(
+            components(&tree),
+            vec!["Heading", "Heading", "KeyValue", "Table"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_submit_button_takes_the_requests_verb_and_destruction_is_danger() -> anyhow::Result<()> {
+        assert_eq!(
+            submit_button("Archive old emails"),
+            ("Archive".to_owned(), "primary")
+        );
+        assert_eq!(
+            submit_button("Delete stale branches"),
+            ("Delete".to_owned(), "danger")
+        );
+        assert_eq!(
+            submit_button("Choose a country"),
+            ("Confirm".to_owned(), "primary")
+        );
+        assert_eq!(
+            submit_button("Which languages?"),
+            ("Submit".to_owned(), "primary")
+        );
+        let cases = cases();
+        let (prompt, schema_json, data) = &cases[8];
+        let (tree, report, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let buttons: Vec<Value> = tree
+            .nodes
+            .values()
+            .filter(|node| node.component == "Button")
+            .map(|node| node.props.clone())
+            .collect();
+        assert!(
+            buttons.contains(&json!({"label": "Delete", "variant": "danger", "kind": "submit"}))
+        );
+        assert!(
+            buttons.contains(&json!({"label": "Cancel", "variant": "secondary", "kind": "cancel"}))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn headings_come_from_the_first_sentence() {
+        assert_eq!(
+            split_prompt("Please archive old emails. They are older than a year."),
+            (
+                "Archive old emails".to_owned(),
+                "They are older than a year.".to_owned()
+            )
+        );
+        assert_eq!(
+            split_prompt("Ready? Go"),
+            ("Ready?".to_owned(), "Go".to_owned())
+        );
+        assert_eq!(
+            split_prompt("Version 1.4 is out"),
+            ("Version 1.4 is out".to_owned(), String::new())
+        );
+        let (long, _) = split_prompt(&"word ".repeat(40));
+        assert!(long.chars().count() <= 81 && long.ends_with('…'), "{long}");
+    }
+
+    #[test]
+    fn a_selectable_table_needs_a_field_that_names_the_row_ids() -> anyhow::Result<()> {
+        let cases = cases();
+        let (prompt, schema_json, data) = &cases[21];
+        let (tree, report, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert!(report.ok);
+        assert_eq!(component_of(&tree, "labels"), Some("MultiTextInput"));
+        assert_eq!(component_of(&tree, "urgent_ids"), Some("Table"));
+        let (prompt, schema_json, data) = &cases[14];
+        let (tree, _, _) = build(
+            prompt,
+            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
+            data,
+        )?;
+        assert_eq!(component_of(&tree, "reviewer_ids"), Some("Table"));
+        Ok(())
+    }
+
+    fn field_kind() -> impl Strategy<Value = FieldKind> {
+        let option = "[a-z][a-z0-9_]{0,8}|[A-Z]{1,4}|[a-z]{1,3} [0-9]{1,2}";
+        let options = proptest::collection::btree_set(option, 1..=10)
+            .prop_map(|set| set.into_iter().collect::<Vec<String>>());
+        let items = (
+            proptest::option::of(0_u64..4),
+            proptest::option::of(0_u64..60),
+        )
+            .prop_map(|(low, high)| match (low, high) {
+                (Some(low), Some(high)) if high < low => (Some(high), Some(low)),
+                other => other,
+            });
+        let format = proptest::option::of(proptest::sample::select(StringFormat::ALL.to_vec()));
+        prop_oneof![
+            (
+                format,
+                proptest::option::of(0_u64..10),
+                proptest::option::of(10_u64..400)
+            )
+                .prop_map(|(format, min_length, max_length)| FieldKind::String {
+                    format,
+                    min_length,
+                    max_length,
+                    pattern: None
+                }),
+            (
+                proptest::option::of(-1e6_f64..0.0),
+                proptest::option::of(0.0_f64..1e6)
+            )
+                .prop_map(|(minimum, maximum)| FieldKind::Number {
+                    minimum,
+                    maximum,
+                    exclusive_minimum: None,
+                    exclusive_maximum: None
+                }),
+            (
+                proptest::option::of(-100_i64..0),
+                proptest::option::of(0_i64..1000)
+            )
+                .prop_map(|(minimum, maximum)| FieldKind::Integer { minimum, maximum }),
+            Just(FieldKind::Boolean),
+            options
+                .clone()
+                .prop_map(|options| FieldKind::Enum { options }),
+            (items.clone(), any::<bool>()).prop_map(|((min_items, max_items), unique_items)| {
+                FieldKind::StringArray {
+                    min_items,
+                    max_items,
+                    unique_items,
+                    item_min_length: None,
+                    item_max_length: None,
+                    item_pattern: None,
+                    item_format: None,
+                }
+            }),
+            (options, items, any::<bool>()).prop_map(
+                |(options, (min_items, max_items), unique_items)| FieldKind::EnumArray {
+                    options,
+                    min_items,
+                    max_items,
+                    unique_items,
+                }
+            ),
+        ]
+    }
+
+    fn field() -> impl Strategy<Value = FormField> {
+        let name = "[a-z][a-z0-9]{0,6}(_(ids|id|note|reason|email|count|tags)){0,1}";
+        (
+            name,
+            field_kind(),
+            any::<bool>(),
+            proptest::option::of("[A-Za-z ]{1,20}"),
+            proptest::option::of("[a-z ]{0,30}"),
+        )
+            .prop_map(|(name, kind, required, title, description)| FormField {
+                name,
+                title,
+                description,
+                required,
+                kind,
+            })
+    }
+
+    fn form_schema() -> impl Strategy<Value = FormSchema> {
+        proptest::collection::vec(field(), 0..12).prop_map(|fields| {
+            let mut seen = BTreeSet::new();
+            FormSchema::new(
+                fields
+                    .into_iter()
+                    .filter(|field| seen.insert(field.name.clone()))
+                    .collect(),
+            )
+        })
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|number| json!(number)),
+            (-1e9_f64..1e9).prop_map(|number| json!(number)),
+            "[a-zA-Z0-9 {}/<>]{0,12}".prop_map(Value::String),
+        ]
+    }
+
+    fn data() -> impl Strategy<Value = Value> {
+        let row = proptest::collection::btree_map("(id|name|[a-z]{1,6})", leaf(), 0..6)
+            .prop_map(|map| Value::Object(map.into_iter().collect()));
+        let rows = proptest::collection::vec(row, 0..8).prop_map(Value::Array);
+        let scalars = proptest::collection::vec(leaf(), 0..6).prop_map(Value::Array);
+        let node = prop_oneof![leaf(), rows, scalars];
+        let record = proptest::collection::btree_map("[a-z_]{1,8}", node.clone(), 0..5)
+            .prop_map(|map| Value::Object(map.into_iter().collect()));
+        prop_oneof![
+            leaf(),
+            proptest::collection::btree_map("[a-z_/~]{1,10}", prop_oneof![node, record], 0..8)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+            proptest::collection::vec(leaf(), 0..4).prop_map(Value::Array),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn the_heuristic_page_passes_validate_form_for_any_schema_and_data(
+            schema in form_schema(),
+            data in data(),
+            prompt in "[A-Za-z ]{0,30}(\\. [A-Za-z ]{0,30})?",
+            has_schema in any::<bool>(),
+        ) {
+            let schema = has_schema.then_some(schema);
+            let outcome = build(&prompt, schema.as_ref(), &data);
+            prop_assert!(outcome.is_ok(), "{:?}", outcome.err());
+            if let Ok((tree, report, _)) = outcome {
+                prop_assert!(report.ok, "{:#?}\n{:#?}", report.errors, tree);
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The prompts the loop sends: minijinja templates in `src/agent/prompts/*.j2`, embedded at build.
+//!
+//! Prompt wording lives in template files (STYLE.md §5), not in Rust strings, so it can be read
+//! and changed as text. The user prompt has a fixed layout that code can read back: the request
+//! between `<task>` tags, the response schema and the data summary as JSON between their own
+//! tags, with every `<` inside the JSON written as `\u003c` so the JSON can never close a tag.
+//! The heuristic model reads its input from exactly that layout ([`parse_user_prompt`]), which is
+//! how it goes through the same interface as any other model.
+
+use std::sync::OnceLock;
+
+use minijinja::{context, Environment};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{
+    summary::{prompt_json, DataSummary},
+    tools::{FINISH, REMOVE_COMPONENT, UPDATE_COMPONENT, VALIDATE_FORM},
+};
+use crate::forms::{validate_form::FormIssue, FormSchema};
+
+const SYSTEM: &str = include_str!("prompts/system.j2");
+const USER: &str = include_str!("prompts/user.j2");
+const FOLLOW_UP: &str = include_str!("prompts/follow_up.j2");
+
+/// Identifies the prompt templates in cache keys: their name and version. Changing a template's
+/// text changes [`template_digest`], which is part of the key as well.
+pub const TEMPLATE_ID: &str = "page-generation/v1";
+
+/// What the `<response_schema>` section holds for a page without a schema.
+pub const NO_SCHEMA: &str = "none: this page only shows data; place no Form and no fields";
+
+fn environment() -> &'static Environment<'static> {
+    static ENVIRONMENT: OnceLock<Environment<'static>> = OnceLock::new();
+    ENVIRONMENT.get_or_init(|| {
+        let mut environment = Environment::new();
+        environment.set_trim_blocks(true);
+        for (name, source) in [
+            ("system.j2", SYSTEM),
+            ("user.j2", USER),
+            ("follow_up.j2", FOLLOW_UP),
+        ] {
+            if let Err(error) = environment.add_template(name, source) {
+                // The templates are compiled into the binary; a syntax error shows in every test.
+                tracing::error!(template = name, error = %error, "prompt template does not parse");
+            }
+        }
+        environment
+    })
+}
+
+/// SHA-256 (hex) of the three template sources.
+#[must_use]
+pub fn template_digest() -> String {
+    let mut hasher = Sha256::new();
+    for source in [SYSTEM, USER, FOLLOW_UP] {
+        hasher.update(source.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The system prompt.
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn system_prompt(has_schema: bool) -> Result<String, minijinja::Error> {
+    environment().get_template("system.j2")?.render(context! {
+        has_schema,
+        validate_tool => VALIDATE_FORM,
+        update_tool => UPDATE_COMPONENT,
+        remove_tool => REMOVE_COMPONENT,
+        finish_tool => FINISH,
+    })
+}
+
+/// The user prompt: the request, the schema as JSON (or [`NO_SCHEMA`]) and the data summary.
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn user_prompt(
+    prompt: &str,
+    schema: Option<&FormSchema>,
+    summary: &DataSummary,
+) -> Result<String, minijinja::Error> {
+    let schema_json = schema.map_or_else(
+        || NO_SCHEMA.to_owned(),
+        |schema| prompt_json(&schema.to_json_schema()),
+    );
+    environment().get_template("user.j2")?.render(context! {
+        prompt => prompt.trim(),
+        schema_json,
+        summary_json => summary.to_prompt_json(),
+    })
+}
+
+/// What code tells a model that stopped before the page was valid.
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn follow_up(errors: &[FormIssue]) -> Result<String, minijinja::Error> {
+    environment()
+        .get_template("follow_up.j2")?
+        .render(context! {
+            errors => minijinja::Value::from_serialize(errors),
+            finish_tool => FINISH,
+        })
+}
+
+/// The three parts of a user prompt, read back from its layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedPrompt {
+    /// The request text.
+    pub prompt: String,
+    /// The response schema, `None` for a display-only page.
+    pub schema: Option<FormSchema>,
+    /// The data summary.
+    pub summary: DataSummary,
+}
+
+/// Reads a user prompt rendered by [`user_prompt`] back into its parts; `None` when the text does
+/// not have that layout. The sections are found from the end, so a request that itself mentions
+/// the tags does not confuse it.
+#[must_use]
+pub fn parse_user_prompt(text: &str) -> Option<ParsedPrompt> {
+    let (before_summary, summary_text) = last_section(text, "data_summary")?;
+    let (before_schema, schema_text) = last_section(before_summary, "response_schema")?;
+    let task_start = before_schema.find("<task>")? + "<task>".len();
+    let task_end = before_schema.rfind("</task>")?;
+    let prompt = before_schema.get(task_start..task_end)?.trim().to_owned();
+    let summary: DataSummary = serde_json::from_str(summary_text.trim()).ok()?;
+    let schema_text = schema_text.trim();
+    let schema = if schema_text.starts_with('{') {
+        let value: Value = serde_json::from_str(schema_text).ok()?;
+        Some(FormSchema::from_json_schema(&value).ok()?)
+    } else {
+        None
+    };
+    Some(ParsedPrompt {
+        prompt,
+        schema,
+        summary,
+    })
+}
+
+/// The text before the last `<tag>` and the content of that last `<tag>…</tag>`.
+fn last_section<'a>(text: &'a str, tag: &str) -> Option<(&'a str, &'a str)> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let end = text.rfind(&close)?;
+    let start = text.get(..end)?.rfind(&open)?;
+    Some((text.get(..start)?, text.get(start + open.len()..end)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::forms::{FieldKind, FormField};
+
+    #[test]
+    fn a_user_prompt_reads_back_into_its_parts() -> anyhow::Result<()> {
+        let schema = FormSchema::new(vec![
+            FormField::new("note", FieldKind::string()).with_title("Your <note>")
+        ]);
+        let summary = DataSummary::of(&json!({"emails": [{"id": "m1", "subject": "</task>"}]}));
+        let prompt = "Archive old mail. Mention <task> if you like.";
+        let text = user_prompt(prompt, Some(&schema), &summary)?;
+        let parsed = parse_user_prompt(&text).ok_or_else(|| anyhow::anyhow!("no parse"))?;
+        assert_eq!(parsed.prompt, prompt);
+        assert_eq!(parsed.schema, Some(schema));
+        assert_eq!(parsed.summary, summary);
+        let display = user_prompt("Stats", None, &summary)?;
+        assert!(display.contains(NO_SCHEMA));
+        assert_eq!(
+            parse_user_prompt(&display).and_then(|parsed| parsed.schema),
+            None
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_system_prompt_names_the_agent_tools_and_the_binding_syntax() -> anyhow::Result<()> {
+        let text = system_prompt(true)?;
+        for name in [FINISH, VALIDATE_FORM, UPDATE_COMPONENT, REMOVE_COMPONENT] {
+            assert!(text.contains(name), "{name} missing");
+        }
+        assert!(text.contains("{{/json/pointer}}"));
+        assert!(text.contains("exactly one Form"));
+        assert!(!system_prompt(false)?.contains("exactly one Form"));
+        Ok(())
+    }
+
+    #[test]
+    fn the_follow_up_names_each_problem_and_its_fix() -> anyhow::Result<()> {
+        let issue = FormIssue {
+            node: None,
+            field: Some("note".into()),
+            rule: "missing_field",
+            message: "schema field `note` (a string) has no component".into(),
+            fix: "place a TextArea named `note` inside the Form".into(),
+        };
+        let text = follow_up(&[issue])?;
+        assert!(text.contains("found 1 problem."), "{text}");
+        assert!(text.contains("[missing_field] field `note`"), "{text}");
+        assert!(text.contains("Fix: place a TextArea"), "{text}");
+        Ok(())
+    }
+}

@@ -1,0 +1,231 @@
+//! Generating a page over HTTP, and reading generation records and their live events.
+//!
+//! `POST /api/pages/generate` runs the agent loop and answers when the page is built;
+//! `GET /api/generations/{id}/events` streams (SSE) what a generation does while it runs, from the
+//! store, so any server process can serve it. A caller that wants to watch a generation live
+//! passes its own `id` to the POST and subscribes with it first.
+
+use std::convert::Infallible;
+
+use axum::{
+    extract::{rejection::JsonRejection, Path, Query, State},
+    response::sse::{Event, KeepAlive, Sse},
+    Json,
+};
+use futures_util::{Stream, StreamExt};
+use http::HeaderMap;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::{error::AppError, AppState};
+use crate::{
+    agent::{
+        events::follow, generate_page as run_generation, AgentError, CachePolicy, GenerationInput,
+        UnknownModel,
+    },
+    forms::{FormSchema, SchemaError},
+    store::StoreError,
+};
+
+/// The most turns a caller may allow one attempt.
+const MAX_STEPS_LIMIT: usize = 30;
+
+impl From<AgentError> for AppError {
+    fn from(error: AgentError) -> Self {
+        match error {
+            AgentError::ReservedToolName(name) => Self::BadRequest {
+                code: "reserved_component_name",
+                message: format!("component `{name}` uses a name reserved for the agent's tools"),
+                field: None,
+            },
+            other => Self::Unexpected(other.into()),
+        }
+    }
+}
+
+impl From<UnknownModel> for AppError {
+    fn from(error: UnknownModel) -> Self {
+        Self::BadRequest {
+            code: "unknown_model",
+            message: error.to_string(),
+            field: Some("model".to_owned()),
+        }
+    }
+}
+
+fn invalid_schema(error: &SchemaError) -> AppError {
+    AppError::BadRequest {
+        code: "invalid_schema",
+        message: error.to_string(),
+        field: Some(if error.field.is_empty() {
+            "schema".to_owned()
+        } else {
+            error.field.clone()
+        }),
+    }
+}
+
+fn bad_body(rejection: &JsonRejection) -> AppError {
+    AppError::BadRequest {
+        code: "invalid_body",
+        message: rejection.body_text(),
+        field: None,
+    }
+}
+
+/// The body of `POST /api/pages/generate`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateRequest {
+    /// The request, already rendered.
+    pub prompt: String,
+    /// The response schema (JSON Schema in the form subset); absent for display-only pages.
+    #[serde(default)]
+    pub schema: Option<Value>,
+    /// The data the page binds to (default `{}`).
+    #[serde(default)]
+    pub data: Option<Value>,
+    /// `heuristic` or the configured model's spec; the configured model when absent.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The generation's id, to subscribe to its events before posting; fresh when absent.
+    #[serde(default)]
+    pub id: Option<Uuid>,
+    /// `use` (default) or `bypass` the page cache.
+    #[serde(default)]
+    pub cache: Option<CachePolicy>,
+    /// Model turns allowed, 1 to 30 (default 10).
+    #[serde(default)]
+    pub max_steps: Option<usize>,
+}
+
+impl GenerateRequest {
+    /// The domain input.
+    ///
+    /// # Errors
+    /// 400 naming the schema field outside the form subset.
+    pub fn parse(self) -> Result<GenerationInput, AppError> {
+        let schema = match self.schema {
+            None | Some(Value::Null) => None,
+            Some(schema) => Some(
+                FormSchema::from_json_schema(&schema).map_err(|error| invalid_schema(&error))?,
+            ),
+        };
+        let mut input = GenerationInput::new(self.prompt)
+            .with_data(self.data.unwrap_or_else(|| json!({})))
+            .with_cache(self.cache.unwrap_or_default())
+            .with_max_steps(self.max_steps.unwrap_or(10).clamp(1, MAX_STEPS_LIMIT));
+        input.schema = schema;
+        if let Some(id) = self.id {
+            input.id = id;
+        }
+        Ok(input)
+    }
+}
+
+/// `POST /api/pages/generate`: `{prompt, schema?, data?, model?, id?, cache?, max_steps?}` →
+/// `{tree, validation, generation}`.
+///
+/// # Errors
+/// 400 for a body that does not parse, a schema outside the subset (naming the field), a model
+/// that is not configured, or an `id` already used; 500 when no page could be built.
+pub async fn generate_page(
+    State(state): State<AppState>,
+    body: Result<Json<GenerateRequest>, JsonRejection>,
+) -> Result<Json<Value>, AppError> {
+    let Json(body) = body.map_err(|rejection| bad_body(&rejection))?;
+    let model = state.models().choose(body.model.as_deref())?;
+    let input = body.parse()?;
+    if state.store.generation(input.id).await.is_ok() {
+        return Err(AppError::BadRequest {
+            code: "id_in_use",
+            message: format!("generation {} already exists", input.id),
+            field: Some("id".to_owned()),
+        });
+    }
+    let generated = run_generation(input, model.as_ref(), &state.store, None).await?;
+    Ok(Json(json!({
+        "tree": generated.tree,
+        "validation": generated.report,
+        "generation": generated.record,
+    })))
+}
+
+/// The query of `GET /api/generations`.
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    /// How many records, newest first (default 20, at most 200).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+/// `GET /api/generations?limit=20`: the most recent generation records, newest first.
+///
+/// # Errors
+/// 500 when the store fails.
+pub async fn list_generations(
+    State(state): State<AppState>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, AppError> {
+    let records = state
+        .store
+        .recent_generations(query.limit.unwrap_or(20))
+        .await?;
+    Ok(Json(json!({ "generations": records })))
+}
+
+fn generation_id(text: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(text).map_err(|_| AppError::NotFound)
+}
+
+/// `GET /api/generations/{id}`: one generation record.
+///
+/// # Errors
+/// 404 for an unknown id.
+pub async fn generation(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let record = state.store.generation(generation_id(&id)?).await?;
+    Ok(Json(json!(record)))
+}
+
+/// `GET /api/generations/{id}/events`: the generation's events as server-sent events (event name
+/// = kind, id = seq, data = the event as JSON), replayed from the store and followed until the
+/// `finished` event. `Last-Event-ID` resumes after that event.
+///
+/// # Errors
+/// 404 for an id that is not a UUID.
+pub async fn generation_events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
+    let id = generation_id(&id)?;
+    let after_seq = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<i64>().ok())
+        .unwrap_or(0);
+    let stream = follow(state.store.clone(), id, after_seq).map(move |item| {
+        Ok::<_, Infallible>(match item {
+            Ok(event) => Event::default()
+                .event(event.kind.as_str())
+                .id(event.seq.to_string())
+                .json_data(&event)
+                .unwrap_or_else(|_| Event::default().event(event.kind.as_str())),
+            Err(error) => {
+                log_store_error(&error, id);
+                Event::default()
+                    .event("error")
+                    .data("the events could not be read")
+            }
+        })
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+fn log_store_error(error: &StoreError, id: Uuid) {
+    tracing::error!(generation.id = %id, error = %error, "reading generation events failed");
+}
