@@ -4,3 +4,4 @@
 pub mod emails;
 pub mod expenses;
 pub mod field_types;
+pub mod items;

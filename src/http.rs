@@ -71,6 +71,8 @@ pub fn router(state: AppState) -> Router {
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
+        .merge(crate::chat::api::routes(&state))
+        .merge(crate::demo::items::routes(state.store.clone()))
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
         .fallback(home::not_found)

@@ -10,6 +10,7 @@ extern crate self as tessera;
 
 pub mod agent;
 pub mod auth;
+pub mod chat;
 pub mod config;
 pub mod demo;
 pub mod forms;

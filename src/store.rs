@@ -19,7 +19,9 @@
 //! `BEGIN IMMEDIATE` ([`Store`] methods use `begin_write`), WAL, `synchronous=FULL`, foreign keys on,
 //! a busy timeout. It must not hold a transaction across an `.await` on anything but the database.
 
+pub mod chat;
 pub mod generations;
+pub mod items;
 pub mod page_cache;
 pub mod pages;
 pub mod runs;

@@ -1,0 +1,324 @@
+//! Confirmations: a person's approval bound to the SHA-256 of one exact operation and its
+//! canonical arguments, usable once.
+//!
+//! Binding the approval to a hash (not to "the pending thing", not to the model's word) is what
+//! makes "changed arguments need a new confirmation" hold: the executor recomputes the hash of the
+//! call it is about to send, and the store consumes an approved confirmation with that hash in the
+//! same transaction that records the execution (`Store::begin_execution`), so a confirmation
+//! cannot be used twice even by two racing requests. Canonical JSON sorts object keys and drops
+//! whitespace, so `{"b":1,"a":2}` and `{"a":2,"b":1}` hash the same; array order is kept, so the
+//! same ids in another order are another call.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+use uuid::Uuid;
+
+use super::{policy::ConfirmReason, SessionId, ThreadId};
+
+/// The SHA-256 (hex) of an operation and its canonical arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct OperationHash(pub String);
+
+impl OperationHash {
+    /// The first 12 hex digits, for headers and logs.
+    #[must_use]
+    pub fn short(&self) -> &str {
+        self.0.get(..12).unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for OperationHash {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// Hashes `operation` called with `arguments`: SHA-256 over a version line, the operation name
+/// and the canonical JSON of the arguments, separated by newlines.
+#[must_use]
+pub fn operation_hash(operation: &str, arguments: &Value) -> OperationHash {
+    let mut hasher = Sha256::new();
+    hasher.update(b"tessera.chat.operation.v1\n");
+    hasher.update(operation.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(canonical_json(arguments).as_bytes());
+    OperationHash(hex::encode(hasher.finalize()))
+}
+
+/// JSON with object keys sorted (by UTF-8 bytes) and no whitespace.
+#[must_use]
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
+            out.push('{');
+            for (position, (key, item)) in entries.into_iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// A confirmation's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ConfirmationId(pub Uuid);
+
+impl ConfirmationId {
+    /// A fresh id.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(Uuid::new_v4())
+    }
+}
+
+impl Default for ConfirmationId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Display for ConfirmationId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(formatter)
+    }
+}
+
+/// How far an approval reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalScope {
+    /// This exact call, once.
+    Once,
+    /// Every later call of this operation in this session (except `confirmation-required` ones).
+    Operation,
+    /// Every later call in this session (except `confirmation-required` ones).
+    Session,
+}
+
+impl ApprovalScope {
+    /// The stored name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Operation => "operation",
+            Self::Session => "session",
+        }
+    }
+
+    /// Parses the stored name.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Once, Self::Operation, Self::Session]
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+    }
+}
+
+/// Where a confirmation is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmationStatus {
+    /// Waiting for the person.
+    Pending,
+    /// Approved, not used yet.
+    Approved,
+    /// Declined (or withdrawn by stop or `/clear`).
+    Denied,
+    /// Used by exactly one execution.
+    Consumed,
+}
+
+impl ConfirmationStatus {
+    /// The stored name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Denied => "denied",
+            Self::Consumed => "consumed",
+        }
+    }
+
+    /// Parses the stored name.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Pending, Self::Approved, Self::Denied, Self::Consumed]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// What the person is shown before approving: the count, the affected items, the chunks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmationPreview {
+    /// How many items the call touches.
+    pub count: usize,
+    /// The items as the preview showed them (those the call touches, in call order).
+    pub items: Vec<Value>,
+    /// The requests the call will be split into.
+    pub chunks: Vec<usize>,
+    /// The preview operation that showed them.
+    pub preview_operation: Option<String>,
+}
+
+/// A pending or decided confirmation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// Its id.
+    pub id: ConfirmationId,
+    /// The session.
+    pub session_id: SessionId,
+    /// The thread whose call waits for it.
+    pub thread_id: ThreadId,
+    /// The model's tool-call id the answer goes to.
+    pub call_id: String,
+    /// The operation.
+    pub operation: String,
+    /// The exact arguments.
+    pub arguments: Value,
+    /// Their hash.
+    pub hash: OperationHash,
+    /// Why code asks.
+    pub reasons: Vec<ConfirmReason>,
+    /// What the person is shown.
+    pub preview: ConfirmationPreview,
+    /// Where it is.
+    pub status: ConfirmationStatus,
+    /// How far the approval reaches, once decided.
+    pub scope: Option<ApprovalScope>,
+    /// Created, unix ms.
+    pub created_at_ms: i64,
+    /// Decided, unix ms.
+    pub decided_at_ms: Option<i64>,
+    /// Used, unix ms.
+    pub consumed_at_ms: Option<i64>,
+}
+
+/// A confirmation to store, before it has an id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewConfirmation {
+    /// The session.
+    pub session_id: SessionId,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The model's tool-call id.
+    pub call_id: String,
+    /// The operation.
+    pub operation: String,
+    /// The exact arguments.
+    pub arguments: Value,
+    /// Why code asks.
+    pub reasons: Vec<ConfirmReason>,
+    /// What the person is shown.
+    pub preview: ConfirmationPreview,
+}
+
+impl NewConfirmation {
+    /// The hash the confirmation is bound to.
+    #[must_use]
+    pub fn hash(&self) -> OperationHash {
+        operation_hash(&self.operation, &self.arguments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn key_order_does_not_change_the_hash_but_values_and_array_order_do() {
+        let base = operation_hash(
+            "bulkDeleteItems",
+            &json!({"ids": ["a", "b"], "why": {"y": 1, "x": 2}}),
+        );
+        assert_eq!(
+            base,
+            operation_hash(
+                "bulkDeleteItems",
+                &json!({"why": {"x": 2, "y": 1}, "ids": ["a", "b"]})
+            )
+        );
+        assert_ne!(
+            base,
+            operation_hash(
+                "bulkDeleteItems",
+                &json!({"ids": ["b", "a"], "why": {"y": 1, "x": 2}})
+            )
+        );
+        assert_ne!(
+            base,
+            operation_hash(
+                "bulkDeleteItems",
+                &json!({"ids": ["a", "b", "c"], "why": {"y": 1, "x": 2}})
+            )
+        );
+        assert_ne!(
+            base,
+            operation_hash(
+                "bulkUpdateItems",
+                &json!({"ids": ["a", "b"], "why": {"y": 1, "x": 2}})
+            )
+        );
+        assert_eq!(base.0.len(), 64);
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_and_escapes_strings() {
+        assert_eq!(
+            canonical_json(&json!({"b": [1, {"d": "\"q\"", "c": null}], "a": true})),
+            r#"{"a":true,"b":[1,{"c":null,"d":"\"q\""}]}"#
+        );
+    }
+
+    #[test]
+    fn the_hash_is_stable_across_releases() {
+        // Changing the hash input format would strand every pending confirmation: bump the
+        // version line instead, and update this value on purpose.
+        assert_eq!(
+            operation_hash("bulkDeleteItems", &json!({"ids": ["item-0001"]})).short(),
+            operation_hash("bulkDeleteItems", &json!({"ids": ["item-0001"]})).short()
+        );
+        let expected = {
+            let mut hasher = Sha256::new();
+            hasher.update(b"tessera.chat.operation.v1\nbulkDeleteItems\n{\"ids\":[\"item-0001\"]}");
+            hex::encode(hasher.finalize())
+        };
+        assert_eq!(
+            operation_hash("bulkDeleteItems", &json!({"ids": ["item-0001"]})).0,
+            expected
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Slash commands: `/help`, `/tools`, `/tool NAME --arg value`, `/status`, `/model`, `/clear`.
+//!
+//! They are handled by code and never sent to the model (DESIGN.md §8). This module only parses;
+//! the orchestrator runs them. `/tool` arguments are raw strings grouped by name, decoded later by
+//! the manual tool's form schema with the same mechanical decoder as a page's form (DESIGN.md §5),
+//! so `/tool bulkDeleteItems --ids item-0001 --ids item-0002` and a submitted form agree.
+
+use std::collections::BTreeMap;
+
+/// A parsed slash command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// List the commands.
+    Help,
+    /// List the tools, grouped by category.
+    Tools,
+    /// Run a manual tool.
+    Tool {
+        /// The operation.
+        name: String,
+        /// `--name value` pairs; a repeated name collects several values, a bare flag is `true`.
+        arguments: BTreeMap<String, Vec<String>>,
+    },
+    /// Show the session's threads and anything running.
+    Status,
+    /// Show the model, or switch to the named one.
+    Model(Option<String>),
+    /// Forget the conversation (the audit trail stays).
+    Clear,
+}
+
+/// A slash command that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SlashError {
+    /// Not one of the commands.
+    #[error("unknown command `/{0}`; type /help for the list")]
+    Unknown(String),
+    /// `/tool` without a name.
+    #[error("/tool needs a tool name, e.g. /tool searchItems --status open")]
+    MissingToolName,
+    /// A value without a `--name` before it, or an unclosed quote.
+    #[error("cannot read the arguments: {0}")]
+    BadArguments(String),
+}
+
+/// The help text `/help` shows.
+pub const HELP: &str = "Commands:\n\
+/help — this list\n\
+/tools — the tools you can run by hand, by category, with what code demands before each runs\n\
+/tool NAME --field value — run a tool by hand (repeat --field for lists)\n\
+/status — the open threads and anything running\n\
+/model [NAME] — the model this chat uses, or switch to NAME\n\
+/clear — forget this conversation (what ran stays in the audit trail)";
+
+/// Parses `text` when it starts with `/`; `None` for ordinary messages.
+#[must_use]
+pub fn parse(text: &str) -> Option<Result<SlashCommand, SlashError>> {
+    let text = text.trim();
+    let rest = text.strip_prefix('/')?;
+    let (command, arguments) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(command, arguments)| {
+            (command, arguments.trim())
+        });
+    Some(match command.to_lowercase().as_str() {
+        "help" | "?" => Ok(SlashCommand::Help),
+        "tools" => Ok(SlashCommand::Tools),
+        "status" => Ok(SlashCommand::Status),
+        "clear" => Ok(SlashCommand::Clear),
+        "model" => Ok(SlashCommand::Model(
+            Some(arguments.to_owned()).filter(|name| !name.is_empty()),
+        )),
+        "tool" => parse_tool(arguments),
+        other => Err(SlashError::Unknown(other.to_owned())),
+    })
+}
+
+fn parse_tool(arguments: &str) -> Result<SlashCommand, SlashError> {
+    let tokens = tokenize(arguments)?;
+    let mut tokens = tokens.into_iter().peekable();
+    let Some(name) = tokens.next().filter(|name| !name.starts_with("--")) else {
+        return Err(SlashError::MissingToolName);
+    };
+    let mut parsed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    while let Some(token) = tokens.next() {
+        let Some(key) = token.strip_prefix("--") else {
+            return Err(SlashError::BadArguments(format!(
+                "`{token}` has no --name before it"
+            )));
+        };
+        if let Some((key, value)) = key.split_once('=') {
+            parsed
+                .entry(key.to_owned())
+                .or_default()
+                .push(value.to_owned());
+            continue;
+        }
+        let value = match tokens.peek() {
+            Some(next) if !next.starts_with("--") => tokens.next().unwrap_or_default(),
+            _ => "true".to_owned(),
+        };
+        parsed.entry(key.to_owned()).or_default().push(value);
+    }
+    Ok(SlashCommand::Tool {
+        name,
+        arguments: parsed,
+    })
+}
+
+/// Splits on whitespace, keeping "double" or 'single' quoted runs together.
+fn tokenize(text: &str) -> Result<Vec<String>, SlashError> {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_token = false;
+    for character in text.chars() {
+        match (quote, character) {
+            (Some(open), close) if close == open => quote = None,
+            (Some(_), other) => current.push(other),
+            (None, '"' | '\'') => {
+                quote = Some(character);
+                in_token = true;
+            }
+            (None, space) if space.is_whitespace() => {
+                if in_token {
+                    tokens.push(std::mem::take(&mut current));
+                    in_token = false;
+                }
+            }
+            (None, other) => {
+                current.push(other);
+                in_token = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(SlashError::BadArguments("a quote is not closed".into()));
+    }
+    if in_token {
+        tokens.push(current);
+    }
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_parses() {
+        assert_eq!(parse("/help"), Some(Ok(SlashCommand::Help)));
+        assert_eq!(parse(" /tools "), Some(Ok(SlashCommand::Tools)));
+        assert_eq!(parse("/status"), Some(Ok(SlashCommand::Status)));
+        assert_eq!(parse("/clear"), Some(Ok(SlashCommand::Clear)));
+        assert_eq!(parse("/model"), Some(Ok(SlashCommand::Model(None))));
+        assert_eq!(
+            parse("/model heuristic"),
+            Some(Ok(SlashCommand::Model(Some("heuristic".into()))))
+        );
+        assert_eq!(parse("show items"), None);
+        assert_eq!(
+            parse("/frobnicate"),
+            Some(Err(SlashError::Unknown("frobnicate".into())))
+        );
+    }
+
+    #[test]
+    fn tool_arguments_group_repeats_and_keep_quotes() {
+        let parsed = parse(
+            r#"/tool createItem --title "Buy oat milk" --priority=high --ids a --ids b --urgent"#,
+        );
+        let expected = SlashCommand::Tool {
+            name: "createItem".into(),
+            arguments: BTreeMap::from([
+                ("title".to_owned(), vec!["Buy oat milk".to_owned()]),
+                ("priority".to_owned(), vec!["high".to_owned()]),
+                ("ids".to_owned(), vec!["a".to_owned(), "b".to_owned()]),
+                ("urgent".to_owned(), vec!["true".to_owned()]),
+            ]),
+        };
+        assert_eq!(parsed, Some(Ok(expected)));
+        assert_eq!(parse("/tool"), Some(Err(SlashError::MissingToolName)));
+        assert!(matches!(
+            parse("/tool x stray"),
+            Some(Err(SlashError::BadArguments(_)))
+        ));
+        assert!(matches!(
+            parse("/tool x --title \"open"),
+            Some(Err(SlashError::BadArguments(_)))
+        ));
+    }
+}
