@@ -825,8 +825,10 @@ mod tests {
     }
 
     fn manifest(operations: Vec<Value>, relationships: Value) -> String {
-        json!({"site": "t", "base_url": "/api", "operations": operations, "tag_relationships": relationships})
-            .to_string()
+        let mut manifest = json!({"site": "t", "base_url": "/api"});
+        manifest["operations"] = Value::Array(operations);
+        manifest["tag_relationships"] = relationships;
+        manifest.to_string()
     }
 
     fn with(mut operation: Value, key: &str, value: Value) -> Value {

@@ -325,6 +325,9 @@ struct Inner {
     running: Mutex<HashMap<SessionId, Vec<(u64, CancellationToken)>>>,
     next_run: AtomicU64,
     listeners: Mutex<HashMap<SessionId, broadcast::Sender<ChatEvent>>>,
+    /// Progress of chunked calls running in this process, updated synchronously between chunks
+    /// (the store gets the same numbers a moment later, for other processes).
+    live: Mutex<HashMap<ExecutionId, ChunkProgress>>,
 }
 
 /// The chat orchestrator; cheap to clone.
@@ -405,6 +408,7 @@ impl Orchestrator {
                 running: Mutex::new(HashMap::new()),
                 next_run: AtomicU64::new(1),
                 listeners: Mutex::new(HashMap::new()),
+                live: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -499,9 +503,7 @@ impl Orchestrator {
         let threads = self.inner.store.chat_threads(id).await?;
         let pending_approvals = self.pending_approvals(id).await?;
         let running = self
-            .inner
-            .store
-            .chat_executions(id)
+            .executions(id)
             .await?
             .iter()
             .filter(|execution| execution.status == ExecutionStatus::Running)
@@ -665,6 +667,25 @@ impl Orchestrator {
                 run,
             },
         )
+    }
+
+    /// A session's executions, with the live progress of calls running in this process.
+    async fn executions(&self, id: SessionId) -> Result<Vec<Execution>, ChatError> {
+        let mut executions = self.inner.store.chat_executions(id).await?;
+        let live = self
+            .inner
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for execution in &mut executions {
+            if let Some(progress) = live.get(&execution.id) {
+                if execution.status == ExecutionStatus::Running {
+                    execution.items_done = execution.items_done.max(progress.items_done);
+                    execution.chunks_done = execution.chunks_done.max(progress.chunks_done);
+                }
+            }
+        }
+        Ok(executions)
     }
 
     fn emit(&self, turn: &mut Turn, event: ChatEvent) {
@@ -1098,7 +1119,7 @@ impl Orchestrator {
                 match self.gate(turn, thread, call, Caller::Model).await? {
                     Gate::Answered(message) => {
                         self.append_model(turn.session.id, thread.id, &message)
-                            .await?
+                            .await?;
                     }
                     Gate::Paused(confirmation) => {
                         for later in &calls[index + 1..] {
@@ -1127,8 +1148,8 @@ impl Orchestrator {
                 .filter(|step| step.status == StepStatus::Succeeded)
                 .count();
             turn.narrative = format!(
-                "Stopped at your request. {} stay finished; nothing else will run.",
-                plural(finished, "finished step")
+                "Stopped at your request. What finished stays finished ({} in this turn, see the header); nothing else will run.",
+                plural(finished, "completed step")
             );
             thread.status = ThreadStatus::Failed;
             thread.summary = "Stopped at the person's request.".to_owned();
@@ -1530,6 +1551,11 @@ impl Orchestrator {
         let outcome = {
             let mut on_progress = |progress: &ChunkProgress| {
                 let _ = progress_sender.send(progress.clone());
+                self.inner
+                    .live
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(execution_id, progress.clone());
                 let event = ChatEvent::Progress {
                     thread_id: thread.id,
                     execution_id,
@@ -1549,6 +1575,11 @@ impl Orchestrator {
             tracing::warn!(execution.id = %execution_id, error = %error, "the progress writer failed");
         }
         turn.events.extend(progress_events);
+        self.inner
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&execution_id);
         let result = outcome.result_value();
         let status = if outcome.succeeded() {
             ExecutionStatus::Succeeded
@@ -1862,9 +1893,7 @@ impl Orchestrator {
             return Ok(());
         };
         let executions: Vec<Execution> = self
-            .inner
-            .store
-            .chat_executions(turn.session.id)
+            .executions(turn.session.id)
             .await?
             .into_iter()
             .filter(|execution| execution.thread_id == thread.id)
@@ -1911,7 +1940,7 @@ impl Orchestrator {
             SlashCommand::Tools => turn.narrative = self.tools_text(&turn.session),
             SlashCommand::Status => {
                 let threads = self.inner.store.chat_threads(turn.session.id).await?;
-                let executions = self.inner.store.chat_executions(turn.session.id).await?;
+                let executions = self.executions(turn.session.id).await?;
                 turn.steps = executions
                     .iter()
                     .filter(|execution| execution.status == ExecutionStatus::Running)

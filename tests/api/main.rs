@@ -2,7 +2,9 @@
 
 mod agent;
 mod binary;
+mod chat;
 mod components;
+mod demo_items;
 mod health;
 mod helpers;
 mod home;
