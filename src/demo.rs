@@ -4,4 +4,5 @@
 pub mod emails;
 pub mod expenses;
 pub mod field_types;
+pub mod workflows;
 pub mod items;

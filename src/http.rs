@@ -13,6 +13,7 @@ pub mod home;
 pub mod login;
 pub mod pages;
 pub mod preview;
+pub mod runs;
 pub mod render;
 pub mod security;
 pub mod session;
@@ -49,6 +50,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/status", get(health::status))
         .route("/api/components", get(components::tool_definitions))
         .route("/api/pages/preview", post(preview::preview_api))
+        .route("/api/runs", post(runs::start_run_api))
+        .route("/api/runs/{id}", get(runs::show_run_api))
         .route("/api/pages/generate", post(generate::generate_page))
         .route("/api/generations", get(generate::list_generations))
         .route("/api/generations/{id}", get(generate::generation))
@@ -57,6 +60,13 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             api_token::require_api_token,
         ));
+    let admin_pages = Router::new()
+        .route("/runs", get(runs::list_runs))
+        .route("/runs/start", post(runs::start_run_page))
+        .route("/runs/{id}", get(runs::show_run))
+        .route("/runs/{id}/cancel", post(runs::cancel_run_page))
+        .route("/runs/{id}/pages/{page}", post(runs::change_page))
+        .route_layer(middleware::from_fn(login::require_admin_page));
     Router::new()
         .route("/", get(home::home))
         .route("/healthz", get(health::healthz))
@@ -71,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
+        .merge(admin_pages)
         .merge(crate::chat::api::routes(&state))
         .merge(crate::demo::items::routes(state.store.clone()))
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))

@@ -4,6 +4,7 @@
 //! expired whatever its stored status. Only the SHA-256 of a link's token is stored.
 
 pub mod csrf;
+pub mod factory;
 pub mod lifecycle;
 pub mod page;
 pub mod preview;

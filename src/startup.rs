@@ -1,6 +1,6 @@
 //! Building and running the application: the only place that knows every piece.
 
-use std::net::SocketAddr;
+use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
@@ -11,8 +11,10 @@ use crate::{
     auth::{admin::ensure_admin_password, ensure_api_token},
     config::{Config, Secret},
     http::{router, AppState},
-    pages::csrf::ensure_csrf_key,
+    notify::{config::NotifyConfig, Notifier, Notify},
+    pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
+    workflow::Runner,
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -37,16 +39,24 @@ impl Application {
         let api_token = ensure_api_token(&store, config.api_token.as_ref())
             .await
             .context("settling the API token")?;
-        let csrf = ensure_csrf_key(&store).await.context("settling the CSRF key")?;
-        let admin = ensure_admin_password(&store, config.admin_password.as_ref()).await.context("settling the admin password")?;
+        let csrf = ensure_csrf_key(&store)
+            .await
+            .context("settling the CSRF key")?;
+        let admin = ensure_admin_password(&store, config.admin_password.as_ref())
+            .await
+            .context("settling the admin password")?;
         let models = Models::from_spec(&config.model, &|name| std::env::var(name).ok())
             .context("configuring the model (TESSERA_MODEL)")?;
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
+        let runner = demo_runner(&config, &store, &models)?;
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
         if state.set_models(models).is_err() {
             anyhow::bail!("the models were configured twice");
+        }
+        if state.set_runner(runner).is_err() {
+            anyhow::bail!("the runner was configured twice");
         }
         Ok(Self {
             listener,
@@ -76,14 +86,47 @@ impl Application {
     /// When the server fails.
     pub async fn run_until(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let store = self.state.store.clone();
+        let workers = self
+            .state
+            .runner()
+            .map(|runner| runner.spawn(shutdown.clone()));
         let app = router(self.state);
         axum::serve(self.listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await
             .context("serving HTTP")?;
+        if let Some(workers) = workers {
+            // The runner stops at the same signal; a step in flight is released, not lost.
+            let _ = workers.await;
+        }
         store.close().await;
         Ok(())
     }
+}
+
+/// The runner for the demo workflows: pages generated with the configured model, notifications
+/// to whatever channels are configured.
+fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Result<Runner> {
+    let notify_config = NotifyConfig::from_lookup(&|name| std::env::var(name).ok())
+        .context("configuring notifications")?;
+    let notifier = Notifier::from_config(&notify_config).context("configuring notifications")?;
+    let notifier: Option<Arc<dyn Notify>> =
+        (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
+    let registry = Arc::new(
+        crate::demo::workflows::registry(notifier).context("defining the demo workflows")?,
+    );
+    let factory = GeneratedPageFactory::new(
+        store.clone(),
+        Arc::new(models.clone()),
+        config.public_url.clone(),
+    );
+    let model = models
+        .choose(None)
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    Ok(Runner::builder(store.clone(), registry)
+        .model(models.configured_spec(), model)
+        .page_factory(Arc::new(factory))
+        .build())
 }
 
 /// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.

@@ -23,6 +23,7 @@
 //! the injected [`PageFactory`].
 
 pub mod builder;
+pub mod overview;
 pub mod page;
 pub mod prompt;
 pub mod registry;

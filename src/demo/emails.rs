@@ -1,9 +1,9 @@
 //! Forty realistic, made-up emails for the email-digest demo: deterministic, no network.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One email of the demo inbox.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Email {
     /// Stable id, used as the value of the archive selection.
     pub id: String,

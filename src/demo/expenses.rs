@@ -1,9 +1,9 @@
 //! Expense claims for the bulk-approval demo.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One expense claim awaiting a decision.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
     /// Stable id.
     pub id: String,

@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
 
-use crate::agent::Models;
+use crate::{agent::Models, workflow::Runner};
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -34,12 +34,20 @@ pub struct Inner {
     pub admin: AdminPasswordHash,
     /// The models pages are generated with, set once at startup ([`AppState::set_models`]).
     models: OnceLock<Models>,
+    /// The workflow runner, set once at startup ([`AppState::set_runner`]).
+    runner: OnceLock<RunnerSlot>,
 }
 
 impl AppState {
     /// Bundles the pieces built at startup.
     #[must_use]
-    pub fn new(config: Config, store: Store, api_token: ApiTokenHash, csrf: CsrfKey, admin: AdminPasswordHash) -> Self {
+    pub fn new(
+        config: Config,
+        store: Store,
+        api_token: ApiTokenHash,
+        csrf: CsrfKey,
+        admin: AdminPasswordHash,
+    ) -> Self {
         let site = LeptosOptions::builder()
             .output_name("tessera")
             .site_root(config.site_root.clone())
@@ -53,6 +61,7 @@ impl AppState {
             csrf,
             admin,
             models: OnceLock::new(),
+            runner: OnceLock::new(),
         }))
     }
 
@@ -65,6 +74,20 @@ impl AppState {
             .models
             .get()
             .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(Models::heuristic_only))
+    }
+
+    /// The workflow runner (absent only in a state built without `startup`).
+    #[must_use]
+    pub fn runner(&self) -> Option<&Runner> {
+        self.0.runner.get().map(|slot| &slot.0)
+    }
+
+    /// Sets the runner, once, at startup.
+    ///
+    /// # Errors
+    /// Gives `runner` back when one was already set.
+    pub fn set_runner(&self, runner: Runner) -> Result<(), Runner> {
+        self.0.runner.set(RunnerSlot(runner)).map_err(|slot| slot.0)
     }
 
     /// Sets the models, once, at startup.
@@ -81,5 +104,14 @@ impl std::ops::Deref for AppState {
 
     fn deref(&self) -> &Inner {
         &self.0
+    }
+}
+
+/// The runner, printable as a placeholder so the state stays `Debug`.
+struct RunnerSlot(Runner);
+
+impl std::fmt::Debug for RunnerSlot {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Runner")
     }
 }

@@ -8,41 +8,48 @@ use tessera_app::tree::PageTree;
 
 use crate::forms::FormSchema;
 
-/// The response value that marks a page answered with its Cancel button.
-pub const CANCELLED: &str = "$cancelled";
-
-/// Whether a stored response is the cancellation marker.
-#[must_use]
-pub fn is_cancelled(response: &Value) -> bool {
-    response.get(CANCELLED).and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// The cancellation marker stored as the response of a cancelled page.
-#[must_use]
-pub fn cancelled_response() -> Value {
-    json!({ CANCELLED: true })
-}
+pub use crate::workflow::step::{cancelled_response, is_cancelled_response as is_cancelled};
 
 /// A receipt for `response` (labels from `schema` when there is one), headed by `heading`.
 #[must_use]
-pub fn receipt_tree(heading: &str, schema: Option<&FormSchema>, response: &Value, submitted_at_ms: Option<i64>) -> PageTree {
+pub fn receipt_tree(
+    heading: &str,
+    schema: Option<&FormSchema>,
+    response: &Value,
+    submitted_at_ms: Option<i64>,
+) -> PageTree {
     let items: Vec<Value> = if is_cancelled(response) {
         vec![json!({"label": "Answer", "value": "Cancelled"})]
     } else {
         let object = response.as_object().cloned().unwrap_or_default();
         let labelled: Vec<(String, Value)> = match schema {
-            Some(schema) => schema.fields.iter().map(|field| (field.label(), object.get(&field.name).cloned().unwrap_or(Value::Null))).collect(),
+            Some(schema) => schema
+                .fields
+                .iter()
+                .map(|field| {
+                    (
+                        field.label(),
+                        object.get(&field.name).cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect(),
             None => object.into_iter().collect(),
         };
-        labelled.into_iter().map(|(label, value)| json!({"label": label, "value": display_value(&value)})).collect()
+        labelled
+            .into_iter()
+            .map(|(label, value)| json!({"label": label, "value": display_value(&value)}))
+            .collect()
     };
-    let when = submitted_at_ms.map(|ms| format!("Submitted {}.", format_utc(ms))).unwrap_or_default();
+    let when = submitted_at_ms
+        .map(|ms| format!("Submitted {}.", format_utc(ms)))
+        .unwrap_or_default();
     let nodes = json!({
         "heading": {"component": "Heading", "props": {"text": heading, "level": 1}},
         "status": {"component": "Alert", "props": {"tone": "success", "text": format!("This link has been used. {when} It cannot be submitted again.")}},
         "answers": {"component": "KeyValue", "props": {"items": items}}
     });
-    serde_json::from_value(json!({"nodes": nodes, "order": ["heading", "status", "answers"]})).unwrap_or_default()
+    serde_json::from_value(json!({"nodes": nodes, "order": ["heading", "status", "answers"]}))
+        .unwrap_or_default()
 }
 
 fn display_value(value: &Value) -> String {
@@ -53,7 +60,11 @@ fn display_value(value: &Value) -> String {
         Value::String(text) if text.is_empty() => "—".to_owned(),
         Value::String(text) => text.clone(),
         Value::Array(items) if items.is_empty() => "None".to_owned(),
-        Value::Array(items) => items.iter().map(display_value).collect::<Vec<_>>().join(", "),
+        Value::Array(items) => items
+            .iter()
+            .map(display_value)
+            .collect::<Vec<_>>()
+            .join(", "),
         other => other.to_string(),
     }
 }
@@ -68,13 +79,22 @@ pub fn format_utc(ms: i64) -> String {
     let shifted = days + 719_468;
     let era = shifted.div_euclid(146_097);
     let day_of_era = shifted.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", of_day / 3600, (of_day % 3600) / 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        of_day / 3600,
+        (of_day % 3600) / 60
+    )
 }
 
 #[cfg(test)]
@@ -97,7 +117,12 @@ mod tests {
             FormField::new("note", FieldKind::string()).optional(),
             FormField::new("urgent", FieldKind::Boolean),
         ]);
-        let tree = receipt_tree("Thanks", Some(&schema), &json!({"archive_ids": ["m1", "m2"], "urgent": false}), Some(0));
+        let tree = receipt_tree(
+            "Thanks",
+            Some(&schema),
+            &json!({"archive_ids": ["m1", "m2"], "urgent": false}),
+            Some(0),
+        );
         assert!(tree.validate(&Catalog::defaults(), &json!({})).is_empty());
         let items = &tree.nodes["answers"].props["items"];
         assert_eq!(items[0], json!({"label": "Archive ids", "value": "m1, m2"}));
@@ -108,6 +133,9 @@ mod tests {
     #[test]
     fn a_cancelled_response_reads_as_cancelled() {
         let tree = receipt_tree("Thanks", None, &cancelled_response(), None);
-        assert_eq!(tree.nodes["answers"].props["items"][0]["value"], "Cancelled");
+        assert_eq!(
+            tree.nodes["answers"].props["items"][0]["value"],
+            "Cancelled"
+        );
     }
 }

@@ -28,7 +28,7 @@ use super::{
         ClaimedRun, Lease, LeaseOutcome, NextRun, Run, RunId, StepCompletion, StepRef,
         TimeoutAction, WaitInfo,
     },
-    step::{StepError, StepOutput},
+    step::{is_cancelled_response, StepError, StepOutput},
     WorkflowError,
 };
 use crate::{
@@ -92,6 +92,17 @@ pub struct Runner {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Runner")
+            .field("owner", &self.inner.config.owner)
+            .field("workflows", &self.inner.workflows)
+            .field("engine", &self.inner.store.engine())
+            .finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     store: Store,
     registry: Arc<Registry>,
@@ -153,16 +164,10 @@ impl RunnerBuilder {
     }
 }
 
-/// Why a step stopped before it returned.
-enum Interrupted {
-    /// Its lease was lost: someone else may be running it now.
-    LeaseLost,
-    /// The runner is stopping.
-    Shutdown,
-}
-
 /// Why a step's input could not be worked out.
 enum InputError {
+    /// The person answered the page with its Cancel button: the run is cancelled.
+    Cancelled,
     /// The run cannot go on (a stored output that does not decode, a page without a response).
     Fatal(String),
     /// The database failed; try again later.
@@ -408,14 +413,35 @@ impl Runner {
     }
 
     /// Drives a claimed run step by step while the lease holds.
+    ///
+    /// The heartbeat runs beside the whole drive, store calls included, and drops it the moment
+    /// the lease is lost; whatever the drive was writing then is rolled back with its
+    /// transaction (and would have been refused by the lease check anyway).
     async fn drive(
         &self,
         claimed: ClaimedRun,
         shutdown: &CancellationToken,
         report: &mut DrainReport,
     ) -> Result<(), WorkflowError> {
+        let run_id = claimed.run.id;
+        let heartbeat = self.keep_lease(claimed.lease.clone());
+        tokio::select! {
+            result = self.drive_steps(claimed, shutdown, report) => result,
+            () = heartbeat => {
+                tracing::warn!(run.id = %run_id, "lease lost; abandoning the run to its new holder");
+                Ok(())
+            }
+        }
+    }
+
+    async fn drive_steps(
+        &self,
+        claimed: ClaimedRun,
+        shutdown: &CancellationToken,
+        report: &mut DrainReport,
+    ) -> Result<(), WorkflowError> {
         let store = &self.inner.store;
-        let ClaimedRun { run, mut lease } = claimed;
+        let ClaimedRun { run, lease } = claimed;
         let Some(definition) = self.inner.registry.get(&run.workflow) else {
             // Claims are filtered by the registered names, so this is a registry changed under
             // a running process; leave the run for a runner that knows it.
@@ -445,6 +471,11 @@ impl Runner {
                     let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
                     return Ok(());
                 }
+                Err(InputError::Cancelled) => {
+                    tracing::info!(run.id = %run.id, step.name = %step.name, "the page was cancelled; run cancelled");
+                    store.cancel_run(run.id, now_ms()).await?;
+                    return Ok(());
+                }
                 Err(InputError::Store(error)) => return Err(error.into()),
             };
             let Some(started) = store
@@ -454,7 +485,30 @@ impl Runner {
                 tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost before the step started");
                 return Ok(());
             };
+            let policy = definition.retry_policy(usize::try_from(cursor).unwrap_or(usize::MAX));
+            if started.attempts > i64::from(policy.max_attempts) {
+                // Earlier attempts never reported back (their runner died or stopped each time):
+                // give up rather than crash-loop for ever.
+                let reason = format!(
+                    "gave up after {} attempts that never finished",
+                    started.attempts - 1
+                );
+                tracing::warn!(run.id = %run.id, step.name = %step.name, error = %reason, "run failed");
+                report.runs_failed += 1;
+                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                return Ok(());
+            }
             report.steps_started += 1;
+            if started
+                .input
+                .as_ref()
+                .is_some_and(super::step::is_cancelled_response)
+            {
+                // The person pressed Cancel on the page: the run ends as cancelled, not failed.
+                tracing::info!(run.id = %run.id, step.name = %step.name, "cancelled on its page");
+                store.cancel_run(run.id, now_ms()).await?;
+                return Ok(());
+            }
             let context = StepContext {
                 run_id: run.id,
                 step_index: cursor,
@@ -467,17 +521,8 @@ impl Runner {
                 (step.handler)(context, state.clone(), started.input.unwrap_or(Value::Null))
                     .instrument(span);
             let result = tokio::select! {
-                result = execution => Ok(result),
-                () = self.keep_lease(&mut lease) => Err(Interrupted::LeaseLost),
-                () = shutdown.cancelled() => Err(Interrupted::Shutdown),
-            };
-            let result = match result {
-                Ok(result) => result,
-                Err(Interrupted::LeaseLost) => {
-                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost during the step; abandoning it");
-                    return Ok(());
-                }
-                Err(Interrupted::Shutdown) => {
+                result = execution => result,
+                () = shutdown.cancelled() => {
                     let _ = store.release_run(&lease, now_ms()).await?;
                     return Ok(());
                 }
@@ -565,13 +610,13 @@ impl Runner {
     }
 
     /// Renews the lease every `heartbeat` and returns only once it is lost.
-    async fn keep_lease(&self, lease: &mut Lease) {
+    async fn keep_lease(&self, mut lease: Lease) {
         let config = &self.inner.config;
         loop {
             tokio::time::sleep(config.heartbeat).await;
             let now = now_ms();
-            match self.inner.store.heartbeat(lease, config.lease, now).await {
-                Ok(Some(renewed)) => *lease = renewed,
+            match self.inner.store.heartbeat(&lease, config.lease, now).await {
+                Ok(Some(renewed)) => lease = renewed,
                 Ok(None) => return,
                 Err(error) => {
                     tracing::warn!(run.id = %lease.run_id, error = %error, "heartbeat failed");
@@ -629,6 +674,9 @@ impl Runner {
                     None => None,
                 };
                 match (response, default_response) {
+                    (Some(response), _) if is_cancelled_response(&response) => {
+                        return Err(InputError::Cancelled)
+                    }
                     (Some(response), _) | (None, Some(response)) => response,
                     (None, None) if page_id.is_none() => Value::Null,
                     (None, None) => {

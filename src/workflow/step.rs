@@ -273,3 +273,23 @@ impl StepOutput {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
+
+/// The key of the response a page stores when the person pressed its Cancel button.
+pub const CANCELLED_KEY: &str = "$cancelled";
+
+/// The response stored for a page answered with its Cancel button. `$` cannot start a form field
+/// name, so no real response looks like this.
+#[must_use]
+pub fn cancelled_response() -> Value {
+    serde_json::json!({ CANCELLED_KEY: true })
+}
+
+/// Whether a stored response is the Cancel marker (the runner then cancels the run instead of
+/// handing the next step a response it cannot decode).
+#[must_use]
+pub fn is_cancelled_response(response: &Value) -> bool {
+    response
+        .get(CANCELLED_KEY)
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}

@@ -12,5 +12,6 @@ mod llm;
 mod login;
 mod notify;
 mod pages;
+mod runs;
 mod store;
 mod workflow;

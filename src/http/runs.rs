@@ -1,0 +1,331 @@
+//! The runs pages (admin session) and the runs API (session or bearer token).
+
+use std::collections::BTreeMap;
+
+use axum::{
+    body::Bytes,
+    extract::{Path, Query, State},
+    response::{IntoResponse, Redirect, Response},
+    Json,
+};
+use http::{HeaderMap, StatusCode};
+use leptos::prelude::*;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tessera_app::runs::{
+    PageView, RunDetail, RunDetailPage, RunRow, RunsList, RunsListPage, StepView,
+};
+
+use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
+use crate::{
+    forms::raw_values,
+    pages::{receipt::format_utc, token::PageToken},
+    store::{now_ms, pages::PageChange, StoreError},
+    workflow::{
+        overview::{run_overview, RunOverview},
+        run::{RunFilter, RunId, RunStatus},
+        Runner, WorkflowError,
+    },
+};
+
+const PAGE_SIZE: i64 = 20;
+
+impl From<WorkflowError> for AppError {
+    fn from(error: WorkflowError) -> Self {
+        match error {
+            WorkflowError::UnknownWorkflow(_) | WorkflowError::BadInput { .. } => {
+                Self::BadRequest {
+                    code: "invalid_run",
+                    message: error.to_string(),
+                    field: Some("workflow".into()),
+                }
+            }
+            WorkflowError::Store(StoreError::NotFound) => Self::NotFound,
+            other => Self::Unexpected(other.into()),
+        }
+    }
+}
+
+fn runner(state: &AppState) -> Result<&Runner, AppError> {
+    state
+        .runner()
+        .ok_or_else(|| AppError::Unexpected(anyhow::anyhow!("no workflow runner is configured")))
+}
+
+fn parse_run_id(text: &str) -> Result<RunId, AppError> {
+    text.parse().map_err(|_| AppError::NotFound)
+}
+
+/// Query of `GET /runs`.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    status: Option<String>,
+    page: Option<u32>,
+}
+
+/// `GET /runs`: the runs, newest first, filtered by status, 20 a page.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_runs(
+    State(state): State<AppState>,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, AppError> {
+    let status = query.status.as_deref().and_then(RunStatus::parse);
+    let page = query.page.unwrap_or(0);
+    let filter = RunFilter {
+        status,
+        workflow: None,
+        limit: PAGE_SIZE,
+        offset: i64::from(page) * PAGE_SIZE,
+    };
+    let listed = state.store.list_runs(&filter).await?;
+    let rows = listed
+        .runs
+        .iter()
+        .map(|run| RunRow {
+            id: run.id.to_string(),
+            workflow: run.workflow.clone(),
+            status: run.status.as_str().to_owned(),
+            step: format!("step {}", run.cursor + 1),
+            updated: format_utc(run.updated_at_ms),
+        })
+        .collect();
+    let list = RunsList {
+        rows,
+        status: status.map(|status| status.as_str().to_owned()),
+        page,
+        has_next: i64::from(page + 1) * PAGE_SIZE < listed.total,
+        workflows: state
+            .runner()
+            .map(|runner| runner.registry().names())
+            .unwrap_or_default(),
+        flash: None,
+    };
+    Ok(html_document(
+        &state,
+        StatusCode::OK,
+        "Runs · Tessera",
+        move || view! { <RunsListPage list/> }.into_any(),
+    ))
+}
+
+/// `GET /runs/{id}`: one run's timeline.
+///
+/// # Errors
+/// 404 for an unknown run; database failures.
+pub async fn show_run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
+    Ok(detail_page(&state, overview, None, None))
+}
+
+fn detail_page(
+    state: &AppState,
+    overview: RunOverview,
+    new_link: Option<String>,
+    flash: Option<String>,
+) -> Response {
+    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let now = now_ms();
+    let detail = RunDetail {
+        id: overview.run.id.to_string(),
+        workflow: overview.run.workflow.clone(),
+        status: overview.run.status.as_str().to_owned(),
+        error: overview.run.error.clone(),
+        state: pretty(&overview.run.state),
+        steps: overview
+            .steps
+            .iter()
+            .map(|step| StepView {
+                index: step.index,
+                name: step.name.clone(),
+                status: step.status.as_str().to_owned(),
+                attempts: step.attempts,
+                output: step
+                    .output
+                    .as_ref()
+                    .filter(|output| !output.is_null())
+                    .map(pretty),
+                error: step.error.clone(),
+            })
+            .collect(),
+        pages: overview
+            .pages
+            .iter()
+            .map(|page| PageView {
+                id: page.id.to_string(),
+                status: if page.status == crate::pages::page::PageStatus::Open
+                    && page.is_expired(now)
+                {
+                    "expired".to_owned()
+                } else {
+                    page.status.as_str().to_owned()
+                },
+                expires: format_utc(page.expires_at_ms),
+                response: page.response.as_ref().map(pretty),
+            })
+            .collect(),
+        new_link: new_link.or(overview.waiting_link),
+        flash,
+    };
+    let title = format!("Run {} · Tessera", overview.run.workflow);
+    html_document(state, StatusCode::OK, &title, move || {
+        view! { <RunDetailPage detail/> }.into_any()
+    })
+}
+
+fn form_field(body: &[u8], name: &str) -> String {
+    raw_values(body)
+        .get(name)
+        .and_then(|values| values.last())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `POST /runs/start`: starts a demo run and opens its timeline.
+///
+/// # Errors
+/// 400 for an unknown workflow; 403 from another site.
+pub async fn start_run_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    if is_cross_site(&headers) {
+        return Ok(StatusCode::FORBIDDEN.into_response());
+    }
+    let run = runner(&state)?
+        .start_run(&form_field(&body, "workflow"), json!({}))
+        .await?;
+    Ok(Redirect::to(&format!("/runs/{}", run.id)).into_response())
+}
+
+/// `POST /runs/{id}/cancel`.
+///
+/// # Errors
+/// 404 for an unknown run; 403 from another site.
+pub async fn cancel_run_page(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    if is_cross_site(&headers) {
+        return Ok(StatusCode::FORBIDDEN.into_response());
+    }
+    runner(&state)?.cancel_run(parse_run_id(&id)?).await?;
+    Ok(Redirect::to(&format!("/runs/{id}")).into_response())
+}
+
+/// `POST /runs/{id}/pages/{page}`: revoke, extend (7 days) or reissue a waiting page's link.
+///
+/// # Errors
+/// 404 for an unknown run or page; 403 from another site.
+pub async fn change_page(
+    State(state): State<AppState>,
+    Path((id, page_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    if is_cross_site(&headers) {
+        return Ok(StatusCode::FORBIDDEN.into_response());
+    }
+    let run_id = parse_run_id(&id)?;
+    let page_id = crate::pages::page::PageId(page_id.parse().map_err(|_| AppError::NotFound)?);
+    let page = state.store.page(page_id).await?;
+    if page.run_id != Some(run_id) {
+        return Err(AppError::NotFound);
+    }
+    let (change, new_link) = match form_field(&body, "action").as_str() {
+        "revoke" => (PageChange::Revoke, None),
+        "extend" => (
+            PageChange::Extend(page.expires_at_ms.max(now_ms()) + 7 * 24 * 3600 * 1000),
+            None,
+        ),
+        "reissue" => {
+            let token = PageToken::generate();
+            let link = format!("{}/p/{}", state.config.public_url, token.as_str());
+            (PageChange::Reissue(token.hash()), Some(link))
+        }
+        other => {
+            return Err(AppError::BadRequest {
+                code: "invalid_action",
+                message: format!("unknown action `{other}`"),
+                field: Some("action".into()),
+            })
+        }
+    };
+    let changed = state.store.change_open_page(page_id, &change).await?;
+    let flash = if changed {
+        "Done."
+    } else {
+        "Nothing changed: the page is no longer open."
+    };
+    let overview = run_overview(&state.store, run_id).await?;
+    Ok(detail_page(
+        &state,
+        overview,
+        new_link.filter(|_| changed),
+        Some(flash.to_owned()),
+    ))
+}
+
+/// Body of `POST /api/runs`.
+#[derive(Debug, Deserialize)]
+pub struct StartRun {
+    workflow: String,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+/// `POST /api/runs`: `{workflow, input}` → the run.
+///
+/// # Errors
+/// 400 for an unknown workflow or input that does not fit its state.
+pub async fn start_run_api(
+    State(state): State<AppState>,
+    Json(body): Json<StartRun>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let run = runner(&state)?
+        .start_run(&body.workflow, body.input.unwrap_or_else(|| json!({})))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(
+            json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id), "page": format!("/runs/{}", run.id) } }),
+        ),
+    ))
+}
+
+/// `GET /api/runs/{id}`: status, current step, each step's output and the waiting page's link.
+///
+/// # Errors
+/// 404 for an unknown run.
+pub async fn show_run_api(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
+    let steps: Vec<Value> = overview
+        .steps
+        .iter()
+        .map(|step| json!({ "index": step.index, "name": step.name, "status": step.status.as_str(), "attempts": step.attempts, "output": step.output, "error": step.error }))
+        .collect();
+    let mut pages: BTreeMap<String, Value> = BTreeMap::new();
+    for page in &overview.pages {
+        pages.insert(page.id.to_string(), json!({ "status": page.status.as_str(), "expires_at_ms": page.expires_at_ms, "response": page.response }));
+    }
+    Ok(Json(json!({
+        "id": overview.run.id,
+        "workflow": overview.run.workflow,
+        "status": overview.run.status,
+        "current_step": overview.current_step,
+        "error": overview.run.error,
+        "state": overview.run.state,
+        "steps": steps,
+        "pages": pages,
+        "waiting_page": overview.waiting_link,
+    })))
+}

@@ -1,0 +1,77 @@
+//! A run as the runs page and the runs API show it: the run, its steps, the pages it made and the
+//! link its waiting page can be reached at.
+
+use serde::Serialize;
+
+use super::run::{Run, RunId, RunStep};
+use crate::{
+    pages::{
+        page::{Page, PageStatus},
+        token::PageToken,
+    },
+    store::{now_ms, Store, StoreError},
+};
+
+/// Everything known about one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunOverview {
+    /// The run.
+    pub run: Run,
+    /// Its steps, in order.
+    pub steps: Vec<RunStep>,
+    /// The pages it made, newest first.
+    #[serde(skip)]
+    pub pages: Vec<Page>,
+    /// The link of the page the run waits on, while that page is open.
+    pub waiting_link: Option<String>,
+    /// The name of the step the run is at (or ended at).
+    pub current_step: Option<String>,
+}
+
+/// Reads a run with its steps and pages.
+///
+/// # Errors
+/// [`StoreError::NotFound`] for an unknown run; database failures.
+pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, StoreError> {
+    let run = store.run(id).await?;
+    let steps = store.run_steps(id).await?;
+    let pages = store.pages_of_run(id).await?;
+    let now = now_ms();
+    // The `ui` step's output holds the page handle (id and link) for the step after it.
+    let candidate = steps.iter().rev().find_map(|step| {
+        let handle = step.output.as_ref()?.get("page")?;
+        let page_id = handle.get("page_id")?.as_str()?.to_owned();
+        let link = handle.get("link")?.as_str()?.to_owned();
+        Some((page_id, link))
+    });
+    let mut waiting_link = None;
+    if let Some((page_id, link)) = candidate {
+        // Only while that page is open and the link still opens it (a reissue replaces it).
+        let token = link.rsplit('/').next().and_then(PageToken::parse);
+        if let Some(token) = token {
+            match store.page_by_token(&token.hash()).await {
+                Ok(page)
+                    if page.id.to_string() == page_id
+                        && page.status == PageStatus::Open
+                        && !page.is_expired(now) =>
+                {
+                    waiting_link = Some(link)
+                }
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    let current_step = steps
+        .iter()
+        .find(|step| step.index == run.cursor)
+        .or_else(|| steps.last())
+        .map(|step| step.name.clone());
+    Ok(RunOverview {
+        run,
+        steps,
+        pages,
+        waiting_link,
+        current_step,
+    })
+}

@@ -1,0 +1,244 @@
+//! Runs end to end over HTTP: start the email digest, follow its link, submit, see it finish.
+
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use serde_json::Value;
+
+use crate::helpers::{spawn_app, TestApp, ADMIN_PASSWORD, API_TOKEN};
+
+async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
+    Ok(app
+        .client
+        .get(app.url(&format!("/api/runs/{id}")))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?)
+}
+
+async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    loop {
+        let run = run_json(app, id).await?;
+        if run["status"] == status {
+            return Ok(run);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("run {id} never reached {status}: {run:#}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn admin_cookie(app: &TestApp) -> anyhow::Result<String> {
+    let response = app
+        .client
+        .post(app.url("/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("password={ADMIN_PASSWORD}&next=/runs"))
+        .send()
+        .await?;
+    Ok(response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.starts_with("tessera_session="))
+        .and_then(|value| value.split(';').next())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+fn csrf_of(html: &str) -> String {
+    html.split("name=\"_csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_emails(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let started: Value = app
+        .client
+        .post(app.url("/api/runs"))
+        .bearer_auth(API_TOKEN)
+        .json(&serde_json::json!({"workflow": "email-digest"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = started["id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let link = waiting["waiting_page"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let path = link
+        .split_once("/p/")
+        .map(|(_, token)| format!("/p/{token}"))
+        .unwrap_or_default();
+    assert!(
+        !path.is_empty(),
+        "the waiting page's link is reported: {waiting:#}"
+    );
+
+    let html = app.get(&path).await?.text().await?;
+    assert!(
+        html.contains("name=\"archive_ids\""),
+        "the person can pick emails"
+    );
+    assert!(html.contains("name=\"note\""));
+    let body = format!(
+        "_csrf={}&archive_ids=m03&archive_ids=m07&archive_ids=m12&note=old+newsletters",
+        csrf_of(&html)
+    );
+    let submitted = app
+        .client
+        .post(app.url(&path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.clone())
+        .send()
+        .await?;
+    assert_eq!(submitted.status(), 303);
+    let again = app
+        .client
+        .post(app.url(&path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await?;
+    assert_eq!(again.status(), 409);
+
+    let finished = wait_for_status(&app, &id, "succeeded").await?;
+    assert_eq!(
+        finished["state"]["archived"],
+        serde_json::json!(["m03", "m07", "m12"])
+    );
+    assert_eq!(finished["state"]["note"], "old newsletters");
+    let archive_runs = finished["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|step| step["name"] == "Archive")
+        .count();
+    assert_eq!(archive_runs, 1, "the response step ran once");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let anonymous = app.get("/runs").await?;
+    assert_eq!(anonymous.status(), 303);
+    assert_eq!(
+        anonymous
+            .headers()
+            .get("location")
+            .and_then(|value| value.to_str().ok()),
+        Some("/login?next=%2Fruns")
+    );
+    let cookie = admin_cookie(&app).await?;
+    let page = app
+        .client
+        .get(app.url("/runs"))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await?;
+    assert!(html.contains("data-testid=\"start-email-digest\""));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_admin_starts_cancels_and_reissues_from_the_runs_pages() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let cookie = admin_cookie(&app).await?;
+    let started = app
+        .client
+        .post(app.url("/runs/start"))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("workflow=bulk-approval")
+        .send()
+        .await?;
+    assert_eq!(started.status(), 303);
+    let location = started
+        .headers()
+        .get("location")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let id = location.trim_start_matches("/runs/").to_owned();
+    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let old_link = waiting["waiting_page"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let page_id = waiting["pages"]
+        .as_object()
+        .and_then(|pages| pages.keys().next().cloned())
+        .unwrap_or_default();
+
+    let reissued = app
+        .client
+        .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=reissue")
+        .send()
+        .await?
+        .text()
+        .await?;
+    let new_link = reissued
+        .split("data-testid=\"page-link\"")
+        .nth(1)
+        .and_then(|rest| rest.split('>').nth(1))
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        new_link.contains("/p/") && new_link != old_link,
+        "a new link is shown once: {new_link}"
+    );
+    let old_path = old_link
+        .split_once("/p/")
+        .map(|(_, token)| format!("/p/{token}"))
+        .unwrap_or_default();
+    assert_eq!(
+        app.get(&old_path).await?.status(),
+        404,
+        "the old link stops working"
+    );
+
+    let cancelled = app
+        .client
+        .post(app.url(&format!("/runs/{id}/cancel")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(cancelled.status(), 303);
+    assert_eq!(run_json(&app, &id).await?["status"], "cancelled");
+    Ok(())
+}
+
+#[tokio::test]
+async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let response = app
+        .client
+        .post(app.url("/api/runs"))
+        .bearer_auth(API_TOKEN)
+        .json(&serde_json::json!({"workflow": "nope"}))
+        .send()
+        .await?;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await?;
+    assert_eq!(body["error"]["field"], "workflow");
+    Ok(())
+}
