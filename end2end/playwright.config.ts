@@ -63,6 +63,7 @@ export default defineConfig({
       TESSERA_PUBLIC_URL: baseURL,
       DATABASE_URL: `sqlite://${path.join(process.env.E2E_DB_DIR, 'e2e.db')}`,
       TESSERA_API_TOKEN: 'e2e-token-0123456789abcdef',
+      TESSERA_ADMIN_PASSWORD: 'e2e-admin-password',
       TESSERA_SITE_ROOT: path.join(root, 'target', 'site'),
       TESSERA_CONFIG: path.join(root, 'end2end', 'no-config.toml'),
       TESSERA_LOG: 'warn',
