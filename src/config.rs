@@ -198,7 +198,9 @@ pub const SETTINGS: &[Setting] = &[
 /// Every setting of every part of the server: the core ones above, then the notification channels
 /// (`notify::config::SETTINGS`). `--help`, the environment reader and the file's key check use this.
 pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
-    SETTINGS.iter().chain(crate::notify::config::SETTINGS.iter())
+    SETTINGS
+        .iter()
+        .chain(crate::notify::config::SETTINGS.iter())
 }
 
 /// A configuration problem, always naming the setting.

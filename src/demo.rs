@@ -4,5 +4,5 @@
 pub mod emails;
 pub mod expenses;
 pub mod field_types;
-pub mod workflows;
 pub mod items;
+pub mod workflows;

@@ -13,8 +13,8 @@ pub mod home;
 pub mod login;
 pub mod pages;
 pub mod preview;
-pub mod runs;
 pub mod render;
+pub mod runs;
 pub mod security;
 pub mod session;
 pub mod state;
@@ -55,7 +55,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/pages/generate", post(generate::generate_page))
         .route("/api/generations", get(generate::list_generations))
         .route("/api/generations/{id}", get(generate::generation))
-        .route("/api/generations/{id}/events", get(generate::generation_events))
+        .route(
+            "/api/generations/{id}/events",
+            get(generate::generation_events),
+        )
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             api_token::require_api_token,

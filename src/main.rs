@@ -55,7 +55,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     if let Some(password) = &application.generated_admin_password {
-        eprintln!("tessera: generated admin password for /login (shown once, store it now): {}", password.expose());
+        eprintln!(
+            "tessera: generated admin password for /login (shown once, store it now): {}",
+            password.expose()
+        );
     }
     tracing::info!(addr = %application.local_addr()?, "listening");
     let shutdown = CancellationToken::new();

@@ -17,7 +17,10 @@ use crate::{
 
 /// The body of `GET /components`.
 #[component]
-#[expect(clippy::needless_pass_by_value, reason = "Leptos component props are owned")]
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
 pub fn GalleryPage(catalog: Catalog) -> impl IntoView {
     let tools = catalog.tool_definitions();
     let count = catalog.specs().len();

@@ -40,7 +40,10 @@ pub enum AdminError {
 
 fn hash_password(password: &str) -> Result<String, AdminError> {
     let salt = SaltString::generate(&mut rand::rngs::OsRng);
-    Argon2::default().hash_password(password.as_bytes(), &salt).map(|hash| hash.to_string()).map_err(|error| AdminError::Hash(error.to_string()))
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|error| AdminError::Hash(error.to_string()))
 }
 
 impl AdminPasswordHash {
@@ -48,7 +51,11 @@ impl AdminPasswordHash {
     /// async executor (`spawn_blocking`).
     #[must_use]
     pub fn verify(&self, attempt: &str) -> bool {
-        PasswordHash::new(&self.0).is_ok_and(|parsed| Argon2::default().verify_password(attempt.as_bytes(), &parsed).is_ok())
+        PasswordHash::new(&self.0).is_ok_and(|parsed| {
+            Argon2::default()
+                .verify_password(attempt.as_bytes(), &parsed)
+                .is_ok()
+        })
     }
 }
 
@@ -56,22 +63,40 @@ impl AdminPasswordHash {
 ///
 /// # Errors
 /// Database or hashing failures.
-pub async fn ensure_admin_password(store: &Store, configured: Option<&Secret>) -> Result<AdminPassword, AdminError> {
+pub async fn ensure_admin_password(
+    store: &Store,
+    configured: Option<&Secret>,
+) -> Result<AdminPassword, AdminError> {
     if let Some(password) = configured {
-        return Ok(AdminPassword { hash: AdminPasswordHash(hash_password(password.expose())?), newly_generated: None });
+        return Ok(AdminPassword {
+            hash: AdminPasswordHash(hash_password(password.expose())?),
+            newly_generated: None,
+        });
     }
     if let Some(hash) = store.setting(SETTING_KEY).await? {
-        return Ok(AdminPassword { hash: AdminPasswordHash(hash), newly_generated: None });
+        return Ok(AdminPassword {
+            hash: AdminPasswordHash(hash),
+            newly_generated: None,
+        });
     }
     let mut bytes = [0_u8; 12];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let password = hex::encode(bytes);
     let hash = hash_password(&password)?;
     if store.put_setting_if_absent(SETTING_KEY, &hash).await? {
-        return Ok(AdminPassword { hash: AdminPasswordHash(hash), newly_generated: Some(Secret::new(password)) });
+        return Ok(AdminPassword {
+            hash: AdminPasswordHash(hash),
+            newly_generated: Some(Secret::new(password)),
+        });
     }
-    let stored = store.setting(SETTING_KEY).await?.ok_or(StoreError::NotFound)?;
-    Ok(AdminPassword { hash: AdminPasswordHash(stored), newly_generated: None })
+    let stored = store
+        .setting(SETTING_KEY)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    Ok(AdminPassword {
+        hash: AdminPasswordHash(stored),
+        newly_generated: None,
+    })
 }
 
 #[cfg(test)]

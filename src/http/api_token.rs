@@ -25,7 +25,11 @@ pub async fn require_api_token(
         .map(str::trim);
     match presented {
         Some(token) if state.api_token.matches(token) => Ok(next.run(request).await),
-        _ if super::login::is_admin(request.extensions().get::<tower_sessions::Session>()).await => Ok(next.run(request).await),
+        _ if super::login::is_admin(request.extensions().get::<tower_sessions::Session>())
+            .await =>
+        {
+            Ok(next.run(request).await)
+        }
         _ => Err(AppError::Unauthorized),
     }
 }

@@ -21,7 +21,12 @@ const ADMIN_KEY: &str = "admin";
 /// Whether the request's session belongs to a logged-in admin.
 pub async fn is_admin(session: Option<&Session>) -> bool {
     match session {
-        Some(session) => session.get::<bool>(ADMIN_KEY).await.ok().flatten().unwrap_or(false),
+        Some(session) => session
+            .get::<bool>(ADMIN_KEY)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(false),
         None => false,
     }
 }
@@ -31,8 +36,13 @@ pub async fn require_admin_page(request: Request, next: Next) -> Response {
     if is_admin(request.extensions().get::<Session>()).await {
         return next.run(request).await;
     }
-    let target = request.uri().path_and_query().map_or("/", |path| path.as_str());
-    let encoded = form_urlencoded::Serializer::new(String::new()).append_pair("next", target).finish();
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |path| path.as_str());
+    let encoded = form_urlencoded::Serializer::new(String::new())
+        .append_pair("next", target)
+        .finish();
     Redirect::to(&format!("/login?{encoded}")).into_response()
 }
 
@@ -43,28 +53,64 @@ pub struct LoginQuery {
 }
 
 /// `GET /login`.
-pub async fn login_page(State(state): State<AppState>, Query(query): Query<LoginQuery>) -> Response {
-    login_form(&state, StatusCode::OK, safe_next(query.next.as_deref()), None)
+pub async fn login_page(
+    State(state): State<AppState>,
+    Query(query): Query<LoginQuery>,
+) -> Response {
+    login_form(
+        &state,
+        StatusCode::OK,
+        safe_next(query.next.as_deref()),
+        None,
+    )
 }
 
 /// `POST /login`: checks the password (argon2, off the executor), then starts the admin session.
-pub async fn login(State(state): State<AppState>, session: Session, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn login(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let values = raw_values(&body);
-    let field = |name: &str| values.get(name).and_then(|all| all.last()).cloned().unwrap_or_default();
+    let field = |name: &str| {
+        values
+            .get(name)
+            .and_then(|all| all.last())
+            .cloned()
+            .unwrap_or_default()
+    };
     let next = safe_next(Some(&field("next")));
     if is_cross_site(&headers) {
-        return login_form(&state, StatusCode::FORBIDDEN, next, Some("This form was not sent from this site."));
+        return login_form(
+            &state,
+            StatusCode::FORBIDDEN,
+            next,
+            Some("This form was not sent from this site."),
+        );
     }
     let attempt = field("password");
     let hash = state.admin.clone();
-    let verified = tokio::task::spawn_blocking(move || hash.verify(&attempt)).await.unwrap_or(false);
+    let verified = tokio::task::spawn_blocking(move || hash.verify(&attempt))
+        .await
+        .unwrap_or(false);
     if !verified {
         tracing::info!("admin login refused");
-        return login_form(&state, StatusCode::UNAUTHORIZED, next, Some("That password is not right."));
+        return login_form(
+            &state,
+            StatusCode::UNAUTHORIZED,
+            next,
+            Some("That password is not right."),
+        );
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
-        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, Some("Could not start a session; try again."));
+        return login_form(
+            &state,
+            StatusCode::SERVICE_UNAVAILABLE,
+            next,
+            Some("Could not start a session; try again."),
+        );
     }
     Redirect::to(&next).into_response()
 }
@@ -78,12 +124,19 @@ pub async fn logout(session: Session) -> Response {
 /// Only same-site absolute paths; anything else (`//evil`, `https://…`) goes home.
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path.to_owned(),
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
+            path.to_owned()
+        }
         _ => "/runs".to_owned(),
     }
 }
 
-fn login_form(state: &AppState, status: StatusCode, next: String, error: Option<&'static str>) -> Response {
+fn login_form(
+    state: &AppState,
+    status: StatusCode,
+    next: String,
+    error: Option<&'static str>,
+) -> Response {
     html_document(state, status, "Log in · Tessera", move || {
         view! {
             <section class="mx-auto max-w-sm space-y-4" aria-labelledby="login-title">
@@ -116,7 +169,10 @@ mod tests {
 
     #[test]
     fn only_local_paths_are_followed_after_login() {
-        assert_eq!(safe_next(Some("/runs?status=waiting")), "/runs?status=waiting");
+        assert_eq!(
+            safe_next(Some("/runs?status=waiting")),
+            "/runs?status=waiting"
+        );
         assert_eq!(safe_next(Some("//evil.example/x")), "/runs");
         assert_eq!(safe_next(Some("https://evil.example")), "/runs");
         assert_eq!(safe_next(Some("/\\evil.example")), "/runs");

@@ -37,7 +37,11 @@ use crate::{
 ///
 /// # Errors
 /// Database failures (a generic 500 page).
-pub async fn show_page(State(state): State<AppState>, Path(token): Path<String>, Query(query): Query<BTreeMap<String, String>>) -> Result<Response, AppError> {
+pub async fn show_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms()).await? {
         Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK),
         Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received"),
@@ -51,11 +55,18 @@ pub async fn show_page(State(state): State<AppState>, Path(token): Path<String>,
 ///
 /// # Errors
 /// Database failures (a generic 500 page; nothing was recorded, the person can send again).
-pub async fn submit(State(state): State<AppState>, Path(token): Path<String>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
+pub async fn submit(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
     if is_cross_site(&headers) {
         return Ok(forbidden(&state));
     }
-    let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms()).await.map_err(|error| AppError::Unexpected(error.into()))?;
+    let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms())
+        .await
+        .map_err(|error| AppError::Unexpected(error.into()))?;
     Ok(match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
         Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, BTreeMap::new(), StatusCode::UNPROCESSABLE_ENTITY),
@@ -72,9 +83,17 @@ pub async fn submit(State(state): State<AppState>, Path(token): Path<String>, he
 ///
 /// # Errors
 /// Database failures.
-pub async fn confirmation(State(state): State<AppState>, Path(token): Path<String>) -> Result<Response, AppError> {
+pub async fn confirmation(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms()).await? {
-        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Thank you — your answer was received"),
+        Opened::Receipt(page) => render_receipt(
+            &state,
+            &page,
+            StatusCode::OK,
+            "Thank you — your answer was received",
+        ),
         Opened::Open(_) => Redirect::to(&format!("/p/{token}")).into_response(),
         Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state),
     })
@@ -84,17 +103,27 @@ pub async fn confirmation(State(state): State<AppState>, Path(token): Path<Strin
 ///
 /// # Errors
 /// Database failures.
-pub async fn download(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Result<Response, AppError> {
+pub async fn download(
+    State(state): State<AppState>,
+    Path((token, file)): Path<(String, String)>,
+) -> Result<Response, AppError> {
     let page = match open_page(&state.store, &token, now_ms()).await? {
         Opened::Open(page) | Opened::Receipt(page) => page,
         Opened::Expired | Opened::Revoked | Opened::NotFound => return Ok(unknown_link(&state)),
     };
-    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else { return Ok(unknown_link(&state)) };
-    let Some(file) = download_for_node(&tree, &page.data, &file) else { return Ok(unknown_link(&state)) };
+    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else {
+        return Ok(unknown_link(&state));
+    };
+    let Some(file) = download_for_node(&tree, &page.data, &file) else {
+        return Ok(unknown_link(&state));
+    };
     Ok((
         [
             (header::CONTENT_TYPE, file.content_type.to_owned()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", file.filename)),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", file.filename),
+            ),
             (header::CACHE_CONTROL, "no-store".to_owned()),
         ],
         file.body,
@@ -102,9 +131,21 @@ pub async fn download(State(state): State<AppState>, Path((token, file)): Path<(
         .into_response())
 }
 
-fn render_open(state: &AppState, token: &str, page: &Page, form: FormState, query: BTreeMap<String, String>, status: StatusCode) -> Response {
+fn render_open(
+    state: &AppState,
+    token: &str,
+    page: &Page,
+    form: FormState,
+    query: BTreeMap<String, String>,
+    status: StatusCode,
+) -> Response {
     let Ok(tree) = serde_json::from_value::<PageTree>(page.tree.clone()) else {
-        return error_page(state, StatusCode::INTERNAL_SERVER_ERROR, "This page cannot be shown", "Its stored layout is damaged. The sender has been told nothing; please contact them.");
+        return error_page(
+            state,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "This page cannot be shown",
+            "Its stored layout is damaged. The sender has been told nothing; please contact them.",
+        );
     };
     let mut ctx = RenderCtx::new(page.data.clone());
     ctx.catalog = Catalog::defaults();
@@ -113,11 +154,19 @@ fn render_open(state: &AppState, token: &str, page: &Page, form: FormState, quer
     ctx.csrf_token = Some(state.csrf.token_for(page.id));
     ctx.download_base = Some(format!("/p/{token}/download"));
     ctx.query = query;
-    html_document(state, status, "Your answer is requested · Tessera", move || render_tree(&tree, &ctx))
+    html_document(
+        state,
+        status,
+        "Your answer is requested · Tessera",
+        move || render_tree(&tree, &ctx),
+    )
 }
 
 fn render_receipt(state: &AppState, page: &Page, status: StatusCode, heading: &str) -> Response {
-    let schema = page.schema.as_ref().and_then(|schema| FormSchema::from_json_schema(schema).ok());
+    let schema = page
+        .schema
+        .as_ref()
+        .and_then(|schema| FormSchema::from_json_schema(schema).ok());
     let response = page.response.clone().unwrap_or_default();
     let tree = receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms);
     let ctx = RenderCtx::new(serde_json::Value::Null);
@@ -135,10 +184,20 @@ fn unknown_link(state: &AppState) -> Response {
 }
 
 fn forbidden(state: &AppState) -> Response {
-    error_page(state, StatusCode::FORBIDDEN, "This form could not be accepted", "It was not sent from its own page. Open the link you were sent and submit it from there.")
+    error_page(
+        state,
+        StatusCode::FORBIDDEN,
+        "This form could not be accepted",
+        "It was not sent from its own page. Open the link you were sent and submit it from there.",
+    )
 }
 
-fn error_page(state: &AppState, status: StatusCode, heading: &'static str, message: &'static str) -> Response {
+fn error_page(
+    state: &AppState,
+    status: StatusCode,
+    heading: &'static str,
+    message: &'static str,
+) -> Response {
     html_document(state, status, &format!("{heading} · Tessera"), move || {
         view! { <ErrorPage status=status.as_u16() heading=heading.to_owned() message=message.to_owned()/> }.into_any()
     })

@@ -21,8 +21,10 @@ fn backend(error: impl std::fmt::Display) -> session_store::Error {
 }
 
 fn row_of(record: &Record) -> Result<SessionRow, session_store::Error> {
-    let data = serde_json::to_string(&record.data).map_err(|error| session_store::Error::Encode(error.to_string()))?;
-    let expires_at = i64::try_from(record.expiry_date.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX);
+    let data = serde_json::to_string(&record.data)
+        .map_err(|error| session_store::Error::Encode(error.to_string()))?;
+    let expires_at =
+        i64::try_from(record.expiry_date.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX);
     Ok(SessionRow { data, expires_at })
 }
 
@@ -32,7 +34,12 @@ impl SessionStore for StoreSessions {
         let row = row_of(record)?;
         // A fresh random id collides practically never; retry a few times rather than overwrite.
         for _ in 0..4 {
-            if self.0.create_session(&record.id.to_string(), &row).await.map_err(backend)? {
+            if self
+                .0
+                .create_session(&record.id.to_string(), &row)
+                .await
+                .map_err(backend)?
+            {
                 return Ok(());
             }
             record.id = Id::default();
@@ -41,20 +48,38 @@ impl SessionStore for StoreSessions {
     }
 
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        self.0.save_session(&record.id.to_string(), &row_of(record)?).await.map_err(backend)
+        self.0
+            .save_session(&record.id.to_string(), &row_of(record)?)
+            .await
+            .map_err(backend)
     }
 
     async fn load(&self, session_id: &Id) -> session_store::Result<Option<Record>> {
-        let Some(row) = self.0.load_session(&session_id.to_string(), crate::store::now_ms()).await.map_err(backend)? else {
+        let Some(row) = self
+            .0
+            .load_session(&session_id.to_string(), crate::store::now_ms())
+            .await
+            .map_err(backend)?
+        else {
             return Ok(None);
         };
-        let data = serde_json::from_str(&row.data).map_err(|error| session_store::Error::Decode(error.to_string()))?;
-        let expiry_date = OffsetDateTime::from_unix_timestamp_nanos(i128::from(row.expires_at) * 1_000_000).map_err(|error| session_store::Error::Decode(error.to_string()))?;
-        Ok(Some(Record { id: *session_id, data, expiry_date }))
+        let data = serde_json::from_str(&row.data)
+            .map_err(|error| session_store::Error::Decode(error.to_string()))?;
+        let expiry_date =
+            OffsetDateTime::from_unix_timestamp_nanos(i128::from(row.expires_at) * 1_000_000)
+                .map_err(|error| session_store::Error::Decode(error.to_string()))?;
+        Ok(Some(Record {
+            id: *session_id,
+            data,
+            expiry_date,
+        }))
     }
 
     async fn delete(&self, session_id: &Id) -> session_store::Result<()> {
-        self.0.delete_session(&session_id.to_string()).await.map_err(backend)
+        self.0
+            .delete_session(&session_id.to_string())
+            .await
+            .map_err(backend)
     }
 }
 

@@ -34,13 +34,17 @@ impl CsrfKey {
     /// The token a page's form must send back.
     #[must_use]
     pub fn token_for(&self, page: PageId) -> String {
-        self.mac(page).map(|mac| hex::encode(mac.finalize().into_bytes())).unwrap_or_default()
+        self.mac(page)
+            .map(|mac| hex::encode(mac.finalize().into_bytes()))
+            .unwrap_or_default()
     }
 
     /// Whether `presented` is this page's token (constant-time comparison).
     #[must_use]
     pub fn verify(&self, page: PageId, presented: &str) -> bool {
-        let (Ok(bytes), Some(mac)) = (hex::decode(presented), self.mac(page)) else { return false };
+        let (Ok(bytes), Some(mac)) = (hex::decode(presented), self.mac(page)) else {
+            return false;
+        };
         mac.verify_slice(&bytes).is_ok()
     }
 
@@ -63,16 +67,24 @@ pub async fn ensure_csrf_key(store: &Store) -> Result<CsrfKey, StoreError> {
     }
     let mut bytes = [0_u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    store.put_setting_if_absent(SETTING_KEY, &hex::encode(bytes)).await?;
+    store
+        .put_setting_if_absent(SETTING_KEY, &hex::encode(bytes))
+        .await?;
     // Read back: another process may have stored its key first.
-    let stored = store.setting(SETTING_KEY).await?.ok_or(StoreError::NotFound)?;
+    let stored = store
+        .setting(SETTING_KEY)
+        .await?
+        .ok_or(StoreError::NotFound)?;
     decode(&stored)
 }
 
 fn decode(stored: &str) -> Result<CsrfKey, StoreError> {
     hex::decode(stored)
         .map(CsrfKey)
-        .map_err(|error| StoreError::Corrupt { column: "settings.csrf_key", reason: error.to_string() })
+        .map_err(|error| StoreError::Corrupt {
+            column: "settings.csrf_key",
+            reason: error.to_string(),
+        })
 }
 
 #[cfg(test)]

@@ -39,7 +39,9 @@ pub enum Opened {
 /// # Errors
 /// Database failures.
 pub async fn open_page(store: &Store, token: &str, now_ms: i64) -> Result<Opened, StoreError> {
-    let Some(token) = PageToken::parse(token) else { return Ok(Opened::NotFound) };
+    let Some(token) = PageToken::parse(token) else {
+        return Ok(Opened::NotFound);
+    };
     let page = match store.page_by_token(&token.hash()).await {
         Ok(page) => page,
         Err(StoreError::NotFound) => return Ok(Opened::NotFound),
@@ -95,7 +97,13 @@ pub enum PagesError {
 /// # Errors
 /// [`PagesError`] when the store fails or the stored schema is unreadable; the person's submission
 /// is then not recorded and they can send it again.
-pub async fn submit_page(store: &Store, csrf: &CsrfKey, token: &str, body: &[u8], now_ms: i64) -> Result<Submitted, PagesError> {
+pub async fn submit_page(
+    store: &Store,
+    csrf: &CsrfKey,
+    token: &str,
+    body: &[u8],
+    now_ms: i64,
+) -> Result<Submitted, PagesError> {
     let page = match open_page(store, token, now_ms).await? {
         Opened::Open(page) => page,
         Opened::Receipt(page) => return Ok(Submitted::AlreadySubmitted(page)),
@@ -103,23 +111,37 @@ pub async fn submit_page(store: &Store, csrf: &CsrfKey, token: &str, body: &[u8]
         Opened::Revoked => return Ok(Submitted::Revoked),
         Opened::NotFound => return Ok(Submitted::NotFound),
     };
-    let presented = pairs(body).into_iter().rev().find(|(key, _)| key == CSRF_FIELD).map(|(_, value)| value);
+    let presented = pairs(body)
+        .into_iter()
+        .rev()
+        .find(|(key, _)| key == CSRF_FIELD)
+        .map(|(_, value)| value);
     if !presented.is_some_and(|value| csrf.verify(page.id, &value)) {
         return Ok(Submitted::Forbidden);
     }
-    let Some(schema) = &page.schema else { return Ok(Submitted::NoForm) };
-    let schema = FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema { page: page.id.to_string(), reason: error.to_string() })?;
+    let Some(schema) = &page.schema else {
+        return Ok(Submitted::NoForm);
+    };
+    let schema =
+        FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema {
+            page: page.id.to_string(),
+            reason: error.to_string(),
+        })?;
     let response: Value = match read_submission(&schema, body) {
         Submission::Valid(value) => value,
         Submission::Cancelled => cancelled_response(),
         Submission::Invalid(state) => return Ok(Submitted::Invalid(page, state)),
     };
-    let Some(token) = PageToken::parse(token) else { return Ok(Submitted::NotFound) };
-    Ok(match store.submit_page(&token.hash(), &response, now_ms).await? {
-        SubmitOutcome::Submitted(page) => Submitted::Accepted(page),
-        SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(page),
-        SubmitOutcome::Expired => Submitted::Expired,
-        SubmitOutcome::Revoked => Submitted::Revoked,
-        SubmitOutcome::NotFound => Submitted::NotFound,
-    })
+    let Some(token) = PageToken::parse(token) else {
+        return Ok(Submitted::NotFound);
+    };
+    Ok(
+        match store.submit_page(&token.hash(), &response, now_ms).await? {
+            SubmitOutcome::Submitted(page) => Submitted::Accepted(page),
+            SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(page),
+            SubmitOutcome::Expired => Submitted::Expired,
+            SubmitOutcome::Revoked => Submitted::Revoked,
+            SubmitOutcome::NotFound => Submitted::NotFound,
+        },
+    )
 }

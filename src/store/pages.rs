@@ -177,4 +177,3 @@ pub enum PageChange {
     /// Replace the link: the old token stops working, the new one (by its hash) works.
     Reissue(TokenHash),
 }
-

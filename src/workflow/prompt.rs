@@ -100,7 +100,10 @@ mod tests {
 
     #[test]
     fn a_broken_template_fails_its_check() {
-        assert!(Prompt::<()>::new("{% if %}").into_template().check().is_err());
+        assert!(Prompt::<()>::new("{% if %}")
+            .into_template()
+            .check()
+            .is_err());
         assert!(Prompt::<()>::new("{{ a }}").into_template().check().is_ok());
     }
 }

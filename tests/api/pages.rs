@@ -25,7 +25,14 @@ impl Link {
 }
 
 async fn waiting_page(app: &TestApp, expires_in_ms: i64) -> anyhow::Result<Link> {
-    let run = app.store.create_run(&NewRun { workflow: "approve".into(), state: json!({}), status: RunStatus::Waiting }).await?;
+    let run = app
+        .store
+        .create_run(&NewRun {
+            workflow: "approve".into(),
+            state: json!({}),
+            status: RunStatus::Waiting,
+        })
+        .await?;
     let token = PageToken::generate();
     let tree = json!({
         "nodes": {
@@ -49,15 +56,28 @@ async fn waiting_page(app: &TestApp, expires_in_ms: i64) -> anyhow::Result<Link>
             expires_at_ms: now_ms() + expires_in_ms,
         })
         .await?;
-    Ok(Link { token, run_id: run.id })
+    Ok(Link {
+        token,
+        run_id: run.id,
+    })
 }
 
 fn csrf_of(html: &str) -> String {
-    html.split("name=\"_csrf\" value=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap_or_default().to_owned()
+    html.split("name=\"_csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 async fn post(app: &TestApp, path: &str, body: String) -> anyhow::Result<reqwest::Response> {
-    Ok(app.client.post(app.url(path)).header("content-type", "application/x-www-form-urlencoded").body(body).send().await?)
+    Ok(app
+        .client
+        .post(app.url(path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await?)
 }
 
 #[tokio::test]
@@ -67,7 +87,13 @@ async fn opening_a_link_renders_the_page_and_changes_nothing() -> anyhow::Result
     for _ in 0..3 {
         let response = app.get(&link.path()).await?;
         assert_eq!(response.status(), 200);
-        assert_eq!(response.headers().get("cache-control").and_then(|value| value.to_str().ok()), Some("no-store"));
+        assert_eq!(
+            response
+                .headers()
+                .get("cache-control")
+                .and_then(|value| value.to_str().ok()),
+            Some("no-store")
+        );
         let html = response.text().await?;
         assert!(html.contains("Approve 2 expenses"));
         assert!(!csrf_of(&html).is_empty(), "the form carries a CSRF token");
@@ -86,17 +112,38 @@ async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Re
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let response = post(&app, &link.path(), format!("_csrf={csrf}&note=Looks+good")).await?;
     assert_eq!(response.status(), 303);
-    assert_eq!(response.headers().get("location").and_then(|value| value.to_str().ok()), Some(format!("{}/done", link.path()).as_str()));
+    assert_eq!(
+        response
+            .headers()
+            .get("location")
+            .and_then(|value| value.to_str().ok()),
+        Some(format!("{}/done", link.path()).as_str())
+    );
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Ready);
-    assert_eq!(app.store.page_by_token(&link.token.hash()).await?.response, Some(json!({"note": "Looks good"})));
-    let done = app.get(&format!("{}/done", link.path())).await?.text().await?;
+    assert_eq!(
+        app.store.page_by_token(&link.token.hash()).await?.response,
+        Some(json!({"note": "Looks good"}))
+    );
+    let done = app
+        .get(&format!("{}/done", link.path()))
+        .await?
+        .text()
+        .await?;
     assert!(done.contains("Thank you"), "confirmation page");
     assert!(done.contains("Looks good"), "the receipt shows the answer");
 
-    let again = post(&app, &link.path(), format!("_csrf={csrf}&note=Changed+my+mind")).await?;
+    let again = post(
+        &app,
+        &link.path(),
+        format!("_csrf={csrf}&note=Changed+my+mind"),
+    )
+    .await?;
     assert_eq!(again.status(), 409);
     let receipt = again.text().await?;
-    assert!(receipt.contains("Looks good") && !receipt.contains("Changed my mind"), "409 shows the first answer");
+    assert!(
+        receipt.contains("Looks good") && !receipt.contains("Changed my mind"),
+        "409 shows the first answer"
+    );
     let reopened = app.get(&link.path()).await?;
     assert_eq!(reopened.status(), 200);
     assert!(reopened.text().await?.contains("data-testid=\"receipt\""));
@@ -104,7 +151,8 @@ async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Re
 }
 
 #[tokio::test]
-async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() -> anyhow::Result<()> {
+async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() -> anyhow::Result<()>
+{
     let app = spawn_app().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
@@ -113,20 +161,42 @@ async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() 
     let html = response.text().await?;
     assert!(html.contains("no</textarea>"), "the value is kept");
     assert!(html.contains("aria-invalid=\"true\""));
-    assert!(!csrf_of(&html).is_empty(), "the re-rendered form can be sent again");
-    assert_eq!(app.store.page_by_token(&link.token.hash()).await?.status, PageStatus::Open);
+    assert!(
+        !csrf_of(&html).is_empty(),
+        "the re-rendered form can be sent again"
+    );
+    assert_eq!(
+        app.store.page_by_token(&link.token.hash()).await?.status,
+        PageStatus::Open
+    );
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Waiting);
     Ok(())
 }
 
 #[tokio::test]
-async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refused() -> anyhow::Result<()> {
+async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refused(
+) -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let link = waiting_page(&app, 60_000).await?;
     let other = waiting_page(&app, 60_000).await?;
     let other_csrf = csrf_of(&app.get(&other.path()).await?.text().await?);
-    assert_eq!(post(&app, &link.path(), "note=Looks+good".into()).await?.status(), 403);
-    assert_eq!(post(&app, &link.path(), format!("_csrf={other_csrf}&note=Looks+good")).await?.status(), 403, "another page's token");
+    assert_eq!(
+        post(&app, &link.path(), "note=Looks+good".into())
+            .await?
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(
+            &app,
+            &link.path(),
+            format!("_csrf={other_csrf}&note=Looks+good")
+        )
+        .await?
+        .status(),
+        403,
+        "another page's token"
+    );
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let cross_site = app
         .client
@@ -137,7 +207,10 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
         .send()
         .await?;
     assert_eq!(cross_site.status(), 403);
-    assert_eq!(app.store.page_by_token(&link.token.hash()).await?.status, PageStatus::Open);
+    assert_eq!(
+        app.store.page_by_token(&link.token.hash()).await?.status,
+        PageStatus::Open
+    );
     Ok(())
 }
 
@@ -153,15 +226,28 @@ async fn twenty_concurrent_posts_give_one_303_and_nineteen_409() -> anyhow::Resu
             .post(app.url(&link.path()))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(format!("_csrf={csrf}&note=attempt+{attempt}"));
-        tasks.push(tokio::spawn(async move { request.send().await.map(|response| response.status().as_u16()) }));
+        tasks.push(tokio::spawn(async move {
+            request
+                .send()
+                .await
+                .map(|response| response.status().as_u16())
+        }));
     }
     let mut statuses = Vec::new();
     for task in tasks {
         statuses.push(task.await??);
     }
     statuses.sort_unstable();
-    assert_eq!(statuses.iter().filter(|status| **status == 303).count(), 1, "{statuses:?}");
-    assert_eq!(statuses.iter().filter(|status| **status == 409).count(), 19, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|status| **status == 303).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|status| **status == 409).count(),
+        19,
+        "{statuses:?}"
+    );
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Ready);
     Ok(())
 }
@@ -171,20 +257,38 @@ async fn expired_withdrawn_and_unknown_links_are_refused_without_leaking() -> an
     let app = spawn_app().await?;
     let expired = waiting_page(&app, -1).await?;
     assert_eq!(app.get(&expired.path()).await?.status(), 410);
-    assert_eq!(post(&app, &expired.path(), "note=late+answer".into()).await?.status(), 410);
-    assert_eq!(app.store.run(expired.run_id).await?.status, RunStatus::Waiting);
+    assert_eq!(
+        post(&app, &expired.path(), "note=late+answer".into())
+            .await?
+            .status(),
+        410
+    );
+    assert_eq!(
+        app.store.run(expired.run_id).await?.status,
+        RunStatus::Waiting
+    );
 
     let withdrawn = waiting_page(&app, 60_000).await?;
     let page = app.store.page_by_token(&withdrawn.token.hash()).await?;
-    assert!(app.store.change_open_page(page.id, &PageChange::Revoke).await?);
+    assert!(
+        app.store
+            .change_open_page(page.id, &PageChange::Revoke)
+            .await?
+    );
     assert_eq!(app.get(&withdrawn.path()).await?.status(), 410);
 
-    let unknown = app.get(&format!("/p/{}", PageToken::generate().as_str())).await?;
+    let unknown = app
+        .get(&format!("/p/{}", PageToken::generate().as_str()))
+        .await?;
     assert_eq!(unknown.status(), 404);
     let unknown_body = unknown.text().await?;
     let malformed = app.get("/p/not-a-token").await?;
     assert_eq!(malformed.status(), 404);
-    assert_eq!(strip_nonce(&malformed.text().await?), strip_nonce(&unknown_body), "a malformed and an unknown token look the same");
+    assert_eq!(
+        strip_nonce(&malformed.text().await?),
+        strip_nonce(&unknown_body),
+        "a malformed and an unknown token look the same"
+    );
     Ok(())
 }
 
@@ -194,18 +298,34 @@ fn strip_nonce(html: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_reissued_link_replaces_the_old_one_and_an_extended_one_lives_longer() -> anyhow::Result<()> {
+async fn a_reissued_link_replaces_the_old_one_and_an_extended_one_lives_longer(
+) -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let link = waiting_page(&app, 60_000).await?;
     let page = app.store.page_by_token(&link.token.hash()).await?;
     let fresh = PageToken::generate();
-    assert!(app.store.change_open_page(page.id, &PageChange::Reissue(fresh.hash())).await?);
-    assert_eq!(app.get(&link.path()).await?.status(), 404, "the old link stops working");
-    assert_eq!(app.get(&format!("/p/{}", fresh.as_str())).await?.status(), 200);
+    assert!(
+        app.store
+            .change_open_page(page.id, &PageChange::Reissue(fresh.hash()))
+            .await?
+    );
+    assert_eq!(
+        app.get(&link.path()).await?.status(),
+        404,
+        "the old link stops working"
+    );
+    assert_eq!(
+        app.get(&format!("/p/{}", fresh.as_str())).await?.status(),
+        200
+    );
 
     let short = waiting_page(&app, -1).await?;
     let short_page = app.store.page_by_token(&short.token.hash()).await?;
-    assert!(app.store.change_open_page(short_page.id, &PageChange::Extend(now_ms() + 60_000)).await?);
+    assert!(
+        app.store
+            .change_open_page(short_page.id, &PageChange::Extend(now_ms() + 60_000))
+            .await?
+    );
     assert_eq!(app.get(&short.path()).await?.status(), 200);
     Ok(())
 }
@@ -215,9 +335,19 @@ async fn the_cancel_button_resolves_the_run_with_a_cancelled_response() -> anyho
     let app = spawn_app().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
-    let response = post(&app, &link.path(), format!("_csrf={csrf}&note=&_action=cancel")).await?;
+    let response = post(
+        &app,
+        &link.path(),
+        format!("_csrf={csrf}&note=&_action=cancel"),
+    )
+    .await?;
     assert_eq!(response.status(), 303);
-    let stored: Value = app.store.page_by_token(&link.token.hash()).await?.response.unwrap_or_default();
+    let stored: Value = app
+        .store
+        .page_by_token(&link.token.hash())
+        .await?
+        .response
+        .unwrap_or_default();
     assert!(is_cancelled(&stored), "{stored}");
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Ready);
     Ok(())
@@ -231,7 +361,15 @@ async fn downloads_are_built_from_the_pages_data_and_guard_formulas() -> anyhow:
     assert_eq!(response.status(), 200);
     let csv = response.text().await?;
     assert!(csv.contains("Ada"));
-    assert!(csv.contains("'=HYPERLINK"), "formula cells are neutralised: {csv}");
-    assert_eq!(app.get(&format!("{}/download/h.csv", link.path())).await?.status(), 404);
+    assert!(
+        csv.contains("'=HYPERLINK"),
+        "formula cells are neutralised: {csv}"
+    );
+    assert_eq!(
+        app.get(&format!("{}/download/h.csv", link.path()))
+            .await?
+            .status(),
+        404
+    );
     Ok(())
 }

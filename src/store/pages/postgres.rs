@@ -83,22 +83,42 @@ pub(super) async fn submit(
 
 pub(super) async fn by_id(pool: &PgPool, id: PageId) -> Result<Option<PageRow>> {
     let sql = format!("SELECT {COLUMNS} FROM pages WHERE id = $1");
-    Ok(sqlx::query_as(&sql).bind(id.to_string()).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await?)
 }
 
-pub(super) async fn of_run(pool: &PgPool, run_id: crate::workflow::run::RunId) -> Result<Vec<PageRow>> {
+pub(super) async fn of_run(
+    pool: &PgPool,
+    run_id: crate::workflow::run::RunId,
+) -> Result<Vec<PageRow>> {
     let sql = format!("SELECT {COLUMNS} FROM pages WHERE run_id = $1 ORDER BY created_at DESC");
-    Ok(sqlx::query_as(&sql).bind(run_id.to_string()).fetch_all(pool).await?)
+    Ok(sqlx::query_as(&sql)
+        .bind(run_id.to_string())
+        .fetch_all(pool)
+        .await?)
 }
 
-pub(super) async fn change_open(pool: &PgPool, id: PageId, change: &super::PageChange) -> Result<bool> {
+pub(super) async fn change_open(
+    pool: &PgPool,
+    id: PageId,
+    change: &super::PageChange,
+) -> Result<bool> {
     let query = match change {
-        super::PageChange::Revoke => sqlx::query("UPDATE pages SET status = 'revoked' WHERE id = $1 AND status = 'open'").bind(id.to_string()),
+        super::PageChange::Revoke => {
+            sqlx::query("UPDATE pages SET status = 'revoked' WHERE id = $1 AND status = 'open'")
+                .bind(id.to_string())
+        }
         super::PageChange::Extend(expires_at) => {
-            sqlx::query("UPDATE pages SET expires_at = $1 WHERE id = $2 AND status = 'open'").bind(*expires_at).bind(id.to_string())
+            sqlx::query("UPDATE pages SET expires_at = $1 WHERE id = $2 AND status = 'open'")
+                .bind(*expires_at)
+                .bind(id.to_string())
         }
         super::PageChange::Reissue(hash) => {
-            sqlx::query("UPDATE pages SET token_hash = $1 WHERE id = $2 AND status = 'open'").bind(hash.0.clone()).bind(id.to_string())
+            sqlx::query("UPDATE pages SET token_hash = $1 WHERE id = $2 AND status = 'open'")
+                .bind(hash.0.clone())
+                .bind(id.to_string())
         }
     };
     Ok(query.execute(pool).await?.rows_affected() == 1)

@@ -27,10 +27,19 @@ pub(super) async fn save(pool: &PgPool, id: &str, row: &SessionRow) -> Result<()
 }
 
 pub(super) async fn load(pool: &PgPool, id: &str, now_ms: i64) -> Result<Option<SessionRow>> {
-    Ok(sqlx::query_as("SELECT data, expires_at FROM sessions WHERE id = $1 AND expires_at > $2").bind(id).bind(now_ms).fetch_optional(pool).await?)
+    Ok(
+        sqlx::query_as("SELECT data, expires_at FROM sessions WHERE id = $1 AND expires_at > $2")
+            .bind(id)
+            .bind(now_ms)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 pub(super) async fn delete(pool: &PgPool, id: &str) -> Result<()> {
-    sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(pool).await?;
+    sqlx::query("DELETE FROM sessions WHERE id = $1")
+        .bind(id)
+        .execute(pool)
+        .await?;
     Ok(())
 }
