@@ -171,7 +171,9 @@ impl<'a> EventLog<'a> {
 }
 
 /// The stored events of generation `id` after `after_seq`, then the new ones as they are stored,
-/// ending after the [`EventKind::Finished`] event (or after [`IDLE_TIMEOUT`] without news).
+/// ending after the [`EventKind::Finished`] event, when the generation is recorded and nothing
+/// is left after `after_seq` (a client resuming after the last event), or after
+/// [`IDLE_TIMEOUT`] without news.
 ///
 /// A generation that has not started yet is waited for, so a caller may subscribe before it
 /// starts the generation.
@@ -220,7 +222,20 @@ pub fn follow(
                 .generation_events(state.id, state.after_seq, 500)
                 .await
             {
-                Ok(events) if events.is_empty() => {}
+                Ok(events) if events.is_empty() => {
+                    // The record is written just before the last event: once it exists and no
+                    // event is left after `after_seq`, there is nothing more to wait for.
+                    if state.store.generation(state.id).await.is_ok() {
+                        let rest = state
+                            .store
+                            .generation_events(state.id, state.after_seq, 500)
+                            .await;
+                        match rest {
+                            Ok(events) if !events.is_empty() => state.buffered.extend(events),
+                            _ => state.finished = true,
+                        }
+                    }
+                }
                 Ok(events) => {
                     state.last_news = tokio::time::Instant::now();
                     state.buffered.extend(events);

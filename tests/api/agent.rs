@@ -892,6 +892,19 @@ async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()>
         .await?;
     assert!(!replay.contains("event: started"), "{replay}");
     assert!(replay.contains("event: finished"), "{replay}");
+    // Resuming after the last event of a finished generation ends at once, with nothing.
+    let resumed = tokio::time::timeout(
+        Duration::from_secs(5),
+        app.client
+            .get(app.url(&format!("/api/generations/{id}/events")))
+            .bearer_auth(API_TOKEN)
+            .header("Last-Event-ID", "1000")
+            .send(),
+    )
+    .await??
+    .text()
+    .await?;
+    assert!(!resumed.contains("event:"), "{resumed}");
     let record: Value = app
         .client
         .get(app.url(&format!("/api/generations/{id}")))
