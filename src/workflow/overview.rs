@@ -55,7 +55,7 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
                         && page.status == PageStatus::Open
                         && !page.is_expired(now) =>
                 {
-                    waiting_link = Some(link)
+                    waiting_link = Some(link);
                 }
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(error) => return Err(error),
