@@ -5,6 +5,7 @@
 //! the per-response CSP nonce; JSON errors all have the shape `{"error": {"code", "message"}}`.
 
 pub mod api_token;
+pub mod chat;
 pub mod components;
 pub mod error;
 pub mod generate;
@@ -86,6 +87,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(admin_pages)
         .merge(crate::chat::api::routes(&state))
+        .merge(chat::routes(&state))
         .merge(crate::demo::items::routes(state.store.clone()))
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))

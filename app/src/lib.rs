@@ -6,6 +6,7 @@
 
 pub mod binding;
 pub mod catalog;
+pub mod chat;
 pub mod components;
 pub mod gallery;
 pub mod home;

@@ -1,0 +1,328 @@
+//! The chat page (admin): the conversation, its generated views (preview table, danger confirm
+//! with the count, progress, result), pending approvals with Approve / Deny forms, the message box
+//! and the manual tools panel. Works without JavaScript: every action is a plain form POST.
+//!
+//! Views only: the server fills the plain data structs below from the orchestrator.
+
+use leptos::prelude::*;
+
+/// One step of an execution header, as code built it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderStep {
+    /// The bracketed status word (`[ok]`, `[awaiting confirmation]`, …).
+    pub label: String,
+    /// The status name (for styling and tests).
+    pub status: String,
+    /// The operation.
+    pub operation: String,
+    /// What it did, in words.
+    pub summary: String,
+    /// Its error, if any.
+    pub error: Option<String>,
+    /// Chunk progress `(done, total)` items, when chunked.
+    pub progress: Option<(u64, u64)>,
+}
+
+/// One message of the conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// `user` or `assistant`.
+    pub speaker: String,
+    /// The execution header's steps (assistant replies only).
+    pub header: Vec<HeaderStep>,
+    /// The rendered header text (always present for replies; shown when there are no steps).
+    pub header_text: Option<String>,
+    /// The words after the header.
+    pub text: String,
+}
+
+/// A confirmation waiting for the person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalView {
+    /// Its id (the form action).
+    pub id: String,
+    /// The operation.
+    pub operation: String,
+    /// The question.
+    pub question: String,
+    /// Why code asks.
+    pub reasons: Vec<String>,
+    /// How many items the call touches.
+    pub count: usize,
+    /// The preview table's columns.
+    pub columns: Vec<String>,
+    /// The preview table's rows (cells in column order).
+    pub rows: Vec<Vec<String>>,
+    /// The planned chunk sizes.
+    pub chunks: Vec<usize>,
+    /// Whether it deletes (danger styling).
+    pub destructive: bool,
+    /// The short hash the approval is bound to.
+    pub hash: String,
+}
+
+/// A manual tool in the side panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolEntry {
+    /// The operation.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its parameters (names), from the schema.
+    pub parameters: Vec<String>,
+}
+
+/// A category of manual tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolGroup {
+    /// The category.
+    pub category: String,
+    /// Its tools.
+    pub tools: Vec<ToolEntry>,
+}
+
+/// The whole chat page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatPageData {
+    /// The conversation, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Confirmations waiting.
+    pub approvals: Vec<ApprovalView>,
+    /// Calls still running.
+    pub running: Vec<HeaderStep>,
+    /// The manual tools.
+    pub tools: Vec<ToolGroup>,
+    /// A message to show once (an error of the last action).
+    pub flash: Option<String>,
+}
+
+fn step_class(status: &str) -> &'static str {
+    match status {
+        "succeeded" => "text-green-800 dark:text-green-300",
+        "failed" | "refused" => "text-red-800 dark:text-red-300",
+        "awaiting_confirmation" | "running" => "text-amber-800 dark:text-amber-300",
+        _ => "text-slate-700 dark:text-slate-300",
+    }
+}
+
+/// A progress bar with its numbers in words (colour is never the only signal).
+#[component]
+pub fn ChatProgress(done: u64, total: u64, label: String) -> impl IntoView {
+    let percent = done.saturating_mul(100).checked_div(total).unwrap_or(100);
+    let words = format!("{label}: {done} of {total} ({percent}%)");
+    view! {
+        <div class="space-y-1" data-testid="chat-progress">
+            <progress class="w-full" max=total.to_string() value=done.to_string() aria-label=label>{format!("{percent}%")}</progress>
+            <p class="text-sm">{words}</p>
+        </div>
+    }
+}
+
+/// The execution header of one reply: one line per step, built by code.
+#[component]
+pub fn ExecutionHeaderView(steps: Vec<HeaderStep>, text: Option<String>) -> impl IntoView {
+    let fallback = steps.is_empty().then_some(text).flatten();
+    let items = steps
+        .into_iter()
+        .map(|step| {
+            let class = format!("font-mono text-sm {}", step_class(&step.status));
+            view! {
+                <li data-testid="header-step" data-status=step.status.clone()>
+                    <span class=class>{step.label}" "{step.operation}</span>
+                    " "<span class="text-sm">{step.summary}</span>
+                    {step.error.map(|error| view! { <p role="alert" class="text-sm text-red-800 dark:text-red-300">{error}</p> })}
+                    {step.progress.map(|(done, total)| view! { <ChatProgress done total label="Progress".to_owned()/> })}
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="rounded border border-slate-300 bg-slate-50 p-2 dark:border-slate-600 dark:bg-slate-900" data-testid="execution-header">
+            <p class="text-xs font-semibold uppercase tracking-wide text-slate-700 dark:text-slate-300">"Execution"</p>
+            <ul class="space-y-1">{items}</ul>
+            {fallback.map(|text| view! { <pre class="whitespace-pre-wrap font-mono text-sm">{text}</pre> })}
+        </div>
+    }
+}
+
+/// A pending approval: the preview table, the reasons, and Approve / Deny forms.
+#[component]
+pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
+    let ApprovalView {
+        id,
+        operation,
+        question,
+        reasons,
+        count,
+        columns,
+        rows,
+        chunks,
+        destructive,
+        hash,
+    } = approval;
+    let action = format!("/chat/approvals/{id}");
+    let title_id = format!("approval-{id}");
+    let labelled_by = title_id.clone();
+    let head = columns
+        .iter()
+        .map(|column| view! { <th scope="col" class="pb-1 pr-3">{column.clone()}</th> })
+        .collect_view();
+    let body = rows
+        .into_iter()
+        .map(|cells| {
+            let cells = cells
+                .into_iter()
+                .map(|cell| view! { <td class="py-1 pr-3">{cell}</td> })
+                .collect_view();
+            view! { <tr class="border-t border-slate-200 dark:border-slate-700" data-testid="preview-row">{cells}</tr> }
+        })
+        .collect_view();
+    let reasons = reasons
+        .into_iter()
+        .map(|reason| view! { <li>{reason}</li> })
+        .collect_view();
+    let verb = if destructive { "Delete" } else { "Approve" };
+    let noun = if count == 1 { "item" } else { "items" };
+    let approve_label = format!("{verb} {count} {noun}");
+    let approve_class = if destructive {
+        "rounded-md bg-red-700 px-4 py-2 font-semibold text-white hover:bg-red-800 focus:outline-none focus:ring-2 focus:ring-red-500"
+    } else {
+        "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500"
+    };
+    let chunk_note = (chunks.len() > 1).then(|| {
+        let sizes = chunks.iter().map(ToString::to_string).collect::<Vec<_>>().join(" + ");
+        format!("Sent in {} requests: {sizes}.", chunks.len())
+    });
+    view! {
+        <section class="space-y-3 rounded-lg border-2 border-amber-400 bg-amber-50 p-4 text-slate-900 dark:bg-slate-800 dark:text-slate-100"
+            aria-labelledby=labelled_by data-testid="pending-approval">
+            <h2 id=title_id class="text-lg font-semibold">"Pending approval: "{operation}</h2>
+            <p>{question}</p>
+            <ul class="list-disc pl-6 text-sm">{reasons}</ul>
+            <div class="overflow-x-auto">
+                <table class="w-full text-left text-sm" data-testid="preview-table">
+                    <caption class="text-left text-sm font-medium">{format!("Preview: the {count} {noun} this call touches")}</caption>
+                    <thead><tr>{head}</tr></thead>
+                    <tbody>{body}</tbody>
+                </table>
+            </div>
+            {chunk_note.map(|note| view! { <p class="text-sm">{note}</p> })}
+            <p class="font-mono text-xs">"Bound to operation hash "{hash}</p>
+            <div class="flex flex-wrap gap-3">
+                <form method="post" action=action.clone()>
+                    <input type="hidden" name="decision" value="approve"/>
+                    <button type="submit" class=approve_class data-testid="approve">{approve_label}</button>
+                </form>
+                <form method="post" action=action>
+                    <input type="hidden" name="decision" value="deny"/>
+                    <button type="submit" data-testid="deny"
+                        class="rounded-md border border-slate-500 px-4 py-2 font-semibold hover:bg-slate-100 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:hover:bg-slate-700">
+                        "Deny"
+                    </button>
+                </form>
+            </div>
+        </section>
+    }
+}
+
+/// The body of `GET /chat`.
+#[component]
+pub fn ChatPage(data: ChatPageData) -> impl IntoView {
+    let ChatPageData {
+        messages,
+        approvals,
+        running,
+        tools,
+        flash,
+    } = data;
+    let empty = messages.is_empty();
+    let messages = messages
+        .into_iter()
+        .map(|message| {
+            let user = message.speaker == "user";
+            let class = if user {
+                "ml-auto max-w-prose rounded-lg bg-indigo-100 p-3 text-slate-900"
+            } else {
+                "max-w-prose space-y-2 rounded-lg border border-slate-300 p-3 dark:border-slate-600"
+            };
+            let who = if user { "You" } else { "Tessera" };
+            view! {
+                <li class=class data-testid=format!("message-{}", message.speaker)>
+                    <p class="text-xs font-semibold">{who}</p>
+                    {(!user).then(|| view! { <ExecutionHeaderView steps=message.header text=message.header_text/> })}
+                    <p class="whitespace-pre-wrap">{message.text}</p>
+                </li>
+            }
+        })
+        .collect_view();
+    let approvals = approvals
+        .into_iter()
+        .map(|approval| view! { <ApprovalCard approval/> })
+        .collect_view();
+    let running = running
+        .into_iter()
+        .map(|step| {
+            let (done, total) = step.progress.unwrap_or((0, 0));
+            view! { <ChatProgress done total label=format!("{} running", step.operation)/> }
+        })
+        .collect_view();
+    let tools = tools
+        .into_iter()
+        .map(|group| {
+            let entries = group
+                .tools
+                .into_iter()
+                .map(|tool| {
+                    let params = if tool.parameters.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" --{}", tool.parameters.join(" --"))
+                    };
+                    view! {
+                        <li class="text-sm" data-testid="manual-tool">
+                            <code class="font-mono">{tool.name.clone()}</code>
+                            <p class="text-slate-700 dark:text-slate-300">{tool.description}</p>
+                            <p class="font-mono text-xs">{format!("/tool {}{params}", tool.name)}</p>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div>
+                    <h3 class="font-semibold capitalize">{group.category}</h3>
+                    <ul class="space-y-2">{entries}</ul>
+                </div>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="grid gap-6 lg:grid-cols-[1fr_18rem]">
+            <div class="space-y-4">
+                <div class="flex flex-wrap items-center justify-between gap-4">
+                    <h1 class="text-3xl font-bold">"Chat"</h1>
+                    <form method="post" action="/logout">
+                        <button type="submit" class="text-sm text-indigo-700 underline dark:text-indigo-300">"Log out"</button>
+                    </form>
+                </div>
+                {flash.map(|message| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p> })}
+                <ol class="space-y-3" aria-label="Conversation" data-testid="conversation">{messages}</ol>
+                {empty.then(|| view! { <p class="text-slate-700 dark:text-slate-300">"Ask for something, e.g. “delete all completed items from last month”, or type /help."</p> })}
+                <div class="space-y-3">{running}</div>
+                <div class="space-y-4">{approvals}</div>
+                <form method="post" action="/chat" class="space-y-2">
+                    <label for="chat-message" class="block font-medium">"Message"</label>
+                    <textarea id="chat-message" name="text" rows="2" required
+                        class="block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100"></textarea>
+                    <button type="submit" data-testid="send"
+                        class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
+                        "Send"
+                    </button>
+                </form>
+            </div>
+            <aside aria-labelledby="tools-title" class="space-y-3 rounded-lg border border-slate-300 p-3 dark:border-slate-600">
+                <h2 id="tools-title" class="text-lg font-semibold">"Manual tools"</h2>
+                {tools}
+            </aside>
+        </div>
+    }
+}

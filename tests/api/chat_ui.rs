@@ -1,0 +1,251 @@
+//! The chat page at `/chat` as a browser without JavaScript uses it: log in, send a turn, see the
+//! execution header, the preview table and the pending approval, reload, approve, see the result.
+//! Nothing is deleted before the approval. The app runs on a port known before it starts so the
+//! chat's executor reaches the app's own `/demo-api`.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tessera::{
+    config::{Config, DatabaseUrl},
+    demo::items::{
+        model::{ItemFilter, ItemStatus},
+        DemoItems,
+    },
+    startup::Application,
+    store::Store,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::helpers::ADMIN_PASSWORD;
+
+struct ChatApp {
+    address: String,
+    client: reqwest::Client,
+    store: Store,
+    shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for ChatApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl ChatApp {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .get(self.url(path))
+            .header("cookie", cookie)
+            .send()
+            .await?)
+    }
+
+    async fn post_form(
+        &self,
+        path: &str,
+        cookie: &str,
+        body: String,
+    ) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .post(self.url(path))
+            .header("cookie", cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await?)
+    }
+}
+
+/// The app on a free port whose public URL is that port (the chat calls `/demo-api` through it).
+async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
+    let dir = tempfile::tempdir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let path = dir.path().join("tessera.db");
+    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
+    config.addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    config.public_url = format!("http://127.0.0.1:{port}");
+    let application = Application::build(config).await?;
+    let address = format!("http://{}", application.local_addr()?);
+    let store = application.state().store.clone();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(application.run_until(shutdown.clone()));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    Ok(ChatApp {
+        address,
+        client,
+        store,
+        shutdown,
+        _dir: dir,
+    })
+}
+
+async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
+    let response = app
+        .post_form("/login", "", format!("password={ADMIN_PASSWORD}&next=/chat"))
+        .await?;
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.starts_with("tessera_session="))
+        .and_then(|value| value.split(';').next())
+        .map(str::to_owned)
+        .context("no session cookie after login")
+}
+
+async fn completed_count(store: &Store) -> anyhow::Result<usize> {
+    let page = store
+        .search_demo_items(&ItemFilter {
+            status: Some(ItemStatus::Completed),
+            limit: 1000,
+            ..ItemFilter::default()
+        })
+        .await?;
+    Ok(page.items.len())
+}
+
+fn approval_action(html: &str) -> Option<String> {
+    html.split("action=\"/chat/approvals/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|id| format!("/chat/approvals/{id}"))
+}
+
+#[tokio::test]
+async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    let response = app.get("/chat", "").await?;
+    assert_eq!(response.status(), 303);
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    assert!(location.starts_with("/login?next=%2Fchat"), "{location}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    let cookie = admin_cookie(&app).await?;
+    let response = app
+        .client
+        .post(app.url("/chat"))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "cross-site")
+        .header("origin", "https://evil.example")
+        .body("text=delete+all+completed+items+from+last+month")
+        .send()
+        .await?;
+    assert_eq!(response.status(), 403);
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_completed_items_previews_waits_for_approval_and_survives_reload(
+) -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+
+    let empty = app.get("/chat", &cookie).await?;
+    assert_eq!(empty.status(), 200);
+    let html = empty.text().await?;
+    assert!(html.contains("for=\"chat-message\""), "the message box has a label");
+    assert!(html.contains("Manual tools"));
+    assert!(html.contains("searchItems"), "the manual tools panel lists the operations");
+
+    let before = completed_count(&app.store).await?;
+    let sent = app
+        .post_form(
+            "/chat",
+            &cookie,
+            "text=delete+all+completed+items+from+last+month".to_owned(),
+        )
+        .await?;
+    assert_eq!(sent.status(), 303);
+    assert_eq!(
+        sent.headers().get("location").and_then(|v| v.to_str().ok()),
+        Some("/chat")
+    );
+    assert_eq!(
+        completed_count(&app.store).await?,
+        before,
+        "nothing is deleted before the approval"
+    );
+
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(html.contains("data-testid=\"execution-header\""));
+    assert!(html.contains("searchItems"));
+    assert!(html.contains("data-testid=\"preview-table\""));
+    assert!(html.contains("data-testid=\"pending-approval\""));
+    assert!(html.contains("bulkDeleteItems"));
+    let rows = html.matches("data-testid=\"preview-row\"").count();
+    assert!(rows > 0, "the preview shows the items");
+    assert!(html.contains(&format!("Delete {rows} item")), "a danger confirm with the count");
+    assert!(html.contains("bg-red-700"), "danger styling");
+
+    // A reload (a new GET) still shows it: it lives in the store.
+    let again = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&again).context("the approval survives a reload")?;
+    assert_eq!(completed_count(&app.store).await?, before);
+
+    let approved = app
+        .post_form(&action, &cookie, "decision=approve".to_owned())
+        .await?;
+    assert_eq!(approved.status(), 303);
+    assert_eq!(completed_count(&app.store).await?, before - rows);
+
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(html.contains(&format!("Deleted {rows} items.")), "the result");
+    assert!(!html.contains("data-testid=\"pending-approval\""));
+    assert!(html.contains("data-status=\"succeeded\""));
+
+    // Approving twice is shown, not a crash.
+    let twice = app
+        .post_form(&action, &cookie, "decision=approve".to_owned())
+        .await?;
+    assert_eq!(twice.status(), 303);
+    assert_eq!(completed_count(&app.store).await?, before - rows);
+    Ok(())
+}
+
+#[tokio::test]
+async fn denying_sends_nothing() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    let before = completed_count(&app.store).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+    let denied = app
+        .post_form(&action, &cookie, "decision=deny".to_owned())
+        .await?;
+    assert_eq!(denied.status(), 303);
+    assert_eq!(completed_count(&app.store).await?, before);
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(!html.contains("data-testid=\"pending-approval\""));
+    Ok(())
+}
