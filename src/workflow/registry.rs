@@ -40,6 +40,15 @@ pub struct StepInfo {
     pub kind: StepKind,
 }
 
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Registry")
+            .field("workflows", &self.workflows.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 impl Registry {
     /// An empty registry.
     #[must_use]

@@ -414,23 +414,20 @@ impl Runner {
 
     /// Drives a claimed run step by step while the lease holds.
     ///
-    /// The heartbeat runs beside the whole drive, store calls included, and drops it the moment
-    /// the lease is lost; whatever the drive was writing then is rolled back with its
-    /// transaction (and would have been refused by the lease check anyway).
+    /// The heartbeat runs beside the whole drive (store calls included, in the same task, so a
+    /// runner that dies stops renewing). Losing the lease interrupts the step under way; a store
+    /// call under way is left to finish, since every write re-checks the lease and is refused.
     async fn drive(
         &self,
         claimed: ClaimedRun,
         shutdown: &CancellationToken,
         report: &mut DrainReport,
     ) -> Result<(), WorkflowError> {
-        let run_id = claimed.run.id;
-        let heartbeat = self.keep_lease(claimed.lease.clone());
+        let lease_lost = CancellationToken::new();
+        let heartbeat = self.keep_lease(claimed.lease.clone(), lease_lost.clone());
         tokio::select! {
-            result = self.drive_steps(claimed, shutdown, report) => result,
-            () = heartbeat => {
-                tracing::warn!(run.id = %run_id, "lease lost; abandoning the run to its new holder");
-                Ok(())
-            }
+            result = self.drive_steps(claimed, shutdown, &lease_lost, report) => result,
+            never = heartbeat => match never {},
         }
     }
 
@@ -438,6 +435,7 @@ impl Runner {
         &self,
         claimed: ClaimedRun,
         shutdown: &CancellationToken,
+        lease_lost: &CancellationToken,
         report: &mut DrainReport,
     ) -> Result<(), WorkflowError> {
         let store = &self.inner.store;
@@ -522,6 +520,10 @@ impl Runner {
                     .instrument(span);
             let result = tokio::select! {
                 result = execution => result,
+                () = lease_lost.cancelled() => {
+                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost during the step; abandoning it");
+                    return Ok(());
+                }
                 () = shutdown.cancelled() => {
                     let _ = store.release_run(&lease, now_ms()).await?;
                     return Ok(());
@@ -609,19 +611,27 @@ impl Runner {
         Ok(())
     }
 
-    /// Renews the lease every `heartbeat` and returns only once it is lost.
-    async fn keep_lease(&self, mut lease: Lease) {
+    /// Renews the lease every `heartbeat`; once it is lost, says so through `lost` and idles
+    /// until the drive ends.
+    async fn keep_lease(
+        &self,
+        mut lease: Lease,
+        lost: CancellationToken,
+    ) -> std::convert::Infallible {
         let config = &self.inner.config;
         loop {
             tokio::time::sleep(config.heartbeat).await;
+            if lost.is_cancelled() {
+                continue;
+            }
             let now = now_ms();
             match self.inner.store.heartbeat(&lease, config.lease, now).await {
                 Ok(Some(renewed)) => lease = renewed,
-                Ok(None) => return,
+                Ok(None) => lost.cancel(),
                 Err(error) => {
                     tracing::warn!(run.id = %lease.run_id, error = %error, "heartbeat failed");
                     if now >= lease.expires_at_ms {
-                        return;
+                        lost.cancel();
                     }
                 }
             }

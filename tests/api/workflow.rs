@@ -46,16 +46,23 @@ store_contract!(
     a_fatal_error_fails_the_run_at_once_keeping_the_step_name,
     a_finished_step_never_runs_again_after_a_crash,
     runs_are_listed_newest_first_with_a_status_filter_and_pagination,
+    two_runners_share_the_work_and_no_step_runs_twice,
+    a_new_run_wakes_an_idle_runner_before_its_next_poll,
 );
 
-const LEASE: Duration = Duration::from_millis(300);
+/// A lease no test expects to expire: tests that count executions must not see a step run
+/// again because a loaded machine let a lease lapse.
+const LEASE: Duration = Duration::from_secs(5);
+
+/// A lease a test waits out on purpose.
+const SHORT_LEASE: Duration = Duration::from_millis(300);
 
 fn fast_config(owner: &str) -> RunnerConfig {
     RunnerConfig {
         owner: owner.into(),
         workers: 2,
         lease: LEASE,
-        heartbeat: Duration::from_millis(60),
+        heartbeat: Duration::from_millis(500),
         poll_interval: Duration::from_millis(50),
     }
 }
@@ -222,7 +229,7 @@ async fn a_leased_run_is_claimed_by_no_one_else_until_its_lease_expires(
 ) -> anyhow::Result<()> {
     let run = ready_run(store, "w").await?;
     let workflows = names(&["w"]);
-    let lease = Duration::from_millis(150);
+    let lease = Duration::from_millis(400);
     let first = store
         .claim_run("first", &workflows, lease, now_ms())
         .await?
@@ -240,20 +247,20 @@ async fn a_leased_run_is_claimed_by_no_one_else_until_its_lease_expires(
         .is_none());
 
     // A heartbeat pushes the expiry out; the run stays ours past the first expiry.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
     let renewed = store
         .heartbeat(&first.lease, lease, now_ms())
         .await?
         .context("a live lease renews")?;
     assert!(renewed.expires_at_ms > first.lease.expires_at_ms);
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(store
         .claim_run("second", &workflows, lease, now_ms())
         .await?
         .is_none());
 
     // Without heartbeats it expires and someone else may claim it, with a newer epoch.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let second = store
         .claim_run("second", &workflows, lease, now_ms())
         .await?
@@ -272,7 +279,7 @@ async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> a
     let run = ready_run(store, "w").await?;
     let workflows = names(&["w"]);
     let claimed = store
-        .claim_run("slow", &workflows, Duration::from_millis(50), now_ms())
+        .claim_run("slow", &workflows, SHORT_LEASE, now_ms())
         .await?
         .context("claimable")?;
     let step = store
@@ -280,7 +287,7 @@ async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> a
         .await?
         .context("the lease is live")?;
     assert_eq!(step.attempts, 1);
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
 
     // Nobody took the run over, yet the expired lease may not commit.
     let completion = StepCompletion {
@@ -634,7 +641,7 @@ async fn a_cancelled_run_is_never_claimed_again(store: &Store) -> anyhow::Result
     // run is not claimable even after the lease would have expired.
     let running = ready_run(store, "w").await?;
     let claimed = store
-        .claim_run("r", &workflows, Duration::from_millis(50), now_ms())
+        .claim_run("r", &workflows, SHORT_LEASE, now_ms())
         .await?
         .context("claimable")?;
     store
@@ -658,7 +665,7 @@ async fn a_cancelled_run_is_never_claimed_again(store: &Store) -> anyhow::Result
             .await?,
         LeaseOutcome::LeaseLost
     );
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
     assert!(store
         .claim_run("r2", &workflows, LEASE, now_ms())
         .await?
@@ -836,7 +843,14 @@ async fn a_finished_step_never_runs_again_after_a_crash(store: &Store) -> anyhow
         )?)
     };
 
-    let doomed = runner_for(store, registry()?, "doomed", None);
+    let doomed = Runner::builder(store.clone(), Arc::new(registry()?))
+        .config(RunnerConfig {
+            workers: 1,
+            lease: SHORT_LEASE,
+            heartbeat: Duration::from_millis(60),
+            ..fast_config("doomed")
+        })
+        .build();
     let shutdown = CancellationToken::new();
     let workers = doomed.spawn(shutdown.clone());
     let run = doomed.start_run("crashy", json!({"n": 1})).await?;
@@ -929,6 +943,278 @@ async fn runs_are_listed_newest_first_with_a_status_filter_and_pagination(
         even_ready.runs.iter().map(|run| run.id).collect::<Vec<_>>(),
         [created[2], created[0]]
     );
+    Ok(())
+}
+
+/// Three steps that count their executions per run, shared by every runner of a test.
+fn counted_workflow(
+    executions: &Arc<Mutex<std::collections::HashMap<(String, &'static str), usize>>>,
+) -> anyhow::Result<Registry> {
+    let mut builder = workflow::<Value>("counted").step("Start", |state| async move { Ok(state) });
+    for name in ["One", "Two", "Three"] {
+        let executions = Arc::clone(executions);
+        builder = builder.step(name, move |state: Value| {
+            let executions = Arc::clone(&executions);
+            async move {
+                let key = (state["key"].as_str().unwrap_or_default().to_owned(), name);
+                *lock(&executions).entry(key).or_default() += 1;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok(state)
+            }
+        });
+    }
+    Ok(Registry::new().with(builder.build()?)?)
+}
+
+async fn wait_for_status(
+    store: &Store,
+    status: RunStatus,
+    count: i64,
+    within: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        let listed = store
+            .list_runs(&RunFilter {
+                status: Some(status),
+                ..RunFilter::default()
+            })
+            .await?;
+        if listed.total == count {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "{} of {count} runs reached {status:?} in time",
+            listed.total
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn two_runners_share_the_work_and_no_step_runs_twice(store: &Store) -> anyhow::Result<()> {
+    let executions = Arc::new(Mutex::new(std::collections::HashMap::new()));
+    let shutdown = CancellationToken::new();
+    let runner = |owner: &str| -> anyhow::Result<Runner> {
+        Ok(runner_for(
+            store,
+            counted_workflow(&executions)?,
+            owner,
+            None,
+        ))
+    };
+    let first = runner("first")?;
+    let second = runner("second")?;
+    let workers = [
+        first.spawn(shutdown.clone()),
+        second.spawn(shutdown.clone()),
+    ];
+    let runs = 24;
+    for index in 0..runs {
+        let runner = if index % 2 == 0 { &first } else { &second };
+        runner
+            .start_run("counted", json!({"key": format!("run-{index}")}))
+            .await?;
+    }
+    wait_for_status(store, RunStatus::Succeeded, runs, Duration::from_secs(30)).await?;
+    shutdown.cancel();
+    for worker in workers {
+        tokio::time::timeout(Duration::from_secs(5), worker).await??;
+    }
+    let executions = lock(&executions).clone();
+    assert_eq!(executions.len(), 24 * 3);
+    assert!(
+        executions.values().all(|count| *count == 1),
+        "a step ran twice: {executions:?}"
+    );
+    Ok(())
+}
+
+async fn a_new_run_wakes_an_idle_runner_before_its_next_poll(store: &Store) -> anyhow::Result<()> {
+    let executions = Arc::new(Mutex::new(std::collections::HashMap::new()));
+    let runner = Runner::builder(store.clone(), Arc::new(counted_workflow(&executions)?))
+        .config(RunnerConfig {
+            poll_interval: Duration::from_secs(60),
+            ..fast_config("sleepy")
+        })
+        .build();
+    let shutdown = CancellationToken::new();
+    let workers = runner.spawn(shutdown.clone());
+    // Let the workers go idle (and, on PostgreSQL, the listener connect).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Started the way another process would: straight through the store.
+    store
+        .create_run(&NewRun {
+            workflow: "counted".into(),
+            state: json!({"key": "woken"}),
+            status: RunStatus::Ready,
+        })
+        .await?;
+    if store.engine() == "sqlite" {
+        // One process: the code that made the run ready wakes the runner itself.
+        runner.wake();
+    }
+    wait_for_status(store, RunStatus::Succeeded, 1, Duration::from_secs(5)).await?;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(5), workers).await??;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_page_answered_with_its_cancel_button_cancels_the_run() -> anyhow::Result<()> {
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let record_runs = Arc::new(AtomicUsize::new(0));
+    let registry = Registry::new().with(approval_workflow(
+        "approval",
+        None,
+        Arc::clone(&record_runs),
+    )?)?;
+    let factory = StaticPageFactory::new(&store);
+    let runner = runner_for(&store, registry, "r1", Some(Arc::clone(&factory)));
+    let run = runner.start_run("approval", json!({"count": 1})).await?;
+    drain(&runner).await?;
+    let outcome = store
+        .submit_page(
+            &factory.last_token()?.hash(),
+            &tessera::workflow::step::cancelled_response(),
+            now_ms(),
+        )
+        .await?;
+    assert!(matches!(outcome, SubmitOutcome::Submitted(_)));
+    drain(&runner).await?;
+    let cancelled = store.run(run.id).await?;
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+    assert_eq!(
+        record_runs.load(Ordering::SeqCst),
+        0,
+        "the response step never ran"
+    );
+    database.cleanup().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cancelling_a_run_interrupts_its_step_and_frees_the_worker() -> anyhow::Result<()> {
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (notify, done) = (Arc::clone(&started), Arc::clone(&finished));
+    let registry = Registry::new().with(
+        workflow::<Value>("endless")
+            .step("Forever", move |state: Value| {
+                let (notify, done) = (Arc::clone(&notify), Arc::clone(&done));
+                async move {
+                    if state["hang"] == json!(true) {
+                        notify.notify_one();
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                    done.fetch_add(1, Ordering::SeqCst);
+                    Ok(state)
+                }
+            })
+            .build()?,
+    )?;
+    let runner = Runner::builder(store.clone(), Arc::new(registry))
+        .config(RunnerConfig {
+            workers: 1,
+            heartbeat: Duration::from_millis(50),
+            ..fast_config("single")
+        })
+        .build();
+    let shutdown = CancellationToken::new();
+    let workers = runner.spawn(shutdown.clone());
+    let hanging = runner.start_run("endless", json!({"hang": true})).await?;
+    tokio::time::timeout(Duration::from_secs(10), started.notified()).await?;
+    runner.cancel_run(hanging.id).await?;
+    // The only worker is free again: a new run finishes.
+    let quick = runner.start_run("endless", json!({"hang": false})).await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.run(quick.id).await?.status != RunStatus::Succeeded {
+        ensure!(
+            Instant::now() < deadline,
+            "the worker stayed stuck on the cancelled run"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+    assert_eq!(store.run(hanging.id).await?.status, RunStatus::Cancelled);
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(5), workers).await??;
+    database.cleanup().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_runner_stopping_mid_step_gives_its_run_back() -> anyhow::Result<()> {
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&started);
+    let registry = Registry::new().with(
+        workflow::<Value>("slow")
+            .step("Wait", move |state| {
+                let notify = Arc::clone(&notify);
+                async move {
+                    notify.notify_one();
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok(state)
+                }
+            })
+            .build()?,
+    )?;
+    let runner = runner_for(&store, registry, "stopping", None);
+    let shutdown = CancellationToken::new();
+    let workers = runner.spawn(shutdown.clone());
+    let run = runner.start_run("slow", json!({})).await?;
+    tokio::time::timeout(Duration::from_secs(10), started.notified()).await?;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(5), workers).await??;
+    let released = store.run(run.id).await?;
+    assert_eq!(released.status, RunStatus::Ready);
+    assert_eq!(released.lease_owner, None);
+    let steps = store.run_steps(run.id).await?;
+    assert_eq!(steps[0].status, StepStatus::Failed);
+    assert_eq!(steps[0].attempts, 1);
+    database.cleanup().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_step_whose_attempts_never_finish_fails_the_run_instead_of_looping() -> anyhow::Result<()>
+{
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let registry = Registry::new().with(
+        workflow::<Value>("doomed")
+            .step("Crash", |state| async move { Ok(state) })
+            .retry(RetryPolicy::exponential(2, Duration::from_millis(1)))
+            .build()?,
+    )?;
+    let run = registry.start_run(&store, "doomed", json!({})).await?;
+    // Two attempts whose runners died mid-step.
+    for owner in ["dead-1", "dead-2"] {
+        let claimed = store
+            .claim_run(owner, &names(&["doomed"]), SHORT_LEASE, now_ms())
+            .await?
+            .context("claimable")?;
+        store
+            .begin_step(&claimed.lease, 0, "Crash", &Value::Null, now_ms())
+            .await?
+            .context("leased")?;
+        tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
+    }
+    let runner = runner_for(&store, registry, "survivor", None);
+    drain(&runner).await?;
+    let failed = store.run(run.id).await?;
+    assert_eq!(failed.status, RunStatus::Failed);
+    assert_eq!(
+        failed.failed_step.map(|step| step.name).as_deref(),
+        Some("Crash")
+    );
+    assert!(failed.error.unwrap_or_default().contains("never finished"));
+    database.cleanup().await?;
     Ok(())
 }
 
