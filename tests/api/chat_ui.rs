@@ -24,7 +24,7 @@ struct ChatApp {
     client: reqwest::Client,
     store: Store,
     shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for ChatApp {
@@ -34,6 +34,13 @@ impl Drop for ChatApp {
 }
 
 impl ChatApp {
+    /// Stops the server and hands back its database folder, to start another app on it.
+    async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
+        self.shutdown.cancel();
+        self.store.close().await;
+        self.dir.take().context("the folder was already taken")
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
     }
@@ -66,7 +73,11 @@ impl ChatApp {
 
 /// The app on a free port whose public URL is that port (the chat calls `/demo-api` through it).
 async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
-    let dir = tempfile::tempdir()?;
+    spawn_chat_app_in(tempfile::tempdir()?).await
+}
+
+/// The app on the database in `dir` (reuse a folder to simulate a restart).
+async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -88,7 +99,7 @@ async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
         client,
         store,
         shutdown,
-        _dir: dir,
+        dir: Some(dir),
     })
 }
 
@@ -247,5 +258,35 @@ async fn denying_sends_nothing() -> anyhow::Result<()> {
     assert_eq!(completed_count(&app.store).await?, before);
     let html = app.get("/chat", &cookie).await?.text().await?;
     assert!(!html.contains("data-testid=\"pending-approval\""));
+    Ok(())
+}
+
+#[tokio::test]
+async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    let before = completed_count(&app.store).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+
+    let restarted = spawn_chat_app_in(app.stop().await?).await?;
+    let html = restarted.get("/chat", &cookie).await?.text().await?;
+    assert!(
+        html.contains("delete all completed items from last month"),
+        "the history survives"
+    );
+    assert_eq!(approval_action(&html), Some(action.clone()), "so does the approval");
+    let approved = restarted
+        .post_form(&action, &cookie, "decision=approve".to_owned())
+        .await?;
+    assert_eq!(approved.status(), 303);
+    assert!(completed_count(&restarted.store).await? < before);
     Ok(())
 }
