@@ -361,10 +361,13 @@ mod tests {
             .iter()
             .map(|entry| (entry.pointer.as_str(), entry.kind))
             .collect();
+        // Object keys come in the map's order (sorted unless serde_json preserves order).
+        assert_eq!(pointers[0], ("", JsonKind::Object));
+        let mut rest = pointers[1..].to_vec();
+        rest.sort_unstable_by(|left, right| left.0.cmp(right.0));
         assert_eq!(
-            pointers,
+            rest,
             vec![
-                ("", JsonKind::Object),
                 ("/emails", JsonKind::Array),
                 ("/mailbox", JsonKind::String),
                 ("/unread", JsonKind::Integer),
@@ -375,15 +378,9 @@ mod tests {
         assert_eq!(rows.and_then(|entry| entry.items), Some(JsonKind::Object));
         assert_eq!(rows.and_then(|entry| entry.id_key.as_deref()), Some("id"));
         assert_eq!(rows.map(|entry| entry.samples.len()), Some(SAMPLE_ROWS));
-        assert_eq!(
-            rows.map(|entry| entry.keys.clone()),
-            Some(vec![
-                "id".into(),
-                "from".into(),
-                "subject".into(),
-                "size".into()
-            ])
-        );
+        let mut keys = rows.map(|entry| entry.keys.clone()).unwrap_or_default();
+        keys.sort();
+        assert_eq!(keys, vec!["from", "id", "size", "subject"]);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! `{"error": {"rule", "message", "fix", …}}` naming what to change. Nothing here talks to a model
 //! or the store; the loop (`generate.rs`) does.
 
+use std::cell::RefCell;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::{
@@ -198,6 +200,9 @@ pub struct Workspace<'a> {
     catalog: &'a Catalog,
     schema: Option<&'a FormSchema>,
     data: &'a Value,
+    /// The last report and the tree it was made for: the loop checks an unchanged tree several
+    /// times (`Finish`, end of turn, end of attempt), and a check walks every bound row.
+    checked: RefCell<Option<(PageTree, FormReport)>>,
 }
 
 impl<'a> Workspace<'a> {
@@ -209,6 +214,7 @@ impl<'a> Workspace<'a> {
             catalog,
             schema,
             data,
+            checked: RefCell::new(None),
         }
     }
 
@@ -216,7 +222,14 @@ impl<'a> Workspace<'a> {
     /// well-formed tree).
     #[must_use]
     pub fn check(&self) -> FormReport {
-        validate_form(&self.tree, self.catalog, self.schema, self.data)
+        if let Some((tree, report)) = self.checked.borrow().as_ref() {
+            if *tree == self.tree {
+                return report.clone();
+            }
+        }
+        let report = validate_form(&self.tree, self.catalog, self.schema, self.data);
+        *self.checked.borrow_mut() = Some((self.tree.clone(), report.clone()));
+        report
     }
 
     /// Runs one call and answers it.

@@ -346,8 +346,12 @@ fn sample_submissions(
     schema: &FormSchema,
     fields: &[PlacedField],
 ) -> Vec<BTreeMap<String, Vec<String>>> {
+    // One sample per option of the widest single-choice field. Multi-choice fields send all their
+    // options in the first sample and one option in each later one, so every option is decoded
+    // while the work stays linear in the options (a selectable table may have 10,000 rows).
     let widest = fields
         .iter()
+        .filter(|placed| placed.yields != FieldYield::StringArray)
         .filter_map(|placed| placed.options.as_ref().map(Vec::len))
         .max()
         .unwrap_or(1)
@@ -361,8 +365,11 @@ fn sample_submissions(
             };
             let values = match &placed.options {
                 Some(options) if options.is_empty() => Vec::new(),
+                Some(options) if placed.yields == FieldYield::StringArray && variant == 0 => {
+                    options.clone()
+                }
                 Some(options) if placed.yields == FieldYield::StringArray => {
-                    options.iter().take(variant + 1).cloned().collect()
+                    vec![options[variant % options.len()].clone()]
                 }
                 Some(options) => vec![options[variant % options.len()].clone()],
                 None => vec![free_sample(placed.yields, &field.kind)],

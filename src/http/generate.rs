@@ -21,8 +21,8 @@ use uuid::Uuid;
 use super::{error::AppError, AppState};
 use crate::{
     agent::{
-        events::follow, generate_page as run_generation, AgentError, CachePolicy, GenerationInput,
-        UnknownModel,
+        events::follow, generate::DEFAULT_MAX_STEPS, generate_page as run_generation, AgentError,
+        CachePolicy, GenerationInput, UnknownModel,
     },
     forms::{FormSchema, SchemaError},
     store::StoreError,
@@ -115,7 +115,11 @@ impl GenerateRequest {
         let mut input = GenerationInput::new(self.prompt)
             .with_data(self.data.unwrap_or_else(|| json!({})))
             .with_cache(self.cache.unwrap_or_default())
-            .with_max_steps(self.max_steps.unwrap_or(10).clamp(1, MAX_STEPS_LIMIT));
+            .with_max_steps(
+                self.max_steps
+                    .unwrap_or(DEFAULT_MAX_STEPS)
+                    .clamp(1, MAX_STEPS_LIMIT),
+            );
         input.schema = schema;
         if let Some(id) = self.id {
             input.id = id;
