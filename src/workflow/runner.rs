@@ -71,7 +71,8 @@ impl Default for RunnerConfig {
     }
 }
 
-/// What [`Runner::run_until_idle`] did.
+/// What [`Runner::run_until_idle`] did, or (from [`Runner::stats`]) what a runner did since it
+/// was built — for logs and `/metrics`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DrainReport {
     /// Runs claimed (a run resumed after a wait or a retry counts again).
@@ -110,6 +111,17 @@ struct Inner {
     config: RunnerConfig,
     services: Arc<Services>,
     wake: Notify,
+    stats: std::sync::Mutex<DrainReport>,
+}
+
+impl DrainReport {
+    fn add(&mut self, other: &Self) {
+        self.runs_claimed += other.runs_claimed;
+        self.steps_started += other.steps_started;
+        self.steps_succeeded += other.steps_succeeded;
+        self.steps_retried += other.steps_retried;
+        self.runs_failed += other.runs_failed;
+    }
 }
 
 /// Builds a [`Runner`]; see [`Runner::builder`].
@@ -159,6 +171,7 @@ impl RunnerBuilder {
                 config: self.config,
                 services: Arc::new(self.services),
                 wake: Notify::new(),
+                stats: std::sync::Mutex::new(DrainReport::default()),
             }),
         }
     }
@@ -210,6 +223,24 @@ impl Runner {
     #[must_use]
     pub fn config(&self) -> &RunnerConfig {
         &self.inner.config
+    }
+
+    /// What this runner did since it was built (every worker, drain and `run_once`).
+    #[must_use]
+    pub fn stats(&self) -> DrainReport {
+        *self
+            .inner
+            .stats
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn record(&self, report: &DrainReport) {
+        self.inner
+            .stats
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(report);
     }
 
     /// Wakes idle workers of this process now (call it after making a run ready, for example
@@ -285,8 +316,14 @@ impl Runner {
                 .claim_run(&owner, &inner.workflows, inner.config.lease, now)
                 .await?;
             if let Some(claimed) = claimed {
-                report.runs_claimed += 1;
-                self.drive(claimed, &never, &mut report).await?;
+                let mut round = DrainReport {
+                    runs_claimed: 1,
+                    ..DrainReport::default()
+                };
+                let driven = self.drive(claimed, &never, &mut round).await;
+                self.record(&round);
+                report.add(&round);
+                driven?;
                 continue;
             }
             let due = inner.store.next_due(&inner.workflows).await?;
@@ -373,7 +410,14 @@ impl Runner {
         let Some(claimed) = claimed else {
             return Ok(false);
         };
-        self.drive(claimed, shutdown, report).await?;
+        let mut round = DrainReport {
+            runs_claimed: 1,
+            ..DrainReport::default()
+        };
+        let driven = self.drive(claimed, shutdown, &mut round).await;
+        self.record(&round);
+        report.add(&round);
+        driven?;
         Ok(true)
     }
 
