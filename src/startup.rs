@@ -32,7 +32,7 @@ impl Application {
     ///
     /// # Errors
     /// When the database cannot be opened or the address cannot be bound.
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
+    pub async fn build(mut config: Config) -> anyhow::Result<Self> {
         let store = Store::connect(&config.database_url)
             .await
             .context("opening the database (DATABASE_URL)")?;
@@ -50,6 +50,14 @@ impl Application {
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
+        if config.addr.port() == 0 {
+            // Port 0 (tests) means "any free port": links and the chat's calls to the demo site
+            // must use the port actually bound.
+            config.public_url = format!(
+                "http://{}",
+                listener.local_addr().context("reading the bound address")?
+            );
+        }
         let runner = demo_runner(&config, &store, &models)?;
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
         if state.set_models(models).is_err() {

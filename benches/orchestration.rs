@@ -1,0 +1,255 @@
+//! Chat orchestration overhead per turn, excluding model time, beside the bare HTTP call to the
+//! demo API on loopback.
+//!
+//! - `decide`: the code-only part of a turn — routing, the offline planner's two proposals for
+//!   "delete all completed items from last month" (search, then the bulk delete of the 23 ids the
+//!   search returned), scope check, schema check and policy for each, the confirmation hash and
+//!   the header — with no I/O.
+//! - `turn`: a whole turn through [`Orchestrator::handle_turn`] with the planner on a fresh-file
+//!   SQLite store (WAL, `synchronous=FULL`) and the demo API on loopback: a simple query (one
+//!   search) and the bulk-delete proposal (search, then a stored confirmation).
+//! - `baseline`: the same search as a bare `reqwest` GET to the demo API, and one durable SQLite
+//!   commit (a turn makes about a dozen: every message, thread change and execution record is
+//!   committed as it happens, so a crash mid-turn loses nothing already shown).
+//!
+//! Run with `cargo bench --bench orchestration`; figures go in BENCHMARKS.md.
+
+use std::{hint::black_box, sync::Arc, time::Duration};
+
+use criterion::Criterion;
+use serde_json::{json, Value};
+use tessera::{
+    chat::{
+        calendar::CivilDate,
+        confirm::operation_hash,
+        executor::{ExecutorConfig, HttpExecutor},
+        header::{ExecutionHeader, Step, StepRole, StepStatus},
+        orchestrator::{ChatModels, OrchestratorParts},
+        planner::Planner,
+        policy::{self, Grants, PolicyContext},
+        routing,
+        session::Channel,
+        threads::{Thread, ThreadStatus},
+        CapabilityScope, Manifest, Orchestrator, SessionId,
+    },
+    config::DatabaseUrl,
+    demo::items::{DemoItems, MANIFEST_JSON},
+    llm::{ChatResponse, Message},
+    store::{now_ms, Store},
+};
+use url::Url;
+
+const REQUEST: &str = "delete all completed items from last month";
+
+/// The code-only decisions of one "delete …" turn; returns the header length so nothing is
+/// optimized away.
+fn decide(
+    manifest: &Manifest,
+    planner: &Planner,
+    scope: &CapabilityScope,
+    threads: &[Thread],
+    search_result: &Value,
+    today: CivilDate,
+) -> usize {
+    let route = routing::route(REQUEST, threads, today);
+    let offered: Vec<String> = scope
+        .model_operations(manifest)
+        .iter()
+        .map(|operation| operation.name.clone())
+        .collect();
+    let mut messages = vec![Message::user(REQUEST)];
+    let first = planner.propose(&messages, &offered);
+    let mut steps = Vec::new();
+    let mut shown = std::collections::BTreeSet::new();
+    let mut responses: Vec<ChatResponse> = vec![first];
+    while let Some(response) = responses.pop() {
+        let Some(call) = response.tool_calls.first().cloned() else {
+            break;
+        };
+        let arguments = call.arguments.clone().unwrap_or(Value::Null);
+        let Ok(operation) = scope.check(manifest, &call.name) else {
+            break;
+        };
+        if operation.validate_arguments(&arguments).is_err() {
+            break;
+        }
+        let verdict = policy::evaluate(
+            manifest,
+            operation,
+            &arguments,
+            PolicyContext {
+                shown_ids: &shown,
+                grants: &Grants::default(),
+                confirmed: false,
+            },
+        );
+        let hash = operation_hash(&operation.name, &arguments);
+        let status = match verdict {
+            policy::Verdict::Allow { .. } => StepStatus::Succeeded,
+            policy::Verdict::NeedsPreview(_) => StepStatus::Refused,
+            policy::Verdict::NeedsConfirmation { .. } => StepStatus::AwaitingConfirmation,
+        };
+        let mut step = Step::new(call.name.clone(), StepRole::Read, status, "");
+        step.hash = Some(hash);
+        steps.push(step);
+        if status == StepStatus::Succeeded {
+            for item in search_result["items"].as_array().into_iter().flatten() {
+                if let Some(id) = item["id"].as_str() {
+                    shown.insert(id.to_owned());
+                }
+            }
+            messages.push(Message::assistant(&response));
+            messages.push(Message::tool_result(&call, search_result.clone()));
+            responses.push(planner.propose(&messages, &offered));
+        }
+    }
+    black_box(route);
+    ExecutionHeader::new(steps).render().len()
+}
+
+fn search_result(count: usize) -> Value {
+    let items: Vec<Value> = (1..=count)
+        .map(|index| json!({"id": format!("item-{index:04}"), "title": format!("Review the Q3 budget {index}"), "status": "completed",
+                            "priority": "medium", "updated_at": "2026-10-14T09:30:00Z"}))
+        .collect();
+    json!({"items": items, "total": count, "limit": 1000, "offset": 0})
+}
+
+fn threads(session_id: SessionId) -> Vec<Thread> {
+    let mut running = Thread::new(
+        session_id,
+        "update items",
+        "mark open items done",
+        now_ms() - 5000,
+    );
+    running.status = ThreadStatus::InProgress;
+    let mut done = Thread::new(session_id, "show items", "show items", now_ms() - 9000);
+    done.status = ThreadStatus::Done;
+    vec![running, done]
+}
+
+fn run() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let directory = tempfile::tempdir()?;
+    let path = directory.path().join("bench.db");
+    let store = runtime.block_on(Store::connect(&DatabaseUrl::Sqlite(
+        path.to_string_lossy().into_owned(),
+    )))?;
+    runtime.block_on(DemoItems::new(store.clone()).ensure_seeded())?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let address = listener.local_addr()?;
+    let app = tessera::demo::items::routes::<()>(store.clone());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    let base = Url::parse(&format!("http://{address}/demo-api"))?;
+
+    let manifest = Arc::new(Manifest::from_json(MANIFEST_JSON)?);
+    let today = CivilDate::from_unix_ms(now_ms());
+    let planner = Planner::new(manifest.clone(), Arc::new(move || today));
+    let scope = CapabilityScope::all_of(&manifest);
+    let executor = HttpExecutor::new(&manifest, base.clone(), ExecutorConfig::default(), &|_| {
+        None
+    })?;
+    let orchestrator = Orchestrator::new(OrchestratorParts {
+        store: store.clone(),
+        manifest: manifest.clone(),
+        executor,
+        models: ChatModels::only("heuristic", Arc::new(planner.clone())),
+        allowlist: scope.clone(),
+        clock: Arc::new(now_ms),
+        max_model_turns: 8,
+    });
+    let client = reqwest::Client::new();
+    let search_url = format!("{base}/items?status=open");
+    let result = search_result(23);
+    let bench_threads = threads(SessionId::new());
+
+    // Check the flows work before timing them.
+    anyhow::ensure!(decide(&manifest, &planner, &scope, &bench_threads, &result, today) > 0);
+    let check = runtime.block_on(async {
+        let session = orchestrator.create_session(None, None).await?;
+        orchestrator.handle_turn(session.id, REQUEST).await
+    })?;
+    anyhow::ensure!(
+        check.pending_approvals.len() == 1,
+        "the delete turn did not propose a confirmation"
+    );
+    eprintln!("delete turn header:\n{}", check.header.render());
+
+    let mut criterion = Criterion::default()
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(8))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("orchestration");
+    group.bench_function(
+        "decide: route + plan + scope + schema + policy + hash + header (delete, 23 ids)",
+        |bencher| {
+            bencher.iter(|| decide(&manifest, &planner, &scope, &bench_threads, &result, today));
+        },
+    );
+    group.bench_function("decide: route only", |bencher| {
+        bencher.iter(|| routing::route(black_box(REQUEST), &bench_threads, today));
+    });
+    group.bench_function(
+        "turn: show items where status is open (1 search, SQLite)",
+        |bencher| {
+            bencher.iter(|| {
+                runtime.block_on(async {
+                    let session = orchestrator.create_session(None, None).await?;
+                    orchestrator
+                        .handle_turn(session.id, "show items where status is open")
+                        .await
+                })
+            });
+        },
+    );
+    group.bench_function(
+        "turn: delete … from last month, up to the confirmation (SQLite)",
+        |bencher| {
+            bencher.iter(|| {
+                runtime.block_on(async {
+                    let session = orchestrator.create_session(None, None).await?;
+                    orchestrator.handle_turn(session.id, REQUEST).await
+                })
+            });
+        },
+    );
+    let append_session = runtime.block_on(orchestrator.create_session(None, None))?;
+    group.bench_function(
+        "baseline: one durable SQLite commit (append one chat message)",
+        |bencher| {
+            bencher.iter(|| {
+                runtime.block_on(store.append_chat_message(
+                    append_session.id,
+                    Channel::Transcript,
+                    "user",
+                    None,
+                    &json!({"text": "any luck?"}),
+                ))
+            });
+        },
+    );
+    group.bench_function(
+        "baseline: bare GET /demo-api/items?status=open on loopback",
+        |bencher| {
+            bencher.iter(|| {
+                runtime.block_on(async {
+                    let response = client.get(&search_url).send().await?;
+                    response.bytes().await
+                })
+            });
+        },
+    );
+    group.finish();
+    criterion.final_summary();
+    runtime.block_on(store.close());
+    Ok(())
+}
+
+fn main() {
+    if let Err(error) = run() {
+        eprintln!("bench failed: {error:#}");
+        std::process::exit(1);
+    }
+}
