@@ -541,16 +541,6 @@ impl Runner {
                 return Ok(());
             }
             report.steps_started += 1;
-            if started
-                .input
-                .as_ref()
-                .is_some_and(super::step::is_cancelled_response)
-            {
-                // The person pressed Cancel on the page: the run ends as cancelled, not failed.
-                tracing::info!(run.id = %run.id, step.name = %step.name, "cancelled on its page");
-                store.cancel_run(run.id, now_ms()).await?;
-                return Ok(());
-            }
             let context = StepContext {
                 run_id: run.id,
                 step_index: cursor,
