@@ -763,7 +763,10 @@ impl Orchestrator {
                 let stopped = self.stop_thread(&mut turn, stopped).await?;
                 match (kind, rest) {
                     (OverrideKind::Redirect, Some(rest)) => {
-                        Some(self.new_request(&mut turn, &rest).await?)
+                        let stopped_note = std::mem::take(&mut turn.narrative);
+                        let redirected = self.new_request(&mut turn, &rest).await?;
+                        turn.narrative = format!("{stopped_note}\n\n{}", turn.narrative);
+                        Some(redirected)
                     }
                     _ => stopped,
                 }

@@ -56,6 +56,7 @@ store_contract!(
     slash_commands_are_handled_by_code_and_never_reach_the_model,
     declining_sends_nothing_and_a_no_answers_the_pending_question,
     a_failed_call_is_shown_in_the_header_not_summarised_away,
+    a_redirect_withdraws_the_pending_confirmation_and_runs_the_new_request,
 );
 
 /// One request that reached the demo site.
@@ -1398,5 +1399,63 @@ async fn a_failed_call_is_shown_in_the_header_not_summarised_away(
     let (_, content, is_error) = told.last().context("no result")?;
     assert!(is_error);
     assert_eq!(content["result"]["chunks"][2]["status"], "not_sent");
+    Ok(())
+}
+
+async fn a_redirect_withdraws_the_pending_confirmation_and_runs_the_new_request(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let site = demo_site(store, Duration::ZERO, None).await?;
+    let orchestrator = offline(store, &site)?;
+    let session = orchestrator.create_session(None, None).await?;
+    let proposed = orchestrator
+        .handle_turn(session.id, "delete all completed items from last month")
+        .await?;
+    let confirmation_id = proposed
+        .pending_approvals
+        .first()
+        .context("no approval")?
+        .confirmation_id;
+    // "actually … instead" beats the pending yes/no question: the deletion is withdrawn and the
+    // new request runs in a new thread.
+    let redirected = orchestrator
+        .handle_turn(
+            session.id,
+            "actually, show items where status is open instead",
+        )
+        .await?;
+    assert_eq!(redirected.route, "override");
+    assert!(redirected.pending_approvals.is_empty());
+    assert_eq!(
+        store
+            .confirmation(session.id, confirmation_id)
+            .await?
+            .status,
+        ConfirmationStatus::Denied
+    );
+    assert_eq!(
+        statuses(&redirected),
+        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+    );
+    assert!(
+        redirected
+            .narrative
+            .starts_with("Stopped. 1 pending confirmation withdrawn; nothing was sent for it."),
+        "{}",
+        redirected.narrative
+    );
+    assert!(site.mutating().is_empty());
+    let threads = store.chat_threads(session.id).await?;
+    assert_eq!(
+        threads
+            .iter()
+            .map(|thread| thread.status)
+            .collect::<Vec<_>>(),
+        vec![ThreadStatus::Failed, ThreadStatus::Done]
+    );
+    // A late "yes" no longer approves anything: the question was withdrawn with the thread.
+    let late = orchestrator.handle_turn(session.id, "yes").await?;
+    assert_ne!(late.route, "answer_to_pending");
+    assert!(site.mutating().is_empty());
     Ok(())
 }
