@@ -190,7 +190,11 @@ pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
         "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500"
     };
     let chunk_note = (chunks.len() > 1).then(|| {
-        let sizes = chunks.iter().map(ToString::to_string).collect::<Vec<_>>().join(" + ");
+        let sizes = chunks
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" + ");
         format!("Sent in {} requests: {sizes}.", chunks.len())
     });
     view! {

@@ -121,7 +121,10 @@ async fn chat_page(State(state): State<ChatState>, session: Session) -> Result<R
             .transcript
             .iter()
             .map(|entry| {
-                let header_text = entry.header.as_ref().map(crate::chat::ExecutionHeader::render);
+                let header_text = entry
+                    .header
+                    .as_ref()
+                    .map(crate::chat::ExecutionHeader::render);
                 let text = match &header_text {
                     Some(rendered) => entry
                         .text
@@ -150,9 +153,12 @@ async fn chat_page(State(state): State<ChatState>, session: Session) -> Result<R
         tools: tool_groups(&tools),
         flash,
     };
-    Ok(html_document(&state.app, StatusCode::OK, "Chat · Tessera", move || {
-        view! { <ChatPage data/> }.into_any()
-    }))
+    Ok(html_document(
+        &state.app,
+        StatusCode::OK,
+        "Chat · Tessera",
+        move || view! { <ChatPage data/> }.into_any(),
+    ))
 }
 
 /// `POST /chat`: one turn, then back to the page.
@@ -259,7 +265,12 @@ fn approval_view(approval: &PendingApproval) -> ApprovalView {
         .items
         .iter()
         .take(MAX_PREVIEW_ROWS)
-        .map(|item| columns.iter().map(|column| cell(item.get(column))).collect())
+        .map(|item| {
+            columns
+                .iter()
+                .map(|column| cell(item.get(column)))
+                .collect()
+        })
         .collect();
     ApprovalView {
         id: approval.confirmation_id.0.to_string(),
@@ -284,11 +295,14 @@ fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
             .and_then(Value::as_object)
             .map(|properties| properties.keys().cloned().collect())
             .unwrap_or_default();
-        groups.entry(tool.category.clone()).or_default().push(ToolEntry {
-            name: tool.name.clone(),
-            description: tool.description.clone(),
-            parameters,
-        });
+        groups
+            .entry(tool.category.clone())
+            .or_default()
+            .push(ToolEntry {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters,
+            });
     }
     groups
         .into_iter()

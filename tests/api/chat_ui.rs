@@ -105,7 +105,11 @@ async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
 
 async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
     let response = app
-        .post_form("/login", "", format!("password={ADMIN_PASSWORD}&next=/chat"))
+        .post_form(
+            "/login",
+            "",
+            format!("password={ADMIN_PASSWORD}&next=/chat"),
+        )
         .await?;
     response
         .headers()
@@ -178,9 +182,15 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     let empty = app.get("/chat", &cookie).await?;
     assert_eq!(empty.status(), 200);
     let html = empty.text().await?;
-    assert!(html.contains("for=\"chat-message\""), "the message box has a label");
+    assert!(
+        html.contains("for=\"chat-message\""),
+        "the message box has a label"
+    );
     assert!(html.contains("Manual tools"));
-    assert!(html.contains("searchItems"), "the manual tools panel lists the operations");
+    assert!(
+        html.contains("searchItems"),
+        "the manual tools panel lists the operations"
+    );
 
     let before = completed_count(&app.store).await?;
     let sent = app
@@ -209,7 +219,10 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     assert!(html.contains("bulkDeleteItems"));
     let rows = html.matches("data-testid=\"preview-row\"").count();
     assert!(rows > 0, "the preview shows the items");
-    assert!(html.contains(&format!("Delete {rows} item")), "a danger confirm with the count");
+    assert!(
+        html.contains(&format!("Delete {rows} item")),
+        "a danger confirm with the count"
+    );
     assert!(html.contains("bg-red-700"), "danger styling");
 
     // A reload (a new GET) still shows it: it lives in the store.
@@ -224,7 +237,10 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     assert_eq!(completed_count(&app.store).await?, before - rows);
 
     let html = app.get("/chat", &cookie).await?.text().await?;
-    assert!(html.contains(&format!("Deleted {rows} items.")), "the result");
+    assert!(
+        html.contains(&format!("Deleted {rows} items.")),
+        "the result"
+    );
     assert!(!html.contains("data-testid=\"pending-approval\""));
     assert!(html.contains("data-status=\"succeeded\""));
 
@@ -282,7 +298,11 @@ async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()
         html.contains("delete all completed items from last month"),
         "the history survives"
     );
-    assert_eq!(approval_action(&html), Some(action.clone()), "so does the approval");
+    assert_eq!(
+        approval_action(&html),
+        Some(action.clone()),
+        "so does the approval"
+    );
     let approved = restarted
         .post_form(&action, &cookie, "decision=approve".to_owned())
         .await?;
