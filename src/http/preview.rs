@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use serde_json::{json, Value};
 use tessera_app::{
     catalog::Catalog,
+    components::input::escape_textarea,
     render::{render_tree, RenderCtx},
 };
 
@@ -116,6 +117,9 @@ fn editor(
     html_document(state, status, "Preview a page · Tessera", move || {
         let textarea = |name: &'static str, label: &'static str, value: String| {
             let id = format!("preview-{name}");
+            // Leptos writes `<textarea>` children unescaped, so a pasted `</textarea>` would end the
+            // box and the rest would become markup; the leading newline is the one parsers drop.
+            let value = format!("\n{}", escape_textarea(&value));
             view! {
                 <div>
                     <label for=id.clone() class="block font-medium">{label}</label>
