@@ -105,6 +105,8 @@ pub struct Config {
     pub site_root: String,
     /// The tracing filter directive.
     pub log: String,
+    /// The notification channels, and the key that signs webhooks and asks callbacks.
+    pub notify: crate::notify::NotifyConfig,
 }
 
 /// One configurable setting: the single source for `--help`, the file keys and errors.
@@ -385,6 +387,13 @@ impl Config {
             tracing_subscriber::EnvFilter::try_new(&raw)
                 .map_err(|error| invalid(name, error.to_string()))?;
         }
+        let notify =
+            crate::notify::NotifyConfig::from_sources(sources).map_err(|error| match error {
+                crate::notify::NotifyError::BadConfig { setting, reason } => {
+                    invalid(setting, reason)
+                }
+                other => invalid("notifications".to_owned(), other.to_string()),
+            })?;
         Ok(Self {
             addr,
             database_url,
@@ -395,6 +404,7 @@ impl Config {
             body_limit,
             site_root,
             log,
+            notify,
         })
     }
 
@@ -411,6 +421,7 @@ impl Config {
             body_limit: 1024 * 1024,
             site_root: "target/site".to_owned(),
             log: "warn".to_owned(),
+            notify: crate::notify::NotifyConfig::default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! the per-response CSP nonce; JSON errors all have the shape `{"error": {"code", "message"}}`.
 
 pub mod api_token;
+pub mod asks;
 pub mod chat;
 pub mod components;
 pub mod error;
@@ -53,6 +54,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/pages/preview", post(preview::preview_api))
         .route("/api/runs", post(runs::start_run_api))
         .route("/api/runs/{id}", get(runs::show_run_api))
+        .route("/api/asks", post(asks::create_ask_api))
+        .route("/api/asks/{id}", get(asks::show_ask_api))
         .route("/api/pages/generate", post(generate::generate_page))
         .route("/api/generations", get(generate::list_generations))
         .route("/api/generations/{id}", get(generate::generation))
@@ -97,6 +100,7 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(security::html_security_headers))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(RequestBodyLimitLayer::new(body_limit))
+        .layer(middleware::from_fn(error::api_body_limit_as_json))
         .layer(TimeoutLayer::with_status_code(http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(60)))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {

@@ -9,6 +9,7 @@
 extern crate self as tessera;
 
 pub mod agent;
+pub mod asks;
 pub mod auth;
 pub mod chat;
 pub mod config;

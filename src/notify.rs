@@ -342,6 +342,29 @@ pub trait Notify: Send + Sync {
     async fn notify(&self, notification: &Notification) -> Report;
 }
 
+/// Sends `title` with `link` (a page waiting for a person) through `notifier`, when there is
+/// one, and logs each failed channel once. Workflows call this from the step after a `ui`
+/// step; a failed notification never fails the step, since the link is also on the run's page.
+pub async fn send_link(
+    notifier: Option<&std::sync::Arc<dyn Notify>>,
+    title: &str,
+    link: &str,
+) -> Report {
+    let Some(notifier) = notifier else {
+        return Report::default();
+    };
+    let Ok(url) = url::Url::parse(link) else {
+        return Report::default();
+    };
+    let report = notifier
+        .notify(&Notification::new(title, "Your answer is requested.", url))
+        .await;
+    for (channel, error) in report.failures() {
+        tracing::warn!(notify.channel = ?channel, error = %error, "notification failed");
+    }
+    report
+}
+
 /// Sends a notification to every configured channel, concurrently.
 #[derive(Clone, Default)]
 pub struct Notifier {

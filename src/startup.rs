@@ -8,10 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     agent::Models,
+    asks::ask_workflow,
     auth::{admin::ensure_admin_password, ensure_api_token},
     config::{Config, Secret},
     http::{router, AppState},
-    notify::{config::NotifyConfig, Notifier, Notify},
+    notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
     workflow::Runner,
@@ -112,16 +113,22 @@ impl Application {
     }
 }
 
-/// The runner for the demo workflows: pages generated with the configured model, notifications
-/// to whatever channels are configured.
+/// The runner for the demo workflows and asks: pages generated with the configured model,
+/// notifications to whatever channels are configured.
 fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Result<Runner> {
-    let notify_config = NotifyConfig::from_lookup(&|name| std::env::var(name).ok())
-        .context("configuring notifications")?;
-    let notifier = Notifier::from_config(&notify_config).context("configuring notifications")?;
+    let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
+    // One signed POST per attempt: the asks workflow's Callback step retries durably.
+    let callbacks = config
+        .notify
+        .webhook_sender()
+        .context("configuring asks callbacks")?
+        .map(|sender| sender.with_single_attempt());
     let registry = Arc::new(
-        crate::demo::workflows::registry(notifier).context("defining the demo workflows")?,
+        crate::demo::workflows::registry(notifier.clone())
+            .and_then(|registry| registry.with(ask_workflow(notifier, callbacks)?))
+            .context("defining the demo and asks workflows")?,
     );
     let factory = GeneratedPageFactory::new(
         store.clone(),

@@ -33,7 +33,7 @@ pub mod runner;
 pub mod step;
 
 pub use builder::{
-    workflow, PromptOutput, StepKind, Then, Workflow, WorkflowBuilder, WorkflowState,
+    workflow, DynamicPage, PromptOutput, StepKind, Then, Workflow, WorkflowBuilder, WorkflowState,
 };
 pub use page::{PageFactory, PageRequest, UiOptions};
 pub use prompt::Prompt;

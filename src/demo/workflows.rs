@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     forms::{FormEnum, FormSchema},
-    notify::{Notification, Notify},
+    notify::{send_link, Notify},
     workflow::{
         wait_for, workflow, NoResponse, PageHandle, Prompt, Registry, UiOptions, Workflow,
         WorkflowError,
@@ -91,16 +91,7 @@ pub struct Dashboard {
 }
 
 async fn send(notifier: Option<&Arc<dyn Notify>>, title: &str, link: &str) {
-    let Some(notifier) = notifier else { return };
-    let Ok(url) = url::Url::parse(link) else {
-        return;
-    };
-    let report = notifier
-        .notify(&Notification::new(title, "Your answer is requested.", url))
-        .await;
-    for (channel, error) in report.failures() {
-        tracing::warn!(notify.channel = ?channel, error = %error, "notification failed");
-    }
+    send_link(notifier, title, link).await;
 }
 
 /// The email digest: fetch, ask which to archive, notify, wait, archive, show the result.

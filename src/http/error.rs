@@ -24,6 +24,19 @@ pub enum AppError {
         /// The offending field, when there is one.
         field: Option<String>,
     },
+    /// The request is well-formed but a field's value cannot be accepted (422).
+    #[error("{message}")]
+    Unprocessable {
+        /// Stable machine-readable code.
+        code: &'static str,
+        /// What is wrong, for a person.
+        message: String,
+        /// The offending field, when there is one.
+        field: Option<String>,
+    },
+    /// The body is larger than the server accepts (413).
+    #[error("the request body is larger than this server accepts (TESSERA_BODY_LIMIT)")]
+    TooLarge,
     /// Missing or wrong credentials.
     #[error("a valid API token is required")]
     Unauthorized,
@@ -44,6 +57,22 @@ impl From<StoreError> for AppError {
     }
 }
 
+impl AppError {
+    /// The error for a body that could not be read: 413 when it was over the limit.
+    #[must_use]
+    pub fn from_body_rejection(rejection: &axum::extract::rejection::BytesRejection) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            Self::TooLarge
+        } else {
+            Self::BadRequest {
+                code: "invalid_body",
+                message: rejection.body_text(),
+                field: None,
+            }
+        }
+    }
+}
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let (status, code, message, field) = match &self {
@@ -56,6 +85,22 @@ impl IntoResponse for AppError {
                 *code,
                 message.clone(),
                 field.clone(),
+            ),
+            Self::Unprocessable {
+                code,
+                message,
+                field,
+            } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                *code,
+                message.clone(),
+                field.clone(),
+            ),
+            Self::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                self.to_string(),
+                None,
             ),
             Self::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
@@ -85,6 +130,25 @@ impl IntoResponse for AppError {
                 http::HeaderValue::from_static("Bearer"),
             );
         }
+        response
+    }
+}
+
+/// Gives `/api/*` callers the JSON error body for a 413 the body-limit layer answered with
+/// plain text before any handler ran.
+pub async fn api_body_limit_as_json(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let is_api = request.uri().path().starts_with("/api/");
+    let response = next.run(request).await;
+    let is_json = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if is_api && response.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json {
+        AppError::TooLarge.into_response()
+    } else {
         response
     }
 }

@@ -167,6 +167,14 @@ impl WebhookSender {
         })
     }
 
+    /// The same sender making one attempt per delivery, for callers that retry durably
+    /// themselves (the asks workflow's `Callback` step).
+    #[must_use]
+    pub fn with_single_attempt(mut self) -> Self {
+        self.policy.max_attempts = 1;
+        self
+    }
+
     /// The policy in force.
     #[must_use]
     pub fn policy(&self) -> DeliveryPolicy {

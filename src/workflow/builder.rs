@@ -282,6 +282,35 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
         self.push(ui_step(name.into(), prompt.into_template(), None, options))
     }
 
+    /// Adds a `ui` step whose prompt, schema, data and options come from the run's state, for
+    /// workflows whose form is chosen at run time (the asks API). The next step gets the page's
+    /// handle typed by the response as JSON.
+    pub fn ui_from_state<F>(
+        self,
+        name: impl Into<String>,
+        page: F,
+    ) -> WorkflowBuilder<S, PageHandle<Value>>
+    where
+        F: Fn(&S) -> StepResult<DynamicPage> + Send + Sync + 'static,
+    {
+        let page = Arc::new(page);
+        let handler: Handler = Arc::new(move |context, state, _input| {
+            let page = Arc::clone(&page);
+            Box::pin(async move {
+                let typed: S = decode("the run's state", state.clone())?;
+                let request = page(&typed)?;
+                make_page(&context, state, request).await
+            })
+        });
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Ui,
+            retry: None,
+            template: None,
+            handler,
+        })
+    }
+
     /// Adds a model step: `prompt` rendered over the state and sent to the runner's model.
     ///
     /// With a form type `R` (a schema) the model must answer in that shape, and the answer's
@@ -413,13 +442,29 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
         F: Fn(S, R) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = StepResult<S>> + Send + 'static,
     {
+        self.step_with_response_in_run(name, move |_run: RunId, state, response| {
+            step(state, response)
+        })
+    }
+
+    /// As [`WorkflowBuilder::step_with_response`], also handing the step its run's id: a
+    /// stable key for work that must be recognised when repeated (a callback's delivery id).
+    pub fn step_with_response_in_run<F, Fut>(
+        self,
+        name: impl Into<String>,
+        step: F,
+    ) -> WorkflowBuilder<S, ()>
+    where
+        F: Fn(RunId, S, R) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = StepResult<S>> + Send + 'static,
+    {
         let step = Arc::new(step);
-        let handler: Handler = Arc::new(move |_context, state, input| {
+        let handler: Handler = Arc::new(move |context, state, input| {
             let step = Arc::clone(&step);
             Box::pin(async move {
                 let state: S = decode("the run's state", state)?;
                 let response: R = decode("the response", input)?;
-                let state = step(state, response).await?;
+                let state = step(context.run_id, state, response).await?;
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
                     output: StepOutput::None,
@@ -493,6 +538,20 @@ impl<R: Serialize + Send + 'static> Then for Wait<R> {
     }
 }
 
+/// What a state-driven `ui` step asks for, worked out from the run's state when it runs (see
+/// [`WorkflowBuilder::ui_from_state`]).
+#[derive(Clone, Debug)]
+pub struct DynamicPage {
+    /// The prompt, used as written (not a template: callers' text may contain `{{`).
+    pub prompt: String,
+    /// The response schema; `None` for a display-only page.
+    pub schema: Option<FormSchema>,
+    /// The page's data.
+    pub data: Value,
+    /// Per-page options (expiry, components, model); `data` is ignored here.
+    pub options: UiOptions,
+}
+
 fn ui_step(
     name: String,
     template: Template,
@@ -503,13 +562,8 @@ fn ui_step(
     let handler: Handler = Arc::new(move |context, state, _input| {
         let template = template_for_step.clone();
         let schema = schema.clone();
-        let mut options = options.clone();
+        let options = options.clone();
         Box::pin(async move {
-            let factory = context.services.page_factory.clone().ok_or_else(|| {
-                StepError::fatal(anyhow::anyhow!(
-                    "the runner has no page factory for ui steps"
-                ))
-            })?;
             let prompt = template
                 .render(&state)
                 .map_err(|error| fatal("the prompt does not render", error))?;
@@ -521,32 +575,13 @@ fn ui_step(
                     ))
                 })?,
             };
-            if options.components.is_empty() {
-                options.components.clone_from(&context.services.components);
-            }
-            if options.model.is_none() {
-                options.model.clone_from(&context.services.model_spec);
-            }
-            let has_form = schema.is_some();
-            let mut page = factory
-                .create_page(PageRequest {
-                    run_id: context.run_id,
-                    step_index: context.step_index,
-                    step_name: context.step_name.clone(),
-                    attempt: context.attempt,
-                    prompt,
-                    schema,
-                    data,
-                    options,
-                })
-                .await?;
-            if !has_form {
-                page.webhook = None;
-            }
-            Ok(StepDone {
-                state,
-                output: StepOutput::Page { page },
-            })
+            let page = DynamicPage {
+                prompt,
+                schema,
+                data,
+                options,
+            };
+            make_page(&context, state, page).await
         })
     });
     StepDef {
@@ -556,6 +591,48 @@ fn ui_step(
         template: Some(template),
         handler,
     }
+}
+
+/// Asks the runner's page factory for `page` and hands its handle to the next step: the one
+/// path every kind of `ui` step takes.
+async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> StepResult<StepDone> {
+    let factory = context.services.page_factory.clone().ok_or_else(|| {
+        StepError::fatal(anyhow::anyhow!(
+            "the runner has no page factory for ui steps"
+        ))
+    })?;
+    let DynamicPage {
+        prompt,
+        schema,
+        data,
+        mut options,
+    } = page;
+    if options.components.is_empty() {
+        options.components.clone_from(&context.services.components);
+    }
+    if options.model.is_none() {
+        options.model.clone_from(&context.services.model_spec);
+    }
+    let has_form = schema.is_some();
+    let mut page = factory
+        .create_page(PageRequest {
+            run_id: context.run_id,
+            step_index: context.step_index,
+            step_name: context.step_name.clone(),
+            attempt: context.attempt,
+            prompt,
+            schema,
+            data,
+            options,
+        })
+        .await?;
+    if !has_form {
+        page.webhook = None;
+    }
+    Ok(StepDone {
+        state,
+        output: StepOutput::Page { page },
+    })
 }
 
 /// What a `prompt` step asks the model for: [`Text`], or a form type whose fields are merged

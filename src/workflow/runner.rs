@@ -219,6 +219,12 @@ impl Runner {
         &self.inner.registry
     }
 
+    /// The store its runs live in.
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
     /// Its configuration.
     #[must_use]
     pub fn config(&self) -> &RunnerConfig {

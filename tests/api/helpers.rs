@@ -1,15 +1,27 @@
 //! Test fixtures: a spawned application on port 0 with a fresh database, and fresh stores on
 //! both backends for the store contract suite.
 
-use std::time::Duration;
+use std::{
+    collections::VecDeque,
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use anyhow::{bail, Context as _};
+use axum::{
+    body::Bytes,
+    extract::State,
+    http::{HeaderMap, StatusCode, Uri},
+    Router,
+};
 use sqlx::{Connection as _, Executor as _, PgConnection};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
     startup::Application,
     store::Store,
 };
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 /// The API token every spawned test app accepts.
@@ -22,6 +34,8 @@ pub struct TestApp {
     pub store: Store,
     shutdown: CancellationToken,
     dir: Option<tempfile::TempDir>,
+    /// The PostgreSQL database to drop at [`TestApp::cleanup`]: `(admin URL, name)`.
+    postgres: Option<(String, String)>,
 }
 
 impl TestApp {
@@ -63,6 +77,14 @@ pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
     let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
+    start(config, dir, None).await
+}
+
+async fn start(
+    config: Config,
+    dir: tempfile::TempDir,
+    postgres: Option<(String, String)>,
+) -> anyhow::Result<TestApp> {
     let application = Application::build(config).await?;
     let address = format!("http://{}", application.local_addr()?);
     let store = application.state().store.clone();
@@ -78,7 +100,86 @@ pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
         store,
         shutdown,
         dir: Some(dir),
+        postgres,
     })
+}
+
+/// Which database a spawned app runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Starts the application on a fresh database of `backend`, with `customize` applied to its
+/// configuration. `None` only when `TESSERA_SKIP_POSTGRES=1` skips PostgreSQL explicitly; call
+/// [`TestApp::cleanup`] at the end to drop a PostgreSQL database.
+pub async fn spawn_app_on(
+    backend: Backend,
+    customize: impl FnOnce(&mut Config),
+) -> anyhow::Result<Option<TestApp>> {
+    let dir = tempfile::tempdir()?;
+    let (database_url, postgres) = match backend {
+        Backend::Sqlite => {
+            let path = dir.path().join("tessera.db");
+            (
+                DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()),
+                None,
+            )
+        }
+        Backend::Postgres => {
+            let Some((admin_url, database)) = create_postgres_database().await? else {
+                return Ok(None);
+            };
+            let url = replace_database(&admin_url, &database)?;
+            (
+                DatabaseUrl::Postgres(Secret::new(url)),
+                Some((admin_url, database)),
+            )
+        }
+    };
+    let mut config = Config::for_tests(database_url);
+    config.api_token = Some(Secret::new(API_TOKEN));
+    config.body_limit = 64 * 1024;
+    customize(&mut config);
+    start(config, dir, postgres).await.map(Some)
+}
+
+impl TestApp {
+    /// Stops the server and drops its PostgreSQL database, if it has one.
+    pub async fn cleanup(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.store.close().await;
+        if let Some((admin_url, database)) = self.postgres.take() {
+            let mut admin = PgConnection::connect(&admin_url).await?;
+            admin
+                .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
+                .await?;
+            admin.close().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Creates a fresh database on `TEST_DATABASE_URL`'s server: `(admin URL, name)`, or `None`
+/// when `TESSERA_SKIP_POSTGRES=1` skips PostgreSQL explicitly.
+async fn create_postgres_database() -> anyhow::Result<Option<(String, String)>> {
+    let Ok(admin_url) = std::env::var("TEST_DATABASE_URL") else {
+        if std::env::var("TESSERA_SKIP_POSTGRES").as_deref() == Ok("1") {
+            eprintln!("PostgreSQL test skipped: TESSERA_SKIP_POSTGRES=1");
+            return Ok(None);
+        }
+        bail!("TEST_DATABASE_URL is not set: run `make test` (it starts a throwaway cluster) or set TESSERA_SKIP_POSTGRES=1 to skip PostgreSQL on purpose");
+    };
+    let database = format!("tessera_test_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&admin_url)
+        .await
+        .context("connecting to TEST_DATABASE_URL")?;
+    admin
+        .execute(format!("CREATE DATABASE {database}").as_str())
+        .await?;
+    admin.close().await?;
+    Ok(Some((admin_url, database)))
 }
 
 /// A fresh, migrated database on one backend, removed by [`TestDb::cleanup`].
@@ -109,21 +210,9 @@ impl TestDb {
     /// Returns `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly; a missing URL is an error,
     /// so a suite that silently skipped PostgreSQL cannot pass.
     pub async fn postgres() -> anyhow::Result<Option<Self>> {
-        let Ok(admin_url) = std::env::var("TEST_DATABASE_URL") else {
-            if std::env::var("TESSERA_SKIP_POSTGRES").as_deref() == Ok("1") {
-                eprintln!("PostgreSQL test skipped: TESSERA_SKIP_POSTGRES=1");
-                return Ok(None);
-            }
-            bail!("TEST_DATABASE_URL is not set: run `make test` (it starts a throwaway cluster) or set TESSERA_SKIP_POSTGRES=1 to skip PostgreSQL on purpose");
+        let Some((admin_url, database)) = create_postgres_database().await? else {
+            return Ok(None);
         };
-        let database = format!("tessera_test_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = PgConnection::connect(&admin_url)
-            .await
-            .context("connecting to TEST_DATABASE_URL")?;
-        admin
-            .execute(format!("CREATE DATABASE {database}").as_str())
-            .await?;
-        admin.close().await?;
         let url = replace_database(&admin_url, &database)?;
         let store = Store::connect(&DatabaseUrl::Postgres(Secret::new(url))).await?;
         Ok(Some(Self {
@@ -201,6 +290,30 @@ macro_rules! store_contract {
 }
 pub(crate) use store_contract;
 
+/// Runs each named test (an `async fn(Backend) -> anyhow::Result<()>` in the calling module,
+/// which spawns its app with [`spawn_app_on`]) once on SQLite and once on PostgreSQL.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() -> anyhow::Result<()> {
+                    super::$name($crate::helpers::Backend::Sqlite).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() -> anyhow::Result<()> {
+                    super::$name($crate::helpers::Backend::Postgres).await
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_both_backends;
+
 #[test]
 fn database_names_are_replaced_in_urls() -> anyhow::Result<()> {
     assert_eq!(
@@ -216,4 +329,75 @@ fn database_names_are_replaced_in_urls() -> anyhow::Result<()> {
         "postgres://u@h/x?sslmode=disable"
     );
     Ok(())
+}
+
+/// One request as the HTTP sink saw it.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+#[derive(Default)]
+struct SinkState {
+    seen: Vec<Seen>,
+    /// Statuses to answer with, in order; 200 once they run out.
+    statuses: VecDeque<u16>,
+}
+
+/// An HTTP listener on 127.0.0.1:0 (standing in for ntfy, a webhook or a callback receiver) that records every request and answers with a script.
+#[derive(Clone)]
+pub struct HttpSink {
+    address: SocketAddr,
+    state: Arc<Mutex<SinkState>>,
+}
+
+impl HttpSink {
+    pub async fn start(statuses: &[u16]) -> anyhow::Result<Self> {
+        let state = Arc::new(Mutex::new(SinkState {
+            seen: Vec::new(),
+            statuses: statuses.iter().copied().collect(),
+        }));
+        let router = Router::new().fallback(record).with_state(state.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Ok(Self { address, state })
+    }
+
+    pub fn url(&self, path: &str) -> anyhow::Result<url::Url> {
+        Ok(url::Url::parse(&format!("http://{}{path}", self.address))?)
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state
+            .lock()
+            .map(|state| state.seen.clone())
+            .unwrap_or_default()
+    }
+}
+
+async fn record(
+    State(state): State<Arc<Mutex<SinkState>>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let Ok(mut state) = state.lock() else {
+        return StatusCode::INTERNAL_SERVER_ERROR;
+    };
+    state.seen.push(Seen {
+        path: uri.path().to_owned(),
+        headers,
+        body,
+    });
+    let status = state.statuses.pop_front().unwrap_or(200);
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }

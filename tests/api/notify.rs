@@ -3,19 +3,13 @@
 //! a small SMTP server on a tokio listener that records every message.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::HashMap,
     net::SocketAddr,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
 use anyhow::Context as _;
-use axum::{
-    body::Bytes,
-    extract::State,
-    http::{HeaderMap, StatusCode, Uri},
-    Router,
-};
 use tessera::{
     config::Secret,
     notify::{
@@ -28,78 +22,9 @@ use tokio::{
     net::TcpListener,
 };
 
+use crate::helpers::{HttpSink, Seen};
+
 const SECRET: &str = "whsec_test_0123456789abcdef";
-
-/// One request as the HTTP sink saw it.
-#[derive(Clone, Debug)]
-struct Seen {
-    path: String,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|value| value.to_str().ok())
-    }
-}
-
-#[derive(Default)]
-struct SinkState {
-    seen: Vec<Seen>,
-    /// Statuses to answer with, in order; 200 once they run out.
-    statuses: VecDeque<u16>,
-}
-
-/// An HTTP listener on 127.0.0.1:0 that records every request and answers with a script.
-#[derive(Clone)]
-struct HttpSink {
-    address: SocketAddr,
-    state: Arc<Mutex<SinkState>>,
-}
-
-impl HttpSink {
-    async fn start(statuses: &[u16]) -> anyhow::Result<Self> {
-        let state = Arc::new(Mutex::new(SinkState {
-            seen: Vec::new(),
-            statuses: statuses.iter().copied().collect(),
-        }));
-        let router = Router::new().fallback(record).with_state(state.clone());
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let address = listener.local_addr()?;
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        Ok(Self { address, state })
-    }
-
-    fn url(&self, path: &str) -> anyhow::Result<url::Url> {
-        Ok(url::Url::parse(&format!("http://{}{path}", self.address))?)
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.state
-            .lock()
-            .map(|state| state.seen.clone())
-            .unwrap_or_default()
-    }
-}
-
-async fn record(
-    State(state): State<Arc<Mutex<SinkState>>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> StatusCode {
-    let Ok(mut state) = state.lock() else {
-        return StatusCode::INTERNAL_SERVER_ERROR;
-    };
-    state.seen.push(Seen {
-        path: uri.path().to_owned(),
-        headers,
-        body,
-    });
-    let status = state.statuses.pop_front().unwrap_or(200);
-    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
 
 /// One message as the SMTP sink received it.
 #[derive(Clone, Debug, Default)]

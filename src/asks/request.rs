@@ -1,0 +1,319 @@
+//! The body of `POST /api/asks`, parsed into a [`NewAsk`] before anything starts.
+//!
+//! ```json
+//! { "prompt": "Approve the Q3 budget?",            // required, 1 to 10,000 characters
+//!   "schema": { "type": "object", "properties": {…}, "required": […] },   // optional
+//!   "data": { … },                                  // optional, shown on the page
+//!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
+//!   "notify": true,                                 // optional, default false
+//!   "callback_url": "https://example.com/hooks/ask" }   // optional, http(s)
+//! ```
+//!
+//! - `schema` must be in the form subset (DESIGN.md §5, [`FormSchema::from_json_schema`]);
+//!   without one the person is asked for one required free-text field, `answer`
+//!   ([`default_schema`]).
+//! - `expires_in` defaults to the pages' default (7 days).
+//! - `notify: true` sends the link through every notification channel the server has
+//!   configured (ntfy, webhook, e-mail); it is refused when none is.
+//! - `callback_url` needs `TESSERA_WEBHOOK_SECRET`, the key deliveries are signed with.
+//!
+//! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::{workflow::AskState, AskError};
+use crate::{forms::FormSchema, pages::factory::DEFAULT_EXPIRY};
+
+/// The fields a request may have.
+const FIELDS: [&str; 6] = [
+    "prompt",
+    "schema",
+    "data",
+    "expires_in",
+    "notify",
+    "callback_url",
+];
+/// The longest prompt accepted, in characters.
+pub const MAX_PROMPT_CHARS: usize = 10_000;
+/// The shortest expiry accepted.
+pub const MIN_EXPIRES_IN: Duration = Duration::from_secs(60);
+/// The longest expiry accepted (30 days).
+pub const MAX_EXPIRES_IN: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A request as sent: a JSON object, not yet checked.
+#[derive(Clone, Debug)]
+pub struct AskRequest(pub Value);
+
+/// What this server can do for an ask, from its configuration.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AskCapabilities {
+    /// At least one notification channel is configured.
+    pub notify: bool,
+    /// A key to sign callbacks with is configured.
+    pub callbacks: bool,
+}
+
+/// A checked ask, ready to start.
+#[derive(Clone, Debug)]
+pub struct NewAsk {
+    /// What to ask, as written.
+    pub prompt: String,
+    /// The response schema, in the form subset.
+    pub schema: FormSchema,
+    /// The data the page shows.
+    pub data: Value,
+    /// How long the link stays valid.
+    pub expires_in: Duration,
+    /// Send the link through the configured channels.
+    pub notify: bool,
+    /// Where to POST the response.
+    pub callback_url: Option<url::Url>,
+}
+
+/// The schema used when a request has none: one required free-text field, `answer`.
+#[must_use]
+pub fn default_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "answer": { "type": "string", "title": "Your answer", "minLength": 1 }
+        },
+        "required": ["answer"]
+    })
+}
+
+impl NewAsk {
+    /// Checks every field of `request`.
+    ///
+    /// # Errors
+    /// [`AskError::Invalid`] naming the first field at fault: not an object, an unknown field,
+    /// an empty or too long prompt, a schema outside the form subset, an expiry out of range,
+    /// `notify` or `callback_url` the server cannot honour, a callback that is not http(s).
+    pub fn parse(request: AskRequest, can: AskCapabilities) -> Result<Self, AskError> {
+        let Value::Object(mut body) = request.0 else {
+            return Err(AskError::invalid(
+                "body",
+                "the body must be a JSON object such as {\"prompt\": \"…\"}",
+            ));
+        };
+        if let Some(unknown) = body.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(AskError::invalid(
+                unknown.clone(),
+                format!(
+                    "unknown field `{unknown}`; the fields are {}",
+                    FIELDS.join(", ")
+                ),
+            ));
+        }
+        let prompt = parse_prompt(body.remove("prompt"))?;
+        let schema = parse_schema(body.remove("schema"))?;
+        let data = body
+            .remove("data")
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let expires_in = parse_expires_in(body.remove("expires_in"))?;
+        let notify = match body.remove("notify") {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::Bool(true)) if can.notify => true,
+            Some(Value::Bool(true)) => {
+                return Err(AskError::invalid(
+                    "notify",
+                    "no notification channel is configured on this server (TESSERA_NTFY_URL, TESSERA_WEBHOOK_URL or TESSERA_SMTP_HOST)",
+                ))
+            }
+            Some(_) => return Err(AskError::invalid("notify", "must be true or false")),
+        };
+        let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
+        Ok(Self {
+            prompt,
+            schema,
+            data,
+            expires_in,
+            notify,
+            callback_url,
+        })
+    }
+
+    /// The initial state of the ask's run.
+    #[must_use]
+    pub fn into_state(self) -> AskState {
+        AskState {
+            prompt: self.prompt,
+            schema: self.schema.to_json_schema(),
+            data: self.data,
+            expires_in_secs: self.expires_in.as_secs(),
+            notify: self.notify,
+            callback_url: self.callback_url.map(String::from),
+        }
+    }
+}
+
+fn parse_prompt(value: Option<Value>) -> Result<String, AskError> {
+    match value {
+        Some(Value::String(prompt)) if prompt.trim().is_empty() => {
+            Err(AskError::invalid("prompt", "must not be empty"))
+        }
+        Some(Value::String(prompt)) if prompt.chars().count() > MAX_PROMPT_CHARS => {
+            Err(AskError::invalid(
+                "prompt",
+                format!("must be at most {MAX_PROMPT_CHARS} characters"),
+            ))
+        }
+        Some(Value::String(prompt)) => Ok(prompt),
+        None | Some(Value::Null) => Err(AskError::invalid(
+            "prompt",
+            "is required: what to ask the person",
+        )),
+        Some(_) => Err(AskError::invalid("prompt", "must be a string")),
+    }
+}
+
+fn parse_schema(value: Option<Value>) -> Result<FormSchema, AskError> {
+    let schema = match value {
+        None | Some(Value::Null) => default_schema(),
+        Some(schema) => schema,
+    };
+    FormSchema::from_json_schema(&schema).map_err(|error| {
+        AskError::invalid(
+            "schema",
+            if error.field.is_empty() {
+                format!("not a form schema: {}", error.reason)
+            } else {
+                format!(
+                    "field `{}` is not in the form subset: {}",
+                    error.field, error.reason
+                )
+            },
+        )
+    })
+}
+
+fn parse_expires_in(value: Option<Value>) -> Result<Duration, AskError> {
+    let out_of_range = || {
+        AskError::invalid(
+            "expires_in",
+            format!(
+                "must be a whole number of seconds from {} to {}",
+                MIN_EXPIRES_IN.as_secs(),
+                MAX_EXPIRES_IN.as_secs()
+            ),
+        )
+    };
+    match value {
+        None | Some(Value::Null) => Ok(DEFAULT_EXPIRY),
+        Some(Value::Number(number)) => number
+            .as_u64()
+            .map(Duration::from_secs)
+            .filter(|expires_in| (MIN_EXPIRES_IN..=MAX_EXPIRES_IN).contains(expires_in))
+            .ok_or_else(out_of_range),
+        Some(_) => Err(out_of_range()),
+    }
+}
+
+fn parse_callback_url(
+    value: Option<Value>,
+    can: AskCapabilities,
+) -> Result<Option<url::Url>, AskError> {
+    let raw = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(raw)) => raw,
+        Some(_) => return Err(AskError::invalid("callback_url", "must be a string")),
+    };
+    let url = url::Url::parse(raw.trim())
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+        .ok_or_else(|| {
+            AskError::invalid(
+                "callback_url",
+                "must be an absolute http:// or https:// URL",
+            )
+        })?;
+    if !can.callbacks {
+        return Err(AskError::invalid(
+            "callback_url",
+            "callbacks are signed with TESSERA_WEBHOOK_SECRET, which this server does not set",
+        ));
+    }
+    Ok(Some(url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: AskCapabilities = AskCapabilities {
+        notify: true,
+        callbacks: true,
+    };
+
+    fn field_of(body: Value, can: AskCapabilities) -> Option<String> {
+        match NewAsk::parse(AskRequest(body), can) {
+            Err(AskError::Invalid { field, .. }) => Some(field),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_prompt_alone_asks_for_one_required_answer() -> Result<(), AskError> {
+        let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), ALL)?;
+        let answer = ask.schema.field("answer");
+        assert!(answer.is_some_and(|field| field.required));
+        assert_eq!(ask.schema.fields.len(), 1);
+        assert_eq!(ask.expires_in, DEFAULT_EXPIRY);
+        assert!(!ask.notify);
+        Ok(())
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        assert_eq!(
+            field_of(json!({"prompt": "  "}), ALL).as_deref(),
+            Some("prompt")
+        );
+        assert_eq!(field_of(json!({}), ALL).as_deref(), Some("prompt"));
+        assert_eq!(
+            field_of(json!({"prompt": "q", "callbackUrl": "x"}), ALL).as_deref(),
+            Some("callbackUrl")
+        );
+        assert_eq!(
+            field_of(json!({"prompt": "q", "expires_in": 5}), ALL).as_deref(),
+            Some("expires_in")
+        );
+        assert_eq!(
+            field_of(json!({"prompt": "q", "expires_in": "1h"}), ALL).as_deref(),
+            Some("expires_in")
+        );
+        assert_eq!(
+            field_of(json!({"prompt": "q", "callback_url": "ftp://x/y"}), ALL).as_deref(),
+            Some("callback_url")
+        );
+        let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
+        assert_eq!(
+            field_of(json!({"prompt": "q", "schema": nested}), ALL).as_deref(),
+            Some("schema")
+        );
+        assert_eq!(field_of(json!(["q"]), ALL).as_deref(), Some("body"));
+    }
+
+    #[test]
+    fn notify_and_callbacks_need_the_server_configured_for_them() {
+        let none = AskCapabilities::default();
+        assert_eq!(
+            field_of(json!({"prompt": "q", "notify": true}), none).as_deref(),
+            Some("notify")
+        );
+        assert_eq!(
+            field_of(
+                json!({"prompt": "q", "callback_url": "https://a.example/h"}),
+                none
+            )
+            .as_deref(),
+            Some("callback_url")
+        );
+        assert_eq!(
+            field_of(json!({"prompt": "q", "notify": false}), none),
+            None
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! An ask as `GET /api/asks/{id}` shows it, read from its run, its page and its steps.
+//!
+//! | status | meaning |
+//! |---|---|
+//! | `pending` | the page is being made |
+//! | `waiting` | the link is open; `link` is set |
+//! | `submitted` | the person answered; `response` is the typed value |
+//! | `expired` | the link expired unanswered |
+//! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
+//! | `failed` | the page could not be made; `error` says why |
+//!
+//! `callback` (when the ask has a `callback_url`) is `pending` until the person answers, then
+//! `sending`, `retrying` with the last error, `delivered`, or `failed` when the retries ran out.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    workflow::{AskState, ASK_WORKFLOW, CALLBACK_STEP},
+    AskError,
+};
+use crate::{
+    pages::page::PageStatus,
+    store::{now_ms, Store},
+    workflow::{
+        overview::{run_overview, RunOverview},
+        run::{RunId, RunStatus, StepStatus},
+        step::is_cancelled_response,
+    },
+};
+
+/// Where an ask is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskStatus {
+    /// The page is being made.
+    Pending,
+    /// The link is open.
+    Waiting,
+    /// The person answered.
+    Submitted,
+    /// The link expired unanswered.
+    Expired,
+    /// Cancelled before an answer.
+    Cancelled,
+    /// The page could not be made.
+    Failed,
+}
+
+/// The callback's delivery.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CallbackView {
+    /// `pending`, `retrying`, `delivered` or `failed`.
+    pub state: &'static str,
+    /// Delivery attempts so far.
+    pub attempts: i64,
+    /// The last attempt's error, while not delivered.
+    pub last_error: Option<String>,
+}
+
+/// An ask, for the API.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AskView {
+    /// Its id (its run's id).
+    pub id: String,
+    /// Where it is.
+    pub status: AskStatus,
+    /// The link, while it is open.
+    pub link: Option<String>,
+    /// When the link expires, unix ms (once the page exists).
+    pub expires_at_ms: Option<i64>,
+    /// The typed response, once submitted.
+    pub response: Option<Value>,
+    /// When it was submitted, unix ms.
+    pub submitted_at_ms: Option<i64>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The callback's delivery, when the ask has a `callback_url`.
+    pub callback: Option<CallbackView>,
+}
+
+/// Reads ask `id`.
+///
+/// # Errors
+/// [`AskError::NotFound`] for an unknown id or a run of another workflow; database failures.
+pub async fn ask_status(store: &Store, id: &str) -> Result<AskView, AskError> {
+    let id: RunId = id.parse().map_err(|_| AskError::NotFound)?;
+    let overview = run_overview(store, id).await?;
+    if overview.run.workflow != ASK_WORKFLOW {
+        return Err(AskError::NotFound);
+    }
+    Ok(view(&overview))
+}
+
+/// The API's view of an ask's run.
+#[must_use]
+pub fn view(overview: &RunOverview) -> AskView {
+    let run = &overview.run;
+    let page = overview.pages.first();
+    let response = page
+        .and_then(|page| page.response.clone())
+        .filter(|response| !is_cancelled_response(response));
+    let now = now_ms();
+    let expired = page.is_some_and(|page| page.status == PageStatus::Open && page.is_expired(now));
+    let status = if response.is_some() {
+        AskStatus::Submitted
+    } else if expired {
+        AskStatus::Expired
+    } else {
+        match run.status {
+            RunStatus::Cancelled => AskStatus::Cancelled,
+            RunStatus::Failed => AskStatus::Failed,
+            _ if overview.waiting_link.is_some() => AskStatus::Waiting,
+            _ if page.is_some_and(|page| page.status == PageStatus::Revoked) => {
+                AskStatus::Cancelled
+            }
+            _ => AskStatus::Pending,
+        }
+    };
+    let wants_callback = serde_json::from_value::<AskState>(run.state.clone())
+        .ok()
+        .is_some_and(|state| state.callback_url.is_some());
+    let callback = wants_callback.then(|| {
+        let step = overview
+            .steps
+            .iter()
+            .find(|step| step.name == CALLBACK_STEP);
+        let state = match (step.map(|step| step.status), run.status) {
+            (Some(StepStatus::Succeeded), _) => "delivered",
+            (Some(_), RunStatus::Failed) => "failed",
+            (Some(StepStatus::Failed), _) => "retrying",
+            (Some(StepStatus::Running), _) => "sending",
+            (None, _) => "pending",
+        };
+        CallbackView {
+            state,
+            attempts: step.map_or(0, |step| step.attempts),
+            last_error: step
+                .filter(|step| step.status != StepStatus::Succeeded)
+                .and_then(|step| step.error.clone()),
+        }
+    });
+    AskView {
+        id: run.id.to_string(),
+        status,
+        link: overview.waiting_link.clone(),
+        expires_at_ms: page.map(|page| page.expires_at_ms),
+        response,
+        submitted_at_ms: page.and_then(|page| page.submitted_at_ms),
+        error: (status == AskStatus::Failed)
+            .then(|| run.error.clone())
+            .flatten(),
+        callback,
+    }
+}

@@ -1,0 +1,163 @@
+//! The built-in workflow behind every ask: `Ask` (the page) → `Notify` (send the link, wait)
+//! → `Callback` (deliver the response).
+//!
+//! The callback is a workflow step so its retries are durable: each attempt is one signed POST
+//! (the [`WebhookSender`] is built with a single attempt), and a failure is retried by the
+//! step's [`callback_retry`] policy, with backoff recorded in the database, so a restart
+//! between attempts loses nothing. The run's id is the delivery id (`X-Tessera-Delivery`) of
+//! every attempt, so the receiver can drop a repeat.
+//!
+//! Payload (`Content-Type: application/json`):
+//! ```json
+//! { "ask_id": "7f1c…", "status": "submitted", "response": { "answer": "yes" } }
+//! ```
+//! `response` is the typed value, decoded and validated against the ask's schema.
+
+use std::{sync::Arc, time::Duration};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{
+    forms::FormSchema,
+    notify::{send_link, Notify, NotifyError, WebhookSender},
+    workflow::{
+        run::RunId, wait_for, workflow, DynamicPage, OnTimeout, PageHandle, RetryPolicy, StepError,
+        UiOptions, Workflow, WorkflowError,
+    },
+};
+
+/// The registered name of the asks workflow.
+pub const ASK_WORKFLOW: &str = "ask";
+/// The name of the step that delivers the callback (the asks API reads its attempts).
+pub const CALLBACK_STEP: &str = "Callback";
+
+/// An ask's run state: the checked request.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AskState {
+    /// What to ask, as written.
+    pub prompt: String,
+    /// The response schema (JSON Schema in the form subset).
+    pub schema: Value,
+    /// The data the page shows.
+    pub data: Value,
+    /// How long the link stays valid, in seconds.
+    pub expires_in_secs: u64,
+    /// Send the link through the configured channels.
+    #[serde(default)]
+    pub notify: bool,
+    /// Where to POST the response.
+    #[serde(default)]
+    pub callback_url: Option<String>,
+}
+
+/// What the callback POSTs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallbackPayload {
+    /// The ask (its run's id).
+    pub ask_id: String,
+    /// Always `submitted`.
+    pub status: String,
+    /// The typed response.
+    pub response: Value,
+}
+
+/// How a callback is retried: 30 attempts, 1 s doubling to at most 10 minutes between them
+/// (about four hours in all), so a receiver that is down for a while still gets it.
+#[must_use]
+pub fn callback_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 30,
+        initial_backoff: Duration::from_secs(1),
+        multiplier: 2.0,
+        max_backoff: Duration::from_secs(600),
+    }
+}
+
+/// The asks workflow. `notifier` sends links when an ask says `notify`; `callbacks` signs
+/// callback deliveries (an ask with a `callback_url` is refused up front when it is `None`).
+///
+/// # Errors
+/// Only if the definition is inconsistent (a bug caught at startup).
+pub fn ask_workflow(
+    notifier: Option<Arc<dyn Notify>>,
+    callbacks: Option<WebhookSender>,
+) -> Result<Workflow<AskState>, WorkflowError> {
+    workflow::<AskState>(ASK_WORKFLOW)
+        .ui_from_state("Ask", |state: &AskState| {
+            let schema = FormSchema::from_json_schema(&state.schema)
+                .map_err(|error| StepError::fatal(anyhow::anyhow!("the ask's schema: {error}")))?;
+            Ok(DynamicPage {
+                prompt: state.prompt.clone(),
+                schema: Some(schema),
+                data: state.data.clone(),
+                options: UiOptions {
+                    expires_in: Some(Duration::from_secs(state.expires_in_secs)),
+                    ..UiOptions::default()
+                },
+            })
+        })
+        .step_with_page("Notify", move |state: AskState, page: PageHandle<Value>| {
+            let notifier = notifier.clone();
+            async move {
+                if state.notify {
+                    send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
+                }
+                // The run stops waiting when the link expires; the page's own expiry (a moment
+                // earlier) is what the person sees.
+                let expires_in = Duration::from_secs(state.expires_in_secs);
+                Ok((
+                    state,
+                    wait_for(page.webhook).timeout(expires_in, OnTimeout::Cancel),
+                ))
+            }
+        })
+        .step_with_response_in_run(
+            CALLBACK_STEP,
+            move |run_id: RunId, state: AskState, response: Value| {
+                let callbacks = callbacks.clone();
+                async move {
+                    deliver(callbacks.as_ref(), run_id, &state, response).await?;
+                    Ok(state)
+                }
+            },
+        )
+        .retry(callback_retry())
+        .build()
+}
+
+async fn deliver(
+    callbacks: Option<&WebhookSender>,
+    run_id: RunId,
+    state: &AskState,
+    response: Value,
+) -> Result<(), StepError> {
+    let Some(raw_url) = state.callback_url.as_deref() else {
+        return Ok(());
+    };
+    let url = url::Url::parse(raw_url)
+        .map_err(|error| StepError::fatal(anyhow::anyhow!("the callback URL: {error}")))?;
+    let sender = callbacks.ok_or_else(|| {
+        StepError::fatal(anyhow::anyhow!(
+            "no TESSERA_WEBHOOK_SECRET to sign the callback with"
+        ))
+    })?;
+    let payload = CallbackPayload {
+        ask_id: run_id.to_string(),
+        status: "submitted".to_owned(),
+        response,
+    };
+    let body = serde_json::to_vec(&payload)
+        .map_err(|error| StepError::fatal(anyhow::anyhow!("encoding the callback: {error}")))?;
+    match sender.deliver(&url, run_id.0, &body).await {
+        Ok(_) => Ok(()),
+        // A final 4xx will not change by itself, but the receiver's owner may fix it: keep
+        // trying by the same policy rather than dropping the answer.
+        Err(
+            error @ (NotifyError::Status { .. }
+            | NotifyError::GaveUp { .. }
+            | NotifyError::Transport { .. }),
+        ) => Err(StepError::retryable(error)),
+        Err(error) => Err(StepError::fatal(error)),
+    }
+}

@@ -1,0 +1,417 @@
+//! The asks API end to end: ask, open the link, submit, read the typed answer back, and get it
+//! POSTed (signed, retried until acknowledged) to a callback receiver started by the test.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use serde_json::{json, Value};
+use tessera::{
+    config::Secret,
+    notify::{verify, NotifyConfig},
+    store::{now_ms, pages::PageChange},
+    workflow::run::RunId,
+};
+
+use crate::helpers::{
+    on_both_backends, spawn_app, spawn_app_on, Backend, HttpSink, TestApp, API_TOKEN,
+};
+
+const SECRET: &str = "whsec_asks_0123456789abcdef";
+
+fn decision_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": ["approve", "reject"]},
+            "reason": {"type": "string"}
+        },
+        "required": ["decision", "reason"]
+    })
+}
+
+async fn post_ask(app: &TestApp, body: &Value) -> anyhow::Result<reqwest::Response> {
+    Ok(app
+        .client
+        .post(app.url("/api/asks"))
+        .bearer_auth(API_TOKEN)
+        .json(body)
+        .send()
+        .await?)
+}
+
+async fn ask_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
+    Ok(app
+        .client
+        .get(app.url(&format!("/api/asks/{id}")))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?)
+}
+
+/// Polls the ask until `done` holds (the runner works in the background).
+async fn wait_for_ask(
+    app: &TestApp,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    loop {
+        let ask = ask_json(app, id).await?;
+        if done(&ask) {
+            return Ok(ask);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("ask {id} never got there: {ask:#}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn page_path(link: &str) -> anyhow::Result<String> {
+    link.split_once("/p/")
+        .map(|(_, token)| format!("/p/{token}"))
+        .context("the link is a page link")
+}
+
+fn csrf_of(html: &str) -> String {
+    html.split("name=\"_csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Creates an ask and returns `(id, page path)`.
+async fn create(app: &TestApp, body: &Value) -> anyhow::Result<(String, String)> {
+    let response = post_ask(app, body).await?;
+    assert_eq!(response.status(), 201);
+    let created: Value = response.json().await?;
+    assert_eq!(created["status"], "waiting", "{created:#}");
+    let id = created["id"].as_str().context("an id")?.to_owned();
+    let path = page_path(created["link"].as_str().context("a link")?)?;
+    Ok((id, path))
+}
+
+async fn submit(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwest::Response> {
+    let html = app.get(path).await?.text().await?;
+    Ok(app
+        .client
+        .post(app.url(path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
+        .send()
+        .await?)
+}
+
+async fn an_ask_is_answered_through_its_page_and_read_back_typed(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Approve the Q3 budget?", "schema": decision_schema(), "data": {"total": 1200}}),
+    )
+    .await?;
+    let waiting = ask_json(&app, &id).await?;
+    assert_eq!(waiting["status"], "waiting");
+    assert!(waiting["response"].is_null());
+
+    let html = app.get(&path).await?.text().await?;
+    assert!(
+        html.contains("name=\"decision\""),
+        "the page asks for the decision"
+    );
+    assert!(html.contains("name=\"reason\""));
+    let submitted = submit(&app, &path, "decision=approve&reason=within+plan").await?;
+    assert_eq!(submitted.status(), 303);
+
+    let answered = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
+    assert_eq!(
+        answered["response"],
+        json!({"decision": "approve", "reason": "within plan"})
+    );
+    assert!(answered["link"].is_null(), "the link is no longer offered");
+    assert!(answered["callback"].is_null(), "no callback was asked for");
+    app.cleanup().await
+}
+
+async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let sink = HttpSink::start(&[503, 500]).await?;
+    let callback_url = sink.url("/hooks/ask")?;
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            webhook_secret: Some(Secret::new(SECRET)),
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()}),
+    )
+    .await?;
+    assert_eq!(ask_json(&app, &id).await?["callback"]["state"], "pending");
+    let fields = "decision=reject&reason=too+much";
+    assert_eq!(submit(&app, &path, fields).await?.status(), 303);
+
+    let delivered = wait_for_ask(&app, &id, |ask| ask["callback"]["state"] == "delivered").await?;
+    assert_eq!(delivered["callback"]["attempts"], 3, "{delivered:#}");
+    assert!(delivered["callback"]["last_error"].is_null());
+
+    // A second submission is refused and sends nothing more.
+    let again = app
+        .client
+        .post(app.url(&path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("_csrf=x&{fields}"))
+        .send()
+        .await?;
+    assert_eq!(again.status(), 409);
+
+    let seen = sink.seen();
+    assert_eq!(
+        seen.len(),
+        3,
+        "two refused attempts, then the acknowledged one"
+    );
+    for attempt in &seen {
+        assert_eq!(attempt.path, "/hooks/ask");
+        assert_eq!(attempt.header("x-tessera-delivery"), Some(id.as_str()));
+        let timestamp: u64 = attempt
+            .header("x-tessera-timestamp")
+            .context("a timestamp")?
+            .parse()?;
+        let signature = attempt
+            .header("x-tessera-signature")
+            .context("a signature")?;
+        assert!(
+            verify(&Secret::new(SECRET), signature, timestamp, &attempt.body),
+            "the signature verifies with the shared key"
+        );
+        assert!(!verify(
+            &Secret::new("another-key-0123456789"),
+            signature,
+            timestamp,
+            &attempt.body
+        ));
+        let body: Value = serde_json::from_slice(&attempt.body)?;
+        assert_eq!(
+            body,
+            json!({"ask_id": id, "status": "submitted", "response": {"decision": "reject", "reason": "too much"}})
+        );
+    }
+    let run = app.store.run(id.parse::<RunId>()?).await?;
+    assert_eq!(run.status.as_str(), "succeeded");
+    app.cleanup().await
+}
+
+async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let (id, path) = create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
+    let ask = ask_json(&app, &id).await?;
+    let expires_at = ask["expires_at_ms"].as_i64().context("an expiry")?;
+    let in_an_hour = now_ms() + 3_600_000;
+    assert!(
+        (in_an_hour - 60_000..=in_an_hour).contains(&expires_at),
+        "expires_in is honoured: {expires_at}"
+    );
+    // Time passes: the page's expiry moves into the past.
+    let pages = app.store.pages_of_run(id.parse::<RunId>()?).await?;
+    let page = pages.first().context("the ask's page")?;
+    app.store
+        .change_open_page(page.id, &PageChange::Extend(now_ms() - 1_000))
+        .await?;
+
+    let expired = ask_json(&app, &id).await?;
+    assert_eq!(expired["status"], "expired");
+    assert!(expired["link"].is_null());
+    assert_eq!(app.get(&path).await?.status(), 410);
+    assert_eq!(submit(&app, &path, "answer=late").await?.status(), 410);
+    app.cleanup().await
+}
+
+on_both_backends!(
+    an_ask_is_answered_through_its_page_and_read_back_typed,
+    the_callback_is_signed_retried_until_acknowledged_and_delivered_once,
+    an_expired_ask_says_so_and_its_link_is_gone,
+);
+
+async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
+    let status = response.status().as_u16();
+    let body: Value = response.json().await?;
+    Ok((status, body["error"].clone()))
+}
+
+#[tokio::test]
+async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let cases = [
+        (json!({"prompt": "  "}), "prompt"),
+        (json!({"schema": decision_schema()}), "prompt"),
+        (
+            json!({"prompt": "q", "schema": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}}),
+            "schema",
+        ),
+        (
+            json!({"prompt": "q", "schema": {"type": "string"}}),
+            "schema",
+        ),
+        (json!({"prompt": "q", "expires_in": 10}), "expires_in"),
+        (
+            json!({"prompt": "q", "expires_in": 99_999_999}),
+            "expires_in",
+        ),
+        (
+            json!({"prompt": "q", "callback_url": "ftp://example.com/x"}),
+            "callback_url",
+        ),
+        (
+            json!({"prompt": "q", "callback_url": "not a url"}),
+            "callback_url",
+        ),
+        // No TESSERA_WEBHOOK_SECRET on this server: nothing to sign a callback with.
+        (
+            json!({"prompt": "q", "callback_url": "https://example.com/x"}),
+            "callback_url",
+        ),
+        // No notification channel configured.
+        (json!({"prompt": "q", "notify": true}), "notify"),
+        (
+            json!({"prompt": "q", "callbackUrl": "https://example.com/x"}),
+            "callbackUrl",
+        ),
+    ];
+    for (body, field) in cases {
+        let (status, error) = error_of(post_ask(&app, &body).await?).await?;
+        assert_eq!(status, 422, "{body} → {error}");
+        assert_eq!(error["field"], field, "{body} → {error}");
+        assert_eq!(error["code"], "invalid_ask");
+        assert!(error["message"]
+            .as_str()
+            .is_some_and(|message| message.starts_with(field)));
+    }
+
+    let not_json = app
+        .client
+        .post(app.url("/api/asks"))
+        .bearer_auth(API_TOKEN)
+        .header("content-type", "application/json")
+        .body("{\"prompt\": ")
+        .send()
+        .await?;
+    let (status, error) = error_of(not_json).await?;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (400, Some("invalid_body"))
+    );
+
+    let too_big = json!({"prompt": "q", "data": {"blob": "x".repeat(70 * 1024)}});
+    let (status, error) = error_of(post_ask(&app, &too_big).await?).await?;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (413, Some("body_too_large"))
+    );
+
+    let anonymous = app
+        .client
+        .post(app.url("/api/asks"))
+        .json(&json!({"prompt": "q"}))
+        .send()
+        .await?;
+    assert_eq!(anonymous.status(), 401);
+
+    let runs = app.store.list_runs(&tessera::workflow::run::RunFilter {
+        status: None,
+        workflow: None,
+        limit: 10,
+        offset: 0,
+    });
+    assert_eq!(runs.await?.total, 0, "nothing was started");
+    Ok(())
+}
+
+#[tokio::test]
+async fn unknown_asks_and_runs_of_other_workflows_are_404() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let (status, error) = error_of(
+        app.client
+            .get(app.url("/api/asks/7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f"))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await?,
+    )
+    .await?;
+    assert_eq!((status, error["code"].as_str()), (404, Some("not_found")));
+    let run: Value = app
+        .client
+        .post(app.url("/api/runs"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({"workflow": "dashboard"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = run["id"].as_str().context("a run id")?;
+    let other = app
+        .client
+        .get(app.url(&format!("/api/asks/{id}")))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?;
+    assert_eq!(other.status(), 404);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_prompt_alone_asks_for_a_required_answer_and_notify_sends_the_link() -> anyhow::Result<()>
+{
+    let webhook = HttpSink::start(&[]).await?;
+    let hook_url = webhook.url("/notify")?;
+    let Some(app) = spawn_app_on(Backend::Sqlite, |config| {
+        config.notify = NotifyConfig {
+            webhook_url: Some(hook_url),
+            webhook_secret: Some(Secret::new(SECRET)),
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        bail!("SQLite is always available");
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "What should we call the project?", "notify": true}),
+    )
+    .await?;
+    let notified = webhook.seen();
+    assert_eq!(
+        notified.len(),
+        1,
+        "the link went out through the configured channel"
+    );
+    let notification: Value = serde_json::from_slice(&notified[0].body)?;
+    assert!(
+        notification["link"]
+            .as_str()
+            .is_some_and(|link| link.ends_with(&path)),
+        "{notification:#}"
+    );
+
+    let empty = submit(&app, &path, "answer=").await?;
+    assert_eq!(empty.status(), 422, "the default answer field is required");
+    assert_eq!(submit(&app, &path, "answer=Tessera").await?.status(), 303);
+    let answered = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
+    assert_eq!(answered["response"], json!({"answer": "Tessera"}));
+    app.cleanup().await
+}
