@@ -90,10 +90,6 @@ pub struct Dashboard {
     pub totals: serde_json::Value,
 }
 
-async fn send(notifier: Option<&Arc<dyn Notify>>, title: &str, link: &str) {
-    send_link(notifier, title, link).await;
-}
-
 /// The email digest: fetch, ask which to archive, notify, wait, archive, show the result.
 ///
 /// # Errors
@@ -110,7 +106,7 @@ pub fn email_digest(notifier: Option<Arc<dyn Notify>>) -> Result<Workflow<Digest
         .step_with_page("Notify", move |state: Digest, page: PageHandle<DigestForm>| {
             let notifier = notifier.clone();
             async move {
-                send(notifier.as_ref(), "Which emails should be archived?", &page.link).await;
+                send_link(notifier.as_ref(), "Which emails should be archived?", &page.link).await;
                 Ok((state, wait_for(page.webhook)))
             }
         })
@@ -139,7 +135,7 @@ pub fn bulk_approval(
         .step_with_page("Notify", move |state: Approvals, page: PageHandle<ApprovalForm>| {
             let notifier = notifier.clone();
             async move {
-                send(notifier.as_ref(), "Expense claims need a decision", &page.link).await;
+                send_link(notifier.as_ref(), "Expense claims need a decision", &page.link).await;
                 Ok((state, wait_for(page.webhook)))
             }
         })
