@@ -10,6 +10,7 @@ pub mod chat;
 pub mod components;
 pub mod error;
 pub mod generate;
+pub mod generation_page;
 pub mod health;
 pub mod home;
 pub mod login;
@@ -71,6 +72,10 @@ pub fn router(state: AppState) -> Router {
         .route("/runs", get(runs::list_runs))
         .route("/runs/start", post(runs::start_run_page))
         .route("/runs/{id}", get(runs::show_run))
+        .route(
+            "/runs/generations/{id}",
+            get(generation_page::show_generation),
+        )
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
         .route_layer(middleware::from_fn(login::require_admin_page));

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod chat;
 pub mod components;
 pub mod gallery;
+pub mod generation;
 pub mod home;
 pub mod not_found;
 pub mod render;

@@ -178,6 +178,8 @@ pub struct StepView {
     pub output: Option<String>,
     /// The error, when it failed.
     pub error: Option<String>,
+    /// Ids of the generation records behind a `ui` step's page, oldest attempt first.
+    pub generations: Vec<String>,
 }
 
 /// A page the run made.
@@ -214,6 +216,8 @@ pub struct RunDetail {
     pub new_link: Option<String>,
     /// A message to show once.
     pub flash: Option<String>,
+    /// The run is not finished: the page reloads itself (the server sends `Refresh`).
+    pub live: bool,
 }
 
 /// The body of `GET /runs/{id}`.
@@ -229,8 +233,10 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
         pages,
         new_link,
         flash,
+        live,
     } = detail;
     let cancellable = matches!(status.as_str(), "ready" | "running" | "waiting");
+    let this_run = id.clone();
     let steps_view = steps
         .into_iter()
         .map(|step| {
@@ -243,6 +249,13 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                         <span class="text-sm text-slate-700 dark:text-slate-300">{format!("{} attempt(s)", step.attempts)}</span>
                     </div>
                     {step.error.map(|error| view! { <p role="alert" class="mt-2 text-red-800 dark:text-red-300">{error}</p> })}
+                    {(!step.generations.is_empty()).then(|| {
+                        let links = step.generations.into_iter().enumerate().map(|(index, generation)| view! {
+                            <li><a href=format!("/runs/generations/{generation}?run={this_run}") data-testid="generation-link"
+                                class="text-sm text-indigo-700 underline dark:text-indigo-300">{format!("Generation record {}", index + 1)}</a></li>
+                        }).collect_view();
+                        view! { <ul class="mt-2 flex flex-wrap gap-3">{links}</ul> }
+                    })}
                     {step.output.map(|output| view! {
                         <details class="mt-2"><summary class="cursor-pointer text-sm text-indigo-700 dark:text-indigo-300">"Output"</summary>
                         <pre class="mt-1 overflow-auto rounded bg-slate-900 p-2 text-xs text-slate-100"><code>{output}</code></pre></details>
@@ -290,6 +303,12 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                 <span class="font-mono text-sm" data-testid="run-id">{id.clone()}</span>
             </div>
             {flash.map(|message| view! { <p role="status" class="rounded border border-green-300 bg-green-50 p-3 text-green-900">{message}</p> })}
+            {live.then(|| view! {
+                <p class="text-sm text-slate-700 dark:text-slate-300" data-testid="run-live">
+                    "This run is still going: the page refreshes itself every few seconds. "
+                    <a href=format!("/runs/{id}") class="text-indigo-700 underline dark:text-indigo-300">"Refresh now"</a>
+                </p>
+            })}
             {new_link.map(|link| { let href = link.clone(); view! {
                 <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">
                     <p class="font-semibold">"New link (shown once; only its hash is stored):"</p>

@@ -232,7 +232,7 @@ pub async fn generate_page(
     log.push(
         EventKind::Started,
         json!({"model": model_name.to_string(), "cache": input.cache, "max_steps": input.max_steps,
-               "prompt_bytes": setup.user.len()}),
+               "prompt_bytes": setup.user.len(), "prompt": input.prompt}),
     );
     let key = (input.cache == CachePolicy::Use).then(|| {
         cache_key(

@@ -29,6 +29,8 @@ use crate::{
 };
 
 const PAGE_SIZE: i64 = 20;
+/// How often an unfinished run's timeline reloads itself, in seconds.
+const LIVE_REFRESH_SECONDS: &str = "3";
 
 impl From<WorkflowError> for AppError {
     fn from(error: WorkflowError) -> Self {
@@ -130,6 +132,10 @@ fn detail_page(
 ) -> Response {
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let now = now_ms();
+    let live = matches!(
+        overview.run.status,
+        RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+    );
     let detail = RunDetail {
         id: overview.run.id.to_string(),
         workflow: overview.run.workflow.clone(),
@@ -150,6 +156,12 @@ fn detail_page(
                     .filter(|output| !output.is_null())
                     .map(pretty),
                 error: step.error.clone(),
+                generations: overview
+                    .generations
+                    .iter()
+                    .filter(|(index, _)| *index == step.index)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
             })
             .collect(),
         pages: overview
@@ -170,11 +182,21 @@ fn detail_page(
             .collect(),
         new_link: new_link.or(overview.waiting_link),
         flash,
+        live,
     };
     let title = format!("Run {} · Tessera", overview.run.workflow);
-    html_document(state, StatusCode::OK, &title, move || {
+    let mut response = html_document(state, StatusCode::OK, &title, move || {
         view! { <RunDetailPage detail/> }.into_any()
-    })
+    });
+    if live {
+        // The browser reloads an unfinished run's timeline by itself: live with JavaScript off
+        // and under the no-inline-script CSP; the page also offers a "Refresh now" link.
+        response.headers_mut().insert(
+            http::header::REFRESH,
+            http::HeaderValue::from_static(LIVE_REFRESH_SECONDS),
+        );
+    }
+    response
 }
 
 fn form_field(body: &[u8], name: &str) -> String {

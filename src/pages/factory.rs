@@ -50,6 +50,8 @@ impl PageFactory for GeneratedPageFactory {
         let mut input =
             GenerationInput::new(request.prompt.clone()).with_data(request.data.clone());
         input.catalog = catalog;
+        // Derived from the run, step and attempt, so the run's timeline can link the record.
+        input.id = request.generation_id();
         if let Some(max_steps) = request.options.max_steps {
             input = input.with_max_steps(usize::try_from(max_steps).unwrap_or(10));
         }

@@ -3,7 +3,12 @@
 
 use serde::Serialize;
 
-use super::run::{Run, RunId, RunStep};
+use uuid::Uuid;
+
+use super::{
+    page::step_generation_id,
+    run::{Run, RunId, RunStep},
+};
 use crate::{
     pages::{
         page::{Page, PageStatus},
@@ -26,6 +31,9 @@ pub struct RunOverview {
     pub waiting_link: Option<String>,
     /// The name of the step the run is at (or ended at).
     pub current_step: Option<String>,
+    /// The generation records behind each `ui` step, by step index, oldest attempt first.
+    #[serde(skip)]
+    pub generations: Vec<(i64, Uuid)>,
 }
 
 /// Reads a run with its steps and pages.
@@ -62,6 +70,7 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
             }
         }
     }
+    let generations = step_generations(store, &steps).await?;
     let current_step = steps
         .iter()
         .find(|step| step.index == run.cursor)
@@ -73,5 +82,35 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
         pages,
         waiting_link,
         current_step,
+        generations,
     })
+}
+
+/// The generation records of the run's `ui` steps (those that handed on a page), found by their
+/// derived ids, one lookup per attempt.
+async fn step_generations(
+    store: &Store,
+    steps: &[RunStep],
+) -> Result<Vec<(i64, Uuid)>, StoreError> {
+    let mut found = Vec::new();
+    for step in steps {
+        let made_a_page = step
+            .output
+            .as_ref()
+            .and_then(|output| output.get("kind"))
+            .and_then(serde_json::Value::as_str)
+            == Some("page");
+        if !made_a_page {
+            continue;
+        }
+        for attempt in 1..=step.attempts {
+            let id = step_generation_id(step.run_id, step.index, attempt);
+            match store.generation(id).await {
+                Ok(_) => found.push((step.index, id)),
+                Err(StoreError::NotFound) => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    Ok(found)
 }

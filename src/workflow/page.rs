@@ -54,6 +54,27 @@ pub struct PageRequest {
     pub options: UiOptions,
 }
 
+impl PageRequest {
+    /// The id its generation is recorded under; see [`step_generation_id`].
+    #[must_use]
+    pub fn generation_id(&self) -> uuid::Uuid {
+        step_generation_id(self.run_id, self.step_index, self.attempt)
+    }
+}
+
+/// The id of the generation record made by attempt `attempt` of step `step_index` of a run.
+///
+/// Derived rather than stored, so the run's timeline finds a `ui` step's generation records
+/// (one per attempt) with no link column: a SHA-256 of the three, shaped as a UUID.
+#[must_use]
+pub fn step_generation_id(run_id: RunId, step_index: i64, attempt: i64) -> uuid::Uuid {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(format!("generation:{run_id}:{step_index}:{attempt}"));
+    let mut bytes = [0_u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_random_bytes(bytes).into_uuid()
+}
+
 /// Makes and stores the page of a `ui` step.
 #[async_trait::async_trait]
 pub trait PageFactory: Send + Sync {

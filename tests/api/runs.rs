@@ -242,3 +242,97 @@ async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
     assert_eq!(body["error"]["field"], "workflow");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_itself(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let cookie = admin_cookie(&app).await?;
+    let started: Value = app
+        .client
+        .post(app.url("/api/runs"))
+        .bearer_auth(API_TOKEN)
+        .json(&serde_json::json!({"workflow": "bulk-approval"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = started["id"].as_str().unwrap_or_default().to_owned();
+    wait_for_status(&app, &id, "waiting").await?;
+
+    let timeline = app
+        .client
+        .get(app.url(&format!("/runs/{id}")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(
+        timeline
+            .headers()
+            .get("refresh")
+            .and_then(|value| value.to_str().ok()),
+        Some("3"),
+        "a waiting run's page reloads itself"
+    );
+    let html = timeline.text().await?;
+    assert!(html.contains("data-testid=\"run-live\""));
+    let link = html
+        .split("data-testid=\"generation-link\"")
+        .next()
+        .and_then(|before| before.rsplit("href=\"").next())
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .replace("&amp;", "&");
+    assert!(
+        link.starts_with("/runs/generations/"),
+        "the Review step links its generation record: {link}"
+    );
+
+    let anonymous = app.get(&link).await?;
+    assert_eq!(anonymous.status(), 303, "the record is for admins only");
+    let record = app
+        .client
+        .get(app.url(&link))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(record.status(), 200);
+    let page = record.text().await?;
+    assert!(
+        page.contains("Approve or reject these 8 expense claims"),
+        "the prompt as rendered is shown"
+    );
+    assert!(page.contains("heuristic"), "the model is named");
+    let calls = page.matches("data-testid=\"tool-call\"").count();
+    assert!(calls >= 3, "each tool call is listed: {calls}");
+    assert!(page.contains("code: accepted"), "with code's decision");
+    assert!(
+        page.contains("RadioGroup") || page.contains("Select"),
+        "the decision field was placed"
+    );
+    assert!(page.contains("Validation: OK"));
+    assert!(
+        page.contains(&format!("href=\"/runs/{id}\"")),
+        "back to the run"
+    );
+
+    let cancelled = app
+        .client
+        .post(app.url(&format!("/runs/{id}/cancel")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(cancelled.status(), 303);
+    let finished = app
+        .client
+        .get(app.url(&format!("/runs/{id}")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert!(
+        finished.headers().get("refresh").is_none(),
+        "a finished run's page stays put"
+    );
+    assert!(!finished.text().await?.contains("data-testid=\"run-live\""));
+    Ok(())
+}
