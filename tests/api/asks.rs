@@ -1,5 +1,5 @@
 //! The asks API end to end: ask, open the link, submit, read the typed answer back, and get it
-//! POSTed (signed, retried until acknowledged) to a callback receiver started by the test.
+//! `POST`ed (signed, retried until acknowledged) to a callback receiver started by the test.
 
 use std::time::{Duration, Instant};
 
