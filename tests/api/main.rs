@@ -3,6 +3,7 @@
 mod agent;
 mod binary;
 mod chat;
+mod chat_tools;
 mod chat_ui;
 mod components;
 mod demo_items;
