@@ -6,9 +6,9 @@
 //! once connected, takes over the submissions of the message form (`POST /chat`) and of the
 //! approval forms (`POST /chat/approvals/…`): it sends them with `fetch` and appends what streams
 //! back — the person's words, steps, chunk progress (items done, chunk k of n), the reply. When the
-//! turn leaves something only the server-rendered page can show (an approval to decide), it
-//! reloads that state once the reply has arrived. If the stream is not connected, or the request
-//! does not end in the usual redirect, the page falls back to the server's answer.
+//! turn ends it fetches `/chat` and swaps in the server-rendered state (the block with id
+//! [`CHAT_STATE_ID`]), keeping only the progress bars, so the page never shows anything the server
+//! would not. A post that does not end in the usual redirect falls back to loading `/chat`.
 //!
 //! Browser APIs only (`web-sys`): the hydrate build has no tokio, reqwest or sqlx.
 
@@ -48,8 +48,18 @@ pub enum LiveEntry {
     Reply(String),
 }
 
+/// The id of the server-rendered block (conversation, running calls, approvals) the island
+/// refreshes after a streamed turn.
+pub const CHAT_STATE_ID: &str = "chat-state";
+
+/// What is left once the server-rendered state has been swapped in: only the progress bars (the
+/// person's words and the reply are in the conversation by then).
+pub fn settle(entries: &mut Vec<LiveEntry>) {
+    entries.retain(|entry| matches!(entry, LiveEntry::Progress { .. }));
+}
+
 /// What one server-sent event does to the live entries: the event's name and its JSON data.
-/// Returns whether the server-rendered page must be reloaded after the reply (an approval waits).
+/// Returns whether it ends the turn (the reply).
 pub fn apply_event(entries: &mut Vec<LiveEntry>, name: &str, data: &Value) -> bool {
     let text = |pointer: &str| {
         data.pointer(pointer)
@@ -97,8 +107,10 @@ pub fn apply_event(entries: &mut Vec<LiveEntry>, name: &str, data: &Value) -> bo
             status: text("/step/status"),
             text: format!("{} {}", text("/step/operation"), text("/step/detail")),
         }),
-        "approval_requested" => return true,
-        "reply" => entries.push(LiveEntry::Reply(text("/text"))),
+        "reply" => {
+            entries.push(LiveEntry::Reply(text("/text")));
+            return true;
+        }
         _ => {}
     }
     false
@@ -164,11 +176,11 @@ mod browser {
     use serde_json::Value;
     use wasm_bindgen::{closure::Closure, JsCast, JsValue};
     use web_sys::{
-        EventSource, FormData, HtmlElement, HtmlFormElement, MessageEvent, RequestInit,
-        RequestRedirect, Response, ResponseType, SubmitEvent, UrlSearchParams,
+        DomParser, EventSource, FormData, HtmlElement, HtmlFormElement, MessageEvent, RequestInit,
+        RequestRedirect, Response, ResponseType, SubmitEvent, SupportedType, UrlSearchParams,
     };
 
-    use super::{apply_event, LiveEntry};
+    use super::{apply_event, settle, LiveEntry, CHAT_STATE_ID};
 
     const EVENTS: [&str; 6] = [
         "turn_routed",
@@ -179,13 +191,24 @@ mod browser {
         "reply",
     ];
 
+    /// What the listeners share: the entries, and whether a post of this page is in flight
+    /// (events of other tabs' turns are not this page's to show).
+    #[derive(Clone)]
+    struct Live {
+        entries: RwSignal<Vec<LiveEntry>>,
+        in_flight: Rc<Cell<bool>>,
+    }
+
     /// Opens the stream and takes over the chat's forms once it is connected.
     pub fn connect(entries: RwSignal<Vec<LiveEntry>>, stream: RwSignal<String>) {
         let Ok(source) = EventSource::new("/chat/events") else {
             return;
         };
         stream.set("connecting".to_owned());
-        let reload_after_reply = Rc::new(Cell::new(false));
+        let live = Live {
+            entries,
+            in_flight: Rc::new(Cell::new(false)),
+        };
         let on_open = Closure::<dyn Fn()>::new(move || stream.set("open".to_owned()));
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         on_open.forget();
@@ -194,20 +217,21 @@ mod browser {
         source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
         for name in EVENTS {
-            let reload = reload_after_reply.clone();
+            let live = live.clone();
             let listener = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+                if !live.in_flight.get() {
+                    return;
+                }
                 let data = event
                     .data()
                     .as_string()
                     .and_then(|text| serde_json::from_str::<Value>(&text).ok())
                     .unwrap_or(Value::Null);
-                let mut needs_reload = false;
-                entries.update(|entries| needs_reload = apply_event(entries, name, &data));
-                if needs_reload {
-                    reload.set(true);
-                }
-                if name == "reply" && reload.replace(false) {
-                    reload_page();
+                let mut ended = false;
+                live.entries
+                    .update(|entries| ended = apply_event(entries, name, &data));
+                if ended {
+                    refresh(&live);
                 }
             });
             let _ =
@@ -215,8 +239,8 @@ mod browser {
             listener.forget();
         }
         let on_submit = Closure::<dyn Fn(SubmitEvent)>::new(move |event: SubmitEvent| {
-            if stream.get_untracked() == "open" {
-                take_over(&event, entries);
+            if stream.get_untracked() == "open" && !live.in_flight.get() {
+                take_over(&event, &live);
             }
         });
         if let Some(document) = web_sys::window().and_then(|window| window.document()) {
@@ -224,12 +248,12 @@ mod browser {
                 .add_event_listener_with_callback("submit", on_submit.as_ref().unchecked_ref());
         }
         on_submit.forget();
-        // Keep the source alive for the page's lifetime.
+        // The stream lives as long as the page.
         std::mem::forget(source);
     }
 
     /// Sends a chat form with `fetch` instead of navigating, when it is one of the chat's own.
-    fn take_over(event: &SubmitEvent, entries: RwSignal<Vec<LiveEntry>>) {
+    fn take_over(event: &SubmitEvent, live: &Live) {
         let Some(form) = event
             .target()
             .and_then(|target| target.dyn_into::<HtmlFormElement>().ok())
@@ -247,21 +271,27 @@ mod browser {
         let Ok(data) = FormData::new_with_form(&form) else {
             return;
         };
-        if let Some(submitter) = event.submitter() {
-            if let Some(button) = submitter.dyn_ref::<HtmlElement>() {
-                if let Some(name) = button.get_attribute("name").filter(|name| !name.is_empty()) {
-                    let value = button.get_attribute("value").unwrap_or_default();
-                    let _ = data.append_with_str(&name, &value);
-                }
+        if let Some(button) = event
+            .submitter()
+            .and_then(|submitter| submitter.dyn_into::<HtmlElement>().ok())
+        {
+            if let Some(name) = button.get_attribute("name").filter(|name| !name.is_empty()) {
+                let value = button.get_attribute("value").unwrap_or_default();
+                let _ = data.append_with_str(&name, &value);
             }
         }
         let Ok(body) = UrlSearchParams::new_with_str_sequence_sequence(&data) else {
             return;
         };
+        let Some(window) = web_sys::window() else {
+            return;
+        };
         event.prevent_default();
+        live.in_flight.set(true);
         if path == "/chat" {
             let text = body.get("text").unwrap_or_default();
-            entries.update(|entries| entries.push(LiveEntry::User(text.trim().to_owned())));
+            live.entries
+                .update(|entries| entries.push(LiveEntry::User(text.trim().to_owned())));
             form.reset();
         }
         disable_buttons(&form);
@@ -269,40 +299,111 @@ mod browser {
         init.set_method("POST");
         init.set_body(&body.into());
         init.set_redirect(RequestRedirect::Manual);
-        let Some(window) = web_sys::window() else {
-            return;
-        };
         let sent = window.fetch_with_str_and_init(&action, &init);
-        // POST-redirect-GET answers with a redirect: the stream carries the rest. Anything else
-        // (a refused post, an error page) is shown by the server-rendered page instead.
+        // POST-redirect-GET answers with a redirect: the turn is over on the server. Anything
+        // else (a refused post, an error) is the server-rendered page's to show.
+        let after = live.clone();
         let on_answer = Closure::<dyn FnMut(JsValue)>::new(move |answer: JsValue| {
             let redirected = answer
                 .dyn_into::<Response>()
                 .is_ok_and(|response| response.type_() == ResponseType::Opaqueredirect);
-            if !redirected {
-                reload_page();
+            if redirected {
+                if after.in_flight.get() {
+                    refresh(&after);
+                }
+            } else {
+                load_chat();
             }
         });
-        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| reload_page());
+        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| load_chat());
         let _ = sent.then2(&on_answer, &on_failure);
         on_answer.forget();
         on_failure.forget();
     }
 
-    fn disable_buttons(form: &HtmlFormElement) {
-        if let Ok(buttons) = form.query_selector_all("button") {
-            for index in 0..buttons.length() {
-                if let Some(button) = buttons
-                    .item(index)
-                    .and_then(|node| node.dyn_into::<HtmlElement>().ok())
-                {
-                    let _ = button.set_attribute("disabled", "");
+    /// Swaps in the server-rendered state of `/chat`; the turn is over for this page.
+    fn refresh(live: &Live) {
+        live.in_flight.set(false);
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let entries = live.entries;
+        let on_text = Closure::<dyn FnMut(JsValue)>::new(move |text: JsValue| {
+            let Some(text) = text.as_string() else {
+                return load_chat();
+            };
+            let fresh = DomParser::new()
+                .and_then(|parser| parser.parse_from_string(&text, SupportedType::TextHtml))
+                .ok()
+                .and_then(|document| document.get_element_by_id(CHAT_STATE_ID));
+            let current = web_sys::window()
+                .and_then(|window| window.document())
+                .and_then(|document| document.get_element_by_id(CHAT_STATE_ID));
+            match (fresh, current) {
+                (Some(fresh), Some(current)) => {
+                    // Our own server-rendered, escaped HTML for the same block.
+                    current.set_inner_html(&fresh.inner_html());
+                    entries.update(settle);
+                    enable_buttons();
                 }
+                _ => load_chat(),
+            }
+        });
+        let on_response = Closure::<dyn FnMut(JsValue)>::new(move |answer: JsValue| {
+            match answer
+                .dyn_into::<Response>()
+                .ok()
+                .filter(Response::ok)
+                .and_then(|response| response.text().ok())
+            {
+                Some(text) => {
+                    let _ = text.then(&on_text);
+                }
+                None => load_chat(),
+            }
+        });
+        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| load_chat());
+        let _ = window
+            .fetch_with_str("/chat")
+            .then2(&on_response, &on_failure);
+        on_response.forget();
+        on_failure.forget();
+    }
+
+    /// Marks the buttons this island disabled, so [`enable_buttons`] gives back only those.
+    const DISABLED_MARK: &str = "data-live-disabled";
+
+    /// A second click while the post is in flight would send it twice.
+    fn disable_buttons(form: &HtmlFormElement) {
+        for button in elements(form.query_selector_all("button")) {
+            let _ = button.set_attribute("disabled", "");
+            let _ = button.set_attribute(DISABLED_MARK, "");
+        }
+    }
+
+    fn enable_buttons() {
+        let marked = web_sys::window()
+            .and_then(|window| window.document())
+            .map(|document| document.query_selector_all(&format!("button[{DISABLED_MARK}]")));
+        if let Some(marked) = marked {
+            for button in elements(marked) {
+                let _ = button.remove_attribute("disabled");
+                let _ = button.remove_attribute(DISABLED_MARK);
             }
         }
     }
 
-    fn reload_page() {
+    fn elements(list: Result<web_sys::NodeList, JsValue>) -> impl Iterator<Item = HtmlElement> {
+        let list = list.ok();
+        let length = list.as_ref().map_or(0, web_sys::NodeList::length);
+        (0..length).filter_map(move |index| {
+            list.as_ref()
+                .and_then(|list| list.item(index))
+                .and_then(|node| node.dyn_into::<HtmlElement>().ok())
+        })
+    }
+
+    fn load_chat() {
         if let Some(window) = web_sys::window() {
             let _ = window.location().assign("/chat");
         }
@@ -325,7 +426,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn progress_of_one_execution_is_updated_in_place_and_an_approval_asks_for_a_reload() {
+    fn progress_of_one_execution_is_updated_in_place_and_only_progress_outlives_the_turn() {
         let mut entries = Vec::new();
         let started = json!({"operation": "bulkUpdateItems", "chunks": [100, 100, 47]});
         assert!(!apply_event(&mut entries, "step_started", &started));
@@ -346,15 +447,20 @@ mod tests {
                 ..
             }
         ));
-        assert!(apply_event(
+        assert!(!apply_event(
             &mut entries,
             "approval_requested",
             &json!({"approval": {}})
         ));
-        apply_event(&mut entries, "reply", &json!({"text": "Execution: 1 step"}));
+        assert!(
+            apply_event(&mut entries, "reply", &json!({"text": "Execution: 1 step"})),
+            "the reply ends the turn"
+        );
         assert_eq!(
             entries.last(),
             Some(&LiveEntry::Reply("Execution: 1 step".to_owned()))
         );
+        settle(&mut entries);
+        assert_eq!(entries.len(), 1, "only the progress bar stays");
     }
 }
