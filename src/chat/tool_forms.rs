@@ -8,6 +8,9 @@
 //! valid value reaches [`Orchestrator::run_manual_tool`], which still applies scope, schema and
 //! policy, so a destructive tool run by hand waits for an approval like a model's call.
 //!
+//! Showing a form writes nothing but the generation's audit record (and, the first time, the page
+//! cache entry the next showing hits); no chat or business state changes until a valid POST.
+//!
 //! This module knows nothing of HTTP: the handlers in `http/chat_tools.rs` render and redirect.
 
 use serde_json::json;
