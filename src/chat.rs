@@ -34,6 +34,7 @@ pub mod scope;
 pub mod session;
 pub mod slash;
 pub mod threads;
+pub mod tool_forms;
 
 pub use confirm::{ApprovalScope, ConfirmationId, OperationHash};
 pub use execution::ExecutionId;

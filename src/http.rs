@@ -7,6 +7,7 @@
 pub mod api_token;
 pub mod asks;
 pub mod chat;
+pub mod chat_tools;
 pub mod components;
 pub mod error;
 pub mod generate;

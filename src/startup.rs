@@ -10,6 +10,7 @@ use crate::{
     agent::Models,
     asks::ask_workflow,
     auth::{admin::ensure_admin_password, ensure_api_token},
+    chat::api::demo_orchestrator,
     config::{Config, Secret},
     http::{router, AppState},
     notify::{Notifier, Notify},
@@ -67,6 +68,7 @@ impl Application {
         if state.set_runner(runner).is_err() {
             anyhow::bail!("the runner was configured twice");
         }
+        set_up_chat(&state)?;
         Ok(Self {
             listener,
             state,
@@ -142,6 +144,27 @@ fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Resul
         .model(models.configured_spec(), model)
         .page_factory(Arc::new(factory))
         .build())
+}
+
+/// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set
+/// up (a bad manifest, a missing site secret) is logged and left off, so the rest of the app serves.
+fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
+    let origin = match url::Url::parse(&state.config.public_url) {
+        Ok(origin) => origin,
+        Err(error) => {
+            tracing::error!(error = %error, "TESSERA_PUBLIC_URL does not parse; the chat is off");
+            return Ok(());
+        }
+    };
+    match demo_orchestrator(state.store.clone(), &origin, state.models()) {
+        Ok(orchestrator) => {
+            if state.set_chat(orchestrator).is_err() {
+                anyhow::bail!("the chat was configured twice");
+            }
+        }
+        Err(error) => tracing::error!(error = %error, "the chat cannot be set up; the chat is off"),
+    }
+    Ok(())
 }
 
 /// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.

@@ -6,6 +6,8 @@
 
 use leptos::prelude::*;
 
+use crate::chat_stream::ChatLive;
+
 /// One step of an execution header, as code built it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HeaderStep {
@@ -284,7 +286,8 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
                     };
                     view! {
                         <li class="text-sm" data-testid="manual-tool">
-                            <code class="font-mono">{tool.name.clone()}</code>
+                            <a href=crate::chat_tools::tool_href(&tool.name) data-testid="open-tool"
+                                class="font-mono text-indigo-700 underline dark:text-indigo-300">{tool.name.clone()}</a>
                             <p class="text-slate-700 dark:text-slate-300">{tool.description}</p>
                             <p class="font-mono text-xs">{format!("/tool {}{params}", tool.name)}</p>
                         </li>
@@ -308,11 +311,15 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
                         <button type="submit" class="text-sm text-indigo-700 underline dark:text-indigo-300">"Log out"</button>
                     </form>
                 </div>
+                // The live island swaps this block for the server's after a streamed turn.
+                <div id=crate::chat_stream::CHAT_STATE_ID class="space-y-4">
                 {flash.map(|message| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p> })}
                 <ol class="space-y-3" aria-label="Conversation" data-testid="conversation">{messages}</ol>
                 {empty.then(|| view! { <p class="text-slate-700 dark:text-slate-300">"Ask for something, e.g. “delete all completed items from last month”, or type /help."</p> })}
                 <div class="space-y-3">{running}</div>
                 <div class="space-y-4">{approvals}</div>
+                </div>
+                <ChatLive/>
                 <form method="post" action="/chat" class="space-y-2">
                     <label for="chat-message" class="block font-medium">"Message"</label>
                     <textarea id="chat-message" name="text" rows="2" required

@@ -7,6 +7,8 @@
 pub mod binding;
 pub mod catalog;
 pub mod chat;
+pub mod chat_stream;
+pub mod chat_tools;
 pub mod components;
 pub mod gallery;
 pub mod generation;

@@ -119,25 +119,15 @@ pub fn resolve_base_url(base_url: &str, self_origin: &Url) -> Result<Url, SetupE
     }
 }
 
-/// The `/api/chat` routes for the app in `state` (behind the API token). When the chat cannot be
-/// set up the error is logged and the routes are absent, so the rest of the app still serves.
+/// The `/api/chat` routes for the app in `state` (behind the API token), over the process's one
+/// orchestrator. When the chat could not be set up (logged at startup) the routes are absent, so
+/// the rest of the app still serves.
 pub fn routes(state: &AppState) -> Router<AppState> {
-    let origin = match Url::parse(&state.config.public_url) {
-        Ok(origin) => origin,
-        Err(error) => {
-            tracing::error!(error = %error, "TESSERA_PUBLIC_URL does not parse; the chat API is off");
-            return Router::new();
-        }
-    };
-    match demo_orchestrator(state.store.clone(), &origin, state.models()) {
-        Ok(orchestrator) => api_routes(orchestrator).route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            require_api_token,
-        )),
-        Err(error) => {
-            tracing::error!(error = %error, "the chat cannot be set up; the chat API is off");
-            Router::new()
-        }
+    match state.chat() {
+        Some(orchestrator) => api_routes(orchestrator.clone()).route_layer(
+            middleware::from_fn_with_state(state.clone(), require_api_token),
+        ),
+        None => Router::new(),
     }
 }
 
@@ -308,6 +298,16 @@ async fn events(
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>>, AppError> {
     let id = session_id(&id)?;
     orchestrator.session_view(id).await?;
+    Ok(session_events(&orchestrator, id))
+}
+
+/// The session's [`ChatEvent`]s from now on as server-sent events (event name = the event's kind,
+/// data = the event as JSON). Shared by this API and the chat page's `/chat/events`; a listener
+/// that falls behind skips what it missed and re-reads the session view.
+pub fn session_events(
+    orchestrator: &Orchestrator,
+    id: SessionId,
+) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
     let receiver = orchestrator.subscribe(id);
     let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
         loop {
@@ -323,7 +323,7 @@ async fn events(
             }
         }
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
 fn event_name(event: &ChatEvent) -> &'static str {

@@ -23,13 +23,12 @@ use tessera_app::chat::{
     ApprovalView, ChatMessage, ChatPage, ChatPageData, HeaderStep, ToolEntry, ToolGroup,
 };
 use tower_sessions::Session;
-use url::Url;
 
 use super::{error::AppError, login, render::html_document, security::is_cross_site, AppState};
 use crate::{
     chat::{
-        api::demo_orchestrator, header::Step, orchestrator::ManualTool, session::Speaker,
-        ApprovalScope, ChatError, ConfirmationId, Orchestrator, PendingApproval, SessionId,
+        header::Step, orchestrator::ManualTool, session::Speaker, ApprovalScope, ChatError,
+        ConfirmationId, Orchestrator, PendingApproval, SessionId,
     },
     forms::raw_values,
     store::chat::Decision,
@@ -40,43 +39,37 @@ const FLASH_KEY: &str = "chat_flash";
 /// The most preview rows the page shows (the count is always the full one).
 const MAX_PREVIEW_ROWS: usize = 200;
 
-/// The `/chat` routes (admin session). When the chat cannot be set up the error is logged and the
-/// routes are absent, so the rest of the app still serves.
+/// The `/chat` routes (admin session), over the process's one orchestrator. When the chat could
+/// not be set up (logged at startup) the routes are absent, so the rest of the app still serves.
 pub fn routes(state: &AppState) -> Router<AppState> {
-    let origin = match Url::parse(&state.config.public_url) {
-        Ok(origin) => origin,
-        Err(error) => {
-            tracing::error!(error = %error, "TESSERA_PUBLIC_URL does not parse; the chat page is off");
-            return Router::new();
-        }
-    };
-    let orchestrator = match demo_orchestrator(state.store.clone(), &origin, state.models()) {
-        Ok(orchestrator) => orchestrator,
-        Err(error) => {
-            tracing::error!(error = %error, "the chat cannot be set up; the chat page is off");
-            return Router::new();
-        }
+    let Some(orchestrator) = state.chat() else {
+        return Router::new();
     };
     let page_state = ChatState {
         app: state.clone(),
-        orchestrator,
+        orchestrator: orchestrator.clone(),
     };
     Router::new()
         .route("/chat", get(chat_page).post(post_turn))
         .route("/chat/approvals/{id}", post(decide))
+        .merge(super::chat_tools::routes())
         .route_layer(middleware::from_fn(login::require_admin_page))
         .with_state(page_state)
 }
 
+/// What the chat page's handlers reach: the app and its orchestrator.
 #[derive(Clone)]
-struct ChatState {
-    app: AppState,
-    orchestrator: Orchestrator,
+pub(super) struct ChatState {
+    pub(super) app: AppState,
+    pub(super) orchestrator: Orchestrator,
 }
 
 /// This browser's chat session: the one its cookie names when the store still has it, else a new
 /// one remembered in the cookie session.
-async fn chat_session(state: &ChatState, session: &Session) -> Result<SessionId, AppError> {
+pub(super) async fn chat_session(
+    state: &ChatState,
+    session: &Session,
+) -> Result<SessionId, AppError> {
     let remembered = session
         .get::<String>(SESSION_KEY)
         .await
@@ -106,7 +99,7 @@ fn field(body: &[u8], name: &str) -> String {
         .unwrap_or_default()
 }
 
-async fn flash(session: &Session, message: String) {
+pub(super) async fn flash(session: &Session, message: String) {
     let _ = session.insert(FLASH_KEY, message).await;
 }
 

@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
 
-use crate::{agent::Models, workflow::Runner};
+use crate::{agent::Models, chat::Orchestrator, workflow::Runner};
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -36,6 +36,9 @@ pub struct Inner {
     models: OnceLock<Models>,
     /// The workflow runner, set once at startup ([`AppState::set_runner`]).
     runner: OnceLock<RunnerSlot>,
+    /// The chat orchestrator, set once at startup ([`AppState::set_chat`]): one per process, so
+    /// the page, the JSON API and the event streams share approvals, cancellation and listeners.
+    chat: OnceLock<Orchestrator>,
 }
 
 impl AppState {
@@ -62,6 +65,7 @@ impl AppState {
             admin,
             models: OnceLock::new(),
             runner: OnceLock::new(),
+            chat: OnceLock::new(),
         }))
     }
 
@@ -88,6 +92,21 @@ impl AppState {
     /// Gives `runner` back when one was already set.
     pub fn set_runner(&self, runner: Runner) -> Result<(), Runner> {
         self.0.runner.set(RunnerSlot(runner)).map_err(|slot| slot.0)
+    }
+
+    /// The chat orchestrator (absent when the chat could not be set up, or in a state built
+    /// without `startup`).
+    #[must_use]
+    pub fn chat(&self) -> Option<&Orchestrator> {
+        self.0.chat.get()
+    }
+
+    /// Sets the chat orchestrator, once, at startup.
+    ///
+    /// # Errors
+    /// Gives `orchestrator` back when one was already set.
+    pub fn set_chat(&self, orchestrator: Orchestrator) -> Result<(), Orchestrator> {
+        self.0.chat.set(orchestrator)
     }
 
     /// Sets the models, once, at startup.

@@ -19,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::helpers::ADMIN_PASSWORD;
 
-struct ChatApp {
+pub(crate) struct ChatApp {
     address: String,
-    client: reqwest::Client,
-    store: Store,
+    pub(crate) client: reqwest::Client,
+    pub(crate) store: Store,
     shutdown: CancellationToken,
     dir: Option<tempfile::TempDir>,
 }
@@ -41,11 +41,11 @@ impl ChatApp {
         self.dir.take().context("the folder was already taken")
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
     }
 
-    async fn get(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
+    pub(crate) async fn get(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
         Ok(self
             .client
             .get(self.url(path))
@@ -54,7 +54,7 @@ impl ChatApp {
             .await?)
     }
 
-    async fn post_form(
+    pub(crate) async fn post_form(
         &self,
         path: &str,
         cookie: &str,
@@ -72,7 +72,7 @@ impl ChatApp {
 }
 
 /// The app on a free port whose public URL is that port (the chat calls `/demo-api` through it).
-async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
+pub(crate) async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
     spawn_chat_app_in(tempfile::tempdir()?).await
 }
 
@@ -103,7 +103,7 @@ async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
     })
 }
 
-async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
+pub(crate) async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
     let response = app
         .post_form(
             "/login",
@@ -122,7 +122,7 @@ async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
         .context("no session cookie after login")
 }
 
-async fn completed_count(store: &Store) -> anyhow::Result<usize> {
+pub(crate) async fn completed_count(store: &Store) -> anyhow::Result<usize> {
     let page = store
         .search_demo_items(&ItemFilter {
             status: Some(ItemStatus::Completed),
@@ -133,7 +133,7 @@ async fn completed_count(store: &Store) -> anyhow::Result<usize> {
     Ok(page.items.len())
 }
 
-fn approval_action(html: &str) -> Option<String> {
+pub(crate) fn approval_action(html: &str) -> Option<String> {
     html.split("action=\"/chat/approvals/")
         .nth(1)
         .and_then(|rest| rest.split('"').next())

@@ -4,6 +4,7 @@ mod agent;
 mod asks;
 mod binary;
 mod chat;
+mod chat_tools;
 mod chat_ui;
 mod components;
 mod demo_items;
