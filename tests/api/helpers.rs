@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _};
 use sqlx::{Connection as _, Executor as _, PgConnection};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
-    startup::Application,
+    startup::{Application, Options},
     store::Store,
 };
 use tokio_util::sync::CancellationToken;
@@ -59,11 +59,16 @@ pub async fn spawn_app() -> anyhow::Result<TestApp> {
 
 /// Starts the application on the database in `dir` (reuse a folder to simulate a restart).
 pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
+    spawn_app_with(dir, Options::default()).await
+}
+
+/// Starts the application on the database in `dir` with other workflows or runner settings.
+pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow::Result<TestApp> {
     let path = dir.path().join("tessera.db");
     let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
-    let application = Application::build(config).await?;
+    let application = Application::build_with(config, options).await?;
     let address = format!("http://{}", application.local_addr()?);
     let store = application.state().store.clone();
     let shutdown = CancellationToken::new();
