@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
 
-use crate::{agent::Models, workflow::Runner};
+use crate::{agent::Models, telemetry::metrics::Metrics, workflow::Runner};
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -36,6 +36,8 @@ pub struct Inner {
     models: OnceLock<Models>,
     /// The workflow runner, set once at startup ([`AppState::set_runner`]).
     runner: OnceLock<RunnerSlot>,
+    /// What this process measured of its requests, for `/metrics`.
+    metrics: Metrics,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             admin,
             models: OnceLock::new(),
             runner: OnceLock::new(),
+            metrics: Metrics::default(),
         }))
     }
 
@@ -74,6 +77,12 @@ impl AppState {
             .models
             .get()
             .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(Models::heuristic_only))
+    }
+
+    /// What this process measured of its requests.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
     }
 
     /// The workflow runner (absent only in a state built without `startup`).
