@@ -136,10 +136,12 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
 async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
 ) -> anyhow::Result<()> {
     // Idle workers would sleep an hour: only the submission's wake-up can resume the run within
-    // the test's bound.
+    // the test's bound. The lease is an hour too, because a worker that saw the run being driven
+    // sleeps until that run's lease would expire.
     let options = Options {
         runner: RunnerConfig {
             poll_interval: Duration::from_secs(3600),
+            lease: Duration::from_secs(3600),
             ..RunnerConfig::default()
         },
         ..Options::default()

@@ -1089,9 +1089,12 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
     )?)?;
     let factory = StaticPageFactory::new(store);
     // Idle workers would sleep an hour: only a wake-up can resume the run within the bounds below.
+    // The lease is an hour too, because a worker that saw the run being driven sleeps until that
+    // run's lease would expire.
     let runner = Runner::builder(store.clone(), Arc::new(registry))
         .config(RunnerConfig {
             poll_interval: Duration::from_secs(3600),
+            lease: Duration::from_secs(3600),
             ..fast_config("sleepy")
         })
         .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
@@ -1100,6 +1103,9 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
     let workers = runner.spawn(shutdown.clone());
     runner.start_run("approval", json!({"count": 7})).await?;
     wait_for_status(store, RunStatus::Waiting, 1, Duration::from_secs(30)).await?;
+    // Let the wake-ups from driving the run to its page be delivered and spent (PostgreSQL
+    // delivers NOTIFY asynchronously), so that only the submission can wake a worker.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     // Submitted the way another process would: straight through the store.
     let outcome = store
         .submit_page(
