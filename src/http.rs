@@ -15,6 +15,7 @@ pub mod generation_page;
 pub mod health;
 pub mod home;
 pub mod login;
+pub mod metrics;
 pub mod pages;
 pub mod preview;
 pub mod render;
@@ -84,6 +85,7 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(home::home))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::show_metrics))
         .route("/components", get(components::gallery))
         .route("/components/download/{file}", get(components::gallery_download))
         .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
@@ -101,7 +103,7 @@ pub fn router(state: AppState) -> Router {
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
         .fallback(home::not_found)
-        .with_state(state)
+        .with_state(state.clone())
         .layer(session::session_layer(state_store, secure_cookies))
         .layer(middleware::from_fn(security::html_security_headers))
         .layer(DefaultBodyLimit::max(body_limit))
@@ -119,4 +121,6 @@ pub fn router(state: AppState) -> Router {
             tracing::info_span!("request", request.id = %request_id, http.method = %request.method(), http.path = %request.uri().path())
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        // Outermost, so a request's time includes every layer above.
+        .layer(middleware::from_fn_with_state(state, metrics::track_requests))
 }

@@ -16,7 +16,7 @@ use crate::{
     notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
-    workflow::Runner,
+    workflow::{Registry, Runner, RunnerConfig},
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -29,12 +29,31 @@ pub struct Application {
     pub generated_admin_password: Option<Secret>,
 }
 
+/// What the application's runner runs and how; `main` uses the default (the demo workflows,
+/// [`RunnerConfig::default`]).
+#[derive(Debug, Default)]
+pub struct Options {
+    /// The workflows the runner runs; the demo workflows when `None` (tests and benches bring
+    /// their own).
+    pub workflows: Option<Registry>,
+    /// How the runner claims runs and how long its idle workers sleep.
+    pub runner: RunnerConfig,
+}
+
 impl Application {
     /// Connects and migrates the store, settles the API token and binds the listener.
     ///
     /// # Errors
     /// When the database cannot be opened or the address cannot be bound.
-    pub async fn build(mut config: Config) -> anyhow::Result<Self> {
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        Self::build_with(config, Options::default()).await
+    }
+
+    /// [`Application::build`] with other workflows or runner settings.
+    ///
+    /// # Errors
+    /// As [`Application::build`].
+    pub async fn build_with(mut config: Config, options: Options) -> anyhow::Result<Self> {
         let store = Store::connect(&config.database_url)
             .await
             .context("opening the database (DATABASE_URL)")?;
@@ -60,7 +79,7 @@ impl Application {
                 listener.local_addr().context("reading the bound address")?
             );
         }
-        let runner = demo_runner(&config, &store, &models)?;
+        let runner = build_runner(&config, &store, &models, options)?;
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
         if state.set_models(models).is_err() {
             anyhow::bail!("the models were configured twice");
@@ -115,9 +134,35 @@ impl Application {
     }
 }
 
-/// The runner for the demo workflows and asks: pages generated with the configured model,
-/// notifications to whatever channels are configured.
-fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Result<Runner> {
+/// The runner: the given workflows (else the demo ones and asks, notifying whatever channels are
+/// configured), pages generated with the configured model.
+fn build_runner(
+    config: &Config,
+    store: &Store,
+    models: &Models,
+    options: Options,
+) -> anyhow::Result<Runner> {
+    let registry = match options.workflows {
+        Some(registry) => registry,
+        None => demo_registry(config)?,
+    };
+    let factory = GeneratedPageFactory::new(
+        store.clone(),
+        Arc::new(models.clone()),
+        config.public_url.clone(),
+    );
+    let model = models
+        .choose(None)
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    Ok(Runner::builder(store.clone(), Arc::new(registry))
+        .config(options.runner)
+        .model(models.configured_spec(), model)
+        .page_factory(Arc::new(factory))
+        .build())
+}
+
+/// The demo workflows and the built-in asks workflow.
+fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
     let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
@@ -127,23 +172,9 @@ fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Resul
         .webhook_sender()
         .context("configuring asks callbacks")?
         .map(|sender| sender.with_single_attempt());
-    let registry = Arc::new(
-        crate::demo::workflows::registry(notifier.clone())
-            .and_then(|registry| registry.with(ask_workflow(notifier, callbacks)?))
-            .context("defining the demo and asks workflows")?,
-    );
-    let factory = GeneratedPageFactory::new(
-        store.clone(),
-        Arc::new(models.clone()),
-        config.public_url.clone(),
-    );
-    let model = models
-        .choose(None)
-        .map_err(|error| anyhow::anyhow!("{error}"))?;
-    Ok(Runner::builder(store.clone(), registry)
-        .model(models.configured_spec(), model)
-        .page_factory(Arc::new(factory))
-        .build())
+    crate::demo::workflows::registry(notifier.clone())
+        .and_then(|registry| registry.with(ask_workflow(notifier, callbacks)?))
+        .context("defining the demo and asks workflows")
 }
 
 /// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set

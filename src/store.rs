@@ -22,6 +22,7 @@
 pub mod chat;
 pub mod generations;
 pub mod items;
+pub mod metrics;
 pub mod page_cache;
 pub mod pages;
 pub mod runs;

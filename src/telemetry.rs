@@ -1,4 +1,7 @@
-//! Tracing setup: one subscriber for the process, filtered by `TESSERA_LOG`.
+//! Tracing setup: one subscriber for the process, filtered by `TESSERA_LOG`; the `/metrics`
+//! exposition lives in [`metrics`].
+
+pub mod metrics;
 
 use tracing_subscriber::EnvFilter;
 

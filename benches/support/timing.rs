@@ -38,20 +38,30 @@ pub fn time_calls<T>(
         black_box(work());
         times.push(call.elapsed());
     }
-    times.sort_unstable();
-    let calls = times.len();
-    let at = |fraction: f64| {
-        // Nearest rank: the smallest time with at least `fraction` of the calls at or under it.
-        let rank = (fraction * calls as f64).ceil() as usize;
-        times[rank.clamp(1, calls) - 1]
-    };
-    let total: Duration = times.iter().sum();
-    Percentiles {
-        name: name.to_owned(),
-        calls,
-        median: at(0.5),
-        p99: at(0.99),
-        mean: total / u32::try_from(calls).unwrap_or(u32::MAX),
+    Percentiles::of(name, times)
+}
+
+impl Percentiles {
+    /// The distribution of `times` (one per call; at least one).
+    pub fn of(name: &str, mut times: Vec<Duration>) -> Self {
+        times.sort_unstable();
+        let calls = times.len();
+        let at = |fraction: f64| {
+            // Nearest rank: the smallest time with at least `fraction` of the calls at or under it.
+            let rank = (fraction * calls as f64).ceil() as usize;
+            times
+                .get(rank.clamp(1, calls.max(1)) - 1)
+                .copied()
+                .unwrap_or_default()
+        };
+        let total: Duration = times.iter().sum();
+        Self {
+            name: name.to_owned(),
+            calls,
+            median: at(0.5),
+            p99: at(0.99),
+            mean: total / u32::try_from(calls.max(1)).unwrap_or(u32::MAX),
+        }
     }
 }
 

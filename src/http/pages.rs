@@ -31,6 +31,7 @@ use crate::{
         receipt::receipt_tree,
     },
     store::now_ms,
+    workflow::Runner,
 };
 
 /// `GET /p/{token}`.
@@ -67,6 +68,13 @@ pub async fn submit(
     let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms())
         .await
         .map_err(|error| AppError::Unexpected(error.into()))?;
+    if let Submitted::Accepted(page) = &outcome {
+        if page.run_id.is_some() {
+            // The run is ready now: resume it without waiting for a worker's next poll (other
+            // processes hear the submission's NOTIFY on PostgreSQL).
+            state.runner().map(Runner::wake);
+        }
+    }
     Ok(match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
         Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, BTreeMap::new(), StatusCode::UNPROCESSABLE_ENTITY),

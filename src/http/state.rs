@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
 
-use crate::{agent::Models, chat::Orchestrator, workflow::Runner};
+use crate::{agent::Models, chat::Orchestrator, telemetry::metrics::Metrics, workflow::Runner};
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -39,6 +39,8 @@ pub struct Inner {
     /// The chat orchestrator, set once at startup ([`AppState::set_chat`]): one per process, so
     /// the page, the JSON API and the event streams share approvals, cancellation and listeners.
     chat: OnceLock<Orchestrator>,
+    /// What this process measured of its requests, for `/metrics`.
+    metrics: Metrics,
 }
 
 impl AppState {
@@ -66,6 +68,7 @@ impl AppState {
             models: OnceLock::new(),
             runner: OnceLock::new(),
             chat: OnceLock::new(),
+            metrics: Metrics::default(),
         }))
     }
 
@@ -78,6 +81,12 @@ impl AppState {
             .models
             .get()
             .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(Models::heuristic_only))
+    }
+
+    /// What this process measured of its requests.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
     }
 
     /// The workflow runner (absent only in a state built without `startup`).

@@ -18,7 +18,7 @@ use axum::{
 use sqlx::{Connection as _, Executor as _, PgConnection};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
-    startup::Application,
+    startup::{Application, Options},
     store::Store,
 };
 use tokio::net::TcpListener;
@@ -73,19 +73,25 @@ pub async fn spawn_app() -> anyhow::Result<TestApp> {
 
 /// Starts the application on the database in `dir` (reuse a folder to simulate a restart).
 pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
+    spawn_app_with(dir, Options::default()).await
+}
+
+/// Starts the application on the database in `dir` with other workflows or runner settings.
+pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow::Result<TestApp> {
     let path = dir.path().join("tessera.db");
     let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
-    start(config, dir, None).await
+    start(config, dir, None, options).await
 }
 
 async fn start(
     config: Config,
     dir: tempfile::TempDir,
     postgres: Option<(String, String)>,
+    options: Options,
 ) -> anyhow::Result<TestApp> {
-    let application = Application::build(config).await?;
+    let application = Application::build_with(config, options).await?;
     let address = format!("http://{}", application.local_addr()?);
     let store = application.state().store.clone();
     let shutdown = CancellationToken::new();
@@ -142,7 +148,9 @@ pub async fn spawn_app_on(
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
     customize(&mut config);
-    start(config, dir, postgres).await.map(Some)
+    start(config, dir, postgres, Options::default())
+        .await
+        .map(Some)
 }
 
 impl TestApp {

@@ -13,6 +13,7 @@ mod helpers;
 mod home;
 mod llm;
 mod login;
+mod metrics;
 mod notify;
 mod pages;
 mod runs;

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use serde_json::Value;
 
-use crate::helpers::{spawn_app, TestApp, ADMIN_PASSWORD, API_TOKEN};
+use tessera::{startup::Options, workflow::RunnerConfig};
+
+use crate::helpers::{spawn_app, spawn_app_with, TestApp, ADMIN_PASSWORD, API_TOKEN};
 
 async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
     Ok(app
@@ -127,6 +129,56 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
         .filter(|step| step["name"] == "Archive")
         .count();
     assert_eq!(archive_runs, 1, "the response step ran once");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
+) -> anyhow::Result<()> {
+    // Idle workers would sleep an hour: only the submission's wake-up can resume the run within
+    // the test's bound. The lease is an hour too, because a worker that saw the run being driven
+    // sleeps until that run's lease would expire.
+    let options = Options {
+        runner: RunnerConfig {
+            poll_interval: Duration::from_secs(3600),
+            lease: Duration::from_secs(3600),
+            ..RunnerConfig::default()
+        },
+        ..Options::default()
+    };
+    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    let started: Value = app
+        .client
+        .post(app.url("/api/runs"))
+        .bearer_auth(API_TOKEN)
+        .json(&serde_json::json!({"workflow": "bulk-approval"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = started["id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let path = waiting["waiting_page"]
+        .as_str()
+        .and_then(|link| link.split_once("/p/"))
+        .map(|(_, token)| format!("/p/{token}"))
+        .unwrap_or_default();
+    let html = app.get(&path).await?.text().await?;
+    let submitted = app
+        .client
+        .post(app.url(&path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "_csrf={}&decision=approve&claim_ids=exp-101&reason=Receipts+attached",
+            csrf_of(&html)
+        ))
+        .send()
+        .await?;
+    assert_eq!(submitted.status(), 303);
+
+    let finished = wait_for_status(&app, &id, "succeeded").await?;
+    assert_eq!(finished["state"]["decision"], "approve");
+    assert_eq!(finished["state"]["reason"], "Receipts attached");
     Ok(())
 }
 

@@ -48,6 +48,7 @@ store_contract!(
     runs_are_listed_newest_first_with_a_status_filter_and_pagination,
     two_runners_share_the_work_and_no_step_runs_twice,
     a_new_run_wakes_an_idle_runner_before_its_next_poll,
+    a_submitted_page_wakes_an_idle_runner_before_its_next_poll,
 );
 
 /// A lease no test expects to expire: tests that count executions must not see a step run
@@ -1074,6 +1075,54 @@ async fn a_new_run_wakes_an_idle_runner_before_its_next_poll(store: &Store) -> a
     wait_for_status(store, RunStatus::Succeeded, 1, Duration::from_secs(5)).await?;
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(5), workers).await??;
+    Ok(())
+}
+
+async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let record_runs = Arc::new(AtomicUsize::new(0));
+    let registry = Registry::new().with(approval_workflow(
+        "approval",
+        None,
+        Arc::clone(&record_runs),
+    )?)?;
+    let factory = StaticPageFactory::new(store);
+    // Idle workers would sleep an hour: only a wake-up can resume the run within the bounds below.
+    // The lease is an hour too, because a worker that saw the run being driven sleeps until that
+    // run's lease would expire.
+    let runner = Runner::builder(store.clone(), Arc::new(registry))
+        .config(RunnerConfig {
+            poll_interval: Duration::from_secs(3600),
+            lease: Duration::from_secs(3600),
+            ..fast_config("sleepy")
+        })
+        .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
+        .build();
+    let shutdown = CancellationToken::new();
+    let workers = runner.spawn(shutdown.clone());
+    runner.start_run("approval", json!({"count": 7})).await?;
+    wait_for_status(store, RunStatus::Waiting, 1, Duration::from_secs(30)).await?;
+    // Let the wake-ups from driving the run to its page be delivered and spent (PostgreSQL
+    // delivers NOTIFY asynchronously), so that only the submission can wake a worker.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Submitted the way another process would: straight through the store.
+    let outcome = store
+        .submit_page(
+            &factory.last_token()?.hash(),
+            &json!({"approve": true, "reason": "fine"}),
+            now_ms(),
+        )
+        .await?;
+    assert!(matches!(outcome, SubmitOutcome::Submitted(_)));
+    if store.engine() == "sqlite" {
+        // One process: the submitting handler wakes the runner itself.
+        runner.wake();
+    }
+    wait_for_status(store, RunStatus::Succeeded, 1, Duration::from_secs(30)).await?;
+    assert_eq!(record_runs.load(Ordering::SeqCst), 1);
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), workers).await??;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use crate::{
         page::{NewPage, PageId, SubmitOutcome},
         token::TokenHash,
     },
-    store::Result,
+    store::{runs::notify_ready, Result},
 };
 
 pub(super) async fn insert(
@@ -71,11 +71,16 @@ pub(super) async fn submit(
         return classify_refusal(current, now);
     };
     if let Some(run_id) = &row.run_id {
-        sqlx::query("UPDATE runs SET status = 'ready', updated_at = $1 WHERE id = $2 AND status = 'waiting'")
+        let resumed = sqlx::query("UPDATE runs SET status = 'ready', updated_at = $1 WHERE id = $2 AND status = 'waiting'")
             .bind(now)
             .bind(run_id)
             .execute(&mut *transaction)
-            .await?;
+            .await?
+            .rows_affected();
+        if resumed > 0 {
+            // Runners in every process wake at commit; one NOTIFY per submission (DESIGN.md §10).
+            notify_ready(&mut transaction).await?;
+        }
     }
     transaction.commit().await?;
     Ok(SubmitOutcome::Submitted(row.try_into()?))

@@ -26,7 +26,9 @@ fn lease_held(first: usize) -> String {
 }
 
 /// Wakes idle runners in every process, once for the whole transaction (DESIGN.md §10).
-async fn notify_ready(transaction: &mut Transaction<'_, Postgres>) -> Result<()> {
+pub(in crate::store) async fn notify_ready(
+    transaction: &mut Transaction<'_, Postgres>,
+) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")
         .bind(RUNS_READY_CHANNEL)
         .execute(&mut **transaction)
