@@ -98,10 +98,14 @@ pub async fn list_runs(
         status: status.map(|status| status.as_str().to_owned()),
         page,
         has_next: i64::from(page + 1) * PAGE_SIZE < listed.total,
+        // Asks are started through `POST /api/asks` with a prompt, never with an empty state.
         workflows: state
             .runner()
             .map(|runner| runner.registry().names())
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|name| name != crate::asks::ASK_WORKFLOW)
+            .collect(),
         flash: None,
     };
     Ok(html_document(

@@ -204,6 +204,10 @@ async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
     assert_eq!(page.status(), 200);
     let html = page.text().await?;
     assert!(html.contains("data-testid=\"start-email-digest\""));
+    assert!(
+        !html.contains("data-testid=\"start-ask\""),
+        "asks need a prompt: they start through the API only"
+    );
     Ok(())
 }
 
