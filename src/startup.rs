@@ -10,11 +10,12 @@ use crate::{
     agent::Models,
     auth::{admin::ensure_admin_password, ensure_api_token},
     config::{Config, Secret},
+    demo::drill::{drill_workflow, DrillLog, DrillPageFactory},
     http::{router, AppState},
     notify::{config::NotifyConfig, Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
-    workflow::Runner,
+    workflow::{PageFactory, Runner, RunnerConfig},
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -120,20 +121,35 @@ fn demo_runner(config: &Config, store: &Store, models: &Models) -> anyhow::Resul
     let notifier = Notifier::from_config(&notify_config).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
-    let registry = Arc::new(
-        crate::demo::workflows::registry(notifier).context("defining the demo workflows")?,
-    );
-    let factory = GeneratedPageFactory::new(
+    let mut registry =
+        crate::demo::workflows::registry(notifier).context("defining the demo workflows")?;
+    let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
         store.clone(),
         Arc::new(models.clone()),
         config.public_url.clone(),
-    );
+    ));
+    if let Some(path) = &config.drill_log {
+        // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
+        let log = DrillLog::new(path.clone());
+        registry = registry
+            .with(drill_workflow(&log).context("defining the crash drill")?)
+            .context("registering the crash drill")?;
+        factory = Arc::new(DrillPageFactory::new(factory, log));
+        tracing::warn!(drill.log = %path.display(), "crash drill enabled");
+    }
     let model = models
         .choose(None)
         .map_err(|error| anyhow::anyhow!("{error}"))?;
-    Ok(Runner::builder(store.clone(), registry)
+    let runner_config = RunnerConfig {
+        lease: config.runner_lease,
+        // Three chances to renew before the lease runs out.
+        heartbeat: config.runner_lease / 3,
+        ..RunnerConfig::default()
+    };
+    Ok(Runner::builder(store.clone(), Arc::new(registry))
+        .config(runner_config)
         .model(models.configured_spec(), model)
-        .page_factory(Arc::new(factory))
+        .page_factory(factory)
         .build())
 }
 

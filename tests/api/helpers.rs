@@ -89,7 +89,7 @@ pub struct TestDb {
 
 enum Cleanup {
     Sqlite(#[expect(dead_code, reason = "held so the folder outlives the test")] tempfile::TempDir),
-    Postgres { admin_url: String, database: String },
+    Postgres(FreshPostgres),
 }
 
 impl TestDb {
@@ -109,6 +109,37 @@ impl TestDb {
     /// Returns `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly; a missing URL is an error,
     /// so a suite that silently skipped PostgreSQL cannot pass.
     pub async fn postgres() -> anyhow::Result<Option<Self>> {
+        let Some(database) = FreshPostgres::create().await? else {
+            return Ok(None);
+        };
+        let store =
+            Store::connect(&DatabaseUrl::Postgres(Secret::new(database.url.clone()))).await?;
+        Ok(Some(Self {
+            store,
+            cleanup: Cleanup::Postgres(database),
+        }))
+    }
+
+    pub async fn cleanup(self) -> anyhow::Result<()> {
+        self.store.close().await;
+        if let Cleanup::Postgres(database) = self.cleanup {
+            database.drop_database().await?;
+        }
+        Ok(())
+    }
+}
+
+/// A freshly created database on the PostgreSQL server named by `TEST_DATABASE_URL`, for tests
+/// that need its URL (a store, or a server process); dropped by [`FreshPostgres::drop_database`].
+pub struct FreshPostgres {
+    pub url: String,
+    admin_url: String,
+    database: String,
+}
+
+impl FreshPostgres {
+    /// Creates the database. `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly.
+    pub async fn create() -> anyhow::Result<Option<Self>> {
         let Ok(admin_url) = std::env::var("TEST_DATABASE_URL") else {
             if std::env::var("TESSERA_SKIP_POSTGRES").as_deref() == Ok("1") {
                 eprintln!("PostgreSQL test skipped: TESSERA_SKIP_POSTGRES=1");
@@ -125,29 +156,20 @@ impl TestDb {
             .await?;
         admin.close().await?;
         let url = replace_database(&admin_url, &database)?;
-        let store = Store::connect(&DatabaseUrl::Postgres(Secret::new(url))).await?;
         Ok(Some(Self {
-            store,
-            cleanup: Cleanup::Postgres {
-                admin_url,
-                database,
-            },
+            url,
+            admin_url,
+            database,
         }))
     }
 
-    pub async fn cleanup(self) -> anyhow::Result<()> {
-        self.store.close().await;
-        if let Cleanup::Postgres {
-            admin_url,
-            database,
-        } = self.cleanup
-        {
-            let mut admin = PgConnection::connect(&admin_url).await?;
-            admin
-                .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
-                .await?;
-            admin.close().await?;
-        }
+    /// Drops the database, closing whatever connections are left.
+    pub async fn drop_database(self) -> anyhow::Result<()> {
+        let mut admin = PgConnection::connect(&self.admin_url).await?;
+        admin
+            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.database).as_str())
+            .await?;
+        admin.close().await?;
         Ok(())
     }
 }

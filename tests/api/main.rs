@@ -5,6 +5,7 @@ mod binary;
 mod chat;
 mod chat_ui;
 mod components;
+mod crash;
 mod demo_items;
 mod health;
 mod helpers;
