@@ -37,7 +37,7 @@ const STEP_MS: u64 = 250;
 /// Rows in each drill page's data: enough that generating the page takes a while.
 const ROWS: u64 = 300;
 /// A new run is started this often during the kill phase.
-const START_EVERY: Duration = Duration::from_millis(600);
+const START_EVERY: Duration = Duration::from_millis(400);
 /// The longest the runs may take to finish after the last kill.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(45);
 
@@ -832,7 +832,7 @@ async fn crash_drill(backend: &str, database_url: String, processes: usize) -> a
     eprintln!(
         "crash drill on {backend} ({processes} process{}), seed {seed}, {:.1} s (kill phase {:.1} s):\n\
          \x20 kills: {} ({by_moment:?}); with a code step in flight: {kills_mid_step}; during generation: {kills_in_generation}; after a 303 before its run recorded it: {kills_between_submit_and_resume}\n\
-         \x20 runs: {} started ({total_runs} in the database, {adopted} found only by listing), {} succeeded\n\
+         \x20 runs: {total_runs} in the database ({adopted} found only by listing: their start's answer was cut), {} succeeded\n\
          \x20 submissions: {} accepted (303), {} answered 409, {} lost to a kill, {} concurrent duplicate pairs; starts lost to a kill: {}\n\
          \x20 step executions: {} ({killed_mid_execution} cut by a kill, {executions_rerun} re-executions); attempts beyond the first: {step_reruns} in {runs_with_reruns} runs\n\
          \x20 overlapping executions of one step: {}; problems: {}",
@@ -840,7 +840,6 @@ async fn crash_drill(backend: &str, database_url: String, processes: usize) -> a
         started.elapsed().as_secs_f64(),
         kill_phase.as_secs_f64(),
         kills.len(),
-        results.len(),
         results.iter().filter(|driven| driven.finished).count(),
         results.iter().map(|driven| driven.accepted).sum::<usize>(),
         results.iter().map(|driven| driven.conflicts).sum::<usize>(),
@@ -911,4 +910,49 @@ async fn the_drill_workflow_exists_only_when_its_log_is_configured() -> anyhow::
     assert!(help.contains("TESSERA_DRILL_LOG"), "{help}");
     assert!(help.contains("TESSERA_RUNNER_LEASE_SECS"), "{help}");
     Ok(())
+}
+
+fn event(pid: u32, step: &str, event: &str, at_ms: i64) -> DrillEvent {
+    DrillEvent {
+        pid,
+        tag: "t".into(),
+        step: step.into(),
+        event: event.into(),
+        at_ms,
+    }
+}
+
+#[test]
+fn the_drill_log_check_sees_a_step_run_twice_at_once_and_ends_a_killed_one_at_its_kill() {
+    let kill = Kill {
+        pid: 1,
+        dead_at_ms: 150,
+        moment: Moment::Random,
+    };
+    // Process 1 was killed at 150 mid-step; process 2 took the step over at 200: no overlap.
+    let events = [
+        event(1, "Notify", "start", 100),
+        event(2, "Notify", "start", 200),
+        event(2, "Notify", "end", 300),
+    ];
+    let found = executions(&events, &[kill.clone()]);
+    assert!(found
+        .iter()
+        .any(|execution| execution.pid == 1 && execution.killed && execution.end == 150));
+    assert!(overlaps(&found).is_empty());
+    // Process 2 started while process 1 still ran (it was killed only at 150): an overlap.
+    let events = [
+        event(1, "Notify", "start", 100),
+        event(2, "Notify", "start", 120),
+        event(2, "Notify", "end", 300),
+    ];
+    assert_eq!(overlaps(&executions(&events, &[kill])).len(), 1);
+    // Two executions in one process, the first dropped before the second: no overlap.
+    let events = [
+        event(3, "Ask", "start", 100),
+        event(3, "Ask", "dropped", 110),
+        event(3, "Ask", "start", 120),
+        event(3, "Ask", "end", 130),
+    ];
+    assert!(overlaps(&executions(&events, &[])).is_empty());
 }
