@@ -242,3 +242,48 @@ async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
     assert_eq!(body["error"]["field"], "workflow");
     Ok(())
 }
+
+#[tokio::test]
+async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_token(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let mut started = Vec::new();
+    for workflow in ["email-digest", "dashboard", "email-digest"] {
+        let run: Value = app
+            .client
+            .post(app.url("/api/runs"))
+            .bearer_auth(API_TOKEN)
+            .json(&serde_json::json!({ "workflow": workflow }))
+            .send()
+            .await?
+            .json()
+            .await?;
+        started.push(run["id"].as_str().unwrap_or_default().to_owned());
+    }
+    let listed: Value = app
+        .client
+        .get(app.url("/api/runs?workflow=email-digest&limit=1"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(listed["total"], 2, "{listed:#}");
+    let runs = listed["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), 1, "one per page: {listed:#}");
+    assert_eq!(runs[0]["id"], started[2].as_str(), "newest first");
+    assert_eq!(runs[0]["workflow"], "email-digest");
+
+    let bad = app
+        .client
+        .get(app.url("/api/runs?status=sleeping"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?;
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await?;
+    assert_eq!(body["error"]["field"], "status");
+    let anonymous = app.get("/api/runs").await?;
+    assert_eq!(anonymous.status(), 401);
+    Ok(())
+}
