@@ -53,7 +53,7 @@ use tessera::{
     workflow::{
         overview::run_overview,
         run::{RunFilter, RunStatus},
-        wait_for, workflow, PageHandle, Prompt, Registry, RunnerConfig, Workflow, WorkflowError,
+        wait_for, workflow, PageHandle, Prompt, Registry, Workflow, WorkflowError,
     },
 };
 use tokio_util::sync::CancellationToken;
@@ -401,7 +401,7 @@ async fn bench_engine(database: &Database, pages: usize) -> anyhow::Result<Figur
         config,
         Options {
             workflows: Some(registry),
-            runner: RunnerConfig::default(),
+            runner: None,
         },
     )
     .await?;

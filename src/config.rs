@@ -17,8 +17,16 @@
 //! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
 //! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
+//! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
+//! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr, path::Path};
+use std::{
+    collections::BTreeMap,
+    fmt,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 /// A value that must never reach a log line, `--help` or a `Debug` print.
 #[derive(Clone, PartialEq, Eq)]
@@ -107,7 +115,16 @@ pub struct Config {
     pub log: String,
     /// The notification channels, and the key that signs webhooks and asks callbacks.
     pub notify: crate::notify::NotifyConfig,
+    /// How long a runner's claim on a run holds without a heartbeat: after a crash, the runs the
+    /// dead process held wait this long before another runner takes them.
+    pub runner_lease: Duration,
+    /// When set, the `crash-drill` workflow is registered and every execution of its steps is
+    /// appended to this file (see `demo::drill`); never set in production.
+    pub drill_log: Option<PathBuf>,
 }
+
+/// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
+pub const DEFAULT_RUNNER_LEASE: Duration = Duration::from_secs(30);
 
 /// One configurable setting: the single source for `--help`, the file keys and errors.
 pub struct Setting {
@@ -186,6 +203,20 @@ pub const SETTINGS: &[Setting] = &[
         key: "log",
         default: "info,tessera=debug",
         help: "tracing filter, e.g. info or tessera=trace",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_RUNNER_LEASE_SECS",
+        key: "runner_lease_secs",
+        default: "30",
+        help: "seconds a runner's claim on a run holds without a heartbeat (how long a crashed process's runs wait)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_DRILL_LOG",
+        key: "drill_log",
+        default: "(unset: no drill workflow)",
+        help: "crash drills only: registers the crash-drill workflow and appends each step execution to this file",
         secret: false,
     },
     Setting {
@@ -394,6 +425,22 @@ impl Config {
                 }
                 other => invalid("notifications".to_owned(), other.to_string()),
             })?;
+        let runner_lease = match lookup("TESSERA_RUNNER_LEASE_SECS") {
+            Some((name, raw)) => match raw.trim().parse::<u64>() {
+                Ok(seconds) if (1..=3600).contains(&seconds) => Duration::from_secs(seconds),
+                _ => {
+                    return Err(invalid(
+                        name,
+                        format!("`{raw}` must be a whole number of seconds from 1 to 3600"),
+                    ))
+                }
+            },
+            None => DEFAULT_RUNNER_LEASE,
+        };
+        let drill_log = lookup("TESSERA_DRILL_LOG")
+            .map(|(_, raw)| raw.trim().to_owned())
+            .filter(|raw| !raw.is_empty())
+            .map(PathBuf::from);
         Ok(Self {
             addr,
             database_url,
@@ -405,6 +452,8 @@ impl Config {
             site_root,
             log,
             notify,
+            runner_lease,
+            drill_log,
         })
     }
 
@@ -422,6 +471,8 @@ impl Config {
             site_root: "target/site".to_owned(),
             log: "warn".to_owned(),
             notify: crate::notify::NotifyConfig::default(),
+            runner_lease: DEFAULT_RUNNER_LEASE,
+            drill_log: None,
         }
     }
 }
@@ -561,6 +612,25 @@ mod tests {
         let printed = format!("{config:?}");
         assert!(!printed.contains("super-secret-token-value"), "{printed}");
         assert!(!printed.contains("pw-XYZ"), "{printed}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_runner_lease_is_whole_seconds_and_the_drill_is_off_by_default() -> Result<(), ConfigError>
+    {
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.runner_lease, Duration::from_secs(30));
+        assert!(config.drill_log.is_none());
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_RUNNER_LEASE_SECS", "2")],
+            &[("drill_log", "/tmp/drill.log")],
+        ))?;
+        assert_eq!(config.runner_lease, Duration::from_secs(2));
+        assert_eq!(config.drill_log, Some(PathBuf::from("/tmp/drill.log")));
+        let error = Config::from_sources(&sources(&[("TESSERA_RUNNER_LEASE_SECS", "0")], &[]))
+            .err()
+            .map(|error| error.to_string());
+        assert!(error.is_some_and(|text| text.starts_with("invalid TESSERA_RUNNER_LEASE_SECS")));
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! Demo content shipped with the app so it is useful with no configuration: pages to try and
 //! (with the workflow issue) the demo workflows.
 
+pub mod drill;
 pub mod emails;
 pub mod expenses;
 pub mod field_types;

@@ -55,7 +55,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/status", get(health::status))
         .route("/api/components", get(components::tool_definitions))
         .route("/api/pages/preview", post(preview::preview_api))
-        .route("/api/runs", post(runs::start_run_api))
+        .route(
+            "/api/runs",
+            post(runs::start_run_api).get(runs::list_runs_api),
+        )
         .route("/api/runs/{id}", get(runs::show_run_api))
         .route("/api/asks", post(asks::create_ask_api))
         .route("/api/asks/{id}", get(asks::show_ask_api))

@@ -12,11 +12,12 @@ use crate::{
     auth::{admin::ensure_admin_password, ensure_api_token},
     chat::api::demo_orchestrator,
     config::{Config, Secret},
+    demo::drill::{drill_workflow, DrillLog, DrillPageFactory},
     http::{router, AppState},
     notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
-    workflow::{Registry, Runner, RunnerConfig},
+    workflow::{PageFactory, Registry, Runner, RunnerConfig},
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -36,8 +37,9 @@ pub struct Options {
     /// The workflows the runner runs; the demo workflows when `None` (tests and benches bring
     /// their own).
     pub workflows: Option<Registry>,
-    /// How the runner claims runs and how long its idle workers sleep.
-    pub runner: RunnerConfig,
+    /// How the runner claims runs and how long its idle workers sleep; from the config
+    /// (`TESSERA_RUNNER_LEASE_SECS`) when `None`.
+    pub runner: Option<RunnerConfig>,
 }
 
 impl Application {
@@ -135,29 +137,44 @@ impl Application {
 }
 
 /// The runner: the given workflows (else the demo ones and asks, notifying whatever channels are
-/// configured), pages generated with the configured model.
+/// configured), pages generated with the configured model; the crash drill when configured.
 fn build_runner(
     config: &Config,
     store: &Store,
     models: &Models,
     options: Options,
 ) -> anyhow::Result<Runner> {
-    let registry = match options.workflows {
+    let mut registry = match options.workflows {
         Some(registry) => registry,
         None => demo_registry(config)?,
     };
-    let factory = GeneratedPageFactory::new(
+    let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
         store.clone(),
         Arc::new(models.clone()),
         config.public_url.clone(),
-    );
+    ));
+    if let Some(path) = &config.drill_log {
+        // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
+        let log = DrillLog::new(path.clone());
+        registry = registry
+            .with(drill_workflow(&log).context("defining the crash drill")?)
+            .context("registering the crash drill")?;
+        factory = Arc::new(DrillPageFactory::new(factory, log));
+        tracing::warn!(drill.log = %path.display(), "crash drill enabled");
+    }
     let model = models
         .choose(None)
         .map_err(|error| anyhow::anyhow!("{error}"))?;
+    let runner_config = options.runner.unwrap_or_else(|| RunnerConfig {
+        lease: config.runner_lease,
+        // Three chances to renew before the lease runs out.
+        heartbeat: config.runner_lease / 3,
+        ..RunnerConfig::default()
+    });
     Ok(Runner::builder(store.clone(), Arc::new(registry))
-        .config(options.runner)
+        .config(runner_config)
         .model(models.configured_spec(), model)
-        .page_factory(Arc::new(factory))
+        .page_factory(factory)
         .build())
 }
 

@@ -325,6 +325,47 @@ pub async fn start_run_api(
     ))
 }
 
+/// Query of `GET /api/runs`.
+#[derive(Debug, Default, Deserialize)]
+pub struct ApiListQuery {
+    workflow: Option<String>,
+    status: Option<String>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+/// `GET /api/runs`: runs newest first, optionally of one workflow and status, with the total —
+/// how a caller finds a run whose start it did not see answered.
+///
+/// # Errors
+/// 400 for an unknown status; database failures.
+pub async fn list_runs_api(
+    State(state): State<AppState>,
+    Query(query): Query<ApiListQuery>,
+) -> Result<Json<Value>, AppError> {
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(raw) => Some(RunStatus::parse(raw).ok_or_else(|| AppError::BadRequest {
+            code: "invalid_status",
+            message: format!("`{raw}` is not a run status"),
+            field: Some("status".into()),
+        })?),
+    };
+    let filter = RunFilter {
+        status,
+        workflow: query.workflow,
+        limit: query.limit.unwrap_or(100),
+        offset: query.offset.unwrap_or(0),
+    };
+    let listed = state.store.list_runs(&filter).await?;
+    let runs: Vec<Value> = listed
+        .runs
+        .iter()
+        .map(|run| json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id) } }))
+        .collect();
+    Ok(Json(json!({ "runs": runs, "total": listed.total })))
+}
+
 /// `GET /api/runs/{id}`: status, current step, each step's output and the waiting page's link.
 ///
 /// # Errors

@@ -659,6 +659,10 @@ impl Runner {
 
     /// Renews the lease every `heartbeat`; once it is lost, says so through `lost` and idles
     /// until the drive ends.
+    ///
+    /// A renewal that has not answered shortly before the lease runs out counts as lost: past
+    /// that instant another runner may claim the run, and the step must not go on beside it
+    /// (a stalled database connection would otherwise keep it running until the call returns).
     async fn keep_lease(
         &self,
         mut lease: Lease,
@@ -671,14 +675,21 @@ impl Runner {
                 continue;
             }
             let now = now_ms();
-            match self.inner.store.heartbeat(&lease, config.lease, now).await {
-                Ok(Some(renewed)) => lease = renewed,
-                Ok(None) => lost.cancel(),
-                Err(error) => {
+            let left = u64::try_from(lease.expires_at_ms.saturating_sub(now)).unwrap_or(0);
+            let budget = Duration::from_millis(left).saturating_sub(config.heartbeat / 2);
+            let renewal = self.inner.store.heartbeat(&lease, config.lease, now);
+            match tokio::time::timeout(budget, renewal).await {
+                Ok(Ok(Some(renewed))) => lease = renewed,
+                Ok(Ok(None)) => lost.cancel(),
+                Ok(Err(error)) => {
                     tracing::warn!(run.id = %lease.run_id, error = %error, "heartbeat failed");
-                    if now >= lease.expires_at_ms {
+                    if now_ms().saturating_add(millis(config.heartbeat)) >= lease.expires_at_ms {
                         lost.cancel();
                     }
+                }
+                Err(_) => {
+                    tracing::warn!(run.id = %lease.run_id, "heartbeat did not answer before the lease ran out");
+                    lost.cancel();
                 }
             }
         }

@@ -409,3 +409,36 @@ async fn record(
     let status = state.statuses.pop_front().unwrap_or(200);
     StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
+
+/// A freshly created database on the PostgreSQL server named by `TEST_DATABASE_URL`, for tests
+/// that need its URL (a server process of their own); dropped by [`FreshPostgres::drop_database`].
+pub struct FreshPostgres {
+    pub url: String,
+    admin_url: String,
+    database: String,
+}
+
+impl FreshPostgres {
+    /// Creates the database. `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly.
+    pub async fn create() -> anyhow::Result<Option<Self>> {
+        let Some((admin_url, database)) = create_postgres_database().await? else {
+            return Ok(None);
+        };
+        let url = replace_database(&admin_url, &database)?;
+        Ok(Some(Self {
+            url,
+            admin_url,
+            database,
+        }))
+    }
+
+    /// Drops the database, closing whatever connections are left.
+    pub async fn drop_database(self) -> anyhow::Result<()> {
+        let mut admin = PgConnection::connect(&self.admin_url).await?;
+        admin
+            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.database).as_str())
+            .await?;
+        admin.close().await?;
+        Ok(())
+    }
+}

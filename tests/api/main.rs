@@ -7,6 +7,7 @@ mod chat;
 mod chat_tools;
 mod chat_ui;
 mod components;
+mod crash;
 mod demo_items;
 mod health;
 mod helpers;

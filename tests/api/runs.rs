@@ -139,11 +139,11 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
     // the test's bound. The lease is an hour too, because a worker that saw the run being driven
     // sleeps until that run's lease would expire.
     let options = Options {
-        runner: RunnerConfig {
+        runner: Some(RunnerConfig {
             poll_interval: Duration::from_secs(3600),
             lease: Duration::from_secs(3600),
             ..RunnerConfig::default()
-        },
+        }),
         ..Options::default()
     };
     let app = spawn_app_with(tempfile::tempdir()?, options).await?;
@@ -390,5 +390,50 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
         "a finished run's page stays put"
     );
     assert!(!finished.text().await?.contains("data-testid=\"run-live\""));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_token(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let mut started = Vec::new();
+    for workflow in ["email-digest", "dashboard", "email-digest"] {
+        let run: Value = app
+            .client
+            .post(app.url("/api/runs"))
+            .bearer_auth(API_TOKEN)
+            .json(&serde_json::json!({ "workflow": workflow }))
+            .send()
+            .await?
+            .json()
+            .await?;
+        started.push(run["id"].as_str().unwrap_or_default().to_owned());
+    }
+    let listed: Value = app
+        .client
+        .get(app.url("/api/runs?workflow=email-digest&limit=1"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(listed["total"], 2, "{listed:#}");
+    let runs = listed["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), 1, "one per page: {listed:#}");
+    assert_eq!(runs[0]["id"], started[2].as_str(), "newest first");
+    assert_eq!(runs[0]["workflow"], "email-digest");
+
+    let bad = app
+        .client
+        .get(app.url("/api/runs?status=sleeping"))
+        .bearer_auth(API_TOKEN)
+        .send()
+        .await?;
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await?;
+    assert_eq!(body["error"]["field"], "status");
+    let anonymous = app.get("/api/runs").await?;
+    assert_eq!(anonymous.status(), 401);
     Ok(())
 }

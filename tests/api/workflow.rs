@@ -1548,3 +1548,81 @@ async fn a_runner_spawned_with_a_shutdown_token_runs_work_and_stops() -> anyhow:
     database.cleanup().await?;
     Ok(())
 }
+
+/// Sets the flag when the step's future is dropped (its runner abandoned it).
+struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A heartbeat stuck behind the database must not let the step run on past its lease, when
+/// another process may already have claimed the run (DESIGN.md §7: no step runs twice at once).
+/// The stall is real: another connection holds SQLite's write lock, so the renewal waits.
+#[tokio::test]
+async fn a_step_whose_heartbeat_stalls_is_abandoned_before_its_lease_runs_out() -> anyhow::Result<()>
+{
+    use sqlx::{Connection as _, Executor as _};
+
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("stall.db");
+    let store = Store::connect(&tessera::config::DatabaseUrl::Sqlite(
+        path.to_string_lossy().into_owned(),
+    ))
+    .await?;
+    let started = Arc::new(tokio::sync::Notify::new());
+    let abandoned = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let registry = {
+        let started = Arc::clone(&started);
+        let abandoned = Arc::clone(&abandoned);
+        Registry::new().with(
+            workflow::<Value>("stalled")
+                .step("Long", move |state| {
+                    let started = Arc::clone(&started);
+                    let flag = DropFlag(Arc::clone(&abandoned));
+                    async move {
+                        let _abandon_marker = flag;
+                        started.notify_one();
+                        std::future::pending::<()>().await;
+                        Ok(state)
+                    }
+                })
+                .build()?,
+        )?
+    };
+    let runner = Runner::builder(store.clone(), Arc::new(registry))
+        .config(RunnerConfig {
+            workers: 1,
+            lease: Duration::from_secs(1),
+            heartbeat: Duration::from_millis(250),
+            ..fast_config("stalled")
+        })
+        .build();
+    let shutdown = CancellationToken::new();
+    let workers = runner.spawn(shutdown.clone());
+    runner.start_run("stalled", json!({})).await?;
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .context("the step started")?;
+
+    let mut blocker =
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await?;
+    blocker.execute("BEGIN IMMEDIATE").await?;
+    // The write lock is held far longer than the lease (the store's busy timeout is 10 s).
+    let held_since = Instant::now();
+    while !abandoned.load(Ordering::SeqCst) && held_since.elapsed() < Duration::from_secs(6) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let abandoned_while_stalled = abandoned.load(Ordering::SeqCst);
+    blocker.execute("ROLLBACK").await?;
+    shutdown.cancel();
+    let _ = workers.await;
+    store.close().await;
+    assert!(
+        abandoned_while_stalled,
+        "the step ran on while its lease could not be renewed"
+    );
+    Ok(())
+}
