@@ -34,6 +34,7 @@ pub mod scope;
 pub mod session;
 pub mod slash;
 pub mod threads;
+pub mod views;
 
 pub use confirm::{ApprovalScope, ConfirmationId, OperationHash};
 pub use execution::ExecutionId;
@@ -61,6 +62,9 @@ pub enum ChatError {
     /// The confirmation was already decided or used.
     #[error("{0}")]
     Conflict(String),
+    /// An approval named items or a scope the confirmation does not offer (the person's fault).
+    #[error("{0}")]
+    Selection(String),
     /// A model name this server does not have.
     #[error("model `{requested}` is not available; use one of: {}", available.join(", "))]
     UnknownModel {

@@ -214,10 +214,10 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     let html = app.get("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"execution-header\""));
     assert!(html.contains("searchItems"));
-    assert!(html.contains("data-testid=\"preview-table\""));
+    assert!(html.contains("data-testid=\"confirm-view\""));
     assert!(html.contains("data-testid=\"pending-approval\""));
     assert!(html.contains("bulkDeleteItems"));
-    let rows = html.matches("data-testid=\"preview-row\"").count();
+    let rows = html.matches("name=\"ids\"").count();
     assert!(rows > 0, "the preview shows the items");
     assert!(
         html.contains(&format!("Delete {rows} item")),

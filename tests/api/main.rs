@@ -4,6 +4,7 @@ mod agent;
 mod binary;
 mod chat;
 mod chat_ui;
+mod chat_views;
 mod components;
 mod demo_items;
 mod health;
