@@ -988,7 +988,12 @@ impl Orchestrator {
             }
         );
         let thread = self
-            .apply_decision(&mut turn, narrowed.id, Decision::Approve(scope), Some(&said))
+            .apply_decision(
+                &mut turn,
+                narrowed.id,
+                Decision::Approve(scope),
+                Some(&said),
+            )
             .await?;
         self.finish_turn(turn, Some(thread)).await
     }

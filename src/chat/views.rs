@@ -12,7 +12,9 @@
 //! Deny), the scope options, where the form posts, which rows start ticked, which failures are
 //! listed and what the downloads contain ([`result_download`]). A tree that states a count other
 //! than code's, or shows a literal number where a bound one belongs, is refused and the heuristic
-//! builds the view instead. This module must not decide policy: what a selection may approve is
+//! builds the view instead. Building a view while serving `GET /chat` records a generation (and
+//! fills the page cache) like any generation: an audit record, not a change to the conversation,
+//! its confirmations or the site. This module must not decide policy: what a selection may approve is
 //! the orchestrator's ([`super::Orchestrator::approve_selection`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,9 +31,9 @@ use super::{
     confirm::{ApprovalScope, ConfirmationId, ConfirmationPreview},
     execution::{Approval, Execution, ExecutionId, ExecutionStatus},
     header::{StepRole, StepStatus},
+    manifest::{id_text, Manifest, Operation, Tag, DEFAULT_BATCH_ARGUMENT},
     orchestrator::SessionView,
     session::SessionId,
-    manifest::{id_text, Manifest, Operation, Tag, DEFAULT_BATCH_ARGUMENT},
     PendingApproval,
 };
 use crate::{
@@ -127,7 +129,12 @@ fn templates() -> Result<Environment<'static>, minijinja::Error> {
     Ok(environment)
 }
 
-fn prompt(kind: ViewKind, operation: &str, entity: &str, destructive: bool) -> Result<String, ViewError> {
+fn prompt(
+    kind: ViewKind,
+    operation: &str,
+    entity: &str,
+    destructive: bool,
+) -> Result<String, ViewError> {
     let environment = templates()?;
     let text = environment.get_template(kind.as_str())?.render(context! {
         operation => operation,
@@ -154,17 +161,25 @@ async fn generate(
     acceptable: &(dyn Fn(&PageTree) -> Result<(), String> + Sync),
 ) -> Result<(PageTree, String), ViewError> {
     let generated = generate_page(input.clone(), model, store, None).await?;
-    match acceptable(&generated.tree) {
-        Ok(()) => Ok((generated.tree, model_of(&generated.record))),
+    let (mut tree, model_name) = match acceptable(&generated.tree) {
+        Ok(()) => (generated.tree, model_of(&generated.record)),
         Err(reason) => {
             tracing::warn!(model = %generated.record.model, reason, "a generated chat view was refused; the heuristic builds it");
             let mut again = input.with_cache(CachePolicy::Bypass);
             again.id = uuid::Uuid::new_v4();
             let heuristic = HeuristicModel::new();
             let rebuilt = generate_page(again, &heuristic, store, None).await?;
-            Ok((rebuilt.tree, model_of(&rebuilt.record)))
+            (rebuilt.tree, model_of(&rebuilt.record))
+        }
+    };
+    // A view is a section of the chat page, whose only level-1 heading is "Chat".
+    for node in tree.nodes.values_mut() {
+        if node.component == "Heading" && node.props.get("level").and_then(Value::as_u64) == Some(1)
+        {
+            node.props["level"] = json!(2);
         }
     }
+    Ok((tree, model_name))
 }
 
 fn model_of(record: &GenerationRecord) -> String {
@@ -178,7 +193,9 @@ fn model_of(record: &GenerationRecord) -> String {
 /// call touches (the preview's row, or just its id when the preview had none).
 #[must_use]
 pub fn confirm_data(approval: &PendingApproval, operation: Option<&Operation>) -> Value {
-    let ids = operation.map_or_else(Vec::new, |operation| operation.item_ids(&approval.arguments));
+    let ids = operation.map_or_else(Vec::new, |operation| {
+        operation.item_ids(&approval.arguments)
+    });
     let rows = preview_rows(&ids, &approval.preview);
     json!({
         "operation": approval.operation,
@@ -211,7 +228,11 @@ fn scope_label(scope: ApprovalScope, operation: &str) -> String {
     }
 }
 
-fn confirm_schema(approval: &PendingApproval, entity: &str, with_ids: bool) -> Result<FormSchema, SchemaError> {
+fn confirm_schema(
+    approval: &PendingApproval,
+    entity: &str,
+    with_ids: bool,
+) -> Result<FormSchema, SchemaError> {
     let scopes: Vec<&str> = approval
         .allowed_scopes
         .iter()
@@ -220,7 +241,11 @@ fn confirm_schema(approval: &PendingApproval, entity: &str, with_ids: bool) -> R
     let mut properties = Map::new();
     let mut required = vec![SCOPE_FIELD];
     if with_ids {
-        let verb = if approval.destructive { "delete" } else { "change" };
+        let verb = if approval.destructive {
+            "delete"
+        } else {
+            "change"
+        };
         properties.insert(
             IDS_FIELD.to_owned(),
             json!({"type": "array", "items": {"type": "string"}, "minItems": 1,
@@ -249,7 +274,11 @@ fn capitalized(text: &str) -> String {
 /// The confirm button's label: the verb and code's count.
 #[must_use]
 pub fn confirm_label(approval: &PendingApproval) -> String {
-    let verb = if approval.destructive { "Delete" } else { "Approve" };
+    let verb = if approval.destructive {
+        "Delete"
+    } else {
+        "Approve"
+    };
     format!("{verb} {}", plural(approval.preview.count, "item"))
 }
 
@@ -268,7 +297,12 @@ pub async fn confirm_view(
     let data = confirm_data(approval, operation);
     let ids: Vec<String> = data["items"]
         .as_array()
-        .map(|rows| rows.iter().filter_map(|row| row.get("id")).map(id_text).collect())
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|row| row.get("id"))
+                .map(id_text)
+                .collect()
+        })
         .unwrap_or_default();
     let batch = operation.is_some_and(|operation| {
         approval
@@ -300,7 +334,10 @@ pub async fn confirm_view(
     if with_ids {
         values.insert(IDS_FIELD.to_owned(), ids);
     }
-    values.insert(SCOPE_FIELD.to_owned(), vec![ApprovalScope::Once.as_str().to_owned()]);
+    values.insert(
+        SCOPE_FIELD.to_owned(),
+        vec![ApprovalScope::Once.as_str().to_owned()],
+    );
     Ok(ChatView {
         kind: ViewKind::Confirm,
         tree,
@@ -316,7 +353,11 @@ pub async fn confirm_view(
 /// call deletes), there is a Deny, and the scope options are code's, with their labels.
 pub fn enforce_confirm(tree: &mut PageTree, approval: &PendingApproval) {
     let label = confirm_label(approval);
-    let variant = if approval.destructive { "danger" } else { "primary" };
+    let variant = if approval.destructive {
+        "danger"
+    } else {
+        "primary"
+    };
     let mut has_cancel = false;
     for node in tree.nodes.values_mut() {
         match node.component.as_str() {
@@ -357,7 +398,10 @@ pub fn enforce_confirm(tree: &mut PageTree, approval: &PendingApproval) {
             let id = unused_id(tree, "code_deny");
             tree.nodes.insert(
                 id.clone(),
-                node("Button", json!({"label": "Deny", "variant": "secondary", "kind": "cancel"})),
+                node(
+                    "Button",
+                    json!({"label": "Deny", "variant": "secondary", "kind": "cancel"}),
+                ),
             );
             if let Some(form) = tree.nodes.get_mut(&form) {
                 form.children.push(id);
@@ -394,7 +438,9 @@ pub fn check_counts(tree: &PageTree, count: usize, nouns: &[String]) -> Result<(
         if matches!(node.component.as_str(), "Stat" | "ProgressBar") {
             for key in ["value", "max"] {
                 if node.props.get(key).is_some_and(Value::is_number) {
-                    return Err(format!("`{id}` shows a literal number; numbers must be bound to the data"));
+                    return Err(format!(
+                        "`{id}` shows a literal number; numbers must be bound to the data"
+                    ));
                 }
             }
         }
@@ -473,8 +519,13 @@ pub async fn progress_view(
         .operation(&execution.operation)
         .map_or("item", |operation| operation.entity.as_str());
     let data = progress_data(execution);
-    let input = GenerationInput::new(prompt(ViewKind::Progress, &execution.operation, entity, false)?)
-        .with_data(data.clone());
+    let input = GenerationInput::new(prompt(
+        ViewKind::Progress,
+        &execution.operation,
+        entity,
+        false,
+    )?)
+    .with_data(data.clone());
     let check = |tree: &PageTree| {
         check_counts(tree, execution.items_total, &[])?;
         require_component(tree, "ProgressBar")
@@ -543,45 +594,46 @@ pub fn item_outcomes(
         .unwrap_or_default();
     let result = execution.result.clone().unwrap_or(Value::Null);
     // One entry per request: (size, status, error, response).
-    let requests: Vec<(usize, String, String, Value)> = match result.get("chunks").and_then(Value::as_array) {
-        Some(chunks) => chunks
-            .iter()
-            .map(|chunk| {
-                (
-                    chunk
-                        .get("size")
-                        .and_then(Value::as_u64)
-                        .and_then(|size| usize::try_from(size).ok())
-                        .unwrap_or(0),
-                    chunk
-                        .get("status")
-                        .and_then(Value::as_str)
-                        .unwrap_or("not_sent")
-                        .to_owned(),
-                    chunk
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    chunk.get("response").cloned().unwrap_or(Value::Null),
-                )
-            })
-            .collect(),
-        None => {
-            let status = match execution.status {
-                ExecutionStatus::Succeeded => "succeeded",
-                ExecutionStatus::Cancelled => "cancelled",
-                ExecutionStatus::Running => "not_sent",
-                ExecutionStatus::Failed | ExecutionStatus::Refused => "failed",
-            };
-            vec![(
-                ids.len(),
-                status.to_owned(),
-                execution.error.clone().unwrap_or_default(),
-                result.clone(),
-            )]
-        }
-    };
+    let requests: Vec<(usize, String, String, Value)> =
+        match result.get("chunks").and_then(Value::as_array) {
+            Some(chunks) => chunks
+                .iter()
+                .map(|chunk| {
+                    (
+                        chunk
+                            .get("size")
+                            .and_then(Value::as_u64)
+                            .and_then(|size| usize::try_from(size).ok())
+                            .unwrap_or(0),
+                        chunk
+                            .get("status")
+                            .and_then(Value::as_str)
+                            .unwrap_or("not_sent")
+                            .to_owned(),
+                        chunk
+                            .get("error")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        chunk.get("response").cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect(),
+            None => {
+                let status = match execution.status {
+                    ExecutionStatus::Succeeded => "succeeded",
+                    ExecutionStatus::Cancelled => "cancelled",
+                    ExecutionStatus::Running => "not_sent",
+                    ExecutionStatus::Failed | ExecutionStatus::Refused => "failed",
+                };
+                vec![(
+                    ids.len(),
+                    status.to_owned(),
+                    execution.error.clone().unwrap_or_default(),
+                    result.clone(),
+                )]
+            }
+        };
     let mut outcomes = Vec::with_capacity(ids.len());
     let mut remaining = ids.iter();
     for (size, status, error, response) in requests {
@@ -595,7 +647,9 @@ pub fn item_outcomes(
                 ("failed".to_owned(), "not found".to_owned())
             } else {
                 let error = match status.as_str() {
-                    "not_sent" if error.is_empty() => "not sent: an earlier request failed".to_owned(),
+                    "not_sent" if error.is_empty() => {
+                        "not sent: an earlier request failed".to_owned()
+                    }
                     "cancelled" if error.is_empty() => "not sent: stopped by the person".to_owned(),
                     _ => error.clone(),
                 };
@@ -665,7 +719,9 @@ pub async fn result_view(
         operation.has(Tag::Delete),
     )?)
     .with_data(data.clone());
-    let has_failures = data["failures"].as_array().is_some_and(|rows| !rows.is_empty());
+    let has_failures = data["failures"]
+        .as_array()
+        .is_some_and(|rows| !rows.is_empty());
     let total = outcomes.len();
     let check = move |tree: &PageTree| {
         check_counts(tree, total, &[])?;
@@ -691,7 +747,8 @@ fn binds(tree: &PageTree, pointer: &str) -> bool {
     tree.nodes.values().any(|node| {
         let mut bound = Vec::new();
         collect_pointers(&node.props, &mut bound);
-        matches!(node.component.as_str(), "Table" | "List") && bound.iter().any(|used| used == pointer)
+        matches!(node.component.as_str(), "Table" | "List")
+            && bound.iter().any(|used| used == pointer)
     })
 }
 
@@ -714,7 +771,11 @@ pub fn enforce_result(tree: &mut PageTree) {
     for format in [DownloadFormat::Csv, DownloadFormat::Json] {
         let offered = tree.nodes.values().any(|node| {
             node.component == "DownloadLink"
-                && node.props.get("format").and_then(Value::as_str).unwrap_or("csv")
+                && node
+                    .props
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("csv")
                     == format.extension()
         });
         if !offered {
@@ -744,10 +805,8 @@ pub fn result_download(
 ) -> DownloadFile {
     let outcomes = item_outcomes(operation, execution, preview);
     let rows = serde_json::to_value(&outcomes).unwrap_or(Value::Null);
-    let (content_type, body) = download_body(
-        &json!({"data": rows, "columns": RESULT_COLUMNS}),
-        format,
-    );
+    let (content_type, body) =
+        download_body(&json!({"data": rows, "columns": RESULT_COLUMNS}), format);
     let short: String = execution.id.to_string().chars().take(8).collect();
     DownloadFile {
         content_type,
@@ -850,7 +909,10 @@ pub async fn session_views(
         if views.results.contains_key(&execution_id) {
             continue;
         }
-        let Some(execution) = executions.iter().find(|execution| execution.id == execution_id) else {
+        let Some(execution) = executions
+            .iter()
+            .find(|execution| execution.id == execution_id)
+        else {
             continue;
         };
         let Some(operation) = manifest.operation(&execution.operation) else {
@@ -860,13 +922,75 @@ pub async fn session_views(
         let result = result_view(store, model, operation, execution, preview.as_ref()).await?;
         views.results.insert(execution_id, result);
     }
-    for execution in executions
-        .iter()
-        .filter(|execution| execution.status == ExecutionStatus::Running && execution.chunks_total > 1)
-    {
+    for execution in executions.iter().filter(|execution| {
+        execution.status == ExecutionStatus::Running && execution.chunks_total > 1
+    }) {
         views
             .progress
             .push(progress_view(store, model, manifest, execution).await?);
     }
     Ok(views)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_is_read_only_before_the_noun_it_counts() {
+        let nouns = ["item".to_owned()];
+        assert_eq!(stated_count("You are deleting 12 items.", &nouns), Some(12));
+        assert_eq!(stated_count("1 item will go", &nouns), Some(1));
+        assert_eq!(stated_count("Sent in 3 requests", &nouns), None);
+        assert_eq!(stated_count("Items: 4", &nouns), None);
+    }
+
+    #[test]
+    fn result_downloads_guard_cells_against_formulas() -> anyhow::Result<()> {
+        let manifest = Manifest::from_json(crate::demo::items::MANIFEST_JSON)?;
+        let operation = manifest
+            .operation("bulkDeleteItems")
+            .ok_or_else(|| anyhow::anyhow!("no bulkDeleteItems"))?;
+        let arguments = json!({"ids": ["a"]});
+        let execution = Execution {
+            id: ExecutionId::new(),
+            session_id: SessionId(uuid::Uuid::new_v4()),
+            thread_id: super::super::ThreadId(uuid::Uuid::new_v4()),
+            operation: "bulkDeleteItems".to_owned(),
+            hash: super::super::confirm::operation_hash("bulkDeleteItems", &arguments),
+            arguments,
+            role: StepRole::Mutation,
+            approval: Approval::NotNeeded,
+            status: ExecutionStatus::Succeeded,
+            items_total: 1,
+            items_done: 1,
+            chunks_total: 1,
+            chunks_done: 1,
+            item_ids: None,
+            result: Some(json!({"deleted": 1, "ids": ["a"], "missing": []})),
+            error: None,
+            created_at_ms: 0,
+            finished_at_ms: Some(1),
+        };
+        let preview = ConfirmationPreview {
+            count: 1,
+            items: vec![json!({"id": "a", "title": "=HYPERLINK(\"http://evil\")"})],
+            chunks: vec![1],
+            preview_operation: None,
+        };
+        let file = result_download(operation, &execution, Some(&preview), DownloadFormat::Csv);
+        assert_eq!(file.content_type, "text/csv; charset=utf-8");
+        assert!(
+            file.filename.starts_with("bulkDeleteItems-"),
+            "{}",
+            file.filename
+        );
+        assert!(
+            file.body
+                .contains("a,\"'=HYPERLINK(\"\"http://evil\"\")\",succeeded,"),
+            "{}",
+            file.body
+        );
+        Ok(())
+    }
 }

@@ -31,7 +31,6 @@ use tower_sessions::Session;
 use url::Url;
 
 use super::{error::AppError, login, render::html_document, security::is_cross_site, AppState};
-use tessera_app::render::ACTION_FIELD;
 use crate::{
     chat::{
         api::demo_orchestrator,
@@ -45,6 +44,7 @@ use crate::{
     forms::raw_values,
     store::chat::Decision,
 };
+use tessera_app::render::ACTION_FIELD;
 
 const SESSION_KEY: &str = "chat_session";
 const FLASH_KEY: &str = "chat_flash";
@@ -181,12 +181,18 @@ async fn render_chat(
         tools: tool_groups(&tools),
         flash,
     };
-    Ok(html_document(&state.app, status, "Chat · Tessera", move || {
-        view! { <ChatPage data/> }.into_any()
-    }))
+    Ok(html_document(
+        &state.app,
+        status,
+        "Chat · Tessera",
+        move || view! { <ChatPage data/> }.into_any(),
+    ))
 }
 
-fn message(entry: &crate::chat::session::TranscriptEntry, generated: &mut SessionViews) -> ChatMessage {
+fn message(
+    entry: &crate::chat::session::TranscriptEntry,
+    generated: &mut SessionViews,
+) -> ChatMessage {
     let header_text = entry
         .header
         .as_ref()
@@ -200,7 +206,11 @@ fn message(entry: &crate::chat::session::TranscriptEntry, generated: &mut Sessio
             .to_owned(),
         None => entry.text.clone(),
     };
-    let steps = entry.header.as_ref().map(|header| header.steps.as_slice()).unwrap_or_default();
+    let steps = entry
+        .header
+        .as_ref()
+        .map(|header| header.steps.as_slice())
+        .unwrap_or_default();
     ChatMessage {
         speaker: entry.speaker.as_str().to_owned(),
         header: steps.iter().map(header_step).collect(),
@@ -267,7 +277,12 @@ async fn decide(
         .map(ConfirmationId)
         .map_err(|_| AppError::NotFound)?;
     let values = raw_values(&body);
-    let last = |name: &str| values.get(name).and_then(|all| all.last()).map(String::as_str);
+    let last = |name: &str| {
+        values
+            .get(name)
+            .and_then(|all| all.last())
+            .map(String::as_str)
+    };
     let approve = match (last("decision"), last(ACTION_FIELD)) {
         (Some("approve"), _) | (None, Some("submit")) => true,
         (Some("deny"), _) | (None, Some("cancel")) => false,
@@ -306,7 +321,10 @@ async fn decide(
             .approve_selection(id, confirmation, selected.as_deref(), scope)
             .await
     } else {
-        state.orchestrator.decide(id, confirmation, Decision::Deny).await
+        state
+            .orchestrator
+            .decide(id, confirmation, Decision::Deny)
+            .await
     };
     match outcome {
         Ok(_) => {}
@@ -319,8 +337,13 @@ async fn decide(
                 form_error: Some(message),
             };
             let rejected = RejectedAnswer { confirmation, form };
-            return render_chat(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(rejected))
-                .await;
+            return render_chat(
+                &state,
+                &session,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some(rejected),
+            )
+            .await;
         }
         Err(error) => return Err(error.into()),
     }

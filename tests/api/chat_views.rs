@@ -73,11 +73,12 @@ fn approval(count: usize, destructive: bool) -> PendingApproval {
 }
 
 fn place(id: &str, component: &str, props: Value, parent: Option<&str>) -> ToolCall {
-    let mut arguments = json!({ "props": props });
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("props".to_owned(), props);
     if let Some(parent) = parent {
-        arguments["parent"] = json!(parent);
+        arguments.insert("parent".to_owned(), json!(parent));
     }
-    ToolCall::new(id, component, arguments)
+    ToolCall::new(id, component, Value::Object(arguments))
 }
 
 /// A confirm page as a model would place it, with `heading` as its heading's text.
@@ -132,7 +133,10 @@ async fn a_scripted_model_places_the_confirm_view_and_code_sets_count_buttons_an
     assert_eq!(view.kind, ViewKind::Confirm);
     assert_eq!(view.model, "scripted:views", "the scripted model placed it");
     assert_eq!(
-        view.tree.nodes.get("c1").map(|node| node.props["text"].clone()),
+        view.tree
+            .nodes
+            .get("c1")
+            .map(|node| node.props["text"].clone()),
         Some(json!("Review the deletion")),
         "the model's components, through the agent loop"
     );
@@ -141,9 +145,15 @@ async fn a_scripted_model_places_the_confirm_view_and_code_sets_count_buttons_an
     assert!(!page.contains("999"), "the model's count is overridden");
     assert!(page.contains("bg-red-700"), "danger styling");
     assert!(page.contains(">Deny<"), "code adds Deny: {page}");
-    assert!(page.contains("Always for bulkDeleteItems in this chat"), "code's scope labels");
     assert!(
-        page.contains(&format!("action=\"/chat/approvals/{}\"", pending.confirmation_id)),
+        page.contains("Always for bulkDeleteItems in this chat"),
+        "code's scope labels"
+    );
+    assert!(
+        page.contains(&format!(
+            "action=\"/chat/approvals/{}\"",
+            pending.confirmation_id
+        )),
         "code decides where it posts"
     );
     assert_eq!(page.matches("name=\"ids\"").count(), 3);
@@ -220,7 +230,10 @@ async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(
     running.items_done = 1;
     let progress = views::progress_view(store, &heuristic, &manifest, &running).await?;
     let page = html(&progress);
-    assert!(page.contains("<progress") || page.contains("role=\"progressbar\""), "{page}");
+    assert!(
+        page.contains("<progress") || page.contains("role=\"progressbar\""),
+        "{page}"
+    );
     assert!(page.contains("Chunks"), "{page}");
 
     let chunked = json!({"items_done": 2, "items_total": 5, "chunks": [
@@ -228,7 +241,12 @@ async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(
         {"chunk": 2, "size": 2, "status": "failed", "error": "HTTP 500: disk full"},
         {"chunk": 3, "size": 1, "status": "not_sent"}
     ]});
-    let failed = execution(chunked, ExecutionStatus::Failed, &["a", "b", "c", "d", "e"], 3);
+    let failed = execution(
+        chunked,
+        ExecutionStatus::Failed,
+        &["a", "b", "c", "d", "e"],
+        3,
+    );
     let operation = manifest
         .operation("bulkDeleteItems")
         .context("the demo manifest has bulkDeleteItems")?;
@@ -251,7 +269,11 @@ async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(
     assert_eq!(outcomes[2].error, "HTTP 500: disk full");
     let result = views::result_view(store, &heuristic, operation, &failed, None).await?;
     let page = html(&result);
-    for failure in ["not found", "HTTP 500: disk full", "not sent: an earlier request failed"] {
+    for failure in [
+        "not found",
+        "HTTP 500: disk full",
+        "not sent: an earlier request failed",
+    ] {
         assert!(page.contains(failure), "every failure is listed: {failure}");
     }
     let downloads: Vec<&str> = result
@@ -261,7 +283,10 @@ async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(
         .filter(|node| node.component == "DownloadLink")
         .filter_map(|node| node.props["format"].as_str())
         .collect();
-    assert!(downloads.contains(&"csv") && downloads.contains(&"json"), "{downloads:?}");
+    assert!(
+        downloads.contains(&"csv") && downloads.contains(&"json"),
+        "{downloads:?}"
+    );
     assert!(
         page.contains(&format!("href=\"/chat/results/{}/", failed.id)),
         "{page}"
@@ -275,12 +300,18 @@ async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
     let site = demo_site(store, Duration::ZERO, None).await?;
     let orchestrator = offline(store, &site)?;
     let (_, ids) = completed_last_month(store).await?;
-    anyhow::ensure!(ids.len() >= 2, "the seed needs two completed items last month");
+    anyhow::ensure!(
+        ids.len() >= 2,
+        "the seed needs two completed items last month"
+    );
     let session = orchestrator.create_session(None, None).await?;
     let asked = orchestrator
         .handle_turn(session.id, "delete all completed items from last month")
         .await?;
-    let pending = asked.pending_approvals.first().context("a pending approval")?;
+    let pending = asked
+        .pending_approvals
+        .first()
+        .context("a pending approval")?;
     let previewed: Vec<String> = pending.arguments["ids"]
         .as_array()
         .context("ids")?
@@ -289,10 +320,7 @@ async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
         .map(str::to_owned)
         .collect();
     // The person unticks all but the last and the first (order is the preview's, not theirs).
-    let chosen = vec![
-        previewed[previewed.len() - 1].clone(),
-        previewed[0].clone(),
-    ];
+    let chosen = vec![previewed[previewed.len() - 1].clone(), previewed[0].clone()];
     let outcome = orchestrator
         .approve_selection(
             session.id,
@@ -306,21 +334,27 @@ async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].ids, Some(2), "only the ticked items");
     let narrowed_ids = json!([previewed[0], previewed[previewed.len() - 1]]);
-    let narrowed_hash = operation_hash(
-        "bulkDeleteItems",
-        &json!({ "ids": narrowed_ids }),
-    );
+    let narrowed_hash = operation_hash("bulkDeleteItems", &json!({ "ids": narrowed_ids }));
     let consumed = store
         .confirmations_with_status(session.id, ConfirmationStatus::Consumed)
         .await?;
     assert_eq!(consumed.len(), 1);
-    assert_eq!(consumed[0].hash, narrowed_hash, "bound to the narrowed call");
+    assert_eq!(
+        consumed[0].hash, narrowed_hash,
+        "bound to the narrowed call"
+    );
     assert_ne!(consumed[0].id, pending.confirmation_id);
-    let original = store.confirmation(session.id, pending.confirmation_id).await?;
+    let original = store
+        .confirmation(session.id, pending.confirmation_id)
+        .await?;
     assert_eq!(original.status, ConfirmationStatus::Denied, "withdrawn");
     let (_, left) = completed_last_month(store).await.unwrap_or_default();
     assert_eq!(left.len(), previewed.len() - 2, "the unticked items stay");
-    assert!(outcome.reply.contains("narrowed by the person to 2 of"), "{}", outcome.reply);
+    assert!(
+        outcome.reply.contains("narrowed by the person to 2 of"),
+        "{}",
+        outcome.reply
+    );
     Ok(())
 }
 
@@ -333,7 +367,10 @@ async fn a_selection_never_widens_and_an_empty_one_approves_nothing(
     let asked = orchestrator
         .handle_turn(session.id, "delete all completed items from last month")
         .await?;
-    let pending = asked.pending_approvals.first().context("a pending approval")?;
+    let pending = asked
+        .pending_approvals
+        .first()
+        .context("a pending approval")?;
     let outsider = vec!["item-not-previewed".to_owned()];
     for selection in [outsider, Vec::new()] {
         let refused = orchestrator
@@ -350,8 +387,14 @@ async fn a_selection_never_widens_and_an_empty_one_approves_nothing(
         );
     }
     assert!(site.mutating().is_empty(), "nothing was sent");
-    let still = store.confirmation(session.id, pending.confirmation_id).await?;
-    assert_eq!(still.status, ConfirmationStatus::Pending, "still answerable");
+    let still = store
+        .confirmation(session.id, pending.confirmation_id)
+        .await?;
+    assert_eq!(
+        still.status,
+        ConfirmationStatus::Pending,
+        "still answerable"
+    );
     Ok(())
 }
 
@@ -364,7 +407,10 @@ async fn an_operation_scope_skips_only_that_operations_next_confirmation(
     let asked = orchestrator
         .handle_turn(session.id, "delete all completed items from last month")
         .await?;
-    let pending = asked.pending_approvals.first().context("a pending approval")?;
+    let pending = asked
+        .pending_approvals
+        .first()
+        .context("a pending approval")?;
     orchestrator
         .approve_selection(
             session.id,
@@ -403,9 +449,17 @@ async fn a_session_scope_reaches_only_its_own_session(store: &Store) -> anyhow::
     let asked = orchestrator
         .handle_turn(first.id, "delete all completed items from last month")
         .await?;
-    let pending = asked.pending_approvals.first().context("a pending approval")?;
+    let pending = asked
+        .pending_approvals
+        .first()
+        .context("a pending approval")?;
     orchestrator
-        .approve_selection(first.id, pending.confirmation_id, None, ApprovalScope::Session)
+        .approve_selection(
+            first.id,
+            pending.confirmation_id,
+            None,
+            ApprovalScope::Session,
+        )
         .await?;
     exactly_open(store, 12).await?;
     let other_session = orchestrator.create_session(None, None).await?;
