@@ -35,6 +35,7 @@ pub mod session;
 pub mod slash;
 pub mod threads;
 pub mod tool_forms;
+pub mod views;
 
 pub use confirm::{ApprovalScope, ConfirmationId, OperationHash};
 pub use execution::ExecutionId;
@@ -62,6 +63,9 @@ pub enum ChatError {
     /// The confirmation was already decided or used.
     #[error("{0}")]
     Conflict(String),
+    /// An approval named items or a scope the confirmation does not offer (the person's fault).
+    #[error("{0}")]
+    Selection(String),
     /// A model name this server does not have.
     #[error("model `{requested}` is not available; use one of: {}", available.join(", "))]
     UnknownModel {

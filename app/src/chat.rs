@@ -6,7 +6,47 @@
 
 use leptos::prelude::*;
 
+use crate::catalog::Catalog;
 use crate::chat_stream::ChatLive;
+use crate::render::{render_tree, FormState, RenderCtx};
+use crate::tree::PageTree;
+
+/// A generated view (confirm, progress, result): a page tree the agent loop placed, with what the
+/// renderer needs besides it. Code fills `action`, `form` and `download_base`, never the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratedView {
+    /// `confirm`, `progress` or `result` (for test ids and styling).
+    pub kind: String,
+    /// The validated tree.
+    pub tree: PageTree,
+    /// The facts it binds to.
+    pub data: serde_json::Value,
+    /// Where its form posts.
+    pub action: Option<String>,
+    /// Starting values (or the person's, after a rejected answer) and messages.
+    pub form: FormState,
+    /// The URL prefix of its download links.
+    pub download_base: Option<String>,
+}
+
+/// Renders a generated view with the one renderer every page uses.
+#[component]
+pub fn GeneratedViewPanel(view: GeneratedView) -> impl IntoView {
+    let GeneratedView {
+        kind,
+        tree,
+        data,
+        action,
+        form,
+        download_base,
+    } = view;
+    let mut ctx = RenderCtx::new(data);
+    ctx.catalog = Catalog::defaults();
+    ctx.action = action;
+    ctx.form = form;
+    ctx.download_base = download_base;
+    view! { <div data-testid=format!("{kind}-view")>{render_tree(&tree, &ctx)}</div> }
+}
 
 /// One step of an execution header, as code built it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,7 +66,7 @@ pub struct HeaderStep {
 }
 
 /// One message of the conversation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ChatMessage {
     /// `user` or `assistant`.
     pub speaker: String,
@@ -36,10 +76,12 @@ pub struct ChatMessage {
     pub header_text: Option<String>,
     /// The words after the header.
     pub text: String,
+    /// Result views of the calls this reply reports.
+    pub views: Vec<GeneratedView>,
 }
 
 /// A confirmation waiting for the person.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalView {
     /// Its id (the form action).
     pub id: String,
@@ -49,18 +91,12 @@ pub struct ApprovalView {
     pub question: String,
     /// Why code asks.
     pub reasons: Vec<String>,
-    /// How many items the call touches.
-    pub count: usize,
-    /// The preview table's columns.
-    pub columns: Vec<String>,
-    /// The preview table's rows (cells in column order).
-    pub rows: Vec<Vec<String>>,
     /// The planned chunk sizes.
     pub chunks: Vec<usize>,
-    /// Whether it deletes (danger styling).
-    pub destructive: bool,
     /// The short hash the approval is bound to.
     pub hash: String,
+    /// The generated confirm view (selectable table, scope choice, danger confirm, Deny).
+    pub view: GeneratedView,
 }
 
 /// A manual tool in the side panel.
@@ -84,14 +120,14 @@ pub struct ToolGroup {
 }
 
 /// The whole chat page.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ChatPageData {
     /// The conversation, oldest first.
     pub messages: Vec<ChatMessage>,
     /// Confirmations waiting.
     pub approvals: Vec<ApprovalView>,
-    /// Calls still running.
-    pub running: Vec<HeaderStep>,
+    /// Progress views of the calls still running.
+    pub running: Vec<GeneratedView>,
     /// The manual tools.
     pub tools: Vec<ToolGroup>,
     /// A message to show once (an error of the last action).
@@ -147,7 +183,7 @@ pub fn ExecutionHeaderView(steps: Vec<HeaderStep>, text: Option<String>) -> impl
     }
 }
 
-/// A pending approval: the preview table, the reasons, and Approve / Deny forms.
+/// A pending approval: why code asks, then the generated confirm view, then the hash it binds.
 #[component]
 pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
     let ApprovalView {
@@ -155,42 +191,16 @@ pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
         operation,
         question,
         reasons,
-        count,
-        columns,
-        rows,
         chunks,
-        destructive,
         hash,
+        view,
     } = approval;
-    let action = format!("/chat/approvals/{id}");
     let title_id = format!("approval-{id}");
     let labelled_by = title_id.clone();
-    let head = columns
-        .iter()
-        .map(|column| view! { <th scope="col" class="pb-1 pr-3">{column.clone()}</th> })
-        .collect_view();
-    let body = rows
-        .into_iter()
-        .map(|cells| {
-            let cells = cells
-                .into_iter()
-                .map(|cell| view! { <td class="py-1 pr-3">{cell}</td> })
-                .collect_view();
-            view! { <tr class="border-t border-slate-200 dark:border-slate-700" data-testid="preview-row">{cells}</tr> }
-        })
-        .collect_view();
     let reasons = reasons
         .into_iter()
         .map(|reason| view! { <li>{reason}</li> })
         .collect_view();
-    let verb = if destructive { "Delete" } else { "Approve" };
-    let noun = if count == 1 { "item" } else { "items" };
-    let approve_label = format!("{verb} {count} {noun}");
-    let approve_class = if destructive {
-        "rounded-md bg-red-700 px-4 py-2 font-semibold text-white hover:bg-red-800 focus:outline-none focus:ring-2 focus:ring-red-500"
-    } else {
-        "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500"
-    };
     let chunk_note = (chunks.len() > 1).then(|| {
         let sizes = chunks
             .iter()
@@ -205,28 +215,9 @@ pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
             <h2 id=title_id class="text-lg font-semibold">"Pending approval: "{operation}</h2>
             <p>{question}</p>
             <ul class="list-disc pl-6 text-sm">{reasons}</ul>
-            <div class="overflow-x-auto">
-                <table class="w-full text-left text-sm" data-testid="preview-table">
-                    <caption class="text-left text-sm font-medium">{format!("Preview: the {count} {noun} this call touches")}</caption>
-                    <thead><tr>{head}</tr></thead>
-                    <tbody>{body}</tbody>
-                </table>
-            </div>
             {chunk_note.map(|note| view! { <p class="text-sm">{note}</p> })}
+            <GeneratedViewPanel view/>
             <p class="font-mono text-xs">"Bound to operation hash "{hash}</p>
-            <div class="flex flex-wrap gap-3">
-                <form method="post" action=action.clone()>
-                    <input type="hidden" name="decision" value="approve"/>
-                    <button type="submit" class=approve_class data-testid="approve">{approve_label}</button>
-                </form>
-                <form method="post" action=action>
-                    <input type="hidden" name="decision" value="deny"/>
-                    <button type="submit" data-testid="deny"
-                        class="rounded-md border border-slate-500 px-4 py-2 font-semibold hover:bg-slate-100 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:hover:bg-slate-700">
-                        "Deny"
-                    </button>
-                </form>
-            </div>
         </section>
     }
 }
@@ -257,6 +248,7 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
                     <p class="text-xs font-semibold">{who}</p>
                     {(!user).then(|| view! { <ExecutionHeaderView steps=message.header text=message.header_text/> })}
                     <p class="whitespace-pre-wrap">{message.text}</p>
+                    {message.views.into_iter().map(|view| view! { <GeneratedViewPanel view/> }).collect_view()}
                 </li>
             }
         })
@@ -267,10 +259,7 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
         .collect_view();
     let running = running
         .into_iter()
-        .map(|step| {
-            let (done, total) = step.progress.unwrap_or((0, 0));
-            view! { <ChatProgress done total label=format!("{} running", step.operation)/> }
-        })
+        .map(|view| view! { <GeneratedViewPanel view/> })
         .collect_view();
     let tools = tools
         .into_iter()

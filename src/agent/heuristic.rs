@@ -500,10 +500,17 @@ fn plan_data(
         }
     }
     let top = children_of("");
-    let numbers: Vec<&DataEntry> = top
+    let all_numbers: Vec<&DataEntry> = top
         .iter()
         .copied()
         .filter(|entry| matches!(entry.kind, JsonKind::Integer | JsonKind::Number))
+        .collect();
+    let (bars, paired) = progress_bars(&all_numbers, offered);
+    plan.top.extend(bars);
+    let numbers: Vec<&DataEntry> = all_numbers
+        .iter()
+        .copied()
+        .filter(|entry| !paired.contains(&entry.pointer))
         .take(MAX_STATS)
         .collect();
     let stats: Vec<Planned> = numbers
@@ -570,6 +577,77 @@ fn plan_data(
             _ => {}
         }
     }
+    plan.top.extend(download_links(parsed, offered));
+}
+
+/// A `ProgressBar` per pair of top-level numbers named `<what>_done` and `<what>_total`, and the
+/// pointers it used (they are not repeated as Stats).
+fn progress_bars(numbers: &[&DataEntry], offered: &BTreeSet<&str>) -> (Vec<Planned>, Vec<String>) {
+    let mut bars = Vec::new();
+    let mut paired = Vec::new();
+    if !offered.contains("ProgressBar") {
+        return (bars, paired);
+    }
+    for done in numbers {
+        let key = done.key();
+        let Some(what) = key.strip_suffix("_done") else {
+            continue;
+        };
+        let total_key = format!("{what}_total");
+        let Some(total) = numbers.iter().find(|entry| entry.key() == total_key) else {
+            continue;
+        };
+        bars.push(Planned::new(
+            "ProgressBar",
+            json!({"label": literal(&humanize(what)), "value": {"$data": done.pointer}, "max": {"$data": total.pointer}}),
+        ));
+        paired.push(done.pointer.clone());
+        paired.push(total.pointer.clone());
+    }
+    (bars, paired)
+}
+
+/// CSV and JSON `DownloadLink`s when the request asks for downloads: for the top-level array of
+/// records the request names (else the first one).
+fn download_links(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Vec<Planned> {
+    let request = words(&parsed.prompt);
+    if !offered.contains("DownloadLink")
+        || !request
+            .iter()
+            .any(|word| word == "download" || word == "downloads")
+    {
+        return Vec::new();
+    }
+    let arrays: Vec<&DataEntry> = parsed
+        .summary
+        .pointers
+        .iter()
+        .filter(|entry| entry.depth() == 1 && entry.kind == JsonKind::Array)
+        .filter(|entry| matches!(entry.items, Some(JsonKind::Object) | None))
+        .collect();
+    let named = arrays.iter().find(|entry| {
+        words(&entry.key())
+            .iter()
+            .all(|word| word_forms(word).iter().any(|form| request.contains(form)))
+    });
+    let Some(entry) = named.or_else(|| arrays.first()) else {
+        return Vec::new();
+    };
+    let name = humanize(&entry.key()).to_lowercase();
+    ["csv", "json"]
+        .into_iter()
+        .map(|format| {
+            Planned::new(
+                "DownloadLink",
+                json!({
+                    "label": literal(&format!("Download the {name} as {}", format.to_uppercase())),
+                    "format": format,
+                    "data": {"$data": entry.pointer},
+                    "filename": entry.key(),
+                }),
+            )
+        })
+        .collect()
 }
 
 fn key_value(entries: &[&DataEntry]) -> Planned {

@@ -156,6 +156,11 @@ impl From<ChatError> for AppError {
                 message,
                 field: None,
             },
+            ChatError::Selection(message) => Self::BadRequest {
+                code: "bad_selection",
+                message,
+                field: Some("ids".into()),
+            },
             ChatError::UnknownModel { .. } => Self::BadRequest {
                 code: "unknown_model",
                 message: error.to_string(),

@@ -835,6 +835,169 @@ impl Orchestrator {
         self.finish_turn(turn, Some(thread)).await
     }
 
+    /// Approves a pending confirmation for `selected` of its previewed items with `scope`.
+    ///
+    /// Every previewed item (or `None`) is a plain approval of the confirmed call. A strict subset
+    /// is a *changed call*: the confirmation is withdrawn, and a new one bound to the hash of the
+    /// narrowed arguments (the same call with only the chosen ids, in the previewed order) is
+    /// created and approved, so the executor still only runs what a person approved. A selection
+    /// can only narrow: an id outside the preview, an empty selection or a scope the confirmation
+    /// does not offer is refused and nothing changes.
+    ///
+    /// # Errors
+    /// [`ChatError::Selection`] for a selection or scope the confirmation does not offer;
+    /// otherwise as [`Self::decide`].
+    pub async fn approve_selection(
+        &self,
+        id: SessionId,
+        confirmation_id: ConfirmationId,
+        selected: Option<&[String]>,
+        scope: ApprovalScope,
+    ) -> Result<TurnOutcome, ChatError> {
+        let confirmation = self
+            .inner
+            .store
+            .confirmation(id, confirmation_id)
+            .await
+            .map_err(|error| match error {
+                crate::store::StoreError::NotFound => ChatError::ConfirmationNotFound,
+                other => other.into(),
+            })?;
+        if confirmation.status != ConfirmationStatus::Pending {
+            return Err(ChatError::Conflict(
+                "this confirmation was already answered".to_owned(),
+            ));
+        }
+        let approval = self.pending_approval(&confirmation);
+        if !approval.allowed_scopes.contains(&scope) {
+            return Err(ChatError::Selection(format!(
+                "`{}` can only be approved once at a time",
+                confirmation.operation
+            )));
+        }
+        let Some(operation) = self.inner.manifest.operation(&confirmation.operation) else {
+            return Err(ChatError::ConfirmationNotFound);
+        };
+        let previewed = operation.item_ids(&confirmation.arguments);
+        let Some(selected) = selected else {
+            return self
+                .decide(id, confirmation_id, Decision::Approve(scope))
+                .await;
+        };
+        if let Some(stranger) = selected.iter().find(|item| !previewed.contains(item)) {
+            return Err(ChatError::Selection(format!(
+                "`{stranger}` was not in the preview; an approval can only cover previewed items"
+            )));
+        }
+        let chosen: Vec<&String> = previewed
+            .iter()
+            .filter(|item| selected.contains(item))
+            .collect();
+        if chosen.is_empty() {
+            return Err(ChatError::Selection(
+                "Tick at least one item to approve, or choose Deny.".to_owned(),
+            ));
+        }
+        if chosen.len() == previewed.len() {
+            return self
+                .decide(id, confirmation_id, Decision::Approve(scope))
+                .await;
+        }
+        let key = operation
+            .batch_argument
+            .as_deref()
+            .unwrap_or(super::manifest::DEFAULT_BATCH_ARGUMENT);
+        let Some(original_ids) = confirmation.arguments.get(key).and_then(Value::as_array) else {
+            return Err(ChatError::Selection(format!(
+                "`{}` cannot be narrowed to some of its items",
+                confirmation.operation
+            )));
+        };
+        let narrowed_ids: Vec<Value> = original_ids
+            .iter()
+            .filter(|item| chosen.contains(&&id_text(item)))
+            .cloned()
+            .collect();
+        let mut arguments = confirmation.arguments.clone();
+        arguments[key] = Value::Array(narrowed_ids);
+        // Withdraw first: it is the conditional step (pending -> denied), so two racing answers
+        // cannot both narrow, and a crash after it leaves nothing approved.
+        self.inner
+            .store
+            .decide_confirmation(id, confirmation_id, Decision::Deny)
+            .await?;
+        let chosen_ids: Vec<String> = chosen.iter().map(|item| (*item).clone()).collect();
+        let narrowed = self
+            .inner
+            .store
+            .create_confirmation(&NewConfirmation {
+                session_id: id,
+                thread_id: confirmation.thread_id,
+                call_id: confirmation.call_id.clone(),
+                operation: confirmation.operation.clone(),
+                arguments: arguments.clone(),
+                reasons: confirmation.reasons.clone(),
+                preview: ConfirmationPreview {
+                    count: chosen_ids.len(),
+                    items: confirmation
+                        .preview
+                        .items
+                        .iter()
+                        .filter(|item| {
+                            item.get("id")
+                                .is_some_and(|item_id| chosen_ids.contains(&id_text(item_id)))
+                        })
+                        .cloned()
+                        .collect(),
+                    chunks: policy::chunk_plan(operation, &arguments).sizes,
+                    preview_operation: confirmation.preview.preview_operation.clone(),
+                },
+            })
+            .await?;
+        let session = self.session(id).await?;
+        let mut turn = Turn {
+            session,
+            route: "decision".to_owned(),
+            steps: Vec::new(),
+            events: Vec::new(),
+            narrative: String::new(),
+            cancel: CancellationToken::new(),
+            stopped: false,
+        };
+        let mut superseded = Step::new(
+            confirmation.operation.clone(),
+            StepRole::Mutation,
+            StepStatus::Declined,
+            format!(
+                "narrowed by the person to {} of {}; nothing was sent for the rest",
+                chosen_ids.len(),
+                plural(previewed.len(), "item")
+            ),
+        );
+        superseded.hash = Some(confirmation.hash.clone());
+        superseded.confirmation_id = Some(confirmation.id);
+        self.push_step(&mut turn, confirmation.thread_id, superseded);
+        let said = format!(
+            "Approved {} of {} ({}).",
+            chosen_ids.len(),
+            plural(previewed.len(), "item"),
+            match scope {
+                ApprovalScope::Once => "this once",
+                ApprovalScope::Operation => "always for this operation",
+                ApprovalScope::Session => "for this session",
+            }
+        );
+        let thread = self
+            .apply_decision(
+                &mut turn,
+                narrowed.id,
+                Decision::Approve(scope),
+                Some(&said),
+            )
+            .await?;
+        self.finish_turn(turn, Some(thread)).await
+    }
+
     /// Runs a manual tool for the person, through the same gate as a model's call (scope, schema,
     /// policy); its result is injected into the model's conversation.
     ///

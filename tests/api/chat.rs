@@ -61,10 +61,10 @@ store_contract!(
 
 /// One request that reached the demo site.
 #[derive(Clone, Debug)]
-struct Recorded {
-    method: String,
-    path: String,
-    ids: Option<usize>,
+pub(crate) struct Recorded {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) ids: Option<usize>,
 }
 
 impl Recorded {
@@ -74,7 +74,7 @@ impl Recorded {
 }
 
 /// The demo items service on port 0, recording every request.
-struct DemoSite {
+pub(crate) struct DemoSite {
     base: Url,
     requests: Arc<Mutex<Vec<Recorded>>>,
     shutdown: tokio_util::sync::CancellationToken,
@@ -94,7 +94,7 @@ impl DemoSite {
             .unwrap_or_default()
     }
 
-    fn mutating(&self) -> Vec<Recorded> {
+    pub(crate) fn mutating(&self) -> Vec<Recorded> {
         self.requests()
             .into_iter()
             .filter(Recorded::is_mutating)
@@ -104,7 +104,7 @@ impl DemoSite {
 
 /// Serves the demo items over `store`; each bulk request waits `bulk_delay` first (to let a test
 /// say "stop" mid-batch) and bulk calls fail with 500 from call number `fail_bulk_call` on.
-async fn demo_site(
+pub(crate) async fn demo_site(
     store: &Store,
     bulk_delay: Duration,
     fail_bulk_call: Option<usize>,
@@ -170,7 +170,7 @@ async fn demo_site(
     })
 }
 
-fn manifest() -> anyhow::Result<Arc<Manifest>> {
+pub(crate) fn manifest() -> anyhow::Result<Arc<Manifest>> {
     Ok(Arc::new(Manifest::from_json(MANIFEST_JSON)?))
 }
 
@@ -212,7 +212,7 @@ fn scripted(store: &Store, site: &DemoSite, model: &ScriptedModel) -> anyhow::Re
     )
 }
 
-fn offline(store: &Store, site: &DemoSite) -> anyhow::Result<Orchestrator> {
+pub(crate) fn offline(store: &Store, site: &DemoSite) -> anyhow::Result<Orchestrator> {
     let manifest = manifest()?;
     let planner = Planner::new(manifest, Arc::new(|| CivilDate::from_unix_ms(now_ms())));
     orchestrator_with(
@@ -244,7 +244,7 @@ fn last_month() -> (CivilDate, CivilDate) {
     (today.first_of_previous_month(), today.first_of_month())
 }
 
-async fn completed_last_month(store: &Store) -> anyhow::Result<(Value, Vec<String>)> {
+pub(crate) async fn completed_last_month(store: &Store) -> anyhow::Result<(Value, Vec<String>)> {
     let (after, before) = last_month();
     let filters = json!({"status": "completed", "updated_after": after.to_string(), "updated_before": before.to_string()});
     let ids = ids_matching(
@@ -264,7 +264,7 @@ async fn completed_last_month(store: &Store) -> anyhow::Result<(Value, Vec<Strin
 }
 
 /// Leaves exactly `count` open items (the rest in progress) and returns the open ids in API order.
-async fn exactly_open(store: &Store, count: usize) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn exactly_open(store: &Store, count: usize) -> anyhow::Result<Vec<String>> {
     let all = ids_matching(store, ItemFilter::default()).await?;
     let all: Vec<ItemId> = all.into_iter().map(ItemId).collect();
     let in_progress = ItemPatch {

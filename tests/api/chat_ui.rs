@@ -214,10 +214,10 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     let html = app.get("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"execution-header\""));
     assert!(html.contains("searchItems"));
-    assert!(html.contains("data-testid=\"preview-table\""));
+    assert!(html.contains("data-testid=\"confirm-view\""));
     assert!(html.contains("data-testid=\"pending-approval\""));
     assert!(html.contains("bulkDeleteItems"));
-    let rows = html.matches("data-testid=\"preview-row\"").count();
+    let rows = html.matches("name=\"ids\"").count();
     assert!(rows > 0, "the preview shows the items");
     assert!(
         html.contains(&format!("Delete {rows} item")),
@@ -308,5 +308,200 @@ async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()
         .await?;
     assert_eq!(approved.status(), 303);
     assert!(completed_count(&restarted.store).await? < before);
+    Ok(())
+}
+
+/// The ids the confirm view offers, in table order.
+fn offered_ids(html: &str) -> Vec<String> {
+    html.split("name=\"ids\"")
+        .skip(1)
+        .filter_map(|rest| rest.split("value=\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_selection(
+) -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    let before = completed_count(&app.store).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+    let offered = offered_ids(&html);
+    anyhow::ensure!(offered.len() >= 2, "the preview offers {offered:?}");
+    assert!(html.contains("value=\"operation\""), "the scope choice");
+    assert!(html.contains("value=\"session\""));
+
+    // Nothing ticked: the page comes back (422) with a message, the approval still there.
+    let empty = app
+        .post_form(&action, &cookie, "_action=submit&scope=once".to_owned())
+        .await?;
+    assert_eq!(empty.status(), 422);
+    let page = empty.text().await?;
+    assert!(page.contains("Tick at least one item"), "{page}");
+    assert_eq!(offered_ids(&page).len(), offered.len());
+    assert_eq!(
+        page.matches(" checked").count(),
+        1,
+        "the person's answer is kept: no item ticked, scope `once`"
+    );
+    assert_eq!(completed_count(&app.store).await?, before);
+
+    // An id the preview never showed is refused the same way.
+    let outsider = app
+        .post_form(
+            &action,
+            &cookie,
+            "_action=submit&scope=once&ids=item-9999".to_owned(),
+        )
+        .await?;
+    assert_eq!(outsider.status(), 422);
+    assert_eq!(completed_count(&app.store).await?, before);
+
+    // Two ticked: exactly two are deleted.
+    let body = format!(
+        "_action=submit&scope=once&ids={}&ids={}",
+        offered[0], offered[1]
+    );
+    let approved = app.post_form(&action, &cookie, body).await?;
+    assert_eq!(approved.status(), 303);
+    assert_eq!(completed_count(&app.store).await?, before - 2);
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(
+        html.contains("narrowed by the person to 2 of"),
+        "the header says so"
+    );
+    assert!(html.contains("data-testid=\"result-view\""));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+    let offered = offered_ids(&html);
+    let approved = app
+        .post_form(
+            &action,
+            &cookie,
+            "_action=submit&scope=once".to_owned()
+                + &offered
+                    .iter()
+                    .map(|id| format!("&ids={id}"))
+                    .collect::<String>(),
+        )
+        .await?;
+    assert_eq!(approved.status(), 303);
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(html.contains("data-testid=\"result-view\""), "{html}");
+    let link = html
+        .split("href=\"/chat/results/")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .context("a download link")?;
+    let csv = app
+        .get(&format!("/chat/results/{link}/download.csv"), &cookie)
+        .await?;
+    assert_eq!(csv.status(), 200);
+    assert_eq!(
+        csv.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/csv; charset=utf-8")
+    );
+    let disposition = csv
+        .headers()
+        .get("content-disposition")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        disposition.starts_with("attachment; filename=\"bulkDeleteItems-")
+            && disposition.ends_with(".csv\""),
+        "{disposition}"
+    );
+    let body = csv.text().await?;
+    let mut lines = body.lines();
+    assert_eq!(lines.next(), Some("id,title,status,error"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), offered.len(), "one row per item: {body}");
+    for id in &offered {
+        assert!(
+            rows.iter()
+                .any(|row| row.starts_with(&format!("{id},")) && row.contains(",succeeded,")),
+            "{id} in {body}"
+        );
+    }
+    let json = app
+        .get(&format!("/chat/results/{link}/download.json"), &cookie)
+        .await?;
+    assert_eq!(
+        json.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let items: Vec<serde_json::Value> = json.json().await?;
+    assert_eq!(items.len(), offered.len());
+    assert!(items.iter().all(|item| item["status"] == "succeeded"));
+
+    // Another admin browser has its own chat session: not its result.
+    let other = admin_cookie(&app).await?;
+    let elsewhere = app
+        .get(&format!("/chat/results/{link}/download.csv"), &other)
+        .await?;
+    assert_eq!(elsewhere.status(), 404);
+    // Logged out: the login page.
+    let anonymous = app
+        .get(&format!("/chat/results/{link}/download.csv"), "")
+        .await?;
+    assert_eq!(anonymous.status(), 303);
+    Ok(())
+}
+
+#[tokio::test]
+async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    let before = completed_count(&app.store).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+    let ids: String = offered_ids(&html)
+        .iter()
+        .map(|id| format!("&ids={id}"))
+        .collect();
+    let denied = app
+        .post_form(&action, &cookie, format!("_action=cancel&scope=once{ids}"))
+        .await?;
+    assert_eq!(denied.status(), 303);
+    assert_eq!(completed_count(&app.store).await?, before);
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    assert!(!html.contains("data-testid=\"pending-approval\""));
+    assert!(html.contains("data-status=\"declined\""));
     Ok(())
 }

@@ -6,6 +6,7 @@ mod binary;
 mod chat;
 mod chat_tools;
 mod chat_ui;
+mod chat_views;
 mod components;
 mod crash;
 mod demo_items;
