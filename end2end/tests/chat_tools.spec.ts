@@ -39,6 +39,13 @@ test('a person opens a manual tool, fills its form and sees the result in the co
   await expect(page.getByTestId('execution-header').last().locator('[data-status="succeeded"]')).toContainText('createItem');
 });
 
+// The generated confirm view's confirm button: code names it "<verb> <count> item(s)".
+function confirmButton(page: Page) {
+  return page
+    .getByTestId('confirm-view')
+    .getByRole('button', { name: /^(Approve|Delete) \d+ items?$/ });
+}
+
 test('with JavaScript, an approved chunked update streams its progress without a page load', async ({ page }) => {
   await logIn(page);
   await waitForStream(page);
@@ -52,13 +59,13 @@ test('with JavaScript, an approved chunked update streams its progress without a
   await page.getByLabel('Message').fill('set all in progress items to open');
   await page.getByTestId('send').click();
   await expect(page.getByTestId('pending-approval')).toBeVisible();
-  await page.getByTestId('approve').click();
+  await confirmButton(page).click();
   await expect(page.getByTestId('pending-approval')).toHaveCount(0);
 
   await page.getByLabel('Message').fill('set all open items to in progress');
   await page.getByTestId('send').click();
   await expect(page.getByTestId('message-user').last()).toContainText('set all open items to in progress');
-  const approve = page.getByTestId('approve');
+  const approve = confirmButton(page);
   await expect(approve).toBeVisible();
   const label = (await approve.textContent()) ?? '';
   const count = Number(/(\d+)/.exec(label)?.[1] ?? '0');
@@ -89,8 +96,9 @@ test.describe('without JavaScript', () => {
     const approval = page.getByTestId('pending-approval');
     await expect(approval).toBeVisible();
     await expect(approval).toContainText('deleteItem');
-    await expect(page.getByTestId('approve')).toHaveText('Delete 1 item');
-    await page.getByTestId('approve').click();
+    const confirm = confirmButton(page);
+    await expect(confirm).toHaveText('Delete 1 item');
+    await confirm.click();
     await expect(page).toHaveURL(/\/chat$/);
     await expect(page.getByTestId('pending-approval')).toHaveCount(0);
     await expect(

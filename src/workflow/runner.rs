@@ -48,7 +48,8 @@ pub struct RunnerConfig {
     pub workers: usize,
     /// How long a claim holds without a heartbeat; a dead runner's runs wait this long.
     pub lease: Duration,
-    /// How often a running step renews its lease (well under `lease`).
+    /// How often a running step renews its lease (well under half the `lease`: a renewal that
+    /// has not answered half a lease before expiry counts as lost).
     pub heartbeat: Duration,
     /// The longest an idle worker sleeps before looking again (the fallback when no wake-up
     /// arrives).
@@ -564,8 +565,14 @@ impl Runner {
             let execution =
                 (step.handler)(context, state.clone(), started.input.unwrap_or(Value::Null))
                     .instrument(span);
+            // The step runs as a task of its own, so a step that computes for a while without
+            // yielding (page generation) cannot starve this task's heartbeat into losing the lease
+            // while the process is alive. Leaving this scope for any reason aborts it.
+            let mut task = AbortOnDrop(tokio::spawn(execution));
             let result = tokio::select! {
-                result = execution => result,
+                joined = &mut task.0 => joined.unwrap_or_else(|error| {
+                    Err(StepError::retryable(anyhow::anyhow!("the step's task ended abnormally: {error}")))
+                }),
                 () = lease_lost.cancelled() => {
                     tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost during the step; abandoning it");
                     return Ok(());
@@ -660,7 +667,7 @@ impl Runner {
     /// Renews the lease every `heartbeat`; once it is lost, says so through `lost` and idles
     /// until the drive ends.
     ///
-    /// A renewal that has not answered shortly before the lease runs out counts as lost: past
+    /// A renewal that has not answered half a lease before the lease runs out counts as lost: past
     /// that instant another runner may claim the run, and the step must not go on beside it
     /// (a stalled database connection would otherwise keep it running until the call returns).
     async fn keep_lease(
@@ -676,7 +683,9 @@ impl Runner {
             }
             let now = now_ms();
             let left = u64::try_from(lease.expires_at_ms.saturating_sub(now)).unwrap_or(0);
-            let budget = Duration::from_millis(left).saturating_sub(config.heartbeat / 2);
+            // Give up half a lease early: a starved process (timers late, a renewal queued behind
+            // SQLite's write lock) must have dropped the step before another runner may claim it.
+            let budget = Duration::from_millis(left).saturating_sub(config.lease / 2);
             let renewal = self.inner.store.heartbeat(&lease, config.lease, now);
             match tokio::time::timeout(budget, renewal).await {
                 Ok(Ok(Some(renewed))) => lease = renewed,
@@ -754,5 +763,14 @@ impl Runner {
                 }
             }
         })
+    }
+}
+
+/// Aborts a spawned step when the drive stops waiting for it (lease lost, shutdown, an error).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
