@@ -879,7 +879,14 @@ impl Orchestrator {
             return Err(ChatError::ConfirmationNotFound);
         };
         let previewed = operation.item_ids(&confirmation.arguments);
-        let Some(selected) = selected else {
+        let key = operation
+            .batch_argument
+            .as_deref()
+            .unwrap_or(super::manifest::DEFAULT_BATCH_ARGUMENT);
+        // A call on one item (no id list) has nothing to narrow: its view shows no ticks, so
+        // the form's missing `ids` means "the call as previewed", not "none ticked".
+        let batch = confirmation.arguments.get(key).is_some_and(Value::is_array);
+        let Some(selected) = selected.filter(|_| batch) else {
             return self
                 .decide(id, confirmation_id, Decision::Approve(scope))
                 .await;
@@ -903,10 +910,6 @@ impl Orchestrator {
                 .decide(id, confirmation_id, Decision::Approve(scope))
                 .await;
         }
-        let key = operation
-            .batch_argument
-            .as_deref()
-            .unwrap_or(super::manifest::DEFAULT_BATCH_ARGUMENT);
         let Some(original_ids) = confirmation.arguments.get(key).and_then(Value::as_array) else {
             return Err(ChatError::Selection(format!(
                 "`{}` cannot be narrowed to some of its items",

@@ -139,6 +139,8 @@ fn prompt(
     let text = environment.get_template(kind.as_str())?.render(context! {
         operation => operation,
         entity => entity,
+        // Manifests name entities either way ("item", "items").
+        entities => if entity.ends_with('s') { entity.to_owned() } else { format!("{entity}s") },
         verb => if destructive { "Delete" } else { "Approve" },
     })?;
     Ok(text.trim().to_owned())

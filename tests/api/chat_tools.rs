@@ -164,9 +164,14 @@ async fn a_destructive_tool_run_by_hand_waits_for_an_approval() -> anyhow::Resul
     let html = app.get("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"pending-approval\""), "{html}");
     assert!(html.contains("deleteItem"));
+    assert!(
+        !html.contains("name=\"ids\""),
+        "a call on one item has nothing to untick"
+    );
     let action = approval_action(&html).context("no approval form")?;
+    // Exactly what the confirm view's form sends when its confirm button is pressed.
     let approved = app
-        .post_form(&action, &cookie, "decision=approve".to_owned())
+        .post_form(&action, &cookie, "scope=once&_action=submit".to_owned())
         .await?;
     assert_eq!(approved.status(), 303);
     assert!(
