@@ -8,17 +8,34 @@
 //! - `turn`: a whole turn through [`Orchestrator::handle_turn`] with the planner on a fresh-file
 //!   SQLite store (WAL, `synchronous=FULL`) and the demo API on loopback: a simple query (one
 //!   search) and the bulk-delete proposal (search, then a stored confirmation).
+//! - `view`: the confirm view of the delete turn's pending approval (as many items as the demo
+//!   data, seeded relative to now, has completed last month: the count varies by day and is in
+//!   the bench names), built through the page-generation loop with the offline heuristic exactly
+//!   as `GET /chat` builds it ([`views::confirm_view`]) — uncached (a model name no earlier call
+//!   used, so the page cache misses and the heuristic places the page, which is then cached) and
+//!   cached (the page cache answers) — and rendered to HTML by the renderer every page uses.
+//! - `turn + views`: the delete turn up to the confirmation, then what `GET /chat` builds and
+//!   renders for it: the session view, [`views::session_views`] and each view's HTML.
 //! - `baseline`: the same search as a bare `reqwest` GET to the demo API, and one durable SQLite
 //!   commit (a turn makes about a dozen: every message, thread change and execution record is
 //!   committed as it happens, so a crash mid-turn loses nothing already shown).
 //!
 //! Run with `cargo bench --bench orchestration`; figures go in BENCHMARKS.md.
 
-use std::{hint::black_box, sync::Arc, time::Duration};
+use std::{
+    hint::black_box,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
 use criterion::Criterion;
+use leptos::prelude::*;
 use serde_json::{json, Value};
 use tessera::{
+    agent::HeuristicModel,
     chat::{
         calendar::CivilDate,
         confirm::operation_hash,
@@ -30,12 +47,17 @@ use tessera::{
         routing,
         session::Channel,
         threads::{Thread, ThreadStatus},
-        CapabilityScope, Manifest, Orchestrator, SessionId,
+        views::{self, ChatView},
+        CapabilityScope, Manifest, Orchestrator, PendingApproval, SessionId,
     },
     config::DatabaseUrl,
     demo::items::{DemoItems, MANIFEST_JSON},
-    llm::{ChatResponse, Message},
+    llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelName},
     store::{now_ms, Store},
+};
+use tessera_app::{
+    catalog::Catalog,
+    render::{render_tree, FormState, RenderCtx},
 };
 use url::Url;
 
@@ -107,6 +129,76 @@ fn decide(
     ExecutionHeader::new(steps).render().len()
 }
 
+/// The heuristic under a model name no earlier call used. The page cache is keyed by the model's
+/// name among other things and `confirm_view` offers no bypass, so a fresh name is how the bench
+/// times a miss without changing product code; the provider stays `heuristic`, so the loop takes
+/// the same path as for the real heuristic.
+struct FreshHeuristic {
+    name: ModelName,
+    inner: HeuristicModel,
+}
+
+impl FreshHeuristic {
+    fn next(counter: &AtomicU64) -> Self {
+        let inner = HeuristicModel::new();
+        let base = inner.name();
+        let index = counter.fetch_add(1, Ordering::Relaxed);
+        Self {
+            name: ModelName::new(base.provider, format!("{}-uncached-{index}", base.model)),
+            inner,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for FreshHeuristic {
+    fn name(&self) -> ModelName {
+        self.name.clone()
+    }
+
+    async fn chat(&self, request: ChatRequest) -> tessera::llm::model::Result<ChatResponse> {
+        self.inner.chat(request).await
+    }
+}
+
+/// A view's HTML, rendered in a fresh reactive owner with the context the chat page's
+/// `GeneratedViewPanel` gives it.
+fn render_view(view: &ChatView) -> String {
+    let mut ctx = RenderCtx::new(view.data.clone());
+    ctx.catalog = Catalog::defaults();
+    ctx.action.clone_from(&view.action);
+    ctx.form = FormState {
+        values: view.values.clone(),
+        ..FormState::default()
+    };
+    ctx.download_base.clone_from(&view.download_base);
+    Owner::new().with(|| render_tree(&view.tree, &ctx).to_html())
+}
+
+/// The delete turn up to its confirmation, then what `GET /chat` builds and renders for the
+/// session: its view, every generated view (the page cache answers after the first) and their
+/// HTML. Returns the HTML's total length.
+async fn turn_and_views(orchestrator: &Orchestrator) -> anyhow::Result<usize> {
+    let session = orchestrator.create_session(None, None).await?;
+    orchestrator.handle_turn(session.id, REQUEST).await?;
+    let view = orchestrator.session_view(session.id).await?;
+    let generated = views::session_views(
+        orchestrator.store(),
+        &HeuristicModel::new(),
+        orchestrator.manifest(),
+        &view,
+    )
+    .await?;
+    let html: usize = generated
+        .confirms
+        .values()
+        .chain(generated.results.values())
+        .chain(&generated.progress)
+        .map(|view| render_view(view).len())
+        .sum();
+    Ok(html)
+}
+
 fn search_result(count: usize) -> Value {
     let items: Vec<Value> = (1..=count)
         .map(|index| json!({"id": format!("item-{index:04}"), "title": format!("Review the Q3 budget {index}"), "status": "completed",
@@ -176,6 +268,48 @@ fn run() -> anyhow::Result<()> {
         "the delete turn did not propose a confirmation"
     );
     eprintln!("delete turn header:\n{}", check.header.render());
+    let approval: PendingApproval = check.pending_approvals[0].clone();
+    let heuristic = HeuristicModel::new();
+    let fresh_names = AtomicU64::new(0);
+    let uncached = runtime.block_on(views::confirm_view(
+        &store,
+        &FreshHeuristic::next(&fresh_names),
+        &manifest,
+        &approval,
+    ))?;
+    // Primes the page cache for the cached case, and checks it answers with the same tree.
+    let cached = runtime.block_on(views::confirm_view(
+        &store, &heuristic, &manifest, &approval,
+    ))?;
+    let cached_again = runtime.block_on(views::confirm_view(
+        &store, &heuristic, &manifest, &approval,
+    ))?;
+    anyhow::ensure!(
+        cached.tree == cached_again.tree && uncached.tree == cached.tree,
+        "the cached confirm view differs from the generated one"
+    );
+    let count = approval.preview.count;
+    let rows = cached.data["items"].as_array().map_or(0, Vec::len);
+    anyhow::ensure!(
+        count > 0 && rows == count && cached.data["count"] == json!(count),
+        "the confirm view shows {rows} rows for a count of {count}"
+    );
+    let html = render_view(&cached);
+    let label = views::confirm_label(&approval);
+    anyhow::ensure!(
+        html.contains(&label) && html.contains("Deny"),
+        "the confirm view's HTML does not name {label:?}"
+    );
+    eprintln!(
+        "confirm view: {} nodes, {rows} rows, {} bytes of HTML, button {label:?}",
+        cached.tree.nodes.len(),
+        html.len()
+    );
+    let page_html = runtime.block_on(turn_and_views(&orchestrator))?;
+    anyhow::ensure!(
+        page_html >= html.len(),
+        "the chat page's views render {page_html} bytes, less than the confirm view alone"
+    );
 
     let mut criterion = Criterion::default()
         .sample_size(30)
@@ -213,6 +347,37 @@ fn run() -> anyhow::Result<()> {
                     orchestrator.handle_turn(session.id, REQUEST).await
                 })
             });
+        },
+    );
+    group.bench_function(
+        format!("view: confirm ({count} items), heuristic, uncached (miss, generate, cache)"),
+        |bencher| {
+            bencher.iter(|| {
+                let model = FreshHeuristic::next(&fresh_names);
+                runtime.block_on(views::confirm_view(&store, &model, &manifest, &approval))
+            });
+        },
+    );
+    group.bench_function(
+        format!("view: confirm ({count} items), heuristic, cached"),
+        |bencher| {
+            bencher.iter(|| {
+                runtime.block_on(views::confirm_view(
+                    &store, &heuristic, &manifest, &approval,
+                ))
+            });
+        },
+    );
+    group.bench_function(
+        format!("view: render confirm ({count} items) to HTML"),
+        |bencher| {
+            bencher.iter(|| render_view(black_box(&cached)));
+        },
+    );
+    group.bench_function(
+        "turn + views: delete … up to the confirmation, then GET /chat's views built and rendered (SQLite)",
+        |bencher| {
+            bencher.iter(|| runtime.block_on(turn_and_views(&orchestrator)));
         },
     );
     let append_session = runtime.block_on(orchestrator.create_session(None, None))?;
