@@ -134,16 +134,26 @@ fn prompt(
     operation: &str,
     entity: &str,
     destructive: bool,
+    batch: bool,
 ) -> Result<String, ViewError> {
     let environment = templates()?;
+    let (singular, plural) = noun_forms(entity);
     let text = environment.get_template(kind.as_str())?.render(context! {
         operation => operation,
-        entity => entity,
-        // Manifests name entities either way ("item", "items").
-        entities => if entity.ends_with('s') { entity.to_owned() } else { format!("{entity}s") },
+        entity => singular,
+        entities => plural,
+        batch => batch,
         verb => if destructive { "Delete" } else { "Approve" },
     })?;
     Ok(text.trim().to_owned())
+}
+
+/// An entity's singular and plural, however the manifest names it ("item" or "items").
+fn noun_forms(entity: &str) -> (String, String) {
+    match entity.strip_suffix('s') {
+        Some(singular) if !singular.is_empty() => (singular.to_owned(), entity.to_owned()),
+        _ => (entity.to_owned(), format!("{entity}s")),
+    }
 }
 
 fn plural(count: usize, word: &str) -> String {
@@ -251,8 +261,8 @@ fn confirm_schema(
         properties.insert(
             IDS_FIELD.to_owned(),
             json!({"type": "array", "items": {"type": "string"}, "minItems": 1,
-                   "title": format!("{}s to {verb}", capitalized(entity)),
-                   "description": format!("The ids of the {entity} items this approval covers; untick any to leave it out.")}),
+                   "title": format!("{} to {verb}", capitalized(&noun_forms(entity).1)),
+                   "description": format!("The ids of the {} this approval covers; untick any to leave it out.", noun_forms(entity).1)}),
         );
         required.insert(0, IDS_FIELD);
     }
@@ -324,6 +334,7 @@ pub async fn confirm_view(
         &approval.operation,
         entity,
         approval.destructive,
+        with_ids,
     )?)
     .with_schema(schema)
     .with_data(data.clone());
@@ -526,6 +537,7 @@ pub async fn progress_view(
         &execution.operation,
         entity,
         false,
+        true,
     )?)
     .with_data(data.clone());
     let check = |tree: &PageTree| {
@@ -719,6 +731,7 @@ pub async fn result_view(
         &execution.operation,
         &operation.entity,
         operation.has(Tag::Delete),
+        true,
     )?)
     .with_data(data.clone());
     let has_failures = data["failures"]
@@ -945,6 +958,32 @@ mod tests {
         assert_eq!(stated_count("1 item will go", &nouns), Some(1));
         assert_eq!(stated_count("Sent in 3 requests", &nouns), None);
         assert_eq!(stated_count("Items: 4", &nouns), None);
+    }
+
+    #[test]
+    fn prompts_name_the_entity_in_good_english_whichever_way_the_manifest_spells_it(
+    ) -> anyhow::Result<()> {
+        for entity in ["item", "items"] {
+            let one = prompt(ViewKind::Confirm, "deleteItem", entity, true, false)?;
+            assert!(
+                one.starts_with("Delete this item with deleteItem."),
+                "{one}"
+            );
+            assert!(
+                !one.contains("untick"),
+                "nothing to untick on one item: {one}"
+            );
+            let many = prompt(ViewKind::Confirm, "bulkDeleteItems", entity, true, true)?;
+            assert!(
+                many.starts_with("Delete the selected items with bulkDeleteItems."),
+                "{many}"
+            );
+            assert!(
+                !many.contains("itemss") && !many.contains("every items"),
+                "{many}"
+            );
+        }
+        Ok(())
     }
 
     #[test]
