@@ -313,6 +313,21 @@ struct Turn {
     stopped: bool,
 }
 
+impl Turn {
+    /// A turn with nothing done yet; `route` says how code routed it (set later for messages).
+    fn new(session: ChatSession, route: &str) -> Self {
+        Self {
+            session,
+            route: route.to_owned(),
+            steps: Vec::new(),
+            events: Vec::new(),
+            narrative: String::new(),
+            cancel: CancellationToken::new(),
+            stopped: false,
+        }
+    }
+}
+
 struct Inner {
     store: Store,
     manifest: Arc<Manifest>,
@@ -731,15 +746,7 @@ impl Orchestrator {
         let session = self.session(id).await?;
         self.record_transcript(id, Speaker::User, None, text, None)
             .await?;
-        let mut turn = Turn {
-            session,
-            route: String::new(),
-            steps: Vec::new(),
-            events: Vec::new(),
-            narrative: String::new(),
-            cancel: CancellationToken::new(),
-            stopped: false,
-        };
+        let mut turn = Turn::new(session, "");
         if let Some(command) = slash::parse(text) {
             turn.route = "slash".to_owned();
             let thread = self.run_slash(&mut turn, command).await?;
@@ -820,15 +827,7 @@ impl Orchestrator {
             Decision::Approve(ApprovalScope::Session) => "Approved (for this session).",
             Decision::Deny => "Declined.",
         };
-        let mut turn = Turn {
-            session,
-            route: "decision".to_owned(),
-            steps: Vec::new(),
-            events: Vec::new(),
-            narrative: String::new(),
-            cancel: CancellationToken::new(),
-            stopped: false,
-        };
+        let mut turn = Turn::new(session, "decision");
         let thread = self
             .apply_decision(&mut turn, confirmation_id, decision, Some(said))
             .await?;
@@ -958,15 +957,7 @@ impl Orchestrator {
             })
             .await?;
         let session = self.session(id).await?;
-        let mut turn = Turn {
-            session,
-            route: "decision".to_owned(),
-            steps: Vec::new(),
-            events: Vec::new(),
-            narrative: String::new(),
-            cancel: CancellationToken::new(),
-            stopped: false,
-        };
+        let mut turn = Turn::new(session, "decision");
         let mut superseded = Step::new(
             confirmation.operation.clone(),
             StepRole::Mutation,
@@ -1021,15 +1012,7 @@ impl Orchestrator {
             None,
         )
         .await?;
-        let mut turn = Turn {
-            session,
-            route: "manual_tool".to_owned(),
-            steps: Vec::new(),
-            events: Vec::new(),
-            narrative: String::new(),
-            cancel: CancellationToken::new(),
-            stopped: false,
-        };
+        let mut turn = Turn::new(session, "manual_tool");
         let thread = self.manual_call(&mut turn, name, arguments).await?;
         self.finish_turn(turn, Some(thread)).await
     }
