@@ -46,6 +46,7 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    let signal = shutdown_signal();
     let application = Application::build(config).await?;
     if let Some(token) = &application.generated_api_token {
         // Printed once, on the start that generated it; only its hash is stored.
@@ -64,7 +65,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let signal_token = shutdown.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        signal.await;
         tracing::info!("shutting down");
         signal_token.cancel();
     });

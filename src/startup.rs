@@ -215,30 +215,52 @@ fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
+/// Installs the SIGINT and SIGTERM handlers now and returns a future that resolves on either.
+///
+/// The handlers are installed before the application binds its port: a signal that arrives
+/// during start-up must end the process gracefully, not by the default action, or a secret
+/// generated on that start (its hash already stored) would never be shown.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut interrupt = listen(signal(SignalKind::interrupt()), "SIGINT");
+        let mut terminate = listen(signal(SignalKind::terminate()), "SIGTERM");
+        async move {
+            tokio::select! {
+                _ = recv(&mut interrupt) => {},
+                _ = recv(&mut terminate) => {},
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::error!(error = %error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(error = %error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+    }
+}
+
+#[cfg(unix)]
+fn listen(
+    installed: std::io::Result<tokio::signal::unix::Signal>,
+    name: &str,
+) -> Option<tokio::signal::unix::Signal> {
+    installed
+        .inspect_err(
+            |error| tracing::error!(error = %error, signal = name, "cannot listen for the signal"),
+        )
+        .ok()
+}
+
+/// Waits for the signal, or forever when its handler could not be installed.
+#[cfg(unix)]
+async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
+        None => std::future::pending::<()>().await,
     }
 }

@@ -148,3 +148,41 @@ fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A SIGTERM that lands while the server is still starting (its database already created, the
+/// token perhaps already hashed and stored) must not kill it before the token is shown.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a sync test waiting for a child process, no executor to block"
+)]
+fn a_sigterm_during_start_up_still_shows_the_generated_token_and_exits_cleanly(
+) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let database = dir.path().join("t.db");
+    let mut child = Command::new(BINARY)
+        .current_dir(dir.path())
+        .env_remove("TESSERA_CONFIG")
+        .env_remove("TESSERA_API_TOKEN")
+        .env("TESSERA_ADDR", format!("127.0.0.1:{}", free_port()?))
+        .env("DATABASE_URL", format!("sqlite://{}", database.display()))
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    let started = Instant::now();
+    while !database.exists() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            bail!("the server never created its database");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()?;
+    let output = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(stderr.contains("generated API token"), "{stderr}");
+    Ok(())
+}
