@@ -41,8 +41,8 @@ pub use registry::{Registry, StepInfo, WorkflowInfo};
 pub use retry::RetryPolicy;
 pub use runner::{DrainReport, Runner, RunnerBuilder, RunnerConfig};
 pub use step::{
-    wait_for, NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput, StepResult, Text,
-    Wait, WaitToken,
+    wait_for, Answer, NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput,
+    StepResult, Text, Unanswered, Wait, WaitToken,
 };
 
 use crate::store::StoreError;

@@ -73,6 +73,16 @@ pub struct PlacedField {
 }
 
 impl PageTree {
+    /// Whether the page has a Cancel button (a Button of kind `cancel`): only then may a
+    /// submission resolve it as cancelled.
+    #[must_use]
+    pub fn offers_cancel(&self) -> bool {
+        self.nodes.values().any(|node| {
+            node.component == "Button"
+                && node.props.get("kind").and_then(Value::as_str) == Some("cancel")
+        })
+    }
+
     /// Whether the tree has no nodes.
     #[must_use]
     pub fn is_empty(&self) -> bool {

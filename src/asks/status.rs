@@ -9,8 +9,9 @@
 //! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
 //! | `failed` | the page could not be made; `error` says why |
 //!
-//! `callback` (when the ask has a `callback_url`) is `pending` until the person answers, then
-//! `sending`, `retrying` with the last error, `delivered`, or `failed` when the retries ran out.
+//! `callback` (when the ask has a `callback_url`) is `pending` until the person answers (or the
+//! link expires, or the person presses Cancel: the callback reports those too), then `sending`,
+//! `retrying` with the last error, `delivered`, or `failed` when the retries ran out.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -97,15 +98,18 @@ pub async fn ask_status(store: &Store, id: &str) -> Result<AskView, AskError> {
 pub fn view(overview: &RunOverview) -> AskView {
     let run = &overview.run;
     let page = overview.pages.first();
-    let response = page
-        .and_then(|page| page.response.clone())
-        .filter(|response| !is_cancelled_response(response));
+    let stored = page.and_then(|page| page.response.as_ref());
+    let pressed_cancel = stored.is_some_and(is_cancelled_response);
+    let response = stored.filter(|_| !pressed_cancel).cloned();
     let now = now_ms();
     let expired = page.is_some_and(|page| page.status == PageStatus::Open && page.is_expired(now));
     let status = if response.is_some() {
         AskStatus::Submitted
     } else if expired {
         AskStatus::Expired
+    } else if pressed_cancel {
+        // Already while the callback that says so is still being delivered.
+        AskStatus::Cancelled
     } else {
         match run.status {
             RunStatus::Cancelled => AskStatus::Cancelled,

@@ -11,7 +11,11 @@
 //! ```json
 //! { "ask_id": "7f1c…", "status": "submitted", "response": { "answer": "yes" } }
 //! ```
-//! `response` is the typed value, decoded and validated against the ask's schema.
+//! `response` is the typed value, decoded and validated against the ask's schema. An ask that
+//! ends unanswered is reported the same way, so a caller that only listens never waits for ever:
+//! `"status": "expired"` (the link ran out) or `"cancelled"` (the person pressed Cancel), with
+//! `"response": null`; the run then ends cancelled. An admin's cancel from the runs page stops
+//! the run at once and sends nothing.
 
 use std::{sync::Arc, time::Duration};
 
@@ -22,8 +26,8 @@ use crate::{
     forms::FormSchema,
     notify::{send_link, Notify, NotifyError, WebhookSender},
     workflow::{
-        run::RunId, wait_for, workflow, DynamicPage, OnTimeout, PageHandle, RetryPolicy, StepError,
-        UiOptions, Workflow, WorkflowError,
+        run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout, PageHandle, RetryPolicy,
+        StepError, UiOptions, Workflow, WorkflowError,
     },
 };
 
@@ -56,9 +60,9 @@ pub struct AskState {
 pub struct CallbackPayload {
     /// The ask (its run's id).
     pub ask_id: String,
-    /// Always `submitted`.
+    /// `submitted`, `expired` or `cancelled`.
     pub status: String,
-    /// The typed response.
+    /// The typed response; `null` unless submitted.
     pub response: Value,
 }
 
@@ -103,8 +107,8 @@ pub fn ask_workflow(
                 if state.notify {
                     send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
                 }
-                // The run stops waiting when the link expires; the page's own expiry (a moment
-                // earlier) is what the person sees.
+                // The run stops waiting when the link expires (the callback still says so);
+                // the page's own expiry (a moment earlier) is what the person sees.
                 let expires_in = Duration::from_secs(state.expires_in_secs);
                 Ok((
                     state,
@@ -112,12 +116,12 @@ pub fn ask_workflow(
                 ))
             }
         })
-        .step_with_response_in_run(
+        .step_with_answer_in_run(
             CALLBACK_STEP,
-            move |run_id: RunId, state: AskState, response: Value| {
+            move |run_id: RunId, state: AskState, answer: Answer<Value>| {
                 let callbacks = callbacks.clone();
                 async move {
-                    deliver(callbacks.as_ref(), run_id, &state, response).await?;
+                    deliver(callbacks.as_ref(), run_id, &state, answer).await?;
                     Ok(state)
                 }
             },
@@ -130,7 +134,7 @@ async fn deliver(
     callbacks: Option<&WebhookSender>,
     run_id: RunId,
     state: &AskState,
-    response: Value,
+    answer: Answer<Value>,
 ) -> Result<(), StepError> {
     let Some(raw_url) = state.callback_url.as_deref() else {
         return Ok(());
@@ -142,9 +146,14 @@ async fn deliver(
             "no TESSERA_WEBHOOK_SECRET to sign the callback with"
         ))
     })?;
+    let (status, response) = match answer {
+        Answer::Given(response) => ("submitted", response),
+        Answer::Expired => ("expired", Value::Null),
+        Answer::Cancelled => ("cancelled", Value::Null),
+    };
     let payload = CallbackPayload {
         ask_id: run_id.to_string(),
-        status: "submitted".to_owned(),
+        status: status.to_owned(),
         response,
     };
     let body = serde_json::to_vec(&payload)

@@ -5,13 +5,16 @@
 //! without guessing; none of them says anything about other tokens.
 
 use serde_json::Value;
-use tessera_app::render::{FormState, CSRF_FIELD};
+use tessera_app::{
+    render::{FormState, CSRF_FIELD},
+    tree::PageTree,
+};
 
 use super::{
     csrf::CsrfKey,
     page::{Page, PageStatus, SubmitOutcome},
     receipt::cancelled_response,
-    submission::{read_submission, Submission},
+    submission::{read_fields, read_submission, Submission},
     token::PageToken,
 };
 use crate::{
@@ -127,7 +130,15 @@ pub async fn submit_page(
             page: page.id.to_string(),
             reason: error.to_string(),
         })?;
-    let response: Value = match read_submission(&schema, body) {
+    // Only a page that shows a Cancel button can be answered with one.
+    let offers_cancel = serde_json::from_value::<PageTree>(page.tree.clone())
+        .is_ok_and(|tree| tree.offers_cancel());
+    let submission = if offers_cancel {
+        read_submission(&schema, body)
+    } else {
+        read_fields(&schema, body)
+    };
+    let response: Value = match submission {
         Submission::Valid(value) => value,
         Submission::Cancelled => cancelled_response(),
         Submission::Invalid(state) => return Ok(Submitted::Invalid(page, state)),

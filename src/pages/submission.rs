@@ -19,7 +19,7 @@ pub enum Submission {
     Invalid(FormState),
 }
 
-/// Decodes and validates `body` against `schema`.
+/// Decodes and validates `body` against `schema`; a pressed Cancel button wins over the fields.
 #[must_use]
 pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
     let values = raw_values(body);
@@ -30,6 +30,14 @@ pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
     {
         return Submission::Cancelled;
     }
+    read_fields(schema, body)
+}
+
+/// Decodes and validates `body` against `schema`, for a page without a Cancel button: a
+/// `cancel` action in the body (a crafted request) is ignored and the fields decide.
+#[must_use]
+pub fn read_fields(schema: &FormSchema, body: &[u8]) -> Submission {
+    let values = raw_values(body);
     match decode_and_validate(schema, body) {
         Ok(value) => Submission::Valid(value),
         Err(errors) => {

@@ -237,6 +237,12 @@ impl<'a> RunAdvance<'a> {
                 wait: None,
                 finished_at: Some(now),
             },
+            NextRun::Cancel => Self {
+                status: RunStatus::Cancelled,
+                keep_lease: false,
+                wait: None,
+                finished_at: Some(now),
+            },
         }
     }
 }

@@ -19,7 +19,8 @@ use super::{
     retry::RetryPolicy,
     run::{RunId, TimeoutAction},
     step::{
-        NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput, StepResult, Text, Wait,
+        Answer, NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput, StepResult,
+        Text, Unanswered, Wait,
     },
     WorkflowError,
 };
@@ -85,6 +86,9 @@ pub(crate) struct StepDef {
     pub retry: Option<RetryPolicy>,
     pub template: Option<Template>,
     pub handler: Handler,
+    /// The step is handed a wait that ended unanswered (Cancel, expiry) instead of the run
+    /// being cancelled before it; see `step_with_answer_in_run`.
+    pub takes_unanswered: bool,
 }
 
 /// A built workflow with its types erased, as the registry holds it.
@@ -221,6 +225,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             retry: None,
             template: None,
             handler,
+            takes_unanswered: false,
         })
     }
 
@@ -308,6 +313,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             retry: None,
             template: None,
             handler,
+            takes_unanswered: false,
         })
     }
 
@@ -329,6 +335,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             retry: None,
             template: Some(template.clone()),
             handler: <R as sealed::PromptKind>::handler::<S>(sealed::PromptTemplate(template)).0,
+            takes_unanswered: false,
         })
     }
 
@@ -426,6 +433,7 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
             retry: None,
             template: None,
             handler,
+            takes_unanswered: false,
         })
     }
 }
@@ -477,6 +485,48 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
             retry: None,
             template: None,
             handler,
+            takes_unanswered: false,
+        })
+    }
+
+    /// As [`WorkflowBuilder::step_with_response_in_run`], but the step also runs when the wait
+    /// ended unanswered — the person pressed Cancel, or the wait timed out with
+    /// [`OnTimeout::Cancel`] — and gets [`Answer`] saying which. Once it succeeds on an
+    /// unanswered wait the run ends cancelled. For telling someone who waits for the answer
+    /// (a callback) that none is coming.
+    pub fn step_with_answer_in_run<F, Fut>(
+        self,
+        name: impl Into<String>,
+        step: F,
+    ) -> WorkflowBuilder<S, ()>
+    where
+        F: Fn(RunId, S, Answer<R>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = StepResult<S>> + Send + 'static,
+    {
+        let step = Arc::new(step);
+        let handler: Handler = Arc::new(move |context, state, input| {
+            let step = Arc::clone(&step);
+            Box::pin(async move {
+                let state: S = decode("the run's state", state)?;
+                let answer = match Unanswered::of(&input) {
+                    Some(Unanswered::Cancelled) => Answer::Cancelled,
+                    Some(Unanswered::Expired) => Answer::Expired,
+                    None => Answer::Given(decode("the response", input)?),
+                };
+                let state = step(context.run_id, state, answer).await?;
+                Ok(StepDone {
+                    state: encode("the run's state", &state)?,
+                    output: StepOutput::None,
+                })
+            })
+        });
+        self.push(StepDef {
+            name: name.into(),
+            kind: StepKind::Code,
+            retry: None,
+            template: None,
+            handler,
+            takes_unanswered: true,
         })
     }
 }
@@ -515,7 +565,11 @@ impl<R: Serialize + Send + 'static> Then for Wait<R> {
                 let deadline = now_ms().saturating_add(after);
                 let (action, default_response) = match on_timeout {
                     OnTimeout::Fail => (TimeoutAction::Fail, None),
-                    OnTimeout::Cancel => (TimeoutAction::Cancel, None),
+                    // Resumed with the expiry marker, so a `step_with_answer` after the wait
+                    // hears of it; any other step is not run and the run ends cancelled.
+                    OnTimeout::Cancel => {
+                        (TimeoutAction::Continue, Some(Unanswered::Expired.marker()))
+                    }
                     OnTimeout::Continue(response) => (
                         TimeoutAction::Continue,
                         Some(encode("the default response", &response)?),
@@ -590,6 +644,7 @@ fn ui_step(
         retry: None,
         template: Some(template),
         handler,
+        takes_unanswered: false,
     }
 }
 

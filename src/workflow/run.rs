@@ -300,6 +300,8 @@ pub enum NextRun {
     Wait(WaitInfo),
     /// That was the last step: the run succeeded.
     Finish,
+    /// The step handled a wait that ended unanswered: the run ends cancelled.
+    Cancel,
 }
 
 /// A step's successful result, committed with the run's new state in one transaction.

@@ -28,7 +28,7 @@ use super::{
         ClaimedRun, Lease, LeaseOutcome, NextRun, Run, RunId, StepCompletion, StepRef,
         TimeoutAction, WaitInfo,
     },
-    step::{is_cancelled_response, StepError, StepOutput},
+    step::{StepError, StepOutput, Unanswered},
     WorkflowError,
 };
 use crate::{
@@ -180,8 +180,6 @@ impl RunnerBuilder {
 
 /// Why a step's input could not be worked out.
 enum InputError {
-    /// The person answered the page with its Cancel button: the run is cancelled.
-    Cancelled,
     /// The run cannot go on (a stored output that does not decode, a page without a response).
     Fatal(String),
     /// The database failed; try again later.
@@ -192,6 +190,17 @@ impl From<StoreError> for InputError {
     fn from(error: StoreError) -> Self {
         Self::Store(error)
     }
+}
+
+/// The name of step `cursor`, for an error about its input (past the last step: the end).
+fn step_name(definition: &WorkflowDef, cursor: i64) -> String {
+    usize::try_from(cursor)
+        .ok()
+        .and_then(|index| definition.steps.get(index))
+        .map_or_else(
+            || "(end of the workflow)".to_owned(),
+            |step| step.name.clone(),
+        )
 }
 
 fn sleep_until(at_ms: i64, longest: Duration) -> Duration {
@@ -506,32 +515,39 @@ impl Runner {
         let mut state = run.state;
         let mut cursor = run.cursor;
         loop {
-            let Some(step) = usize::try_from(cursor)
+            let input = match self.step_input(run.id, cursor).await {
+                Ok(input) => input,
+                Err(InputError::Fatal(reason)) => {
+                    tracing::warn!(run.id = %run.id, step.index = cursor, error = %reason, "step input unusable; run failed");
+                    report.runs_failed += 1;
+                    let step_ref = StepRef {
+                        index: cursor,
+                        name: step_name(&definition, cursor),
+                    };
+                    let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                    return Ok(());
+                }
+                Err(InputError::Store(error)) => return Err(error.into()),
+            };
+            let step = usize::try_from(cursor)
                 .ok()
-                .and_then(|index| definition.steps.get(index))
+                .and_then(|index| definition.steps.get(index));
+            let unanswered = Unanswered::of(&input);
+            let Some(step) = step.filter(|step| unanswered.is_none() || step.takes_unanswered)
             else {
-                // Past the last step: the last step waited and has been answered.
-                let _ = store.finish_run(&lease, now_ms()).await?;
+                if let Some(why) = unanswered {
+                    // Cancel, or expiry with `OnTimeout::Cancel`, and no step asked to hear it.
+                    tracing::info!(run.id = %run.id, reason = ?why, "the wait ended unanswered; run cancelled");
+                    store.cancel_run(run.id, now_ms()).await?;
+                } else {
+                    // Past the last step: the last step waited and has been answered.
+                    let _ = store.finish_run(&lease, now_ms()).await?;
+                }
                 return Ok(());
             };
             let step_ref = StepRef {
                 index: cursor,
                 name: step.name.clone(),
-            };
-            let input = match self.step_input(run.id, cursor).await {
-                Ok(input) => input,
-                Err(InputError::Fatal(reason)) => {
-                    tracing::warn!(run.id = %run.id, step.name = %step.name, error = %reason, "step input unusable; run failed");
-                    report.runs_failed += 1;
-                    let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
-                    return Ok(());
-                }
-                Err(InputError::Cancelled) => {
-                    tracing::info!(run.id = %run.id, step.name = %step.name, "the page was cancelled; run cancelled");
-                    store.cancel_run(run.id, now_ms()).await?;
-                    return Ok(());
-                }
-                Err(InputError::Store(error)) => return Err(error.into()),
             };
             let Some(started) = store
                 .begin_step(&lease, cursor, &step.name, &input, now_ms())
@@ -595,6 +611,7 @@ impl Runner {
                             deadline_ms: *deadline_ms,
                             on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
                         }),
+                        _ if unanswered.is_some() => NextRun::Cancel,
                         _ if usize::try_from(cursor + 1).ok() == Some(definition.steps.len()) => {
                             NextRun::Finish
                         }
@@ -750,9 +767,6 @@ impl Runner {
                     None => None,
                 };
                 match (response, default_response) {
-                    (Some(response), _) if is_cancelled_response(&response) => {
-                        return Err(InputError::Cancelled)
-                    }
                     (Some(response), _) | (None, Some(response)) => response,
                     (None, None) if page_id.is_none() => Value::Null,
                     (None, None) => {

@@ -190,7 +190,8 @@ pub enum OnTimeout<R> {
     Fail,
     /// Carry on: the next step gets this response instead of the person's.
     Continue(R),
-    /// Cancel the run.
+    /// Cancel the run. A next step added with `step_with_answer` still runs first, with
+    /// [`Answer::Expired`], so it can tell whoever waits for the answer.
     Cancel,
 }
 
@@ -276,20 +277,63 @@ impl StepOutput {
 
 /// The key of the response a page stores when the person pressed its Cancel button.
 pub const CANCELLED_KEY: &str = "$cancelled";
+/// The key the response of a wait that timed out with [`OnTimeout::Cancel`] carries besides
+/// [`CANCELLED_KEY`].
+const EXPIRED_KEY: &str = "$expired";
 
-/// The response stored for a page answered with its Cancel button. `$` cannot start a form field
-/// name, so no real response looks like this.
-#[must_use]
-pub fn cancelled_response() -> Value {
-    serde_json::json!({ CANCELLED_KEY: true })
+/// Why a wait ended without an answer. Stored as a response no form can produce (`$` cannot
+/// start a form field name), so the runner recognises it whatever the step's response type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unanswered {
+    /// The person pressed the page's Cancel button.
+    Cancelled,
+    /// The wait timed out with [`OnTimeout::Cancel`].
+    Expired,
 }
 
-/// Whether a stored response is the Cancel marker (the runner then cancels the run instead of
-/// handing the next step a response it cannot decode).
+impl Unanswered {
+    /// The marker stored in place of a response.
+    #[must_use]
+    pub fn marker(self) -> Value {
+        match self {
+            Self::Cancelled => serde_json::json!({ CANCELLED_KEY: true }),
+            Self::Expired => serde_json::json!({ CANCELLED_KEY: true, EXPIRED_KEY: true }),
+        }
+    }
+
+    /// Which marker `response` is, if it is one.
+    #[must_use]
+    pub fn of(response: &Value) -> Option<Self> {
+        let flag = |key| response.get(key).and_then(Value::as_bool).unwrap_or(false);
+        match (flag(CANCELLED_KEY), flag(EXPIRED_KEY)) {
+            (true, true) => Some(Self::Expired),
+            (true, false) => Some(Self::Cancelled),
+            (false, _) => None,
+        }
+    }
+}
+
+/// The response stored for a page answered with its Cancel button.
+#[must_use]
+pub fn cancelled_response() -> Value {
+    Unanswered::Cancelled.marker()
+}
+
+/// Whether a stored response is a marker rather than an answer (the runner then cancels the run
+/// instead of handing the next step a response it cannot decode).
 #[must_use]
 pub fn is_cancelled_response(response: &Value) -> bool {
-    response
-        .get(CANCELLED_KEY)
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+    Unanswered::of(response).is_some()
+}
+
+/// What a step added with `step_with_answer` gets: the person's typed answer, or why there is
+/// none. After an unanswered step succeeds the run ends cancelled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer<R> {
+    /// The typed response.
+    Given(R),
+    /// The person pressed Cancel.
+    Cancelled,
+    /// The wait timed out with [`OnTimeout::Cancel`].
+    Expired,
 }

@@ -241,10 +241,84 @@ async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow
     app.cleanup().await
 }
 
+async fn an_ask_that_expires_or_is_cancelled_tells_its_callback(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let sink = HttpSink::start(&[]).await?;
+    let callback_url = sink.url("/hooks/ask")?;
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            webhook_secret: Some(Secret::new(SECRET)),
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let body = json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()});
+
+    // Expiry: the author moves the link's expiry into the past; the run's wait follows it.
+    let (expiring, _) = create(&app, &body).await?;
+    let run_id = expiring.parse::<RunId>()?;
+    let page = app.store.pages_of_run(run_id).await?;
+    let page = page.first().context("the ask's page")?;
+    let past = now_ms() - 1_000;
+    app.store
+        .change_open_page(page.id, &PageChange::Extend(past))
+        .await?;
+    let waiting = app.store.run(run_id).await?;
+    assert_eq!(
+        waiting.waiting.and_then(|wait| wait.deadline_ms),
+        Some(past),
+        "extending a link moves the wait of its run"
+    );
+    let told = wait_for_ask(&app, &expiring, |ask| {
+        ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+    assert_eq!(told["status"], "expired", "{told:#}");
+    assert_eq!(app.store.run(run_id).await?.status.as_str(), "cancelled");
+
+    // Cancel: the person presses the page's Cancel button.
+    let (cancelled, path) = create(&app, &body).await?;
+    assert_eq!(submit(&app, &path, "_action=cancel").await?.status(), 303);
+    let told = wait_for_ask(&app, &cancelled, |ask| {
+        ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+    assert_eq!(told["status"], "cancelled", "{told:#}");
+    assert!(told["response"].is_null());
+    assert_eq!(
+        app.store
+            .run(cancelled.parse::<RunId>()?)
+            .await?
+            .status
+            .as_str(),
+        "cancelled"
+    );
+
+    let bodies = sink
+        .seen()
+        .iter()
+        .map(|attempt| serde_json::from_slice::<Value>(&attempt.body))
+        .collect::<Result<Vec<_>, _>>()?;
+    assert_eq!(
+        bodies,
+        [
+            json!({"ask_id": expiring, "status": "expired", "response": null}),
+            json!({"ask_id": cancelled, "status": "cancelled", "response": null}),
+        ],
+        "one delivery each, saying why no answer is coming"
+    );
+    app.cleanup().await
+}
+
 on_both_backends!(
     an_ask_is_answered_through_its_page_and_read_back_typed,
     the_callback_is_signed_retried_until_acknowledged_and_delivered_once,
     an_expired_ask_says_so_and_its_link_is_gone,
+    an_ask_that_expires_or_is_cancelled_tells_its_callback,
 );
 
 async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {

@@ -142,7 +142,10 @@ async fn a_scripted_model_places_the_confirm_view_and_code_sets_count_buttons_an
     );
     let page = html(&view);
     assert!(page.contains("Delete 3 items"), "code's count: {page}");
-    assert!(!page.contains("999 items"), "the model's count is overridden");
+    assert!(
+        !page.contains("999 items"),
+        "the model's count is overridden"
+    );
     assert!(page.contains("bg-red-700"), "danger styling");
     assert!(page.contains(">Deny<"), "code adds Deny: {page}");
     assert!(

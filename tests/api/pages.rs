@@ -25,6 +25,14 @@ impl Link {
 }
 
 async fn waiting_page(app: &TestApp, expires_in_ms: i64) -> anyhow::Result<Link> {
+    waiting_page_with(app, expires_in_ms, true).await
+}
+
+async fn waiting_page_with(
+    app: &TestApp,
+    expires_in_ms: i64,
+    cancel_button: bool,
+) -> anyhow::Result<Link> {
     let run = app
         .store
         .create_run(&NewRun {
@@ -46,6 +54,13 @@ async fn waiting_page(app: &TestApp, expires_in_ms: i64) -> anyhow::Result<Link>
         },
         "order": ["h", "rows", "dl", "f"]
     });
+    let mut tree = tree;
+    if !cancel_button {
+        tree["nodes"]["f"]["children"] = json!(["note", "ok"]);
+        if let Some(nodes) = tree["nodes"].as_object_mut() {
+            nodes.remove("no");
+        }
+    }
     app.store
         .create_page(&NewPage {
             token_hash: token.hash(),
@@ -350,6 +365,47 @@ async fn the_cancel_button_resolves_the_run_with_a_cancelled_response() -> anyho
         .unwrap_or_default();
     assert!(is_cancelled(&stored), "{stored}");
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Ready);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_page_without_a_cancel_button_cannot_be_cancelled_by_a_crafted_post() -> anyhow::Result<()>
+{
+    let app = spawn_app().await?;
+    let link = waiting_page_with(&app, 60_000, false).await?;
+    let html = app.get(&link.path()).await?.text().await?;
+    assert!(!html.contains("value=\"cancel\""), "no Cancel button shown");
+    let csrf = csrf_of(&html);
+    let crafted = post(
+        &app,
+        &link.path(),
+        format!("_csrf={csrf}&note=&_action=cancel"),
+    )
+    .await?;
+    assert_eq!(
+        crafted.status(),
+        422,
+        "the fields decide, and the note is missing"
+    );
+    assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Waiting);
+    let answered = post(
+        &app,
+        &link.path(),
+        format!("_csrf={csrf}&note=fine+by+me&_action=cancel"),
+    )
+    .await?;
+    assert_eq!(answered.status(), 303);
+    let stored = app
+        .store
+        .page_by_token(&link.token.hash())
+        .await?
+        .response
+        .unwrap_or_default();
+    assert_eq!(
+        stored,
+        json!({"note": "fine by me"}),
+        "an answer, not a cancel"
+    );
     Ok(())
 }
 

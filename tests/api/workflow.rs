@@ -26,8 +26,8 @@ use tessera::{
             LeaseOutcome, NewRun, NextRun, RunFilter, RunStatus, StepCompletion, StepRef,
             StepStatus, TimeoutAction, WaitInfo,
         },
-        wait_for, workflow, OnTimeout, PageFactory, PageHandle, PageRequest, Prompt, Registry,
-        RetryPolicy, Runner, RunnerConfig, StepError, Text, WorkflowError,
+        wait_for, workflow, Answer, OnTimeout, PageFactory, PageHandle, PageRequest, Prompt,
+        Registry, RetryPolicy, Runner, RunnerConfig, StepError, Text, WorkflowError,
     },
 };
 use tokio_util::sync::CancellationToken;
@@ -49,6 +49,7 @@ store_contract!(
     two_runners_share_the_work_and_no_step_runs_twice,
     a_new_run_wakes_an_idle_runner_before_its_next_poll,
     a_submitted_page_wakes_an_idle_runner_before_its_next_poll,
+    an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancelled,
 );
 
 /// A lease no test expects to expire: tests that count executions must not see a step run
@@ -1123,6 +1124,126 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
     assert_eq!(record_runs.load(Ordering::SeqCst), 1);
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(10), workers).await??;
+    Ok(())
+}
+
+/// `Ask` → `Notify` (waits, with `timeout` if given) → `Tell` (an answer step: records what it
+/// heard, as a callback would send it).
+fn telling_workflow(
+    name: &str,
+    timeout: Option<(Duration, OnTimeout<Decision>)>,
+    heard: Arc<Mutex<Vec<String>>>,
+) -> anyhow::Result<tessera::workflow::Workflow<Approval>> {
+    Ok(workflow::<Approval>(name)
+        .ui("Ask", Prompt::<Decision>::new("Approve claim {{ count }}?"))
+        .step_with_page("Notify", move |state, page| {
+            let timeout = timeout.clone();
+            async move {
+                let wait = wait_for(page.webhook);
+                let wait = match timeout {
+                    Some((duration, on_timeout)) => wait.timeout(duration, on_timeout),
+                    None => wait,
+                };
+                Ok((state, wait))
+            }
+        })
+        .step_with_answer_in_run("Tell", move |_run, state, answer: Answer<Decision>| {
+            let heard = Arc::clone(&heard);
+            async move {
+                let what = match answer {
+                    Answer::Given(decision) => format!("given approve={}", decision.approve),
+                    Answer::Cancelled => "cancelled".to_owned(),
+                    Answer::Expired => "expired".to_owned(),
+                };
+                lock(&heard).push(what);
+                Ok(state)
+            }
+        })
+        .build()?)
+}
+
+async fn an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancelled(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let short = Duration::from_millis(250);
+    let registry = Registry::new()
+        .with(telling_workflow("answered", None, Arc::clone(&heard))?)?
+        .with(telling_workflow(
+            "expiring",
+            Some((short, OnTimeout::Cancel)),
+            Arc::clone(&heard),
+        )?)?;
+    let factory = StaticPageFactory::new(store);
+    let runner = runner_for(store, registry, "r1", Some(Arc::clone(&factory)));
+
+    let answered = runner.start_run("answered", json!({"count": 1})).await?;
+    drain(&runner).await?;
+    let answer = json!({"approve": true, "reason": null});
+    store
+        .submit_page(&factory.last_token()?.hash(), &answer, now_ms())
+        .await?;
+    drain(&runner).await?;
+    assert_eq!(store.run(answered.id).await?.status, RunStatus::Succeeded);
+    assert_eq!(*lock(&heard), ["given approve=true"]);
+
+    let cancelled = runner.start_run("answered", json!({"count": 2})).await?;
+    drain(&runner).await?;
+    store
+        .submit_page(
+            &factory.last_token()?.hash(),
+            &tessera::workflow::step::cancelled_response(),
+            now_ms(),
+        )
+        .await?;
+    drain(&runner).await?;
+    assert_eq!(store.run(cancelled.id).await?.status, RunStatus::Cancelled);
+    assert_eq!(lock(&heard).last().map(String::as_str), Some("cancelled"));
+
+    let expiring = runner.start_run("expiring", json!({"count": 3})).await?;
+    drain(&runner).await?;
+    tokio::time::sleep(short + Duration::from_millis(30)).await;
+    drain(&runner).await?;
+    let expired = store.run(expiring.id).await?;
+    assert_eq!(expired.status, RunStatus::Cancelled);
+    assert_eq!(lock(&heard).last().map(String::as_str), Some("expired"));
+    let steps = store.run_steps(expiring.id).await?;
+    assert_eq!(
+        steps.last().map(|step| (step.name.as_str(), step.status)),
+        Some(("Tell", StepStatus::Succeeded)),
+        "the answer step ran and is recorded"
+    );
+    assert_eq!(lock(&heard).len(), 3, "each answer step ran once");
+    Ok(())
+}
+
+/// A run whose last step waits: pressing Cancel must end it cancelled, not succeeded.
+#[tokio::test]
+async fn a_last_step_wait_answered_with_cancel_ends_the_run_cancelled() -> anyhow::Result<()> {
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let registry = Registry::new().with(
+        workflow::<Approval>("last-wait")
+            .ui("Ask", Prompt::<Decision>::new("Approve claim {{ count }}?"))
+            .step_with_page("Notify", |state, page| async move {
+                Ok((state, wait_for(page.webhook)))
+            })
+            .build()?,
+    )?;
+    let factory = StaticPageFactory::new(&store);
+    let runner = runner_for(&store, registry, "r1", Some(Arc::clone(&factory)));
+    let run = runner.start_run("last-wait", json!({"count": 1})).await?;
+    drain(&runner).await?;
+    store
+        .submit_page(
+            &factory.last_token()?.hash(),
+            &tessera::workflow::step::cancelled_response(),
+            now_ms(),
+        )
+        .await?;
+    drain(&runner).await?;
+    assert_eq!(store.run(run.id).await?.status, RunStatus::Cancelled);
+    database.cleanup().await?;
     Ok(())
 }
 

@@ -110,6 +110,7 @@ pub(super) async fn change_open(
     id: PageId,
     change: &super::PageChange,
 ) -> Result<bool> {
+    let mut transaction = pool.begin().await?;
     let query = match change {
         super::PageChange::Revoke => {
             sqlx::query("UPDATE pages SET status = 'revoked' WHERE id = $1 AND status = 'open'")
@@ -126,5 +127,18 @@ pub(super) async fn change_open(
                 .bind(id.to_string())
         }
     };
-    Ok(query.execute(pool).await?.rows_affected() == 1)
+    let changed = query.execute(&mut *transaction).await?.rows_affected() == 1;
+    if let (true, super::PageChange::Extend(expires_at)) = (changed, change) {
+        // A run waiting on this page with a deadline waits as long as its link lives.
+        sqlx::query(
+            "UPDATE runs SET wait_deadline = $1 \
+             WHERE wait_page_id = $2 AND status = 'waiting' AND wait_deadline IS NOT NULL",
+        )
+        .bind(*expires_at)
+        .bind(id.to_string())
+        .execute(&mut *transaction)
+        .await?;
+    }
+    transaction.commit().await?;
+    Ok(changed)
 }
