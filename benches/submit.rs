@@ -401,7 +401,7 @@ async fn bench_engine(database: &Database, pages: usize) -> anyhow::Result<Figur
         config,
         Options {
             workflows: Some(registry),
-            runner: None,
+            ..Options::default()
         },
     )
     .await?;

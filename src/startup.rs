@@ -40,6 +40,9 @@ pub struct Options {
     /// How the runner claims runs and how long its idle workers sleep; from the config
     /// (`TESSERA_RUNNER_LEASE_SECS`) when `None`.
     pub runner: Option<RunnerConfig>,
+    /// Runner-level components: offered to every `ui` step that names none, and known to the
+    /// page server (with every component a `ui_with` step names) when a link is opened.
+    pub components: Vec<tessera_app::catalog::ComponentSpec>,
 }
 
 impl Application {
@@ -173,6 +176,7 @@ fn build_runner(
     });
     Ok(Runner::builder(store.clone(), Arc::new(registry))
         .config(runner_config)
+        .components(options.components)
         .model(models.configured_spec(), model)
         .page_factory(factory)
         .build())

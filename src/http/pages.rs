@@ -15,7 +15,6 @@ use axum::{
 use http::{header, HeaderMap, StatusCode};
 use leptos::prelude::*;
 use tessera_app::{
-    catalog::Catalog,
     components::download::download_for_node,
     not_found::ErrorPage,
     render::{render_tree, FormState, RenderCtx},
@@ -156,7 +155,7 @@ fn render_open(
         );
     };
     let mut ctx = RenderCtx::new(page.data.clone());
-    ctx.catalog = Catalog::defaults();
+    ctx.catalog = state.page_catalog();
     ctx.form = form;
     ctx.action = Some(format!("/p/{token}"));
     ctx.csrf_token = Some(state.csrf.token_for(page.id));

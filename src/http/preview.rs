@@ -5,7 +5,6 @@ use http::StatusCode;
 use leptos::prelude::*;
 use serde_json::{json, Value};
 use tessera_app::{
-    catalog::Catalog,
     components::input::escape_textarea,
     render::{render_tree, RenderCtx},
 };
@@ -35,9 +34,14 @@ impl From<PreviewError> for AppError {
 ///
 /// # Errors
 /// 400 naming `tree` or `schema` when they cannot be read.
-pub async fn preview_api(Json(input): Json<PreviewInput>) -> Result<Json<Value>, AppError> {
-    let checked = preview(&Catalog::defaults(), input)?;
-    let ctx = RenderCtx::new(checked.data.clone());
+pub async fn preview_api(
+    State(state): State<AppState>,
+    Json(input): Json<PreviewInput>,
+) -> Result<Json<Value>, AppError> {
+    let catalog = state.page_catalog();
+    let checked = preview(&catalog, input)?;
+    let mut ctx = RenderCtx::new(checked.data.clone());
+    ctx.catalog = catalog;
     let tree = checked.tree;
     let html = fragment_html(move || render_tree(&tree, &ctx));
     Ok(Json(json!({ "html": html, "validation": checked.report })))
@@ -89,7 +93,7 @@ pub async fn submit_preview_page(State(state): State<AppState>, body: Bytes) -> 
             schema: parse("schema", &inputs.schema)?,
             data: parse("data", &inputs.data)?,
         };
-        preview(&Catalog::defaults(), input).map_err(|error| error.to_string())
+        preview(&state.page_catalog(), input).map_err(|error| error.to_string())
     })();
     match outcome {
         Ok(checked) => editor(&state, StatusCode::OK, inputs, Some(Ok(checked))),
@@ -114,6 +118,7 @@ fn editor(
     inputs: EditorInputs,
     result: Option<Result<crate::pages::preview::Preview, String>>,
 ) -> Response {
+    let catalog = state.page_catalog();
     html_document(state, status, "Preview a page · Tessera", move || {
         let textarea = |name: &'static str, label: &'static str, value: String| {
             let id = format!("preview-{name}");
@@ -138,7 +143,8 @@ fn editor(
             .into_any(),
             Some(Ok(checked)) => {
                 let report = checked.report;
-                let ctx = RenderCtx::new(checked.data);
+                let mut ctx = RenderCtx::new(checked.data);
+                ctx.catalog = catalog;
                 let rendered = render_tree(&checked.tree, &ctx);
                 view! {
                     <ReportView report/>

@@ -95,6 +95,16 @@ impl AppState {
         self.0.runner.get().map(|slot| &slot.0)
     }
 
+    /// What generated pages are served with: the runner's page catalog (defaults plus the
+    /// components its workflows registered), or the defaults without a runner.
+    #[must_use]
+    pub fn page_catalog(&self) -> tessera_app::catalog::Catalog {
+        self.runner()
+            .map_or_else(tessera_app::catalog::Catalog::defaults, |runner| {
+                runner.page_catalog().clone()
+            })
+    }
+
     /// Sets the runner, once, at startup.
     ///
     /// # Errors

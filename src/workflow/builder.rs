@@ -11,7 +11,7 @@ use std::{future::Future, marker::PhantomData, pin::Pin, sync::Arc};
 
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
-use tessera_app::catalog::ComponentSpec;
+use tessera_app::catalog::{Catalog, ComponentSpec};
 
 use super::{
     page::{PageFactory, PageRequest, UiOptions},
@@ -54,6 +54,8 @@ pub(crate) struct Services {
     pub model: Option<Arc<dyn ChatModel>>,
     pub model_spec: Option<String>,
     pub components: Vec<ComponentSpec>,
+    /// What served pages render with (see `Runner::page_catalog`); set when the runner is built.
+    pub page_catalog: Catalog,
 }
 
 /// A step's result: the run's new state and what the next step gets.
@@ -89,6 +91,9 @@ pub(crate) struct StepDef {
     /// The step is handed a wait that ended unanswered (Cancel, expiry) instead of the run
     /// being cancelled before it; see `step_with_answer_in_run`.
     pub takes_unanswered: bool,
+    /// The components a `ui_with` step names (empty: the runner's). Served pages render with
+    /// them too (see `Runner::page_catalog`).
+    pub components: Vec<ComponentSpec>,
 }
 
 /// A built workflow with its types erased, as the registry holds it.
@@ -226,6 +231,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: None,
             handler,
             takes_unanswered: false,
+            components: Vec::new(),
         })
     }
 
@@ -314,6 +320,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: None,
             handler,
             takes_unanswered: false,
+            components: Vec::new(),
         })
     }
 
@@ -336,6 +343,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: Some(template.clone()),
             handler: <R as sealed::PromptKind>::handler::<S>(sealed::PromptTemplate(template)).0,
             takes_unanswered: false,
+            components: Vec::new(),
         })
     }
 
@@ -434,6 +442,7 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
             template: None,
             handler,
             takes_unanswered: false,
+            components: Vec::new(),
         })
     }
 }
@@ -486,6 +495,7 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
             template: None,
             handler,
             takes_unanswered: false,
+            components: Vec::new(),
         })
     }
 
@@ -527,6 +537,7 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
             template: None,
             handler,
             takes_unanswered: true,
+            components: Vec::new(),
         })
     }
 }
@@ -613,6 +624,7 @@ fn ui_step(
     options: UiOptions,
 ) -> StepDef {
     let template_for_step = template.clone();
+    let components = options.components.clone();
     let handler: Handler = Arc::new(move |context, state, _input| {
         let template = template_for_step.clone();
         let schema = schema.clone();
@@ -645,6 +657,7 @@ fn ui_step(
         template: Some(template),
         handler,
         takes_unanswered: false,
+        components,
     }
 }
 
@@ -664,6 +677,19 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
     } = page;
     if options.components.is_empty() {
         options.components.clone_from(&context.services.components);
+    }
+    // A component chosen from the state at run time must still be one the server can render
+    // when the person opens the link, possibly after a restart.
+    if let Some(unknown) = options
+        .components
+        .iter()
+        .find(|spec| context.services.page_catalog.get(&spec.name).is_none())
+    {
+        return Err(StepError::fatal(anyhow::anyhow!(
+            "component {} is not in the runner's page catalog, so its page could not be served: \
+             register it with the runner (`RunnerBuilder::components`, `Options::components`)",
+            unknown.name
+        )));
     }
     if options.model.is_none() {
         options.model.clone_from(&context.services.model_spec);

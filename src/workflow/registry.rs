@@ -6,6 +6,8 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use tessera_app::catalog::ComponentSpec;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -77,6 +79,15 @@ impl Registry {
     pub fn with<S>(mut self, workflow: Workflow<S>) -> Result<Self, WorkflowError> {
         self.register(workflow)?;
         Ok(self)
+    }
+
+    /// Every component a registered `ui_with` step names, workflow by workflow (sorted by
+    /// name), step by step.
+    pub(crate) fn step_components(&self) -> impl Iterator<Item = &ComponentSpec> {
+        self.workflows
+            .values()
+            .flat_map(|definition| definition.steps.iter())
+            .flat_map(|step| step.components.iter())
     }
 
     /// The registered names, sorted.

@@ -15,7 +15,7 @@
 use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
-use tessera_app::catalog::ComponentSpec;
+use tessera_app::catalog::{Catalog, ComponentSpec};
 use tokio::{sync::Notify, task::JoinSet};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -163,7 +163,17 @@ impl RunnerBuilder {
 
     /// The runner.
     #[must_use]
-    pub fn build(self) -> Runner {
+    pub fn build(mut self) -> Runner {
+        let mut page_catalog = Catalog::defaults();
+        for spec in self
+            .services
+            .components
+            .iter()
+            .chain(self.registry.step_components())
+        {
+            page_catalog.register(spec.clone());
+        }
+        self.services.page_catalog = page_catalog;
         Runner {
             inner: Arc::new(Inner {
                 workflows: self.registry.names(),
@@ -233,6 +243,14 @@ impl Runner {
     #[must_use]
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The catalog the pages of its `ui` steps are served with: the defaults, the runner's
+    /// components, then every component a `ui_with` step names. One name, one component: a
+    /// later spec of the same name replaces an earlier one here.
+    #[must_use]
+    pub fn page_catalog(&self) -> &Catalog {
+        &self.inner.services.page_catalog
     }
 
     /// Its configuration.

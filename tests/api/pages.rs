@@ -11,7 +11,13 @@ use tessera::{
     workflow::run::{NewRun, RunId, RunStatus},
 };
 
-use crate::helpers::{spawn_app, TestApp};
+use tessera::{
+    startup::Options,
+    workflow::{workflow, Prompt, Registry, UiOptions},
+};
+use tessera_app::catalog::{Catalog, ComponentSpec};
+
+use crate::helpers::{spawn_app, spawn_app_with, TestApp};
 
 struct Link {
     token: PageToken,
@@ -426,6 +432,74 @@ async fn downloads_are_built_from_the_pages_data_and_guard_formulas() -> anyhow:
             .await?
             .status(),
         404
+    );
+    Ok(())
+}
+
+/// A custom component: the Badge's renderer under a name of the application's own.
+fn renamed_badge(name: &str) -> anyhow::Result<ComponentSpec> {
+    let mut spec = Catalog::defaults()
+        .get("Badge")
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("the Badge spec"))?;
+    spec.name = name.to_owned();
+    Ok(spec)
+}
+
+/// Stores an open page whose tree uses `component` with Badge props and returns its path.
+async fn page_with(app: &TestApp, component: &str, text: &str) -> anyhow::Result<String> {
+    let token = PageToken::generate();
+    app.store
+        .create_page(&NewPage {
+            token_hash: token.hash(),
+            run_id: None,
+            tree: json!({"nodes": {"b": {"component": component, "props": {"text": text}}}, "order": ["b"]}),
+            schema: None,
+            data: json!({}),
+            expires_at_ms: now_ms() + 60_000,
+        })
+        .await?;
+    Ok(format!("/p/{}", token.as_str()))
+}
+
+#[tokio::test]
+async fn pages_are_served_with_the_components_the_runner_and_its_steps_registered(
+) -> anyhow::Result<()> {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Nothing {}
+    let step_level = workflow::<Nothing>("with-a-pill")
+        .display(
+            "Show",
+            Prompt::<tessera::workflow::NoResponse>::new("Show the status"),
+            UiOptions {
+                components: vec![renamed_badge("StepPill")?],
+                ..UiOptions::default()
+            },
+        )
+        .build()?;
+    let options = Options {
+        workflows: Some(Registry::new().with(step_level)?),
+        components: vec![renamed_badge("RunnerPill")?],
+        ..Options::default()
+    };
+    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    for (component, text) in [("RunnerPill", "Runner-level"), ("StepPill", "Step-level")] {
+        let html = app
+            .get(&page_with(&app, component, text).await?)
+            .await?
+            .text()
+            .await?;
+        assert!(html.contains(text), "{component} renders: {html}");
+        assert!(!html.contains("node-error"), "{component} is known: {html}");
+    }
+    let unknown = app
+        .get(&page_with(&app, "NobodysPill", "Unregistered").await?)
+        .await?
+        .text()
+        .await?;
+    assert!(
+        unknown.contains("is not in the catalog"),
+        "an unregistered component is an error box, not a crash: {unknown}"
     );
     Ok(())
 }

@@ -26,10 +26,12 @@ use tessera::{
             LeaseOutcome, NewRun, NextRun, RunFilter, RunStatus, StepCompletion, StepRef,
             StepStatus, TimeoutAction, WaitInfo,
         },
-        wait_for, workflow, Answer, OnTimeout, PageFactory, PageHandle, PageRequest, Prompt,
-        Registry, RetryPolicy, Runner, RunnerConfig, StepError, Text, WorkflowError,
+        wait_for, workflow, Answer, DynamicPage, OnTimeout, PageFactory, PageHandle, PageRequest,
+        Prompt, Registry, RetryPolicy, Runner, RunnerConfig, StepError, Text, UiOptions,
+        WorkflowError,
     },
 };
+use tessera_app::catalog::{Catalog, ComponentSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::helpers::store_contract;
@@ -1243,6 +1245,65 @@ async fn a_last_step_wait_answered_with_cancel_ends_the_run_cancelled() -> anyho
         .await?;
     drain(&runner).await?;
     assert_eq!(store.run(run.id).await?.status, RunStatus::Cancelled);
+    database.cleanup().await?;
+    Ok(())
+}
+
+/// A step that picks its components from the state can only use ones the page server knows:
+/// otherwise the link would open on an error box. It fails at once, naming the component.
+#[tokio::test]
+async fn a_component_chosen_at_run_time_must_be_registered_with_the_runner() -> anyhow::Result<()> {
+    let database = crate::helpers::TestDb::sqlite().await?;
+    let store = database.store.clone();
+    let mut pill: ComponentSpec = Catalog::defaults()
+        .get("Badge")
+        .cloned()
+        .context("the Badge spec")?;
+    pill.name = "StatusPill".to_owned();
+    let chosen = pill.clone();
+    let registry = Arc::new(
+        Registry::new().with(
+            workflow::<Value>("chosen")
+                .ui_from_state("Show", move |_state: &Value| {
+                    Ok(DynamicPage {
+                        prompt: "Show the status".to_owned(),
+                        schema: None,
+                        data: json!({}),
+                        options: UiOptions {
+                            components: vec![chosen.clone()],
+                            ..UiOptions::default()
+                        },
+                    })
+                })
+                .build()?,
+        )?,
+    );
+    let factory = StaticPageFactory::new(&store);
+    let unaware = Runner::builder(store.clone(), Arc::clone(&registry))
+        .config(fast_config("unaware"))
+        .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
+        .build();
+    let refused = unaware.start_run("chosen", json!({})).await?;
+    drain(&unaware).await?;
+    let refused = store.run(refused.id).await?;
+    assert_eq!(refused.status, RunStatus::Failed);
+    let error = refused.error.unwrap_or_default();
+    assert!(
+        error.contains("StatusPill is not in the runner's page catalog"),
+        "{error}"
+    );
+    assert!(factory.requests().is_empty(), "no page was made");
+
+    let aware = Runner::builder(store.clone(), registry)
+        .config(fast_config("aware"))
+        .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
+        .components(vec![pill])
+        .build();
+    assert!(aware.page_catalog().get("StatusPill").is_some());
+    let made = aware.start_run("chosen", json!({})).await?;
+    drain(&aware).await?;
+    assert_eq!(store.run(made.id).await?.status, RunStatus::Succeeded);
+    assert_eq!(factory.requests().len(), 1);
     database.cleanup().await?;
     Ok(())
 }
