@@ -634,7 +634,8 @@ mod tests {
             executor
                 .url_for(search, &json!({"status": "open", "limit": 5}))?
                 .as_str(),
-            "http://127.0.0.1:9/api/items?limit=5&status=open"
+            "http://127.0.0.1:9/api/items?status=open&limit=5",
+            "query parameters in the order the arguments came"
         );
         Ok(())
     }

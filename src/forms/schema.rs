@@ -1450,9 +1450,13 @@ mod tests {
                 ] }
             }
         }))?;
+        // In the order the properties are written: the form shows them that way.
         let expected = FormSchema::new(vec![
             FormField::new("archive_ids", FieldKind::string_array())
                 .with_description("Emails to archive."),
+            FormField::new("note", FieldKind::string()).optional(),
+            FormField::new("urgency", FieldKind::enumeration(["low", "high"])).optional(),
+            FormField::new("folders", FieldKind::enum_array(["inbox", "archive"])),
             FormField::new(
                 "count",
                 FieldKind::Integer {
@@ -1460,9 +1464,6 @@ mod tests {
                     maximum: None,
                 },
             ),
-            FormField::new("folders", FieldKind::enum_array(["inbox", "archive"])),
-            FormField::new("note", FieldKind::string()).optional(),
-            FormField::new("urgency", FieldKind::enumeration(["low", "high"])).optional(),
         ]);
         assert_eq!(schema, expected);
         Ok(())
@@ -1549,9 +1550,17 @@ mod tests {
             let folders = FieldKind::enumeration(["inbox", "long_term_archive"]);
             assert_eq!(
                 kinds,
+                // Declaration order: the form lists the fields as the struct does.
                 vec![
-                    ("agree", true, &FieldKind::Boolean),
                     ("archive_ids", true, &FieldKind::string_array()),
+                    ("note", false, &FieldKind::string()),
+                    ("folder", false, &folders),
+                    (
+                        "folders",
+                        true,
+                        &FieldKind::enum_array(["inbox", "long_term_archive"])
+                    ),
+                    ("plain", true, &FieldKind::enumeration(["Yes", "No"])),
                     (
                         "count",
                         true,
@@ -1560,15 +1569,8 @@ mod tests {
                             maximum: None
                         }
                     ),
-                    ("folder", false, &folders),
-                    (
-                        "folders",
-                        true,
-                        &FieldKind::enum_array(["inbox", "long_term_archive"])
-                    ),
-                    ("note", false, &FieldKind::string()),
-                    ("plain", true, &FieldKind::enumeration(["Yes", "No"])),
                     ("price", true, &FieldKind::number()),
+                    ("agree", true, &FieldKind::Boolean),
                     ("when", false, &FieldKind::integer()),
                 ]
             );
@@ -1625,8 +1627,8 @@ mod tests {
             vec![
                 FormField::new("colour", FieldKind::enumeration(["red", "green"]))
                     .with_description("Pick one."),
-                FormField::new("price", FieldKind::number()).optional(),
                 FormField::new("shade", FieldKind::enumeration(["red", "green"])).optional(),
+                FormField::new("price", FieldKind::number()).optional(),
             ]
         );
         Ok(())

@@ -314,7 +314,34 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback(
     app.cleanup().await
 }
 
+async fn the_form_lists_the_fields_in_the_order_the_schema_writes_them(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "email": {"type": "string", "format": "email"},
+            "age": {"type": "integer", "minimum": 0}
+        },
+        "required": ["name", "email"]
+    });
+    let (_, path) = create(&app, &json!({"prompt": "Who are you?", "schema": schema})).await?;
+    let html = app.get(&path).await?.text().await?;
+    let at = |field: &str| html.find(&format!("name=\"{field}\""));
+    let (name, email, age) = (at("name"), at("email"), at("age"));
+    assert!(
+        name.is_some() && name < email && email < age,
+        "name, email, age as written (not alphabetical): {name:?} {email:?} {age:?}"
+    );
+    app.cleanup().await
+}
+
 on_both_backends!(
+    the_form_lists_the_fields_in_the_order_the_schema_writes_them,
     an_ask_is_answered_through_its_page_and_read_back_typed,
     the_callback_is_signed_retried_until_acknowledged_and_delivered_once,
     an_expired_ask_says_so_and_its_link_is_gone,
