@@ -255,14 +255,14 @@ impl<'a> Workspace<'a> {
             }
             FINISH => Reply::ok(json!({"received": true}), Effect::Finish),
             REMOVE_COMPONENT => match parse::<RemoveArgs>(REMOVE_COMPONENT, arguments) {
-                Err(reply) => reply,
+                Err(reply) => *reply,
                 Ok(args) => match self.tree.remove(&args.id) {
                     Ok(ids) => Reply::ok(json!({"removed": ids}), Effect::Removed { ids }),
                     Err(issue) => Reply::from_issue(issue),
                 },
             },
             UPDATE_COMPONENT => match parse::<UpdateArgs>(UPDATE_COMPONENT, arguments) {
-                Err(reply) => reply,
+                Err(reply) => *reply,
                 Ok(args) => {
                     let props = lenient_props(args.props);
                     match self.tree.update(self.catalog, self.data, &args.id, props) {
@@ -276,7 +276,7 @@ impl<'a> Workspace<'a> {
             },
             component if self.catalog.get(component).is_some() => {
                 match parse::<ComponentArgs>(component, arguments) {
-                    Err(reply) => reply,
+                    Err(reply) => *reply,
                     Ok(args) => {
                         let props = lenient_props(args.props);
                         match self.tree.add(
@@ -317,18 +317,18 @@ impl<'a> Workspace<'a> {
 }
 
 /// Reads a tool's arguments into its typed input, or answers with what is wrong.
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, Reply> {
+fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, Box<Reply>> {
     T::deserialize(arguments).map_err(|error| {
         let shape = match tool {
             REMOVE_COMPONENT => "{\"id\": \"c3\"}",
             UPDATE_COMPONENT => "{\"id\": \"c3\", \"props\": {…}}",
             _ => "{\"props\": {…}, \"parent\": \"c2\"} (parent optional)",
         };
-        Reply::refused(
+        Box::new(Reply::refused(
             "invalid_arguments",
             &format!("The arguments of {tool} do not fit its schema: {error}"),
             &format!("Call {tool} again with arguments shaped {shape}."),
-        )
+        ))
     })
 }
 
