@@ -13,9 +13,9 @@
 //! ```
 //! `response` is the typed value, decoded and validated against the ask's schema. An ask that
 //! ends unanswered is reported the same way, so a caller that only listens never waits for ever:
-//! `"status": "expired"` (the link ran out) or `"cancelled"` (the person pressed Cancel), with
-//! `"response": null`; the run then ends cancelled. An admin's cancel from the runs page stops
-//! the run at once and sends nothing.
+//! `"status": "expired"` (the link ran out) or `"cancelled"` (Cancel was pressed), with
+//! `"response": null`; the run then ends cancelled. An admin's cancel from the runs page while
+//! the ask waits counts as Cancel; one while the callback is being retried stops it.
 
 use std::{sync::Arc, time::Duration};
 

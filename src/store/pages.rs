@@ -123,10 +123,33 @@ impl Store {
         response: &serde_json::Value,
         now: i64,
     ) -> Result<SubmitOutcome> {
+        self.submit(PageKey::Token(token_hash), response, now).await
+    }
+
+    /// [`Store::submit_page`] by the page's id, for code that resolves a page on the person's
+    /// behalf (cancelling a waiting run through its page); the same once-only rules apply.
+    ///
+    /// # Errors
+    /// As [`Store::submit_page`].
+    pub async fn answer_page(
+        &self,
+        id: PageId,
+        response: &serde_json::Value,
+        now: i64,
+    ) -> Result<SubmitOutcome> {
+        self.submit(PageKey::Id(id), response, now).await
+    }
+
+    async fn submit(
+        &self,
+        key: PageKey<'_>,
+        response: &serde_json::Value,
+        now: i64,
+    ) -> Result<SubmitOutcome> {
         let response = response.to_string();
         match self {
-            Self::Sqlite(pool) => sqlite::submit(pool, token_hash, &response, now).await,
-            Self::Postgres(pool) => postgres::submit(pool, token_hash, &response, now).await,
+            Self::Sqlite(pool) => sqlite::submit(pool, key, &response, now).await,
+            Self::Postgres(pool) => postgres::submit(pool, key, &response, now).await,
         }
     }
 
@@ -163,6 +186,31 @@ impl Store {
         match self {
             Self::Sqlite(pool) => sqlite::change_open(pool, id, change).await,
             Self::Postgres(pool) => postgres::change_open(pool, id, change).await,
+        }
+    }
+}
+
+/// How a submission names its page.
+#[derive(Clone, Copy)]
+enum PageKey<'a> {
+    /// By its link (the person's POST).
+    Token(&'a TokenHash),
+    /// By its id (code acting for the person).
+    Id(PageId),
+}
+
+impl PageKey<'_> {
+    fn column(self) -> &'static str {
+        match self {
+            Self::Token(_) => "token_hash",
+            Self::Id(_) => "id",
+        }
+    }
+
+    fn value(self) -> String {
+        match self {
+            Self::Token(hash) => hash.0.clone(),
+            Self::Id(id) => id.to_string(),
         }
     }
 }

@@ -25,7 +25,7 @@ use super::{
     page::PageFactory,
     registry::Registry,
     run::{
-        ClaimedRun, Lease, LeaseOutcome, NextRun, Run, RunId, StepCompletion, StepRef,
+        ClaimedRun, Lease, LeaseOutcome, NextRun, Run, RunId, RunStatus, StepCompletion, StepRef,
         TimeoutAction, WaitInfo,
     },
     step::{StepError, StepOutput, Unanswered},
@@ -33,6 +33,7 @@ use super::{
 };
 use crate::{
     llm::ChatModel,
+    pages::page::{PageId, SubmitOutcome},
     store::{now_ms, runs::RUNS_READY_CHANNEL, Store, StoreError},
 };
 
@@ -304,12 +305,51 @@ impl Runner {
 
     /// Cancels a run; a worker running it stops at its next lease check and commits nothing.
     ///
+    /// A run waiting on a page whose next step was added with `step_with_answer_in_run` is
+    /// cancelled the way the page's Cancel button would: the page is answered with the Cancel
+    /// marker, the step tells whoever waits for the answer, and the run then ends cancelled.
+    /// Should the page no longer take an answer (expired, or answered a moment earlier), the
+    /// run is cancelled outright.
+    ///
     /// # Errors
     /// As [`Store::cancel_run`].
     pub async fn cancel_run(&self, run_id: RunId) -> Result<Run, WorkflowError> {
-        let run = self.inner.store.cancel_run(run_id, now_ms()).await?;
+        let store = &self.inner.store;
+        if let Some(page_id) = self.page_whose_answer_is_heard(run_id).await? {
+            let outcome = store
+                .answer_page(PageId(page_id), &Unanswered::Cancelled.marker(), now_ms())
+                .await?;
+            if matches!(outcome, SubmitOutcome::Submitted(_)) {
+                tracing::info!(run.id = %run_id, "run cancelled through its page; the next step hears of it");
+                self.wake();
+                return Ok(store.run(run_id).await?);
+            }
+        }
+        let run = store.cancel_run(run_id, now_ms()).await?;
         tracing::info!(run.id = %run_id, "run cancelled");
         Ok(run)
+    }
+
+    /// The page run `run_id` waits on, when the step after the wait hears unanswered waits.
+    async fn page_whose_answer_is_heard(
+        &self,
+        run_id: RunId,
+    ) -> Result<Option<uuid::Uuid>, WorkflowError> {
+        let run = self.inner.store.run(run_id).await?;
+        if run.status != RunStatus::Waiting {
+            return Ok(None);
+        }
+        let hears = self
+            .inner
+            .registry
+            .get(&run.workflow)
+            .is_some_and(|definition| {
+                usize::try_from(run.cursor)
+                    .ok()
+                    .and_then(|index| definition.steps.get(index))
+                    .is_some_and(|step| step.takes_unanswered)
+            });
+        Ok(run.waiting.and_then(|wait| wait.page_id).filter(|_| hears))
     }
 
     /// Starts the workers (and on PostgreSQL the `LISTEN` task) until `shutdown` is cancelled.

@@ -241,7 +241,7 @@ async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow
     app.cleanup().await
 }
 
-async fn an_ask_that_expires_or_is_cancelled_tells_its_callback(
+async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
     backend: Backend,
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
@@ -298,6 +298,30 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback(
         "cancelled"
     );
 
+    // An admin cancels a waiting ask from the run page: the caller is told too.
+    let (withdrawn, _) = create(&app, &body).await?;
+    let cookie = crate::runs::admin_cookie(&app).await?;
+    let cancel = app
+        .client
+        .post(app.url(&format!("/runs/{withdrawn}/cancel")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(cancel.status(), 303);
+    let told = wait_for_ask(&app, &withdrawn, |ask| {
+        ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+    assert_eq!(told["status"], "cancelled", "{told:#}");
+    assert_eq!(
+        app.store
+            .run(withdrawn.parse::<RunId>()?)
+            .await?
+            .status
+            .as_str(),
+        "cancelled"
+    );
+
     let bodies = sink
         .seen()
         .iter()
@@ -308,6 +332,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback(
         [
             json!({"ask_id": expiring, "status": "expired", "response": null}),
             json!({"ask_id": cancelled, "status": "cancelled", "response": null}),
+            json!({"ask_id": withdrawn, "status": "cancelled", "response": null}),
         ],
         "one delivery each, saying why no answer is coming"
     );
@@ -345,7 +370,7 @@ on_both_backends!(
     an_ask_is_answered_through_its_page_and_read_back_typed,
     the_callback_is_signed_retried_until_acknowledged_and_delivered_once,
     an_expired_ask_says_so_and_its_link_is_gone,
-    an_ask_that_expires_or_is_cancelled_tells_its_callback,
+    an_ask_that_expires_or_is_cancelled_tells_its_callback_why,
 );
 
 async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {

@@ -34,7 +34,7 @@ async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Resul
     }
 }
 
-async fn admin_cookie(app: &TestApp) -> anyhow::Result<String> {
+pub(crate) async fn admin_cookie(app: &TestApp) -> anyhow::Result<String> {
     let response = app
         .client
         .post(app.url("/login"))

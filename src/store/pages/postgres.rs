@@ -42,7 +42,7 @@ pub(super) async fn by_token(pool: &PgPool, token_hash: &TokenHash) -> Result<Op
 
 pub(super) async fn submit(
     pool: &PgPool,
-    token_hash: &TokenHash,
+    key: super::PageKey<'_>,
     response: &str,
     now: i64,
 ) -> Result<SubmitOutcome> {
@@ -51,20 +51,22 @@ pub(super) async fn submit(
     // re-checks `status = 'open'` after the first commits and matches nothing.
     let sql = format!(
         "UPDATE pages SET status = 'submitted', response = $1, submitted_at = $2 \
-         WHERE token_hash = $3 AND status = 'open' AND expires_at > $4 RETURNING {COLUMNS}"
+         WHERE {column} = $3 AND status = 'open' AND expires_at > $4 RETURNING {COLUMNS}",
+        column = key.column()
     );
     let updated: Option<PageRow> = sqlx::query_as(&sql)
         .bind(response)
         .bind(now)
-        .bind(&token_hash.0)
+        .bind(key.value())
         .bind(now)
         .fetch_optional(&mut *transaction)
         .await?;
     let Some(row) = updated else {
         let current = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM pages WHERE token_hash = $1"
+            "SELECT {COLUMNS} FROM pages WHERE {column} = $1",
+            column = key.column()
         ))
-        .bind(&token_hash.0)
+        .bind(key.value())
         .fetch_optional(&mut *transaction)
         .await?;
         transaction.rollback().await?;

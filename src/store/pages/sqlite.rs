@@ -42,27 +42,31 @@ pub(super) async fn by_token(pool: &SqlitePool, token_hash: &TokenHash) -> Resul
 
 pub(super) async fn submit(
     pool: &SqlitePool,
-    token_hash: &TokenHash,
+    key: super::PageKey<'_>,
     response: &str,
     now: i64,
 ) -> Result<SubmitOutcome> {
     let mut transaction = begin_write(pool).await?;
     let sql = format!(
         "UPDATE pages SET status = 'submitted', response = ?, submitted_at = ? \
-         WHERE token_hash = ? AND status = 'open' AND expires_at > ? RETURNING {COLUMNS}"
+         WHERE {column} = ? AND status = 'open' AND expires_at > ? RETURNING {COLUMNS}",
+        column = key.column()
     );
     let updated: Option<PageRow> = sqlx::query_as(&sql)
         .bind(response)
         .bind(now)
-        .bind(&token_hash.0)
+        .bind(key.value())
         .bind(now)
         .fetch_optional(&mut *transaction)
         .await?;
     let Some(row) = updated else {
-        let current = sqlx::query_as(&format!("SELECT {COLUMNS} FROM pages WHERE token_hash = ?"))
-            .bind(&token_hash.0)
-            .fetch_optional(&mut *transaction)
-            .await?;
+        let current = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM pages WHERE {column} = ?",
+            column = key.column()
+        ))
+        .bind(key.value())
+        .fetch_optional(&mut *transaction)
+        .await?;
         transaction.rollback().await?;
         return classify_refusal(current, now);
     };
