@@ -224,15 +224,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
                 })
             })
         });
-        self.push(StepDef {
-            name: name.into(),
-            kind: StepKind::Code,
-            retry: None,
-            template: None,
-            handler,
-            takes_unanswered: false,
-            components: Vec::new(),
-        })
+        self.push(code_step(name.into(), handler, false))
     }
 
     /// Adds a `ui` step: a page generated from `prompt` (rendered over the state) asking for an
@@ -435,15 +427,7 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
                 })
             })
         });
-        self.push(StepDef {
-            name: name.into(),
-            kind: StepKind::Code,
-            retry: None,
-            template: None,
-            handler,
-            takes_unanswered: false,
-            components: Vec::new(),
-        })
+        self.push(code_step(name.into(), handler, false))
     }
 }
 
@@ -476,27 +460,19 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
         Fut: Future<Output = StepResult<S>> + Send + 'static,
     {
         let step = Arc::new(step);
-        let handler: Handler = Arc::new(move |context, state, input| {
+        let handler = answer_handler(move |run, state: S, answer: Answer<R>| {
             let step = Arc::clone(&step);
-            Box::pin(async move {
-                let state: S = decode("the run's state", state)?;
-                let response: R = decode("the response", input)?;
-                let state = step(context.run_id, state, response).await?;
-                Ok(StepDone {
-                    state: encode("the run's state", &state)?,
-                    output: StepOutput::None,
-                })
-            })
+            async move {
+                match answer {
+                    Answer::Given(response) => step(run, state, response).await,
+                    // The runner cancels the run before such a step; never hand it a marker.
+                    Answer::Cancelled | Answer::Expired => Err(StepError::fatal(anyhow::anyhow!(
+                        "the wait ended unanswered"
+                    ))),
+                }
+            }
         });
-        self.push(StepDef {
-            name: name.into(),
-            kind: StepKind::Code,
-            retry: None,
-            template: None,
-            handler,
-            takes_unanswered: false,
-            components: Vec::new(),
-        })
+        self.push(code_step(name.into(), handler, false))
     }
 
     /// As [`WorkflowBuilder::step_with_response_in_run`], but the step also runs when the wait
@@ -513,32 +489,48 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
         F: Fn(RunId, S, Answer<R>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = StepResult<S>> + Send + 'static,
     {
-        let step = Arc::new(step);
-        let handler: Handler = Arc::new(move |context, state, input| {
-            let step = Arc::clone(&step);
-            Box::pin(async move {
-                let state: S = decode("the run's state", state)?;
-                let answer = match Unanswered::of(&input) {
-                    Some(Unanswered::Cancelled) => Answer::Cancelled,
-                    Some(Unanswered::Expired) => Answer::Expired,
-                    None => Answer::Given(decode("the response", input)?),
-                };
-                let state = step(context.run_id, state, answer).await?;
-                Ok(StepDone {
-                    state: encode("the run's state", &state)?,
-                    output: StepOutput::None,
-                })
+        self.push(code_step(name.into(), answer_handler(step), true))
+    }
+}
+
+/// The erased handler of a step after a wait: decodes the state and the [`Answer`] (a marker,
+/// or the response as an `R`), runs `step`, encodes the new state.
+fn answer_handler<S, R, F, Fut>(step: F) -> Handler
+where
+    S: WorkflowState,
+    R: DeserializeOwned + Send + 'static,
+    F: Fn(RunId, S, Answer<R>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = StepResult<S>> + Send + 'static,
+{
+    let step = Arc::new(step);
+    Arc::new(move |context, state, input| {
+        let step = Arc::clone(&step);
+        Box::pin(async move {
+            let state: S = decode("the run's state", state)?;
+            let answer = match Unanswered::of(&input) {
+                Some(Unanswered::Cancelled) => Answer::Cancelled,
+                Some(Unanswered::Expired) => Answer::Expired,
+                None => Answer::Given(decode("the response", input)?),
+            };
+            let state = step(context.run_id, state, answer).await?;
+            Ok(StepDone {
+                state: encode("the run's state", &state)?,
+                output: StepOutput::None,
             })
-        });
-        self.push(StepDef {
-            name: name.into(),
-            kind: StepKind::Code,
-            retry: None,
-            template: None,
-            handler,
-            takes_unanswered: true,
-            components: Vec::new(),
         })
+    })
+}
+
+/// A code step (no template, no components of its own).
+fn code_step(name: String, handler: Handler, takes_unanswered: bool) -> StepDef {
+    StepDef {
+        name,
+        kind: StepKind::Code,
+        retry: None,
+        template: None,
+        handler,
+        takes_unanswered,
+        components: Vec::new(),
     }
 }
 

@@ -105,6 +105,17 @@ async fn submit(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwe
         .await?)
 }
 
+/// The app with a webhook secret, so asks may have a `callback_url`.
+async fn spawn_signing_callbacks(backend: Backend) -> anyhow::Result<Option<TestApp>> {
+    spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            webhook_secret: Some(Secret::new(SECRET)),
+            ..NotifyConfig::default()
+        };
+    })
+    .await
+}
+
 async fn an_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
@@ -144,14 +155,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[503, 500]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            webhook_secret: Some(Secret::new(SECRET)),
-            ..NotifyConfig::default()
-        };
-    })
-    .await?
-    else {
+    let Some(app) = spawn_signing_callbacks(backend).await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -246,14 +250,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            webhook_secret: Some(Secret::new(SECRET)),
-            ..NotifyConfig::default()
-        };
-    })
-    .await?
-    else {
+    let Some(app) = spawn_signing_callbacks(backend).await? else {
         return Ok(());
     };
     let body = json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()});

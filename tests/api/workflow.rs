@@ -1129,6 +1129,17 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
     Ok(())
 }
 
+/// Answers the factory's last page the way its Cancel button does.
+async fn press_cancel(store: &Store, factory: &StaticPageFactory) -> anyhow::Result<SubmitOutcome> {
+    Ok(store
+        .submit_page(
+            &factory.last_token()?.hash(),
+            &tessera::workflow::step::cancelled_response(),
+            now_ms(),
+        )
+        .await?)
+}
+
 /// `Ask` → `Notify` (waits, with `timeout` if given) → `Tell` (an answer step: records what it
 /// heard, as a callback would send it).
 fn telling_workflow(
@@ -1191,13 +1202,7 @@ async fn an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancell
 
     let cancelled = runner.start_run("answered", json!({"count": 2})).await?;
     drain(&runner).await?;
-    store
-        .submit_page(
-            &factory.last_token()?.hash(),
-            &tessera::workflow::step::cancelled_response(),
-            now_ms(),
-        )
-        .await?;
+    press_cancel(store, &factory).await?;
     drain(&runner).await?;
     assert_eq!(store.run(cancelled.id).await?.status, RunStatus::Cancelled);
     assert_eq!(lock(&heard).last().map(String::as_str), Some("cancelled"));
@@ -1236,13 +1241,7 @@ async fn a_last_step_wait_answered_with_cancel_ends_the_run_cancelled() -> anyho
     let runner = runner_for(&store, registry, "r1", Some(Arc::clone(&factory)));
     let run = runner.start_run("last-wait", json!({"count": 1})).await?;
     drain(&runner).await?;
-    store
-        .submit_page(
-            &factory.last_token()?.hash(),
-            &tessera::workflow::step::cancelled_response(),
-            now_ms(),
-        )
-        .await?;
+    press_cancel(&store, &factory).await?;
     drain(&runner).await?;
     assert_eq!(store.run(run.id).await?.status, RunStatus::Cancelled);
     database.cleanup().await?;
@@ -1322,13 +1321,7 @@ async fn a_page_answered_with_its_cancel_button_cancels_the_run() -> anyhow::Res
     let runner = runner_for(&store, registry, "r1", Some(Arc::clone(&factory)));
     let run = runner.start_run("approval", json!({"count": 1})).await?;
     drain(&runner).await?;
-    let outcome = store
-        .submit_page(
-            &factory.last_token()?.hash(),
-            &tessera::workflow::step::cancelled_response(),
-            now_ms(),
-        )
-        .await?;
+    let outcome = press_cancel(&store, &factory).await?;
     assert!(matches!(outcome, SubmitOutcome::Submitted(_)));
     drain(&runner).await?;
     let cancelled = store.run(run.id).await?;
