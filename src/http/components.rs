@@ -13,7 +13,6 @@ use leptos::prelude::*;
 use serde_json::Value;
 use tessera_app::{
     binding::resolve_props,
-    catalog::Catalog,
     components::download::{download_body, DownloadFormat},
     gallery::GalleryPage,
     render::{render_tree, FormState, RenderCtx},
@@ -29,24 +28,29 @@ use crate::{
 
 /// `GET /components`: every component rendered from its example, with its tool JSON.
 pub async fn gallery(State(state): State<AppState>) -> Response {
-    html_document(&state, StatusCode::OK, "Components · Tessera", || {
-        view! { <GalleryPage catalog=Catalog::defaults()/> }.into_any()
+    let catalog = state.model_catalog();
+    html_document(&state, StatusCode::OK, "Components · Tessera", move || {
+        view! { <GalleryPage catalog/> }.into_any()
     })
 }
 
-/// `GET /api/components`: exactly the tool definitions a model is offered.
-pub async fn tool_definitions() -> Json<Vec<Value>> {
-    Json(Catalog::defaults().tool_definitions())
+/// `GET /api/components`: exactly the tool definitions a model is offered by a `ui` step that
+/// names no components of its own.
+pub async fn tool_definitions(State(state): State<AppState>) -> Json<Vec<Value>> {
+    Json(state.model_catalog().tool_definitions())
 }
 
 /// `GET /components/download/{file}`: the file a gallery `DownloadLink` example offers.
 ///
 /// # Errors
 /// 404 when no example has that node id and format.
-pub async fn gallery_download(Path(file): Path<String>) -> Result<Response, AppError> {
+pub async fn gallery_download(
+    State(state): State<AppState>,
+    Path(file): Path<String>,
+) -> Result<Response, AppError> {
     let (node_id, extension) = file.rsplit_once('.').ok_or(AppError::NotFound)?;
     let format = DownloadFormat::from_extension(extension).ok_or(AppError::NotFound)?;
-    let catalog = Catalog::defaults();
+    let catalog = state.model_catalog();
     let spec = catalog
         .specs()
         .iter()

@@ -105,6 +105,14 @@ impl AppState {
             })
     }
 
+    /// What a `ui` step that names no components offers the model: the defaults and the
+    /// runner's components (the gallery and `GET /api/components` show exactly these).
+    #[must_use]
+    pub fn model_catalog(&self) -> tessera_app::catalog::Catalog {
+        let runner_components = self.runner().map(Runner::components).unwrap_or_default();
+        tessera_app::catalog::Catalog::resolve(&[], runner_components)
+    }
+
     /// Sets the runner, once, at startup.
     ///
     /// # Errors

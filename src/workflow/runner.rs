@@ -246,6 +246,12 @@ impl Runner {
         &self.inner.store
     }
 
+    /// Its runner-level components (offered to `ui` steps that name none).
+    #[must_use]
+    pub fn components(&self) -> &[ComponentSpec] {
+        &self.inner.services.components
+    }
+
     /// The catalog the pages of its `ui` steps are served with: the defaults, the runner's
     /// components, then every component a `ui_with` step names. One name, one component: a
     /// later spec of the same name replaces an earlier one here.

@@ -492,6 +492,28 @@ async fn pages_are_served_with_the_components_the_runner_and_its_steps_registere
         assert!(html.contains(text), "{component} renders: {html}");
         assert!(!html.contains("node-error"), "{component} is known: {html}");
     }
+    // The model of a step that names no components is offered the runner's, and the gallery
+    // and the tool list show what it is offered; a step's own components stay with that step.
+    let tools: Vec<Value> = app
+        .client
+        .get(app.url("/api/components"))
+        .bearer_auth(crate::helpers::API_TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"RunnerPill") && names.contains(&"Badge"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"StepPill"), "{names:?}");
+    let gallery = app.get("/components").await?.text().await?;
+    assert!(gallery.contains("RunnerPill"));
+
     let unknown = app
         .get(&page_with(&app, "NobodysPill", "Unregistered").await?)
         .await?
