@@ -464,10 +464,11 @@ pub fn check_counts(tree: &PageTree, count: usize, nouns: &[String]) -> Result<(
         let mut texts = Vec::new();
         collect_strings(&node.props, &mut texts);
         for text in texts {
-            if let Some(stated) = stated_count(&text, nouns) {
-                if stated != count {
-                    return Err(format!("`{id}` says {stated} where code counts {count}"));
-                }
+            if let Some(stated) = stated_counts(&text, nouns)
+                .into_iter()
+                .find(|stated| *stated != count)
+            {
+                return Err(format!("`{id}` says {stated} where code counts {count}"));
             }
         }
     }
@@ -486,20 +487,72 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// The first number in `text` directly followed by one of `nouns` (singular or plural).
-fn stated_count(text: &str, nouns: &[String]) -> Option<usize> {
+/// Words that may stand between a count and its noun ("12 completed items", "all 3 open
+/// items") without changing what is counted; any other word breaks the link.
+const COUNT_GAP_WORDS: usize = 2;
+
+/// Every count of `nouns` (singular or plural) that `text` states: a number (in digits, or a
+/// word from one to twenty) followed by the noun within [`COUNT_GAP_WORDS`] words, or the noun
+/// followed by a colon-style number ("Items: 4").
+fn stated_counts(text: &str, nouns: &[String]) -> Vec<usize> {
     let words: Vec<String> = text
         .split(|character: char| !character.is_alphanumeric())
         .filter(|word| !word.is_empty())
         .map(str::to_lowercase)
         .collect();
-    words.windows(2).find_map(|pair| {
-        let number = pair[0].parse::<usize>().ok()?;
-        let noun = pair[1].strip_suffix('s').unwrap_or(&pair[1]);
-        nouns
+    let is_noun = |word: &str| {
+        let singular = word.strip_suffix('s').unwrap_or(word);
+        nouns.iter().any(|candidate| {
+            candidate.to_lowercase() == singular || candidate.to_lowercase() == word
+        })
+    };
+    let mut counts = Vec::new();
+    for (position, word) in words.iter().enumerate() {
+        let Some(number) = number_word(word) else {
+            continue;
+        };
+        let after = words.iter().skip(position + 1).take(COUNT_GAP_WORDS + 1);
+        let before = position.checked_sub(1).and_then(|index| words.get(index));
+        let counts_a_noun = after
+            .take_while(|next| number_word(next).is_none())
+            .any(|next| is_noun(next))
+            || before.is_some_and(|previous| is_noun(previous));
+        if counts_a_noun {
+            counts.push(number);
+        }
+    }
+    counts
+}
+
+/// A count written in digits, or as a word from one to twenty.
+fn number_word(word: &str) -> Option<usize> {
+    const WORDS: [&str; 20] = [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    word.parse::<usize>().ok().or_else(|| {
+        WORDS
             .iter()
-            .any(|candidate| candidate.to_lowercase() == noun)
-            .then_some(number)
+            .position(|candidate| *candidate == word)
+            .map(|index| index + 1)
     })
 }
 
@@ -952,12 +1005,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_count_is_read_only_before_the_noun_it_counts() {
+    fn a_count_is_read_where_it_counts_the_noun() {
         let nouns = ["item".to_owned()];
-        assert_eq!(stated_count("You are deleting 12 items.", &nouns), Some(12));
-        assert_eq!(stated_count("1 item will go", &nouns), Some(1));
-        assert_eq!(stated_count("Sent in 3 requests", &nouns), None);
-        assert_eq!(stated_count("Items: 4", &nouns), None);
+        let counts = |text: &str| stated_counts(text, &nouns);
+        assert_eq!(counts("You are deleting 12 items."), [12]);
+        assert_eq!(counts("1 item will go"), [1]);
+        assert_eq!(counts("You are about to delete 999 completed items"), [999]);
+        assert_eq!(counts("all 7 old completed items"), [7]);
+        assert_eq!(counts("Items: 4"), [4]);
+        assert_eq!(counts("Delete twelve items"), [12]);
+        assert_eq!(counts("3 items now, 5 items later"), [3, 5]);
+        assert!(counts("Sent in 3 requests").is_empty());
+        assert!(counts("Review the 3 rows, then the items").is_empty());
+        assert!(
+            counts("Items from 12 March").is_empty(),
+            "a date is not a count"
+        );
+    }
+
+    #[test]
+    fn a_confirm_tree_stating_another_count_anywhere_is_refused() -> anyhow::Result<()> {
+        let nouns = ["item".to_owned()];
+        let tree: PageTree = serde_json::from_value(json!({
+            "nodes": {"t": {"component": "Text", "props": {"text": "This removes 40 completed items for good."}}},
+            "order": ["t"]
+        }))?;
+        let refused = check_counts(&tree, 3, &nouns);
+        assert_eq!(refused, Err("`t` says 40 where code counts 3".to_owned()));
+        assert_eq!(check_counts(&tree, 40, &nouns), Ok(()));
+        Ok(())
     }
 
     #[test]
