@@ -218,6 +218,8 @@ pub struct RunDetail {
     pub flash: Option<String>,
     /// The run is not finished: the page reloads itself (the server sends `Refresh`).
     pub live: bool,
+    /// What a waiting run waits for and until when (written by the server).
+    pub waiting: Option<String>,
 }
 
 /// The body of `GET /runs/{id}`.
@@ -234,6 +236,7 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
         new_link,
         flash,
         live,
+        waiting,
     } = detail;
     let cancellable = matches!(status.as_str(), "ready" | "running" | "waiting");
     let this_run = id.clone();
@@ -308,6 +311,9 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                     "This run is still going: the page refreshes itself every few seconds. "
                     <a href=format!("/runs/{id}") class="text-indigo-700 underline dark:text-indigo-300">"Refresh now"</a>
                 </p>
+            })}
+            {waiting.map(|text| view! {
+                <p class="text-sm text-slate-800 dark:text-slate-200" data-testid="run-waiting">{text}</p>
             })}
             {new_link.map(|link| { let href = link.clone(); view! {
                 <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">

@@ -23,8 +23,8 @@ use crate::{
     store::{now_ms, pages::PageChange, StoreError},
     workflow::{
         overview::{run_overview, RunOverview},
-        run::{RunFilter, RunId, RunStatus},
-        Runner, WorkflowError,
+        run::{RunFilter, RunId, RunStatus, TimeoutAction},
+        Runner, Unanswered, WorkflowError,
     },
 };
 
@@ -184,6 +184,7 @@ fn detail_page(
                 response: page.response.as_ref().map(pretty),
             })
             .collect(),
+        waiting: waiting_sentence(&overview),
         new_link: new_link.or(overview.waiting_link),
         flash,
         live,
@@ -227,6 +228,36 @@ pub async fn start_run_page(
         .start_run(&form_field(&body, "workflow"), json!({}))
         .await?;
     Ok(Redirect::to(&format!("/runs/{}", run.id)).into_response())
+}
+
+/// What a waiting run waits for, until when, and what happens then, in one sentence.
+fn waiting_sentence(overview: &RunOverview) -> Option<String> {
+    let run = &overview.run;
+    if run.status != RunStatus::Waiting {
+        return None;
+    }
+    let wait = run.waiting.as_ref()?;
+    let Some(deadline) = wait.deadline_ms else {
+        return Some("Waiting for an answer, with no deadline.".to_owned());
+    };
+    let default_response = overview
+        .steps
+        .iter()
+        .find(|step| step.index == run.cursor - 1)
+        .and_then(|step| step.output.as_ref())
+        .and_then(|output| output.get("default_response"));
+    let then = match wait.on_timeout {
+        TimeoutAction::Fail => "the run fails",
+        TimeoutAction::Cancel => "the run is cancelled",
+        TimeoutAction::Continue if default_response.and_then(Unanswered::of).is_some() => {
+            "the run is cancelled"
+        }
+        TimeoutAction::Continue => "the run carries on with its default answer",
+    };
+    Some(format!(
+        "Waiting for an answer until {}; then {then}. Extending the link moves this too.",
+        format_utc(deadline)
+    ))
 }
 
 /// `POST /runs/{id}/cancel`.

@@ -437,3 +437,58 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
     assert_eq!(anonymous.status(), 401);
     Ok(())
 }
+
+/// The run page says until when a run waits and what happens then; extending the link moves it.
+#[tokio::test]
+async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let cookie = admin_cookie(&app).await?;
+    let created: Value = app
+        .client
+        .post(app.url("/api/asks"))
+        .bearer_auth(API_TOKEN)
+        .json(&serde_json::json!({"prompt": "Still there?", "expires_in": 3600}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let page_id = waiting["pages"]
+        .as_object()
+        .and_then(|pages| pages.keys().next().cloned())
+        .unwrap_or_default();
+    let sentence = |html: &str| {
+        html.split("data-testid=\"run-waiting\"")
+            .nth(1)
+            .and_then(|rest| rest.split_once('>'))
+            .and_then(|(_, rest)| rest.split('<').next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let run_page = |path: String| {
+        let request = app.client.get(app.url(&path)).header("cookie", &cookie);
+        async move { anyhow::Ok(request.send().await?.text().await?) }
+    };
+    let html = run_page(format!("/runs/{id}")).await?;
+    let before = sentence(&html);
+    assert!(
+        before.starts_with("Waiting for an answer until ")
+            && before.contains("then the run is cancelled"),
+        "{before}"
+    );
+    let extended = app
+        .client
+        .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=extend")
+        .send()
+        .await?
+        .text()
+        .await?;
+    let after = sentence(&extended);
+    assert!(after.starts_with("Waiting for an answer until "), "{after}");
+    assert_ne!(after, before, "seven more days: {after}");
+    Ok(())
+}
