@@ -7,8 +7,10 @@
 //! again, and a page submission resumes its run exactly once.
 //!
 //! - [`builder`]: the typed builder (`step`, `ui`, `prompt`, `step_with_page`,
-//!   `step_with_response`) and the erased steps the runner executes;
-//! - [`step`]: step errors ([`StepError`]: retryable or fatal), pages, waits and responses;
+//!   `step_with_response`, and `step_with_answer_in_run` for a step that must also hear of a
+//!   wait ending unanswered) and the erased steps the runner executes;
+//! - [`step`]: step errors ([`StepError`]: retryable or fatal), pages, waits, responses and the
+//!   [`Unanswered`] markers (Cancel pressed, wait expired);
 //! - [`prompt`]: minijinja prompt templates typed by their response;
 //! - [`page`]: the [`PageFactory`] seam to the pages lifecycle;
 //! - [`retry`]: per-step [`RetryPolicy`];
