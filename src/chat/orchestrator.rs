@@ -853,15 +853,7 @@ impl Orchestrator {
         selected: Option<&[String]>,
         scope: ApprovalScope,
     ) -> Result<TurnOutcome, ChatError> {
-        let confirmation = self
-            .inner
-            .store
-            .confirmation(id, confirmation_id)
-            .await
-            .map_err(|error| match error {
-                crate::store::StoreError::NotFound => ChatError::ConfirmationNotFound,
-                other => other.into(),
-            })?;
+        let confirmation = self.session_confirmation(id, confirmation_id).await?;
         if confirmation.status != ConfirmationStatus::Pending {
             return Err(ChatError::Conflict(
                 "this confirmation was already answered".to_owned(),
@@ -1840,6 +1832,23 @@ impl Orchestrator {
         Ok(Gate::Answered(message))
     }
 
+    /// Confirmation `confirmation_id` of session `id`; an unknown one (or another session's) is
+    /// [`ChatError::ConfirmationNotFound`].
+    async fn session_confirmation(
+        &self,
+        id: SessionId,
+        confirmation_id: ConfirmationId,
+    ) -> Result<Confirmation, ChatError> {
+        self.inner
+            .store
+            .confirmation(id, confirmation_id)
+            .await
+            .map_err(|error| match error {
+                crate::store::StoreError::NotFound => ChatError::ConfirmationNotFound,
+                other => other.into(),
+            })
+    }
+
     async fn apply_decision(
         &self,
         turn: &mut Turn,
@@ -1848,14 +1857,8 @@ impl Orchestrator {
         said: Option<&str>,
     ) -> Result<Thread, ChatError> {
         let id = turn.session.id;
-        self.inner
-            .store
-            .confirmation(id, confirmation_id)
-            .await
-            .map_err(|error| match error {
-                crate::store::StoreError::NotFound => ChatError::ConfirmationNotFound,
-                other => other.into(),
-            })?;
+        // Another session's (or an unknown) confirmation is not found, before anything changes.
+        self.session_confirmation(id, confirmation_id).await?;
         let confirmation = self
             .inner
             .store

@@ -30,24 +30,11 @@ fn decision_schema() -> Value {
 }
 
 async fn post_ask(app: &TestApp, body: &Value) -> anyhow::Result<reqwest::Response> {
-    Ok(app
-        .client
-        .post(app.url("/api/asks"))
-        .bearer_auth(API_TOKEN)
-        .json(body)
-        .send()
-        .await?)
+    app.api_post("/api/asks", body).await
 }
 
 async fn ask_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
-    Ok(app
-        .client
-        .get(app.url(&format!("/api/asks/{id}")))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?
-        .json()
-        .await?)
+    app.api_json(&format!("/api/asks/{id}")).await
 }
 
 /// Polls the ask until `done` holds (the runner works in the background).
@@ -477,11 +464,7 @@ async fn unknown_asks_and_runs_of_other_workflows_are_404() -> anyhow::Result<()
     .await?;
     assert_eq!((status, error["code"].as_str()), (404, Some("not_found")));
     let run: Value = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({"workflow": "dashboard"}))
-        .send()
+        .api_post("/api/runs", &json!({"workflow": "dashboard"}))
         .await?
         .json()
         .await?;

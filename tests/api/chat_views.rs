@@ -298,16 +298,18 @@ async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(
     Ok(())
 }
 
-async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
-    store: &Store,
-) -> anyhow::Result<()> {
+/// The offline chat over the demo site, asked in a new session to "delete all completed items
+/// from last month", with the approval it is waiting for.
+struct Asked {
+    site: crate::chat::DemoSite,
+    orchestrator: tessera::chat::Orchestrator,
+    session: tessera::chat::ChatSession,
+    pending: PendingApproval,
+}
+
+async fn asked_to_delete_last_months_completed(store: &Store) -> anyhow::Result<Asked> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let orchestrator = offline(store, &site)?;
-    let (_, ids) = completed_last_month(store).await?;
-    anyhow::ensure!(
-        ids.len() >= 2,
-        "the seed needs two completed items last month"
-    );
     let session = orchestrator.create_session(None, None).await?;
     let asked = orchestrator
         .handle_turn(session.id, "delete all completed items from last month")
@@ -315,7 +317,30 @@ async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
     let pending = asked
         .pending_approvals
         .first()
+        .cloned()
         .context("a pending approval")?;
+    Ok(Asked {
+        site,
+        orchestrator,
+        session,
+        pending,
+    })
+}
+
+async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let Asked {
+        site,
+        orchestrator,
+        session,
+        pending,
+    } = asked_to_delete_last_months_completed(store).await?;
+    let (_, ids) = completed_last_month(store).await?;
+    anyhow::ensure!(
+        ids.len() >= 2,
+        "the seed needs two completed items last month"
+    );
     let previewed: Vec<String> = pending.arguments["ids"]
         .as_array()
         .context("ids")?
@@ -365,16 +390,12 @@ async fn approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call(
 async fn a_selection_never_widens_and_an_empty_one_approves_nothing(
     store: &Store,
 ) -> anyhow::Result<()> {
-    let site = demo_site(store, Duration::ZERO, None).await?;
-    let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let asked = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
-    let pending = asked
-        .pending_approvals
-        .first()
-        .context("a pending approval")?;
+    let Asked {
+        site,
+        orchestrator,
+        session,
+        pending,
+    } = asked_to_delete_last_months_completed(store).await?;
     let outsider = vec!["item-not-previewed".to_owned()];
     for selection in [outsider, Vec::new()] {
         let refused = orchestrator
@@ -405,16 +426,12 @@ async fn a_selection_never_widens_and_an_empty_one_approves_nothing(
 async fn an_operation_scope_skips_only_that_operations_next_confirmation(
     store: &Store,
 ) -> anyhow::Result<()> {
-    let site = demo_site(store, Duration::ZERO, None).await?;
-    let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let asked = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
-    let pending = asked
-        .pending_approvals
-        .first()
-        .context("a pending approval")?;
+    let Asked {
+        site,
+        orchestrator,
+        session,
+        pending,
+    } = asked_to_delete_last_months_completed(store).await?;
     orchestrator
         .approve_selection(
             session.id,
@@ -447,16 +464,12 @@ async fn an_operation_scope_skips_only_that_operations_next_confirmation(
 }
 
 async fn a_session_scope_reaches_only_its_own_session(store: &Store) -> anyhow::Result<()> {
-    let site = demo_site(store, Duration::ZERO, None).await?;
-    let orchestrator = offline(store, &site)?;
-    let first = orchestrator.create_session(None, None).await?;
-    let asked = orchestrator
-        .handle_turn(first.id, "delete all completed items from last month")
-        .await?;
-    let pending = asked
-        .pending_approvals
-        .first()
-        .context("a pending approval")?;
+    let Asked {
+        site: _site,
+        orchestrator,
+        session: first,
+        pending,
+    } = asked_to_delete_last_months_completed(store).await?;
     orchestrator
         .approve_selection(
             first.id,

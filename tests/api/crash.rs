@@ -899,11 +899,10 @@ async fn postgres_with_two_processes_survives_kill_9_and_never_runs_a_step_twice
 async fn the_drill_workflow_exists_only_when_its_log_is_configured() -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let response = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({"workflow": "crash-drill", "input": {"tag": "x"}}))
-        .send()
+        .api_post(
+            "/api/runs",
+            &json!({"workflow": "crash-drill", "input": {"tag": "x"}}),
+        )
         .await?;
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await?;

@@ -46,6 +46,33 @@ impl TestApp {
     pub async fn get(&self, path: &str) -> anyhow::Result<reqwest::Response> {
         Ok(self.client.get(self.url(path)).send().await?)
     }
+
+    /// `GET path` with the API token, read as JSON.
+    pub async fn api_json(&self, path: &str) -> anyhow::Result<serde_json::Value> {
+        Ok(self
+            .client
+            .get(self.url(path))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await?
+            .json()
+            .await?)
+    }
+
+    /// `POST path` with the API token and `body` as JSON.
+    pub async fn api_post(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .post(self.url(path))
+            .bearer_auth(API_TOKEN)
+            .json(body)
+            .send()
+            .await?)
+    }
 }
 
 impl TestApp {

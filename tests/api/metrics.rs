@@ -188,11 +188,7 @@ async fn metrics_count_requests_by_route_runs_steps_and_generations() -> anyhow:
     let secret_looking = "/p/not-a-real-token-0123456789";
     assert_eq!(app.get(secret_looking).await?.status(), 404);
     let started: Value = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"workflow": "dashboard"}))
-        .send()
+        .api_post("/api/runs", &serde_json::json!({"workflow": "dashboard"}))
         .await?
         .json()
         .await?;

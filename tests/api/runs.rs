@@ -10,14 +10,7 @@ use tessera::{startup::Options, workflow::RunnerConfig};
 use crate::helpers::{spawn_app, spawn_app_with, TestApp, ADMIN_PASSWORD, API_TOKEN};
 
 async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
-    Ok(app
-        .client
-        .get(app.url(&format!("/api/runs/{id}")))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?
-        .json()
-        .await?)
+    app.api_json(&format!("/api/runs/{id}")).await
 }
 
 async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Result<Value> {
@@ -66,11 +59,10 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
 ) -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let started: Value = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"workflow": "email-digest"}))
-        .send()
+        .api_post(
+            "/api/runs",
+            &serde_json::json!({"workflow": "email-digest"}),
+        )
         .await?
         .json()
         .await?;
@@ -148,11 +140,10 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
     };
     let app = spawn_app_with(tempfile::tempdir()?, options).await?;
     let started: Value = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"workflow": "bulk-approval"}))
-        .send()
+        .api_post(
+            "/api/runs",
+            &serde_json::json!({"workflow": "bulk-approval"}),
+        )
         .await?
         .json()
         .await?;
@@ -287,11 +278,7 @@ async fn an_admin_starts_cancels_and_reissues_from_the_runs_pages() -> anyhow::R
 async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let response = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"workflow": "nope"}))
-        .send()
+        .api_post("/api/runs", &serde_json::json!({"workflow": "nope"}))
         .await?;
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await?;
@@ -305,11 +292,10 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
     let app = spawn_app().await?;
     let cookie = admin_cookie(&app).await?;
     let started: Value = app
-        .client
-        .post(app.url("/api/runs"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"workflow": "bulk-approval"}))
-        .send()
+        .api_post(
+            "/api/runs",
+            &serde_json::json!({"workflow": "bulk-approval"}),
+        )
         .await?
         .json()
         .await?;
@@ -400,11 +386,7 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
     let mut started = Vec::new();
     for workflow in ["email-digest", "dashboard", "email-digest"] {
         let run: Value = app
-            .client
-            .post(app.url("/api/runs"))
-            .bearer_auth(API_TOKEN)
-            .json(&serde_json::json!({ "workflow": workflow }))
-            .send()
+            .api_post("/api/runs", &serde_json::json!({ "workflow": workflow }))
             .await?
             .json()
             .await?;
@@ -444,11 +426,10 @@ async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> an
     let app = spawn_app().await?;
     let cookie = admin_cookie(&app).await?;
     let created: Value = app
-        .client
-        .post(app.url("/api/asks"))
-        .bearer_auth(API_TOKEN)
-        .json(&serde_json::json!({"prompt": "Still there?", "expires_in": 3600}))
-        .send()
+        .api_post(
+            "/api/asks",
+            &serde_json::json!({"prompt": "Still there?", "expires_in": 3600}),
+        )
         .await?
         .json()
         .await?;
