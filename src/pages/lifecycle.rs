@@ -130,13 +130,11 @@ pub async fn submit_page(
             page: page.id.to_string(),
             reason: error.to_string(),
         })?;
-    // Only a page that shows a Cancel button can be answered with one.
-    let offers_cancel = serde_json::from_value::<PageTree>(page.tree.clone())
-        .is_ok_and(|tree| tree.offers_cancel());
-    let submission = if offers_cancel {
-        read_submission(&schema, body)
-    } else {
-        read_fields(&schema, body)
+    let submission = match read_submission(&schema, body) {
+        // Only a page that shows a Cancel button can be answered with one; the tree is read
+        // only for a cancel, not on every submission.
+        Submission::Cancelled if !offers_cancel(&page.tree) => read_fields(&schema, body),
+        submission => submission,
     };
     let response: Value = match submission {
         Submission::Valid(value) => value,
@@ -155,4 +153,9 @@ pub async fn submit_page(
             SubmitOutcome::NotFound => Submitted::NotFound,
         },
     )
+}
+
+/// Whether the stored tree has a Cancel button.
+fn offers_cancel(tree: &Value) -> bool {
+    serde_json::from_value::<PageTree>(tree.clone()).is_ok_and(|tree| tree.offers_cancel())
 }
