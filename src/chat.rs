@@ -22,9 +22,11 @@
 pub mod api;
 pub mod calendar;
 pub mod confirm;
+mod events;
 pub mod execution;
 pub mod executor;
 pub mod header;
+mod interrupted;
 pub mod manifest;
 pub mod orchestrator;
 pub mod planner;

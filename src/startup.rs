@@ -125,6 +125,12 @@ impl Application {
             .state
             .runner()
             .map(|runner| runner.spawn(shutdown.clone()));
+        // The chat's events and stops reach the other processes; calls a dead process left running
+        // are reported as interrupted.
+        let chat = match self.state.chat() {
+            Some(chat) => Some(chat.spawn(&shutdown).await),
+            None => None,
+        };
         let app = router(self.state);
         axum::serve(self.listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
@@ -133,6 +139,9 @@ impl Application {
         if let Some(workers) = workers {
             // The runner stops at the same signal; a step in flight is released, not lost.
             let _ = workers.await;
+        }
+        if let Some(chat) = chat {
+            let _ = chat.await;
         }
         store.close().await;
         Ok(())

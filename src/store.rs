@@ -20,6 +20,7 @@
 //! a busy timeout. It must not hold a transaction across an `.await` on anything but the database.
 
 pub mod chat;
+pub mod chat_bus;
 pub mod generations;
 pub mod items;
 pub mod metrics;

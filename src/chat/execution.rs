@@ -58,6 +58,9 @@ pub enum ExecutionStatus {
     Cancelled,
     /// Code refused it; nothing was sent.
     Refused,
+    /// The process running it stopped (a crash or a restart) before it finished; what it did
+    /// before is kept, and it is never resumed (`chat/interrupted.rs`).
+    Interrupted,
 }
 
 impl ExecutionStatus {
@@ -70,6 +73,7 @@ impl ExecutionStatus {
             Self::Failed => "failed",
             Self::Cancelled => "cancelled",
             Self::Refused => "refused",
+            Self::Interrupted => "interrupted",
         }
     }
 
@@ -82,6 +86,7 @@ impl ExecutionStatus {
             Self::Failed,
             Self::Cancelled,
             Self::Refused,
+            Self::Interrupted,
         ]
         .into_iter()
         .find(|status| status.as_str() == text)

@@ -14,6 +14,7 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
+use futures_util::future::BoxFuture;
 use http::{HeaderName, HeaderValue, StatusCode};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -423,14 +424,15 @@ impl HttpExecutor {
     }
 
     /// Runs a call as planned: one request, or one per chunk of the batch argument. After each
-    /// chunk `on_progress` runs and `cancel` is checked; a failed chunk stops the run.
+    /// chunk `on_progress` runs and the future it returns is awaited (the orchestrator's
+    /// checkpoint, which may cancel), then `cancel` is checked; a failed chunk stops the run.
     pub async fn run(
         &self,
         operation: &Operation,
         arguments: &Value,
         plan: &ChunkPlan,
         cancel: &CancellationToken,
-        on_progress: &mut (dyn FnMut(&ChunkProgress) + Send),
+        on_progress: &mut (dyn FnMut(&ChunkProgress) -> BoxFuture<'static, ()> + Send),
     ) -> RunOutcome {
         let mut outcome = RunOutcome {
             chunks: Vec::new(),
@@ -456,7 +458,7 @@ impl HttpExecutor {
             .cloned()
             .unwrap_or_default();
         let mut start = 0;
-        on_progress(&outcome.progress());
+        on_progress(&outcome.progress()).await;
         for (position, size) in plan.sizes.iter().enumerate() {
             if cancel.is_cancelled() {
                 outcome.cancelled = true;
@@ -478,7 +480,7 @@ impl HttpExecutor {
                 size: *size,
                 result,
             });
-            on_progress(&outcome.progress());
+            on_progress(&outcome.progress()).await;
             if cancelled_while_waiting {
                 outcome.cancelled = true;
                 break;
@@ -698,7 +700,10 @@ mod tests {
                 &arguments,
                 &plan,
                 &CancellationToken::new(),
-                &mut |update| progress.push(update.items_done),
+                &mut |update| {
+                    progress.push(update.items_done);
+                    Box::pin(async {})
+                },
             )
             .await;
         assert!(outcome.succeeded());
@@ -733,7 +738,7 @@ mod tests {
                 &arguments,
                 &plan,
                 &CancellationToken::new(),
-                &mut |_| {},
+                &mut |_| Box::pin(async {}),
             )
             .await;
         assert!(!outcome.succeeded());
@@ -765,6 +770,7 @@ mod tests {
                 if update.chunks_done == 1 {
                     stopper.cancel();
                 }
+                Box::pin(async {})
             })
             .await;
         assert!(outcome.cancelled);

@@ -69,6 +69,8 @@ pub enum StepStatus {
     Cancelled,
     /// It is running.
     Running,
+    /// The process running it stopped before it finished; it was not resumed.
+    Interrupted,
 }
 
 impl StepStatus {
@@ -83,6 +85,7 @@ impl StepStatus {
             Self::Declined => "[declined]",
             Self::Cancelled => "[cancelled]",
             Self::Running => "[running]",
+            Self::Interrupted => "[interrupted]",
         }
     }
 }

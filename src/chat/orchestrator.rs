@@ -17,23 +17,24 @@
 //! and [`Orchestrator::decide`] (or a "yes"/"no" turn) resumes it — the approved call runs only
 //! through `Store::begin_execution`, which consumes the confirmation in the same transaction.
 //! *Stop* cancels the running loop's token: the loop and the executor check it between tool calls
-//! and between chunks, so finished steps stay finished.
+//! and between chunks, so finished steps stay finished. A stop and the events reach every process
+//! on PostgreSQL ([`super::events`]); a call whose process dies is reported as interrupted
+//! ([`super::interrupted`]).
 //!
 //! The orchestrator holds no state a restart would lose except the cancellation tokens of loops
 //! running in this process and the event channels of connected listeners.
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        Arc, Mutex, PoisonError,
-    },
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
 };
 
+use futures_util::future::BoxFuture;
 use minijinja::{context, Environment};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -42,6 +43,7 @@ use super::{
         operation_hash, ApprovalScope, Confirmation, ConfirmationId, ConfirmationPreview,
         ConfirmationStatus, NewConfirmation, OperationHash,
     },
+    events::{RunningGuard, Signals},
     execution::{Approval, Execution, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     executor::HttpExecutor,
     header::{ChunkProgress, ExecutionHeader, Step, StepRole, StepStatus},
@@ -337,9 +339,9 @@ struct Inner {
     clock: Clock,
     max_model_turns: usize,
     templates: Environment<'static>,
-    running: Mutex<HashMap<SessionId, Vec<(u64, CancellationToken)>>>,
-    next_run: AtomicU64,
-    listeners: Mutex<HashMap<SessionId, broadcast::Sender<ChatEvent>>>,
+    signals: Arc<Signals>,
+    /// How long a running execution may go unheard before another process reports it interrupted.
+    execution_lease: Duration,
     /// Progress of chunked calls running in this process, updated synchronously between chunks
     /// (the store gets the same numbers a moment later, for other processes).
     live: Mutex<HashMap<ExecutionId, ChunkProgress>>,
@@ -361,30 +363,6 @@ impl std::fmt::Debug for Orchestrator {
     }
 }
 
-/// Removes a loop's cancellation token when the loop ends, however it ends.
-struct RunningGuard<'a> {
-    orchestrator: &'a Orchestrator,
-    session_id: SessionId,
-    run: u64,
-}
-
-impl Drop for RunningGuard<'_> {
-    fn drop(&mut self) {
-        let mut running = self
-            .orchestrator
-            .inner
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(tokens) = running.get_mut(&self.session_id) {
-            tokens.retain(|(run, _)| *run != self.run);
-            if tokens.is_empty() {
-                running.remove(&self.session_id);
-            }
-        }
-    }
-}
-
 fn plural(count: usize, word: &str) -> String {
     if count == 1 {
         format!("1 {word}")
@@ -402,14 +380,22 @@ fn chunk_text(sizes: &[usize]) -> String {
 }
 
 impl Orchestrator {
-    /// Builds the orchestrator.
+    /// Builds the orchestrator, with the default execution lease.
     #[must_use]
     pub fn new(parts: OrchestratorParts) -> Self {
+        Self::with_execution_lease(parts, super::interrupted::DEFAULT_EXECUTION_LEASE)
+    }
+
+    /// Builds the orchestrator; on PostgreSQL a call of this process not heard from for `lease`
+    /// counts as interrupted (it renews every third of it).
+    #[must_use]
+    pub fn with_execution_lease(parts: OrchestratorParts, lease: Duration) -> Self {
         let mut templates = Environment::new();
         templates.set_trim_blocks(true);
         if let Err(error) = templates.add_template("system.j2", SYSTEM_TEMPLATE) {
             tracing::error!(error = %error, "the chat system prompt template does not parse");
         }
+        let signals = Arc::new(Signals::new(parts.store.clone()));
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
@@ -419,10 +405,9 @@ impl Orchestrator {
                 allowlist: parts.allowlist,
                 clock: parts.clock,
                 max_model_turns: parts.max_model_turns.max(1),
+                signals,
+                execution_lease: lease.max(Duration::from_millis(30)),
                 templates,
-                running: Mutex::new(HashMap::new()),
-                next_run: AtomicU64::new(1),
-                listeners: Mutex::new(HashMap::new()),
                 live: Mutex::new(HashMap::new()),
             }),
         }
@@ -633,55 +618,47 @@ impl Orchestrator {
             .collect())
     }
 
-    /// A receiver of the session's events (progress, approvals, replies) from now on.
+    /// A receiver of the session's events (progress, approvals, replies) from now on, whichever
+    /// process runs the turn (on PostgreSQL, once [`Orchestrator::spawn`] connected it).
     #[must_use]
     pub fn subscribe(&self, id: SessionId) -> broadcast::Receiver<ChatEvent> {
-        let mut listeners = self
-            .inner
-            .listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        listeners
-            .entry(id)
-            .or_insert_with(|| broadcast::channel(256).0)
-            .subscribe()
+        self.inner.signals.subscribe(id)
     }
 
-    /// Cancels every loop of the session running in this process; returns whether one was.
-    /// Loops stop between tool calls and between chunks.
-    #[must_use]
-    pub fn stop(&self, id: SessionId) -> bool {
-        let running = self
+    /// Stops every loop of the session, in this process and (PostgreSQL) in the others; returns
+    /// whether one was running. Loops stop between tool calls and between chunks.
+    ///
+    /// # Errors
+    /// Storage failures (the loops of this process are stopped all the same).
+    pub async fn stop(&self, id: SessionId) -> Result<bool, ChatError> {
+        let now = crate::store::now_ms();
+        Ok(self
             .inner
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        running.get(&id).is_some_and(|tokens| {
-            for (_, token) in tokens {
-                token.cancel();
-            }
-            !tokens.is_empty()
-        })
+            .signals
+            .stop_everywhere(id, now, now - self.lease_ms())
+            .await?)
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.inner.execution_lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Connects this orchestrator to the other processes (PostgreSQL: events and stops through the
+    /// store's chat bus) and reports calls whose process stopped (see [`super::interrupted`]),
+    /// until `shutdown`. Returns once this process listens.
+    pub async fn spawn(&self, shutdown: &CancellationToken) -> tokio::task::JoinHandle<()> {
+        self.inner.signals.connect(shutdown).await;
+        tokio::spawn(super::interrupted::sweep_until(
+            self.inner.store.clone(),
+            Arc::downgrade(&self.inner.signals),
+            self.inner.manifest.clone(),
+            self.inner.execution_lease,
+            shutdown.clone(),
+        ))
     }
 
     fn start_run(&self, id: SessionId) -> (CancellationToken, RunningGuard<'_>) {
-        let token = CancellationToken::new();
-        let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
-        self.inner
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(id)
-            .or_default()
-            .push((run, token.clone()));
-        (
-            token,
-            RunningGuard {
-                orchestrator: self,
-                session_id: id,
-                run,
-            },
-        )
+        self.inner.signals.start_run(id)
     }
 
     /// A session's executions, with the live progress of calls running in this process.
@@ -709,15 +686,7 @@ impl Orchestrator {
     }
 
     fn broadcast(&self, id: SessionId, event: &ChatEvent) {
-        let listeners = self
-            .inner
-            .listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = listeners.get(&id) {
-            // No receiver is fine: nobody is watching this session right now.
-            let _ = sender.send(event.clone());
-        }
+        self.inner.signals.publish(id, event);
     }
 
     fn routed(&self, turn: &mut Turn, thread_id: Option<ThreadId>) {
@@ -1678,23 +1647,21 @@ impl Orchestrator {
                 chunks: chunks.sizes.clone(),
             },
         );
-        let (progress_sender, mut progress_receiver) = mpsc::unbounded_channel::<ChunkProgress>();
+        // The call is this process's from now on: checkpoints between chunks record progress and
+        // read a stop sent from any process; the heartbeat tells the others it is still alive.
+        let owner = self.inner.signals.instance().to_owned();
         let store = self.inner.store.clone();
-        let writer = tokio::spawn(async move {
-            while let Some(progress) = progress_receiver.recv().await {
-                if let Err(error) = store
-                    .execution_progress(execution_id, progress.items_done, progress.chunks_done)
-                    .await
-                {
-                    tracing::warn!(execution.id = %execution_id, error = %error, "cannot record chunk progress");
-                }
-            }
-        });
+        if let Err(error) = store
+            .checkpoint_execution(execution_id, &owner, None, crate::store::now_ms())
+            .await
+        {
+            tracing::warn!(execution.id = %execution_id, error = %error, "cannot claim the execution");
+        }
         let mut progress_events = Vec::new();
         let session_id = turn.session.id;
+        let cancel = turn.cancel.clone();
         let outcome = {
-            let mut on_progress = |progress: &ChunkProgress| {
-                let _ = progress_sender.send(progress.clone());
+            let mut on_progress = |progress: &ChunkProgress| -> BoxFuture<'static, ()> {
                 self.inner
                     .live
                     .lock()
@@ -1708,16 +1675,33 @@ impl Orchestrator {
                 };
                 self.broadcast(session_id, &event);
                 progress_events.push(event);
+                Box::pin(super::interrupted::checkpoint(
+                    store.clone(),
+                    execution_id,
+                    owner.clone(),
+                    Some((progress.items_done, progress.chunks_done)),
+                    cancel.clone(),
+                ))
             };
-            self.inner
-                .executor
-                .run(operation, arguments, chunks, &turn.cancel, &mut on_progress)
-                .await
+            let run = self.inner.executor.run(
+                operation,
+                arguments,
+                chunks,
+                &turn.cancel,
+                &mut on_progress,
+            );
+            let heartbeat = super::interrupted::keep_alive(
+                store.clone(),
+                execution_id,
+                owner.clone(),
+                cancel.clone(),
+                self.inner.execution_lease / 3,
+            );
+            tokio::select! {
+                outcome = run => outcome,
+                never = heartbeat => match never {},
+            }
         };
-        drop(progress_sender);
-        if let Err(error) = writer.await {
-            tracing::warn!(execution.id = %execution_id, error = %error, "the progress writer failed");
-        }
         turn.events.extend(progress_events);
         self.inner
             .live
@@ -1996,7 +1980,7 @@ impl Orchestrator {
         turn: &mut Turn,
         thread: Option<Thread>,
     ) -> Result<Option<Thread>, ChatError> {
-        let was_running = self.stop(turn.session.id);
+        let was_running = self.stop(turn.session.id).await?;
         let withdrawn = self
             .inner
             .store
@@ -2147,7 +2131,7 @@ impl Orchestrator {
                 }
             }
             SlashCommand::Clear => {
-                let _ = self.stop(turn.session.id);
+                let _ = self.stop(turn.session.id).await?;
                 self.inner
                     .store
                     .withdraw_confirmations(turn.session.id, None)
@@ -2332,6 +2316,7 @@ fn step_of_execution(execution: &Execution) -> Step {
         ExecutionStatus::Failed => StepStatus::Failed,
         ExecutionStatus::Cancelled => StepStatus::Cancelled,
         ExecutionStatus::Refused => StepStatus::Refused,
+        ExecutionStatus::Interrupted => StepStatus::Interrupted,
     };
     let detail = if execution.role == StepRole::Mutation {
         format!(

@@ -691,6 +691,7 @@ pub fn item_outcomes(
                     ExecutionStatus::Succeeded => "succeeded",
                     ExecutionStatus::Cancelled => "cancelled",
                     ExecutionStatus::Running => "not_sent",
+                    ExecutionStatus::Interrupted => "unknown",
                     ExecutionStatus::Failed | ExecutionStatus::Refused => "failed",
                 };
                 vec![(
@@ -969,7 +970,10 @@ pub async fn session_views(
             step.role == StepRole::Mutation
                 && matches!(
                     step.status,
-                    StepStatus::Succeeded | StepStatus::Failed | StepStatus::Cancelled
+                    StepStatus::Succeeded
+                        | StepStatus::Failed
+                        | StepStatus::Cancelled
+                        | StepStatus::Interrupted
                 )
         })
         .filter_map(|step| step.execution_id);

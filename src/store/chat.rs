@@ -7,6 +7,7 @@
 //! the same transaction that records the execution, so a confirmation runs at most one call even
 //! when two requests race (and `chat_executions.confirmation_id` is UNIQUE as a backstop).
 
+mod liveness;
 mod postgres;
 mod sqlite;
 

@@ -224,7 +224,7 @@ pub struct TestDb {
 }
 
 enum Cleanup {
-    Sqlite(#[expect(dead_code, reason = "held so the folder outlives the test")] tempfile::TempDir),
+    Sqlite(tempfile::TempDir),
     Postgres { admin_url: String, database: String },
 }
 
@@ -257,6 +257,20 @@ impl TestDb {
                 database,
             },
         }))
+    }
+
+    /// Another pool on the same database, as a second server process would open it.
+    pub async fn reopen(&self) -> anyhow::Result<Store> {
+        let url = match &self.cleanup {
+            Cleanup::Sqlite(dir) => {
+                DatabaseUrl::Sqlite(dir.path().join("store.db").to_string_lossy().into_owned())
+            }
+            Cleanup::Postgres {
+                admin_url,
+                database,
+            } => DatabaseUrl::Postgres(Secret::new(replace_database(admin_url, database)?)),
+        };
+        Ok(Store::connect(&url).await?)
     }
 
     pub async fn cleanup(self) -> anyhow::Result<()> {

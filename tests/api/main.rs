@@ -4,6 +4,7 @@ mod agent;
 mod asks;
 mod binary;
 mod chat;
+mod chat_cluster;
 mod chat_tools;
 mod chat_ui;
 mod chat_views;
