@@ -199,15 +199,7 @@ async fn report(
     let step = interrupted_step(execution, end);
     let header = ExecutionHeader::new(vec![step.clone()]);
     let reply = format!("{}\n\n{}", header.render(), narrative(execution, end));
-    store
-        .append_chat_message(
-            execution.session_id,
-            Channel::Transcript,
-            Speaker::Assistant.as_str(),
-            Some(execution.thread_id),
-            &json!({"text": reply, "header": header}),
-        )
-        .await?;
+    // The transcript last: a reader that sees the report sees the failed thread too.
     if let Some(mut thread) = store
         .chat_threads(execution.session_id)
         .await?
@@ -225,6 +217,15 @@ async fn report(
             store.save_chat_thread(&thread).await?;
         }
     }
+    store
+        .append_chat_message(
+            execution.session_id,
+            Channel::Transcript,
+            Speaker::Assistant.as_str(),
+            Some(execution.thread_id),
+            &json!({"text": reply, "header": header}),
+        )
+        .await?;
     signals.publish(
         execution.session_id,
         &ChatEvent::StepFinished {

@@ -26,6 +26,7 @@ use tessera::{
         execution::ExecutionStatus,
         executor::{ExecutorConfig, HttpExecutor},
         orchestrator::{ChatEvent, ChatModels, OrchestratorParts},
+        session::Channel,
         views::item_outcomes,
         ApprovalScope, CapabilityScope, ChatError, Orchestrator, StepStatus, ThreadStatus,
     },
@@ -371,10 +372,10 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
     let tasks = survivor.spawn(&shutdown).await;
     poll("the execution to be reported interrupted", || async {
         Ok(store
-            .chat_executions(session.id)
+            .chat_messages(session.id, Channel::Transcript)
             .await?
             .iter()
-            .any(|execution| execution.status == ExecutionStatus::Interrupted))
+            .any(|message| message.body.to_string().contains("[interrupted]")))
     })
     .await?;
 
