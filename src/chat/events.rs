@@ -32,7 +32,7 @@ enum Signal {
     /// An event for the session's listeners.
     Event {
         /// The event.
-        event: ChatEvent,
+        event: Box<ChatEvent>,
     },
     /// Stop the session's running loops.
     Stop,
@@ -105,7 +105,7 @@ impl Signals {
         self.send_out(
             id,
             &Signal::Event {
-                event: event.clone(),
+                event: Box::new(event.clone()),
             },
         );
     }

@@ -303,3 +303,92 @@ pub(crate) async fn sweep_until(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{
+        confirm::operation_hash,
+        execution::{Approval, ExecutionId, ExecutionStatus},
+        session::SessionId,
+        threads::ThreadId,
+    };
+
+    fn running(operation: &str, ids: usize, chunks: (usize, usize)) -> Execution {
+        let ids: Vec<String> = (0..ids).map(|index| format!("item-{index}")).collect();
+        let arguments = json!({"ids": ids});
+        Execution {
+            id: ExecutionId::new(),
+            session_id: SessionId(uuid::Uuid::new_v4()),
+            thread_id: ThreadId(uuid::Uuid::new_v4()),
+            operation: operation.to_owned(),
+            hash: operation_hash(operation, &arguments),
+            arguments,
+            role: StepRole::Mutation,
+            approval: Approval::NotNeeded,
+            status: ExecutionStatus::Running,
+            items_total: ids.len(),
+            items_done: chunks.0 * 100,
+            chunks_total: chunks.1,
+            chunks_done: chunks.0,
+            item_ids: None,
+            result: None,
+            error: None,
+            created_at_ms: 0,
+            finished_at_ms: None,
+        }
+    }
+
+    fn statuses(end: &ExecutionEnd) -> Vec<(u64, String)> {
+        end.result
+            .as_ref()
+            .and_then(|result| result.get("chunks"))
+            .and_then(Value::as_array)
+            .map(|chunks| {
+                chunks
+                    .iter()
+                    .map(|chunk| {
+                        (
+                            chunk["size"].as_u64().unwrap_or_default(),
+                            chunk["status"].as_str().unwrap_or_default().to_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn chunks_checkpointed_as_done_succeeded_the_next_is_unknown_the_rest_not_sent(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let manifest = Manifest::from_json(crate::demo::items::MANIFEST_JSON)?;
+        let end = interrupted_end(&running("bulkDeleteItems", 247, (1, 3)), &manifest);
+        assert_eq!(end.status, ExecutionStatus::Interrupted);
+        assert_eq!((end.items_done, end.chunks_done), (100, 1));
+        assert_eq!(
+            statuses(&end),
+            vec![
+                (100, "succeeded".to_owned()),
+                (100, "unknown".to_owned()),
+                (47, "not_sent".to_owned())
+            ]
+        );
+        assert!(
+            end.error.as_deref().is_some_and(
+                |error| error.contains("after 1 of 3 requests; request 2 may or may not")
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_single_request_cut_off_is_unknown_not_failed() -> Result<(), Box<dyn std::error::Error>> {
+        let manifest = Manifest::from_json(crate::demo::items::MANIFEST_JSON)?;
+        let end = interrupted_end(&running("bulkDeleteItems", 3, (0, 1)), &manifest);
+        assert_eq!(statuses(&end), vec![(3, "unknown".to_owned())]);
+        assert_eq!(end.items_done, 0);
+        Ok(())
+    }
+}
