@@ -66,8 +66,13 @@ pub fn interrupted_end(execution: &Execution, manifest: &Manifest) -> ExecutionE
         })
         .collect();
     let error = if done < sizes.len() {
+        let rest = if done + 1 < sizes.len() {
+            ", the rest was not sent"
+        } else {
+            ""
+        };
         format!(
-            "interrupted: the process running it stopped after {done} of {} requests; request {} may or may not have reached the site, the rest was not sent",
+            "interrupted: the process running it stopped after {done} of {} requests; request {} may or may not have reached the site{rest}",
             sizes.len(),
             done + 1
         )
@@ -144,11 +149,15 @@ fn narrative(execution: &Execution, end: &ExecutionEnd) -> String {
             " {} of {} items were done",
             end.items_done, execution.items_total
         ));
-        if end.chunks_done < execution.chunks_total.max(1) {
+        let requests = execution.chunks_total.max(1);
+        if end.chunks_done < requests {
             text.push_str(&format!(
-                "; request {} may or may not have reached the site, and the rest was not sent",
+                "; request {} may or may not have reached the site",
                 end.chunks_done + 1
             ));
+            if end.chunks_done + 1 < requests {
+                text.push_str(", and the rest was not sent");
+            }
         }
         text.push('.');
     }

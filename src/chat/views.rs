@@ -756,6 +756,7 @@ pub fn result_data(execution: &Execution, outcomes: &[ItemOutcome]) -> Value {
         "succeeded": count("succeeded"),
         "failed": count("failed"),
         "not_sent": count("not_sent") + count("cancelled"),
+        "unknown": count("unknown"),
         "failures": failures,
         "items": outcomes,
     });

@@ -23,10 +23,13 @@ use axum::{
 use serde_json::json;
 use tessera::{
     chat::{
-        execution::ExecutionStatus,
+        confirm::ConfirmationId,
+        execution::{Approval, ExecutionStatus, NewExecution},
         executor::{ExecutorConfig, HttpExecutor},
+        header::StepRole,
         orchestrator::{ChatEvent, ChatModels, OrchestratorParts},
-        session::Channel,
+        session::{Channel, SessionId},
+        threads::ThreadId,
         views::item_outcomes,
         ApprovalScope, CapabilityScope, ChatError, Orchestrator, StepStatus, ThreadStatus,
     },
@@ -40,6 +43,7 @@ use url::Url;
 
 use crate::{
     chat::{exactly_open, manifest},
+    chat_ui::{admin_cookie, approval_action, completed_count, spawn_chat_app, spawn_chat_app_in},
     helpers::TestDb,
 };
 
@@ -461,5 +465,111 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
 
     shutdown.cancel();
     tasks.await?;
+    Ok(())
+}
+
+/// The page after a restart: a call the previous process left running (its row owned by an
+/// instance that is gone) is reported on `/chat` and in the JSON API, and is not run again.
+#[tokio::test]
+async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> anyhow::Result<()> {
+    let app = spawn_chat_app().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = admin_cookie(&app).await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=delete+all+completed+items+from+last+month".to_owned(),
+    )
+    .await?;
+    let html = app.get("/chat", &cookie).await?.text().await?;
+    let action = approval_action(&html).context("no pending approval")?;
+    let confirmation = action.trim_start_matches("/chat/approvals/").to_owned();
+    let Store::Sqlite(pool) = &app.store else {
+        anyhow::bail!("the chat app runs on SQLite");
+    };
+    // What the previous process did before it died: approved, began the call, sent nothing more.
+    let (session, thread, operation, arguments): (String, String, String, String) = sqlx::query_as(
+        "SELECT session_id, thread_id, operation, arguments FROM chat_confirmations WHERE id = ?",
+    )
+    .bind(&confirmation)
+    .fetch_one(pool)
+    .await?;
+    sqlx::query("UPDATE chat_confirmations SET status = 'approved', scope = 'once' WHERE id = ?")
+        .bind(&confirmation)
+        .execute(pool)
+        .await?;
+    let arguments: serde_json::Value = serde_json::from_str(&arguments)?;
+    let items = arguments["ids"].as_array().map_or(0, Vec::len);
+    let session_id = SessionId(session.parse()?);
+    let execution_id = app
+        .store
+        .begin_execution(&NewExecution {
+            session_id,
+            thread_id: ThreadId(thread.parse()?),
+            operation,
+            arguments,
+            role: StepRole::Mutation,
+            approval: Approval::Confirmation {
+                id: ConfirmationId(confirmation.parse()?),
+            },
+            items_total: items,
+            chunks_total: 1,
+            status: ExecutionStatus::Running,
+            error: None,
+        })
+        .await
+        .map_err(|error| anyhow::anyhow!("{error:?}"))?;
+    app.store
+        .checkpoint_execution(execution_id, "a-process-that-died", None, now_ms())
+        .await?;
+    let before = completed_count(&app.store).await?;
+
+    let restarted = spawn_chat_app_in(app.stop().await?).await?;
+    poll("the chat page to report the interruption", || async {
+        let page = restarted.get("/chat", &cookie).await?.text().await?;
+        Ok(page.contains("[interrupted]"))
+    })
+    .await?;
+    let page = restarted.get("/chat", &cookie).await?.text().await?;
+    assert!(
+        page.contains("data-testid=\"header-step\" data-status=\"interrupted\""),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "0 of {items} items done; interrupted, not resumed"
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("0 of {items} items were done; request 1 may or may not have reached the site. Nothing was resumed")),
+        "{page}"
+    );
+    assert!(
+        page.contains("data-testid=\"result-view\""),
+        "the per-item result is shown"
+    );
+    assert!(
+        approval_action(&page).is_none(),
+        "nothing waits for approval"
+    );
+    let json = restarted
+        .get(&format!("/api/chat/sessions/{session_id}"), &cookie)
+        .await?
+        .text()
+        .await?;
+    assert!(json.contains("\"status\":\"interrupted\""), "{json}");
+
+    // Approving the old confirmation again sends nothing.
+    restarted
+        .post_form(&action, &cookie, "decision=approve".to_owned())
+        .await?;
+    assert_eq!(completed_count(&restarted.store).await?, before);
+    let executions = restarted.store.chat_executions(session_id).await?;
+    assert_eq!(
+        executions.len(),
+        1 + 1,
+        "the preview read and the interrupted call, no more"
+    );
     Ok(())
 }

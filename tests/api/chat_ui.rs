@@ -35,7 +35,7 @@ impl Drop for ChatApp {
 
 impl ChatApp {
     /// Stops the server and hands back its database folder, to start another app on it.
-    async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
+    pub(crate) async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
         self.shutdown.cancel();
         self.store.close().await;
         self.dir.take().context("the folder was already taken")
@@ -77,7 +77,7 @@ pub(crate) async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
 }
 
 /// The app on the database in `dir` (reuse a folder to simulate a restart).
-async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
+pub(crate) async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
