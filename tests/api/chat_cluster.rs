@@ -573,3 +573,48 @@ async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> any
     );
     Ok(())
 }
+
+/// The store's chat bus: a message larger than a NOTIFY payload reaches the other process, and a
+/// process never hears its own messages back.
+#[tokio::test]
+async fn the_chat_bus_carries_large_messages_to_the_other_processes_only() -> anyhow::Result<()> {
+    let Some(database) = TestDb::postgres().await? else {
+        return Ok(());
+    };
+    let outcome = bus_between_two_processes(&database).await;
+    database.cleanup().await?;
+    outcome
+}
+
+async fn bus_between_two_processes(database: &TestDb) -> anyhow::Result<()> {
+    let (store_a, store_b) = (database.store.clone(), database.reopen().await?);
+    let shutdown = CancellationToken::new();
+    let _stop_on_drop = shutdown.clone().drop_guard();
+    let mut heard_by_a = store_a
+        .listen_chat("a".to_owned(), shutdown.clone())
+        .await
+        .context("PostgreSQL listens")?;
+    let mut heard_by_b = store_b
+        .listen_chat("b".to_owned(), shutdown.clone())
+        .await
+        .context("PostgreSQL listens")?;
+    let session = SessionId(uuid::Uuid::new_v4());
+    let large = "x".repeat(20_000);
+    store_a.publish_chat("a", session, &large).await?;
+    store_b.publish_chat("b", session, "from b").await?;
+
+    let received = tokio::time::timeout(DEADLINE, heard_by_b.recv())
+        .await?
+        .context("b's listener ended")?;
+    assert_eq!(received.session_id, session);
+    assert_eq!(
+        received.body.len(),
+        20_000,
+        "the whole message, past 8000 bytes"
+    );
+    let received = tokio::time::timeout(DEADLINE, heard_by_a.recv())
+        .await?
+        .context("a's listener ended")?;
+    assert_eq!(received.body, "from b", "a hears b, not itself");
+    Ok(())
+}
