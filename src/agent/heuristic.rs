@@ -22,6 +22,10 @@
 //!
 //! Display-only pages (no schema) get no Form. It never improvises beyond that: a page that a
 //! later check finds wrong is answered with `Finish` again, and the loop's limits apply.
+//!
+//! What the request's words ask to see (totals, a chart, top N, groups, a destructive action)
+//! and the summary line under the heading come from [`cues`]; their numbers are computed
+//! bindings, evaluated from the data at render time.
 
 mod cues;
 

@@ -18,6 +18,7 @@ mod login;
 mod metrics;
 mod notify;
 mod pages;
+mod quality;
 mod runs;
 mod store;
 mod workflow;

@@ -29,7 +29,7 @@ use crate::{
         prompt::ParsedPrompt,
         summary::{DataEntry, JsonKind},
     },
-    forms::{humanize, FormSchema},
+    forms::{humanize, FieldKind, FormSchema},
 };
 
 /// The slot of the row of computed Stats.
@@ -57,8 +57,6 @@ const CHART_WORDS: &[&str] = &[
     "trends",
     "histogram",
     "daily",
-    "weekly",
-    "monthly",
     "hourly",
     "visualise",
     "visualize",
@@ -854,7 +852,8 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
                 .take(SUMMARY_FIELDS)
                 .map(|field| {
                     let label = lower_first(&field.label());
-                    if field.required {
+                    // A tick box always answers (unticked is "no"), so it is never optional.
+                    if field.required || matches!(field.kind, FieldKind::Boolean) {
                         label
                     } else {
                         format!("{label} (optional)")
@@ -883,7 +882,196 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+    use tessera_app::{binding::resolve_props, tree::PageTree};
+
+    use super::super::tests::build;
     use super::*;
+
+    fn sales() -> Value {
+        let days = ["2026-11-16", "2026-11-17", "2026-11-18"];
+        let products = ["Tea", "Cake", "Soup", "Bread", "Jam", "Milk"];
+        let rows: Vec<Value> = (0..18_usize)
+            .map(|index| {
+                json!({
+                    "id": format!("s{index}"),
+                    "day": days[index % 3],
+                    "product": products[index % 6],
+                    "amount": (index * 7 % 23) as f64 + 0.5,
+                })
+            })
+            .collect();
+        json!({ "sales": rows })
+    }
+
+    fn props_of<'a>(tree: &'a PageTree, component: &str) -> Vec<&'a Value> {
+        tree.nodes
+            .values()
+            .filter(|node| node.component == component)
+            .map(|node| &node.props)
+            .collect()
+    }
+
+    const DASHBOARD: &str =
+        "Show this week's sales dashboard: totals, a chart per day, and top products";
+
+    #[test]
+    fn a_dashboard_request_gets_computed_totals_a_chart_per_day_and_the_top_products(
+    ) -> anyhow::Result<()> {
+        let data = sales();
+        let (tree, report, _) = build(DASHBOARD, None, &data)?;
+        assert!(report.ok, "{report:?}");
+        let rows = data["sales"].as_array().cloned().unwrap_or_default();
+        let expected_total: f64 = rows.iter().filter_map(|row| row["amount"].as_f64()).sum();
+
+        let stats: Vec<Value> = props_of(&tree, "Stat")
+            .into_iter()
+            .map(|props| resolve_props(props, &data))
+            .collect();
+        let total = stats
+            .iter()
+            .find(|stat| stat["label"] == "Total amount")
+            .map(|stat| stat["value"].as_f64());
+        assert_eq!(total, Some(Some(expected_total)));
+        assert!(stats
+            .iter()
+            .any(|stat| stat["label"] == "Number of sales" && stat["value"] == json!(18)));
+
+        let charts = props_of(&tree, "Chart");
+        assert_eq!(charts.len(), 1);
+        let chart = resolve_props(charts[0], &data);
+        assert_eq!(chart["title"], "Amount per day");
+        assert_eq!(chart["labelKey"], "day");
+        let points = chart["data"].as_array().cloned().unwrap_or_default();
+        assert_eq!(points.len(), 3, "one point per day: {points:?}");
+        let monday: f64 = rows
+            .iter()
+            .filter(|row| row["day"] == "2026-11-16")
+            .filter_map(|row| row["amount"].as_f64())
+            .sum();
+        assert_eq!(points[0]["amount"].as_f64(), Some(monday));
+
+        let top = props_of(&tree, "Table")
+            .into_iter()
+            .map(|props| resolve_props(props, &data))
+            .find(|table| table["caption"] == "Top 5 products by amount")
+            .ok_or_else(|| anyhow::anyhow!("no top products table"))?;
+        let ranked = top["rows"].as_array().cloned().unwrap_or_default();
+        assert_eq!(ranked.len(), 5);
+        let totals: Vec<f64> = ranked
+            .iter()
+            .filter_map(|row| row["amount"].as_f64())
+            .collect();
+        assert!(totals.windows(2).all(|pair| pair[0] >= pair[1]), "{totals:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_summary_line_lists_what_is_asked_or_what_is_shown() -> anyhow::Result<()> {
+        let data = sales();
+        let (tree, _, _) = build(DASHBOARD, None, &data)?;
+        let texts: Vec<&Value> = props_of(&tree, "Text");
+        assert_eq!(
+            texts[0]["text"],
+            "Nothing to answer: this page shows the totals, a chart of amount per day and the top 5 products."
+        );
+        let schema = crate::forms::FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": ["approve", "reject"]},
+                "reason": {"type": "string", "title": "Why"}
+            },
+            "required": ["decision"]
+        }))?;
+        let (tree, _, _) = build("Approve the refund", Some(&schema), &json!({"amount": 12}))?;
+        assert_eq!(
+            props_of(&tree, "Text")[0]["text"],
+            "You are asked for 2 answers: decision and why (optional)."
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_destructive_request_gets_a_danger_submit_button() -> anyhow::Result<()> {
+        let schema = crate::forms::FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {"account_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}}
+        }))?;
+        let data = json!({"accounts": [{"id": "a1", "email": "x@example.com"}, {"id": "a2", "email": "y@example.com"}]});
+        let (tree, report, _) = build("Deactivate dormant accounts", Some(&schema), &data)?;
+        assert!(report.ok, "{report:?}");
+        assert!(props_of(&tree, "Button")
+            .contains(&&json!({"label": "Deactivate", "variant": "danger", "kind": "submit"})));
+        Ok(())
+    }
+
+    #[test]
+    fn grouping_totals_each_group_and_keeps_the_rows_together() -> anyhow::Result<()> {
+        let data = json!({"expenses": [
+            {"id": "e1", "category": "Travel", "amount": 120},
+            {"id": "e2", "category": "Meals", "amount": 30},
+            {"id": "e3", "category": "Travel", "amount": 80},
+        ]});
+        let (tree, report, _) = build("Expenses for March grouped by category", None, &data)?;
+        assert!(report.ok, "{report:?}");
+        let tables: Vec<Value> = props_of(&tree, "Table")
+            .into_iter()
+            .map(|props| resolve_props(props, &data))
+            .collect();
+        let per_group = tables
+            .iter()
+            .find(|table| table["caption"] == "Per category")
+            .ok_or_else(|| anyhow::anyhow!("no per-category table"))?;
+        assert_eq!(
+            per_group["rows"],
+            json!([{"category": "Travel", "amount": 200}, {"category": "Meals", "amount": 30}])
+        );
+        let rows = tables
+            .iter()
+            .find(|table| table["caption"] == "Expenses")
+            .ok_or_else(|| anyhow::anyhow!("no rows table"))?;
+        let categories: Vec<&str> = rows["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row["category"].as_str())
+            .collect();
+        assert_eq!(categories, ["Meals", "Travel", "Travel"]);
+        assert!(props_of(&tree, "Heading")
+            .iter()
+            .any(|heading| heading["text"] == "Expenses by category"));
+        Ok(())
+    }
+
+    #[test]
+    fn data_labels_take_the_schema_titles_and_are_humanized_otherwise() -> anyhow::Result<()> {
+        let schema = crate::forms::FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "amount": {"type": "number", "title": "Refund (EUR)"},
+                "approve": {"type": "boolean"}
+            }
+        }))?;
+        let data = json!({"orders": [{"id": "o1", "order_date": "2026-11-02", "amount": 40}]});
+        let (tree, report, _) = build("Approve the refund; total shown", Some(&schema), &data)?;
+        assert!(report.ok, "{report:?}");
+        let orders = props_of(&tree, "Table")
+            .into_iter()
+            .find(|table| table["caption"] == "Orders")
+            .ok_or_else(|| anyhow::anyhow!("no orders table"))?;
+        let labels: Vec<&str> = orders["columns"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|column| column["label"].as_str())
+            .collect();
+        assert!(labels.contains(&"Order date"), "{labels:?}");
+        assert!(labels.contains(&"Refund (EUR)"), "{labels:?}");
+        assert!(props_of(&tree, "Stat")
+            .iter()
+            .any(|stat| stat["label"] == "Total refund (EUR)"));
+        Ok(())
+    }
 
     #[test]
     fn chart_words_and_per_day_ask_for_a_chart_and_trend_for_a_line() {
