@@ -29,7 +29,7 @@ use crate::{
         prompt::ParsedPrompt,
         summary::{DataEntry, JsonKind},
     },
-    forms::{humanize, FieldKind, FormSchema},
+    forms::{humanize, FieldKind, FormField, FormSchema},
 };
 
 /// The slot of the row of computed Stats.
@@ -43,6 +43,10 @@ const MAX_TOP: usize = 50;
 const MAX_TOTALS: usize = 4;
 /// Column totals among the computed Stats, at most.
 const MAX_COLUMN_TOTALS: usize = 2;
+/// Raw tables of summarised arrays longer than this are paged.
+const RAW_PAGE_ABOVE: usize = 15;
+/// Rows per page of such a raw table.
+const RAW_PAGE_SIZE: u64 = 10;
 /// Field labels listed in the summary line before "and N more".
 const SUMMARY_FIELDS: usize = 4;
 
@@ -443,6 +447,11 @@ pub(super) struct CuedPage {
     sections: Vec<Planned>,
     /// Arrays whose rows are kept together by a column: (pointer, column).
     grouped: Vec<(String, String)>,
+    /// Arrays the cued sections summarise, with their lengths: their raw rows come after, paged.
+    summarised: Vec<(String, usize)>,
+    /// Whether the request's words are all said again by the summary line (a display page whose
+    /// first sentence lists what to show), so the heading may stop at the colon.
+    restated: bool,
 }
 
 impl CuedPage {
@@ -477,13 +486,25 @@ impl CuedPage {
         }
         if let (Some(group), true) = (&cues.group_by, has("Table")) {
             if let Some((nodes, grouped, described)) =
-                group_nodes(group, &arrays, &labels, has("Heading"))
+                group_nodes(group, &arrays, &labels)
             {
                 page.sections.extend(nodes);
                 page.grouped.push(grouped);
                 shown.push(described);
             }
         }
+        if !page.totals.is_empty() || !page.sections.is_empty() {
+            page.summarised = arrays
+                .iter()
+                .filter(|entry| {
+                    let pointer = &entry.pointer;
+                    let mentions = |node: &Planned| node.props.to_string().contains(&format!("\"$data\":\"{pointer}\""));
+                    page.totals.iter().chain(&page.sections).any(mentions)
+                })
+                .map(|entry| (entry.pointer.clone(), entry.length.unwrap_or(0)))
+                .collect();
+        }
+        page.restated = parsed.schema.is_none() && !shown.is_empty() && has("Text");
         if has("Text") {
             let line = summary_line(parsed, &shown);
             page.summary = Some(Planned::new(
@@ -521,17 +542,50 @@ impl CuedPage {
             .iter_mut()
             .chain(plan.inside.values_mut().flatten());
         for node in nodes {
-            if node.component == "Table" {
+            if node.component == "Table" && node.props.get("selectable").is_none() {
+                for (pointer, length) in &self.summarised {
+                    let bound = node.props.get("rows") == Some(&json!({"$data": pointer}));
+                    if bound && *length > RAW_PAGE_ABOVE && node.props.get("pageSize").is_none() {
+                        node.props["pageSize"] = json!(RAW_PAGE_SIZE);
+                    }
+                }
                 for (pointer, column) in &self.grouped {
                     let bound = node.props.get("rows") == Some(&json!({"$data": pointer}));
-                    if bound && node.props.get("selectable").is_none() {
+                    if bound {
                         node.props["rows"] = json!({"$data": pointer, "$sortBy": column});
                     }
+                }
+            }
+            if self.restated && node.component == "Heading" && node.props["level"] == 1 {
+                if let Some(text) = node.props["text"].as_str() {
+                    node.props["text"] = Value::String(short_heading(text));
                 }
             }
             retitle_props(&mut node.props, &labels);
         }
     }
+}
+
+/// The heading of a display request whose first sentence lists what to show: the part before
+/// the colon, without a leading "Show (me)" ("Show this week's sales dashboard: totals, …" →
+/// "This week's sales dashboard"). The summary line says the rest.
+fn short_heading(text: &str) -> String {
+    let before = text.split_once(": ").map_or(text, |(before, _)| before);
+    let mut heading = before.trim();
+    for prefix in ["Show me ", "Show ", "show me ", "show "] {
+        if let Some(stripped) = heading.strip_prefix(prefix) {
+            heading = stripped;
+            break;
+        }
+    }
+    if heading.split_whitespace().count() < 2 {
+        return text.to_owned();
+    }
+    let mut characters = heading.chars();
+    characters
+        .next()
+        .map(|initial| initial.to_uppercase().chain(characters).collect())
+        .unwrap_or_else(|| text.to_owned())
 }
 
 /// Applies schema titles to the display labels of one node's props (not to form fields, whose
@@ -776,13 +830,12 @@ fn top_node(
     ))
 }
 
-/// "Grouped by X": a heading and the totals (or counts) per X, and the array's rows kept
-/// together by X.
+/// "Grouped by X": a table of the totals (or counts) per X, and the array's rows kept together
+/// by X.
 fn group_nodes(
     group: &str,
     arrays: &[&DataEntry],
     labels: &Labels<'_>,
-    heading: bool,
 ) -> Option<(Vec<Planned>, (String, String), String)> {
     let (entry, column) = arrays.iter().find_map(|entry| {
         entry
@@ -809,22 +862,15 @@ fn group_nodes(
         Some(value) => table_column(value, labels),
         None => json!({"key": "count", "label": "Count"}),
     };
-    let mut nodes = Vec::new();
-    if heading {
-        nodes.push(Planned::new(
-            "Heading",
-            json!({"text": literal(&title), "level": 2}),
-        ));
-    }
-    nodes.push(Planned::new(
+    let nodes = vec![Planned::new(
         "Table",
         json!({
             "rows": rows,
-            "caption": literal(&format!("Per {}", lower_first(&group_label))),
+            "caption": literal(&title),
             "columns": [table_column(column, labels), value_column],
             "sortable": false,
         }),
-    ));
+    )];
     Some((
         nodes,
         (entry.pointer.clone(), column.to_owned()),
@@ -841,6 +887,34 @@ fn join_phrases(phrases: &[String]) -> String {
     }
 }
 
+/// How the summary line names a field: its label, or for a field of ids without a title, the
+/// choice it stands for ("ids of the accounts to deactivate" → "which accounts to deactivate",
+/// `refund_ids` → "which refunds").
+fn summary_label(field: &FormField) -> String {
+    let words = prompt_words(&field.name);
+    let is_ids = words.last().is_some_and(|word| word == "ids") && field.title.is_none();
+    if !is_ids {
+        return lower_first(&field.label());
+    }
+    let described = field.description.as_deref().and_then(|text| {
+        let lower = text.trim().to_lowercase();
+        ["ids of the ", "ids of ", "the ids of the "]
+            .iter()
+            .find_map(|prefix| lower.strip_prefix(prefix).map(str::to_owned))
+    });
+    match described {
+        Some(rest) if !rest.is_empty() => format!("which {rest}"),
+        _ => {
+            let stem = words[..words.len() - 1].join(" ");
+            if stem.is_empty() {
+                "which rows".to_owned()
+            } else {
+                format!("which {stem}s")
+            }
+        }
+    }
+}
+
 /// One line saying what the person is asked for, or, on a page with nothing to answer, what it
 /// shows.
 fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
@@ -851,9 +925,16 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
                 .iter()
                 .take(SUMMARY_FIELDS)
                 .map(|field| {
-                    let label = lower_first(&field.label());
+                    let label = summary_label(field);
                     // A tick box always answers (unticked is "no"), so it is never optional.
-                    if field.required || matches!(field.kind, FieldKind::Boolean) {
+                    let needed = field.required
+                        || matches!(field.kind, FieldKind::Boolean)
+                        || matches!(
+                            field.kind,
+                            FieldKind::StringArray { min_items: Some(1..), .. }
+                                | FieldKind::EnumArray { min_items: Some(1..), .. }
+                        );
+                    if needed {
                         label
                     } else {
                         format!("{label} (optional)")
@@ -937,6 +1018,17 @@ mod tests {
             .iter()
             .any(|stat| stat["label"] == "Number of sales" && stat["value"] == json!(18)));
 
+        assert_eq!(
+            props_of(&tree, "Heading")[0]["text"],
+            "This week's sales dashboard",
+            "the summary line says what the colon listed"
+        );
+        let raw = props_of(&tree, "Table")
+            .into_iter()
+            .find(|table| table["caption"] == "Sales")
+            .ok_or_else(|| anyhow::anyhow!("no raw sales table"))?;
+        assert_eq!(raw["pageSize"], json!(RAW_PAGE_SIZE), "the raw rows come after, paged");
+
         let charts = props_of(&tree, "Chart");
         assert_eq!(charts.len(), 1);
         let chart = resolve_props(charts[0], &data);
@@ -1002,6 +1094,10 @@ mod tests {
         assert!(report.ok, "{report:?}");
         assert!(props_of(&tree, "Button")
             .contains(&&json!({"label": "Deactivate", "variant": "danger", "kind": "submit"})));
+        assert_eq!(
+            props_of(&tree, "Text")[0]["text"],
+            "You are asked for 1 answer: which accounts."
+        );
         Ok(())
     }
 
@@ -1020,7 +1116,7 @@ mod tests {
             .collect();
         let per_group = tables
             .iter()
-            .find(|table| table["caption"] == "Per category")
+            .find(|table| table["caption"] == "Expenses by category")
             .ok_or_else(|| anyhow::anyhow!("no per-category table"))?;
         assert_eq!(
             per_group["rows"],
@@ -1037,9 +1133,9 @@ mod tests {
             .filter_map(|row| row["category"].as_str())
             .collect();
         assert_eq!(categories, ["Meals", "Travel", "Travel"]);
-        assert!(props_of(&tree, "Heading")
+        assert!(tables
             .iter()
-            .any(|heading| heading["text"] == "Expenses by category"));
+            .any(|table| table["caption"] == "Expenses by category"));
         Ok(())
     }
 
