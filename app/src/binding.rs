@@ -71,8 +71,8 @@ pub fn unresolved_bindings(props: &Value, data: &Value) -> Vec<String> {
 
 fn collect_unresolved(props: &Value, data: &Value, path: &str, missing: &mut Vec<String>) {
     let shown_path = if path.is_empty() { "(props)" } else { path };
-    if let Some(pointer) = binding_pointer(props)
-        .or_else(|| Computed::parse(props).map(|computed| computed.pointer))
+    if let Some(pointer) =
+        binding_pointer(props).or_else(|| Computed::parse(props).map(|computed| computed.pointer))
     {
         if lookup(data, pointer).is_none() {
             missing.push(format!("{shown_path}: {pointer}"));

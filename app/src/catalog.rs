@@ -259,10 +259,7 @@ impl ComponentSpec {
 pub const BINDABLE: &str = "x-bindable";
 
 const BINDING_NOTE: &str = "Any prop may be {\"$data\": \"/json/pointer\"} into the page \
-data (always bind rows and lists, never copy data); strings may contain {{/json/pointer}}. To \
-show numbers computed from an array, add to the binding \"$sum\": \"column\", \"$count\": true, \
-\"$groupBy\": \"column\" (rows per group with its $sum or count), \"$sortBy\": \"column\" with \
-\"$order\": \"desc\", or \"$limit\": n; never write such numbers yourself.";
+data (always bind rows and lists, never copy data); strings may contain {{/json/pointer}}.";
 
 /// The props schema as a model sees it: props marked [`BINDABLE`] also accept a
 /// `{"$data": "/pointer"}` object, and the schema's description says any prop may be bound.

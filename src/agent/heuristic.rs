@@ -1292,7 +1292,15 @@ mod tests {
         assert_eq!(turns, 2, "the stats row needs its id first");
         assert_eq!(
             components(&tree),
-            vec!["Heading", "Text", "Container", "Stat", "Stat", "Stat", "KeyValue"]
+            vec![
+                "Heading",
+                "Text",
+                "Container",
+                "Stat",
+                "Stat",
+                "Stat",
+                "KeyValue"
+            ]
         );
         let (prompt, _, data) = &cases[7];
         let (tree, _, turns) = build(prompt, None, data)?;
@@ -1300,7 +1308,10 @@ mod tests {
         let mut placed = components(&tree);
         assert_eq!(placed.first(), Some(&"Heading"));
         placed.sort_unstable();
-        assert_eq!(placed, vec!["Heading", "Heading", "KeyValue", "Table", "Text"]);
+        assert_eq!(
+            placed,
+            vec!["Heading", "Heading", "KeyValue", "Table", "Text"]
+        );
         Ok(())
     }
 

@@ -81,7 +81,10 @@ fn load_fixtures() -> anyhow::Result<Vec<Fixture>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(fixture_dir())?
         .map(|entry| entry.map(|entry| entry.path()))
         .collect::<Result<_, _>>()?;
-    paths.retain(|path| path.extension().is_some_and(|extension| extension == "json"));
+    paths.retain(|path| {
+        path.extension()
+            .is_some_and(|extension| extension == "json")
+    });
     paths.sort();
     paths
         .iter()
@@ -101,7 +104,11 @@ async fn page_html(app: &TestApp, fixture: &Fixture) -> anyhow::Result<String> {
                     "model": "heuristic", "cache": "bypass"}),
         )
         .await?;
-    ensure!(generated.status() == 200, "{}: generate failed", fixture.name);
+    ensure!(
+        generated.status() == 200,
+        "{}: generate failed",
+        fixture.name
+    );
     let generated: Value = generated.json().await?;
     ensure!(
         generated["validation"]["ok"] == true,
@@ -137,7 +144,9 @@ fn tags_named<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
     let mut rest = html;
     while let Some(found) = rest.find(&needle) {
         let start = rest[..found].rfind('<').unwrap_or(0);
-        let end = rest[found..].find('>').map_or(rest.len(), |end| found + end + 1);
+        let end = rest[found..]
+            .find('>')
+            .map_or(rest.len(), |end| found + end + 1);
         tags.push(&rest[start..end]);
         rest = &rest[end..];
     }
@@ -191,11 +200,17 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
 
     let templated = fixture.prompt.contains("{{");
     if !templated || expect.check_templates {
-        require(!html.contains("{{"), "raw template text `{{` on the page".to_owned());
+        require(
+            !html.contains("{{"),
+            "raw template text `{{` on the page".to_owned(),
+        );
     }
     if expect.check_templates {
         for text in &expect.rendered_texts {
-            require(html.contains(&escaped(text)), format!("the rendered request `{text}` is missing"));
+            require(
+                html.contains(&escaped(text)),
+                format!("the rendered request `{text}` is missing"),
+            );
         }
     }
     let limit = expect.max_html_bytes.unwrap_or(DEFAULT_MAX_HTML_BYTES);
@@ -215,7 +230,10 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
     }
     if let Some(chart) = expect.chart {
         let drawn = html.contains("<figure") && html.contains("role=\"img\"");
-        require(drawn == chart, format!("a chart is expected: {chart}, drawn: {drawn}"));
+        require(
+            drawn == chart,
+            format!("a chart is expected: {chart}, drawn: {drawn}"),
+        );
     }
     for label in &expect.stats {
         require(
@@ -224,7 +242,10 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
         );
     }
     for text in &expect.texts {
-        require(html.contains(&escaped(text)), format!("`{text}` is not shown"));
+        require(
+            html.contains(&escaped(text)),
+            format!("`{text}` is not shown"),
+        );
     }
     if let Some(summary) = &expect.summary {
         require(
@@ -246,7 +267,10 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
     }
     let buttons = submit_buttons(html);
     if expect.form == Some(true) {
-        require(buttons.len() == 1, format!("{} submit buttons", buttons.len()));
+        require(
+            buttons.len() == 1,
+            format!("{} submit buttons", buttons.len()),
+        );
     }
     if let Some(danger) = expect.danger {
         for (tag, label) in &buttons {
@@ -266,12 +290,21 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
         .schema
         .as_ref()
         .and_then(|schema| schema["properties"].as_object())
-        .map(|properties| properties.keys().filter(|name| names_ids(name)).cloned().collect())
+        .map(|properties| {
+            properties
+                .keys()
+                .filter(|name| names_ids(name))
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     let pending = |name: &String| expect.pending_id_fields.contains(name);
     for field in expect.id_fields.iter().chain(&schema_ids) {
         if !pending(field) {
-            require(chosen_not_typed(html, field).is_ok(), format!("free-text id entry for `{field}`"));
+            require(
+                chosen_not_typed(html, field).is_ok(),
+                format!("free-text id entry for `{field}`"),
+            );
         }
     }
     if expect.check_id_selection {
@@ -322,12 +355,30 @@ fn the_review_objects_to_template_text_a_missing_chart_and_a_plain_destructive_b
         <input type="text" name="account_ids">
         <button type="submit" name="_action" value="submit" class="bg-indigo-700">Deactivate</button></form>"#;
     let problems = review(&fixture, page);
-    assert!(problems.iter().any(|problem| problem.contains("raw template")), "{problems:?}");
-    assert!(problems.iter().any(|problem| problem.contains("chart")), "{problems:?}");
-    assert!(problems.iter().any(|problem| problem.contains("should be danger")), "{problems:?}");
-    assert!(problems.iter().any(|problem| problem.contains("summary")), "{problems:?}");
     assert!(
-        problems.iter().any(|problem| problem.contains("free-text id entry for `account_ids`")),
+        problems
+            .iter()
+            .any(|problem| problem.contains("raw template")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|problem| problem.contains("chart")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|problem| problem.contains("should be danger")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|problem| problem.contains("summary")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|problem| problem.contains("free-text id entry for `account_ids`")),
         "{problems:?}"
     );
 }

@@ -210,7 +210,8 @@ fn compare(left: Option<&Value>, right: Option<&Value>, descending: bool) -> Ord
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
         (None, None) => {
-            let text = |cell: Option<&Value>| cell.map(value_text).unwrap_or_default().to_lowercase();
+            let text =
+                |cell: Option<&Value>| cell.map(value_text).unwrap_or_default().to_lowercase();
             text(left).cmp(&text(right))
         }
     };
@@ -287,7 +288,11 @@ mod tests {
         let props = json!({"$data": "/sales", "$sortBy": "amount", "$limit": 5});
         let ascending = resolve_props(&props, &data());
         assert_eq!(ascending[0]["amount"], json!(0.1));
-        assert_eq!(ascending[4]["product"], json!("Soup"), "empty cells sort last");
+        assert_eq!(
+            ascending[4]["product"],
+            json!("Soup"),
+            "empty cells sort last"
+        );
     }
 
     #[test]

@@ -428,9 +428,7 @@ fn lower_first(text: &str) -> String {
     let mut characters = text.chars();
     match characters.next() {
         // Keep acronyms ("EUR", "MRR") as written.
-        Some(_) if characters.clone().next().is_some_and(char::is_uppercase) => {
-            text.to_owned()
-        }
+        Some(_) if characters.clone().next().is_some_and(char::is_uppercase) => text.to_owned(),
         Some(initial) => initial.to_lowercase().chain(characters).collect(),
         None => String::new(),
     }
@@ -485,9 +483,7 @@ impl CuedPage {
             }
         }
         if let (Some(group), true) = (&cues.group_by, has("Table")) {
-            if let Some((nodes, grouped, described)) =
-                group_nodes(group, &arrays, &labels)
-            {
+            if let Some((nodes, grouped, described)) = group_nodes(group, &arrays, &labels) {
                 page.sections.extend(nodes);
                 page.grouped.push(grouped);
                 shown.push(described);
@@ -498,7 +494,11 @@ impl CuedPage {
                 .iter()
                 .filter(|entry| {
                     let pointer = &entry.pointer;
-                    let mentions = |node: &Planned| node.props.to_string().contains(&format!("\"$data\":\"{pointer}\""));
+                    let mentions = |node: &Planned| {
+                        node.props
+                            .to_string()
+                            .contains(&format!("\"$data\":\"{pointer}\""))
+                    };
                     page.totals.iter().chain(&page.sections).any(mentions)
                 })
                 .map(|entry| (entry.pointer.clone(), entry.length.unwrap_or(0)))
@@ -640,11 +640,7 @@ fn totals(arrays: &[&DataEntry], main: Option<&DataEntry>, labels: &Labels<'_>) 
                 .iter()
                 .copied()
                 .filter(|key| Some(*key) != preferred)
-                .filter(|key| {
-                    VALUE_WORDS
-                        .iter()
-                        .any(|wanted| key_names(key, wanted))
-                }),
+                .filter(|key| VALUE_WORDS.iter().any(|wanted| key_names(key, wanted))),
         );
         for column in columns.into_iter().take(MAX_COLUMN_TOTALS) {
             stats.push(Planned::new(
@@ -719,11 +715,7 @@ fn time_column<'a>(candidates: &[&'a str]) -> Option<&'a str> {
 
 /// A Chart of the main array's value column, totalled per label (one point per label whether the
 /// rows are already one per label or not).
-fn chart_node(
-    cue: &ChartCue,
-    main: &DataEntry,
-    labels: &Labels<'_>,
-) -> Option<(Planned, String)> {
+fn chart_node(cue: &ChartCue, main: &DataEntry, labels: &Labels<'_>) -> Option<(Planned, String)> {
     let value = value_column(main)?;
     let label = label_column(main, cue.per.as_deref())?;
     let value_label = labels.of(value);
@@ -759,10 +751,7 @@ fn top_node(
 ) -> Option<(Planned, String)> {
     let named_array = arrays.iter().copied().find(|entry| {
         value_column(entry).is_some()
-            && cue
-                .subject
-                .iter()
-                .any(|word| key_names(&entry.key(), word))
+            && cue.subject.iter().any(|word| key_names(&entry.key(), word))
     });
     let count = cue.count;
     if let Some(entry) = named_array.or_else(|| {
@@ -780,10 +769,7 @@ fn top_node(
         } else {
             lower_first(&labels.of(&entry.key()))
         };
-        let caption = format!(
-            "Top {count} {name} by {}",
-            lower_first(&labels.of(value))
-        );
+        let caption = format!("Top {count} {name} by {}", lower_first(&labels.of(value)));
         let mut props = Map::new();
         props.insert(
             "rows".into(),
@@ -813,10 +799,7 @@ fn top_node(
         .find(|word| key_names(column, word))
         .cloned()
         .unwrap_or_else(|| lower_first(&group_label));
-    let caption = format!(
-        "Top {count} {plural} by {}",
-        lower_first(&labels.of(value))
-    );
+    let caption = format!("Top {count} {plural} by {}", lower_first(&labels.of(value)));
     let props = json!({
         "rows": {"$data": main.pointer, "$groupBy": column, "$sum": value,
                  "$sortBy": value, "$order": "desc", "$limit": count},
@@ -931,8 +914,13 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
                         || matches!(field.kind, FieldKind::Boolean)
                         || matches!(
                             field.kind,
-                            FieldKind::StringArray { min_items: Some(1..), .. }
-                                | FieldKind::EnumArray { min_items: Some(1..), .. }
+                            FieldKind::StringArray {
+                                min_items: Some(1..),
+                                ..
+                            } | FieldKind::EnumArray {
+                                min_items: Some(1..),
+                                ..
+                            }
                         );
                     if needed {
                         label
@@ -953,7 +941,9 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
             )
         }
         Some(_) => "Nothing to fill in: confirm or cancel below.".to_owned(),
-        None if shown.is_empty() => "Nothing to answer: this page only shows information.".to_owned(),
+        None if shown.is_empty() => {
+            "Nothing to answer: this page only shows information.".to_owned()
+        }
         None => format!(
             "Nothing to answer: this page shows {}.",
             join_phrases(shown)
@@ -1027,7 +1017,11 @@ mod tests {
             .into_iter()
             .find(|table| table["caption"] == "Sales")
             .ok_or_else(|| anyhow::anyhow!("no raw sales table"))?;
-        assert_eq!(raw["pageSize"], json!(RAW_PAGE_SIZE), "the raw rows come after, paged");
+        assert_eq!(
+            raw["pageSize"],
+            json!(RAW_PAGE_SIZE),
+            "the raw rows come after, paged"
+        );
 
         let charts = props_of(&tree, "Chart");
         assert_eq!(charts.len(), 1);
@@ -1054,7 +1048,10 @@ mod tests {
             .iter()
             .filter_map(|row| row["amount"].as_f64())
             .collect();
-        assert!(totals.windows(2).all(|pair| pair[0] >= pair[1]), "{totals:?}");
+        assert!(
+            totals.windows(2).all(|pair| pair[0] >= pair[1]),
+            "{totals:?}"
+        );
         Ok(())
     }
 
@@ -1171,7 +1168,8 @@ mod tests {
 
     #[test]
     fn chart_words_and_per_day_ask_for_a_chart_and_trend_for_a_line() {
-        let cues = read("Show this week's sales dashboard: totals, a chart per day, and top products");
+        let cues =
+            read("Show this week's sales dashboard: totals, a chart per day, and top products");
         assert_eq!(
             cues.chart,
             Some(ChartCue {
@@ -1180,7 +1178,9 @@ mod tests {
             })
         );
         assert!(read("Revenue per month, please").chart.is_some());
-        assert!(read("How did signups trend over time?").chart.is_some_and(|chart| chart.line));
+        assert!(read("How did signups trend over time?")
+            .chart
+            .is_some_and(|chart| chart.line));
         assert_eq!(read("Review the expense report").chart, None);
     }
 
@@ -1202,9 +1202,18 @@ mod tests {
                 subject: vec!["customers".into(), "by".into(), "revenue".into()]
             })
         );
-        assert_eq!(read("top products").top.map(|top| top.count), Some(DEFAULT_TOP));
-        assert_eq!(read("the ten largest invoices").top.map(|top| top.count), Some(10));
-        assert_eq!(read("largest ten invoices").top.map(|top| top.count), Some(10));
+        assert_eq!(
+            read("top products").top.map(|top| top.count),
+            Some(DEFAULT_TOP)
+        );
+        assert_eq!(
+            read("the ten largest invoices").top.map(|top| top.count),
+            Some(10)
+        );
+        assert_eq!(
+            read("largest ten invoices").top.map(|top| top.count),
+            Some(10)
+        );
         assert_eq!(read("top 900 rows").top.map(|top| top.count), Some(MAX_TOP));
         assert_eq!(read("Best regards, Ana").top, None);
     }
