@@ -7,10 +7,17 @@
 //! binding) or to the empty string (a placeholder), and [`unresolved_bindings`] reports it so tree
 //! validation can tell the model.
 //!
+//! A binding may also ask code to compute from the bound array (a total, a count, per-group
+//! totals, a sorted and limited copy): see [`computed`].
+//!
 //! This module produces plain JSON values. It must not produce markup: everything it returns is
 //! later written through Leptos text nodes and attributes, which escape it.
 
+pub mod computed;
+
 use serde_json::{Map, Value};
+
+use computed::Computed;
 
 /// The key of a whole-value binding object: `{"$data": "/json/pointer"}`.
 pub const DATA_KEY: &str = "$data";
@@ -34,6 +41,9 @@ pub fn binding_pointer(value: &Value) -> Option<&str> {
 pub fn resolve_props(props: &Value, data: &Value) -> Value {
     if let Some(pointer) = binding_pointer(props) {
         return lookup(data, pointer).cloned().unwrap_or(Value::Null);
+    }
+    if let Some(computed) = Computed::parse(props) {
+        return computed.apply(lookup(data, computed.pointer));
     }
     match props {
         Value::String(text) => Value::String(fill_placeholders(text, data)),
@@ -61,7 +71,9 @@ pub fn unresolved_bindings(props: &Value, data: &Value) -> Vec<String> {
 
 fn collect_unresolved(props: &Value, data: &Value, path: &str, missing: &mut Vec<String>) {
     let shown_path = if path.is_empty() { "(props)" } else { path };
-    if let Some(pointer) = binding_pointer(props) {
+    if let Some(pointer) =
+        binding_pointer(props).or_else(|| Computed::parse(props).map(|computed| computed.pointer))
+    {
         if lookup(data, pointer).is_none() {
             missing.push(format!("{shown_path}: {pointer}"));
         }

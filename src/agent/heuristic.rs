@@ -22,6 +22,12 @@
 //!
 //! Display-only pages (no schema) get no Form. It never improvises beyond that: a page that a
 //! later check finds wrong is answered with `Finish` again, and the loop's limits apply.
+//!
+//! What the request's words ask to see (totals, a chart, top N, groups, a destructive action)
+//! and the summary line under the heading come from [`cues`]; their numbers are computed
+//! bindings, evaluated from the data at render time.
+
+mod cues;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -382,16 +388,19 @@ fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
     } else {
         heading
     };
+    let cued = cues::CuedPage::plan(parsed, offered);
     if has("Heading") {
         plan.top.push(Planned::new(
             "Heading",
             json!({"text": literal(&heading), "level": 1}),
         ));
     }
+    plan.top.extend(cued.summary.clone());
     if !rest.is_empty() && has("Text") {
         plan.top
             .push(Planned::new("Text", json!({ "text": literal(&rest) })));
     }
+    cued.place(&mut plan, offered);
 
     // Which string-array fields become selectable tables, and over which array.
     let arrays: Vec<&DataEntry> = parsed
@@ -441,7 +450,8 @@ fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
                 inside.extend(node);
             }
             if has("Button") {
-                let (label, variant) = submit_button(&heading);
+                let (label, variant) = cues::destructive_action(&heading)
+                    .map_or_else(|| submit_button(&heading), |verb| (verb, "danger"));
                 inside.push(Planned::new(
                     "Button",
                     json!({"label": label, "variant": variant, "kind": "submit"}),
@@ -454,6 +464,7 @@ fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
             plan.inside.insert(FORM_SLOT, inside);
         }
     }
+    cued.polish(parsed, &mut plan);
     plan
 }
 
@@ -946,7 +957,7 @@ mod tests {
     };
 
     /// Drives the heuristic through the real tools without a store: the loop's core, synchronously.
-    fn build(
+    pub(super) fn build(
         prompt: &str,
         schema: Option<&FormSchema>,
         data: &Value,
@@ -1281,7 +1292,15 @@ mod tests {
         assert_eq!(turns, 2, "the stats row needs its id first");
         assert_eq!(
             components(&tree),
-            vec!["Heading", "Container", "Stat", "Stat", "Stat", "KeyValue"]
+            vec![
+                "Heading",
+                "Text",
+                "Container",
+                "Stat",
+                "Stat",
+                "Stat",
+                "KeyValue"
+            ]
         );
         let (prompt, _, data) = &cases[7];
         let (tree, _, turns) = build(prompt, None, data)?;
@@ -1289,7 +1308,10 @@ mod tests {
         let mut placed = components(&tree);
         assert_eq!(placed.first(), Some(&"Heading"));
         placed.sort_unstable();
-        assert_eq!(placed, vec!["Heading", "Heading", "KeyValue", "Table"]);
+        assert_eq!(
+            placed,
+            vec!["Heading", "Heading", "KeyValue", "Table", "Text"]
+        );
         Ok(())
     }
 

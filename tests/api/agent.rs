@@ -728,7 +728,10 @@ async fn a_generation_leaves_its_record_and_events_in_the_store(
         .filter(|event| event.kind == EventKind::ToolCall)
         .filter_map(|event| event.payload["component"].as_str())
         .collect();
-    assert!(placed.starts_with(&["Heading", "Form"]), "{placed:?}");
+    assert!(
+        placed.starts_with(&["Heading", "Text", "Form"]),
+        "the heading, the summary line, the form: {placed:?}"
+    );
     assert!(placed.contains(&"Table"), "{placed:?}");
     assert!(events
         .iter()

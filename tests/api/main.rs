@@ -19,6 +19,7 @@ mod login;
 mod metrics;
 mod notify;
 mod pages;
+mod quality;
 mod runs;
 mod store;
 mod workflow;

@@ -167,7 +167,7 @@ pub fn ButtonView(dom_id: String, props: ButtonProps) -> impl IntoView {
         ButtonVariant::Success => "bg-green-700 text-white hover:bg-green-800 focus:ring-green-500",
     };
     let class = format!(
-        "inline-flex items-center justify-center rounded-md px-4 py-2 font-semibold shadow-sm focus:outline-none focus:ring-2 focus:ring-offset-2 {colours}"
+        "me-3 inline-flex items-center justify-center rounded-md px-4 py-2 font-semibold shadow-sm focus:outline-none focus:ring-2 focus:ring-offset-2 {colours}"
     );
     let value = match props.kind {
         ButtonKind::Submit => "submit",
