@@ -14,11 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tessera_app::{
+    binding::resolve_props,
     catalog::{Catalog, FieldYield},
     tree::{PageTree, PlacedField},
 };
 
-use super::{decode_values, FieldKind, FormField, FormSchema};
+use super::{
+    answerable, decode_values, validate::is_multiple_of, FieldKind, FormField, FormSchema,
+};
 
 /// One finding, written so a model can fix it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -94,7 +97,7 @@ pub fn validate_form(
     }
     let fields = tree.fields(catalog, data);
     if let Some(schema) = schema {
-        check_against_schema(tree, schema, &fields, &mut errors);
+        check_against_schema(tree, schema, &fields, data, &mut errors);
         if errors.is_empty() {
             prove_by_decoding(schema, &fields, &mut errors);
         }
@@ -111,6 +114,7 @@ fn check_against_schema(
     tree: &PageTree,
     schema: &FormSchema,
     fields: &[PlacedField],
+    data: &Value,
     errors: &mut Vec<FormIssue>,
 ) {
     let forms: Vec<&str> = tree
@@ -162,7 +166,9 @@ fn check_against_schema(
                 "move it into the Form (use the Form's id as `parent`)".into(),
             ));
         }
-        check_field_type(placed, field, errors);
+        if check_field_type(placed, field, errors) {
+            check_answerable(tree, placed, field, data, errors);
+        }
     }
     for field in &schema.fields {
         if !fields.iter().any(|placed| placed.name == field.name) {
@@ -208,7 +214,31 @@ fn check_against_schema(
     }
 }
 
-fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) {
+/// The answerability rules (`forms::answerable::check`) on the node's props as rendered.
+fn check_answerable(
+    tree: &PageTree,
+    placed: &PlacedField,
+    field: &FormField,
+    data: &Value,
+    errors: &mut Vec<FormIssue>,
+) {
+    let Some(node) = tree.nodes.get(&placed.node) else {
+        return;
+    };
+    let props = resolve_props(&node.props, data);
+    for found in answerable::check(&placed.component, &props, placed.options.as_deref(), field) {
+        errors.push(issue(
+            Some(&placed.node),
+            Some(&placed.name),
+            found.rule,
+            found.message,
+            found.fix,
+        ));
+    }
+}
+
+/// Whether the component yields the field's type (else an error is recorded).
+fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) -> bool {
     let compatible = matches!(
         (&field.kind, placed.yields),
         (
@@ -239,7 +269,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
             ),
             format!("replace it with {}", suggest_component(field)),
         ));
-        return;
+        return false;
     }
     if let Some(allowed) = field.kind.options() {
         match &placed.options {
@@ -304,6 +334,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
             "set `required: true` on the component".into(),
         ));
     }
+    true
 }
 
 /// Builds sample submissions the way a browser would send them and runs the real decoder on them.
@@ -372,7 +403,11 @@ fn sample_submissions(
                     vec![options[variant % options.len()].clone()]
                 }
                 Some(options) => vec![options[variant % options.len()].clone()],
-                None => vec![free_sample(placed.yields, &field.kind)],
+                None => vec![field
+                    .default
+                    .as_ref()
+                    .and_then(default_text)
+                    .unwrap_or_else(|| free_sample(placed.yields, &field.kind))],
             };
             body.insert(placed.name.clone(), values);
         }
@@ -391,11 +426,51 @@ fn sample_submissions(
     samples
 }
 
+fn default_text(default: &Value) -> Option<String> {
+    match default {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
 fn free_sample(yields: FieldYield, kind: &FieldKind) -> String {
     match (yields, kind) {
         (FieldYield::Boolean, _) => "on".into(),
-        (_, FieldKind::Integer { minimum, .. }) => minimum.unwrap_or(1).to_string(),
-        (_, FieldKind::Number { minimum, .. }) => minimum.unwrap_or(1.0).to_string(),
+        (
+            _,
+            FieldKind::Integer {
+                minimum,
+                multiple_of,
+                ..
+            },
+        ) => {
+            let step = multiple_of
+                .and_then(|step| i64::try_from(step).ok())
+                .unwrap_or(1);
+            let low = minimum.unwrap_or(step);
+            (low.div_euclid(step) * step + if low.rem_euclid(step) == 0 { 0 } else { step })
+                .to_string()
+        }
+        (
+            _,
+            FieldKind::Number {
+                minimum,
+                exclusive_minimum,
+                multiple_of,
+                ..
+            },
+        ) => {
+            let step = multiple_of.unwrap_or(1.0);
+            let low = minimum
+                .or(exclusive_minimum.map(|bound| bound + step))
+                .unwrap_or(step);
+            let mut sample = (low / step).ceil() * step;
+            if !is_multiple_of(sample, step) || sample < low {
+                sample += step;
+            }
+            sample.to_string()
+        }
         (
             _,
             FieldKind::String {
@@ -669,8 +744,13 @@ mod tests {
         nodes["prio"]["props"]["options"] =
             json!([{"value": "low", "label": "Low"}, {"value": "urgent", "label": "Urgent"}]);
         let report = check(nodes)?;
-        assert_eq!(rules(&report), vec!["option_outside_enum"]);
+        // "high" is now offered nowhere, so a valid answer cannot be given either.
+        assert_eq!(
+            rules(&report),
+            vec!["option_outside_enum", "option_missing"]
+        );
         assert!(report.errors[0].message.contains("urgent"));
+        assert!(report.errors[1].message.contains("high"));
         Ok(())
     }
 
@@ -769,6 +849,7 @@ mod tests {
         let schema = FormSchema::new(vec![FormField::new(
             "count",
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: None,
                 maximum: None,
             },
