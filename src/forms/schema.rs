@@ -2002,6 +2002,50 @@ mod tests {
     }
 
     #[test]
+    fn multiple_of_default_examples_and_nullable_load_and_round_trip() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "type": "object",
+            "properties": {
+                "hours": {"type": "number", "multipleOf": 0.5, "default": 7.5, "title": "Hours", "examples": [8]},
+                "seats": {"type": "integer", "multipleOf": 2},
+                "note": {"type": "string", "nullable": true, "description": "Anything else."}
+            },
+            "required": ["hours", "seats", "note"]
+        }))?;
+        let hours = schema
+            .field("hours")
+            .ok_or_else(|| SchemaError::root("no hours"))?;
+        assert!(
+            matches!(hours.kind, FieldKind::Number { multiple_of: Some(step), .. } if step == 0.5)
+        );
+        assert_eq!(hours.default, Some(json!(7.5)));
+        assert_eq!(hours.examples, vec![json!(8)]);
+        assert!(matches!(
+            schema.field("seats").map(|field| &field.kind),
+            Some(FieldKind::Integer {
+                multiple_of: Some(2),
+                ..
+            })
+        ));
+        assert_eq!(
+            schema.field("note").map(|field| field.required),
+            Some(false)
+        );
+        assert_eq!(load(&schema.to_json_schema())?, schema);
+        assert_eq!(
+            rejection(&json!({"type": "object", "properties": {"hours": {"type": "number", "multipleOf": 0.5, "default": 7.25}}})),
+            "field \"hours\": its \"default\" 7.25 does not fit the field: Hours must be a multiple of 0.5"
+        );
+        assert_eq!(
+            rejection(
+                &json!({"type": "object", "properties": {"seats": {"type": "integer", "multipleOf": 0.5}}})
+            ),
+            "field \"seats\": \"multipleOf\" of an integer must be a whole number of at least 1"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn unsupported_field_shapes_name_the_field_and_the_reason() {
         let field =
             |schema: Value| rejection(&json!({ "type": "object", "properties": { "f": schema } }));
