@@ -857,11 +857,13 @@ fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planne
             if let Some(most) = most.filter(|most| *most >= 1) {
                 props.insert("maxRows".into(), json!(most.max(minimum.min(50))));
             }
-            if minimum > 0 {
-                let rows = minimum
-                    .clamp(1, 20)
-                    .min(most.filter(|most| *most >= 1).unwrap_or(20));
-                props.insert("rows".into(), json!(rows));
+            // Without JavaScript no row can be added: show every row a short list may need.
+            let rows = match most.filter(|most| *most >= 1) {
+                Some(most) => most.min(10).max(minimum.min(most)),
+                None => minimum.max(3),
+            };
+            if rows != 3 {
+                props.insert("rows".into(), json!(rows.clamp(1, 20)));
             }
         }
         (FieldKind::String { .. }, "TextArea") => {

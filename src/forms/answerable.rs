@@ -716,3 +716,6 @@ mod tests {
         assert!(text.get("step").is_none(), "{text}");
     }
 }
+
+#[cfg(test)]
+mod browser;
