@@ -784,10 +784,6 @@ fn is_long_text(field: &FormField) -> bool {
 }
 
 /// The field component for `field`, choosing among the offered tools.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one arm per field kind reads best in one place"
-)]
 fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planned> {
     let has = |name: &str| offered.contains(name);
     let component = match &field.kind {

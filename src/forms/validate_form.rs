@@ -845,6 +845,10 @@ mod tests {
     }
 
     /// The report for one field `node` placed for `field`, with a Form and a submit button.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "the callers build the node inline"
+    )]
     fn one_field(field: FormField, node: Value) -> Result<FormReport, serde_json::Error> {
         let nodes = json!({
             "f": {"component": "Form", "props": {}, "children": ["x", "go"]},
