@@ -14,6 +14,7 @@
 //! Errors: [`SchemaError`] for schemas outside the subset (the workflow author's fault),
 //! [`FieldErrors`] for submissions (the person's).
 
+pub mod answerable;
 pub mod decode;
 pub mod schema;
 pub mod typed;
@@ -186,6 +187,7 @@ mod tests {
             (-1e6_f64..0.0, 0.0_f64..1e6, 0.0_f64..=1.0).prop_map(|(low, high, position)| {
                 let number = (low + (high - low) * position).clamp(low, high);
                 let kind = FieldKind::Number {
+                    multiple_of: None,
                     minimum: Some(low),
                     maximum: Some(high),
                     exclusive_minimum: Some(low - 1.0),
@@ -204,6 +206,7 @@ mod tests {
                 let number = (low + ((high - low) as f64 * position) as i64).clamp(low, high);
                 (
                     FieldKind::Integer {
+                        multiple_of: None,
                         minimum: Some(low),
                         maximum: Some(high),
                     },
@@ -332,6 +335,8 @@ mod tests {
                     name: name.clone(),
                     title,
                     description: None,
+                    default: None,
+                    examples: Vec::new(),
                     required,
                     kind,
                 };
@@ -403,6 +408,8 @@ mod tests {
                         name: format!("field{index}"),
                         title,
                         description,
+                        default: None,
+                        examples: Vec::new(),
                         required: required
                             || matches!(
                                 kind,

@@ -158,6 +158,8 @@ fn form_schema(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 name: ::std::string::String::from(#name),
                 title: #title,
                 description: #description,
+                default: ::std::option::Option::None,
+                examples: ::std::vec::Vec::new(),
                 required: #required,
                 kind: #kind,
             }

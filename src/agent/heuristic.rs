@@ -31,7 +31,7 @@ mod cues;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Map, Number, Value};
+use serde_json::{json, Map, Value};
 
 use super::{
     prompt::{parse_user_prompt, ParsedPrompt},
@@ -39,7 +39,7 @@ use super::{
     tools::FINISH,
 };
 use crate::{
-    forms::{humanize, FieldKind, FormField, StringFormat},
+    forms::{answerable, humanize, FieldKind, FormField, StringFormat},
     llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelName, StopReason, ToolCall, Usage},
 };
 
@@ -352,6 +352,20 @@ fn word_forms(word: &str) -> [String; 2] {
 /// the array itself (`emails`) makes the fit better.
 fn selectable_fit(field: &FormField, entry: &DataEntry) -> Option<u8> {
     let id_key = entry.id_key.as_deref()?;
+    // A table with fewer rows than the answer needs cannot be answered (`too_few_options`).
+    if let FieldKind::StringArray {
+        min_items: Some(fewest),
+        ..
+    } = &field.kind
+    {
+        let rows = entry
+            .length
+            .and_then(|rows| u64::try_from(rows).ok())
+            .unwrap_or(0);
+        if rows < *fewest {
+            return None;
+        }
+    }
     let field_words: Vec<String> = words(&field.name)
         .into_iter()
         .chain(field.title.as_deref().map(words).unwrap_or_default())
@@ -780,33 +794,11 @@ fn is_long_text(field: &FormField) -> bool {
         .any(|phrase| description.contains(phrase))
 }
 
-fn clamp_u32(value: u64) -> u32 {
-    u32::try_from(value).unwrap_or(u32::MAX)
-}
-
-fn number(value: f64) -> Option<Value> {
-    Number::from_f64(value).map(Value::Number)
-}
-
 /// The field component for `field`, choosing among the offered tools.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one arm per field kind reads best in one place"
-)]
 fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planned> {
     let has = |name: &str| offered.contains(name);
-    let mut props = Map::new();
-    props.insert("name".into(), json!(field.name));
-    props.insert("label".into(), json!(literal(&field.label())));
-    if let Some(help) = field.description.as_deref().map(str::trim) {
-        if !help.is_empty() {
-            props.insert("help".into(), json!(literal(&clip(help, 200))));
-        }
-    }
     let component = match &field.kind {
         FieldKind::Enum { options: values } => {
-            props.insert("options".into(), options(values));
-            props.insert("required".into(), json!(field.required));
             let radio_first = values.len() <= RADIO_LIMIT;
             match (radio_first, has("RadioGroup"), has("Select")) {
                 (true, true, _) | (false, true, false) => "RadioGroup",
@@ -814,129 +806,94 @@ fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planne
                 _ => return None,
             }
         }
-        FieldKind::Boolean => {
-            if !has("Checkbox") {
-                return None;
-            }
-            "Checkbox"
-        }
-        FieldKind::EnumArray {
-            options: values,
-            min_items,
-            ..
-        } => {
-            props.insert("options".into(), options(values));
-            props.insert("required".into(), json!(min_items.unwrap_or(0) > 0));
-            if has("CheckboxGroup") {
-                "CheckboxGroup"
-            } else if has("Select") {
-                props.insert("multiple".into(), json!(true));
-                "Select"
-            } else {
-                return None;
-            }
-        }
-        FieldKind::StringArray {
-            min_items,
-            max_items,
-            ..
-        } => {
-            if !has("MultiTextInput") {
-                return None;
-            }
-            let minimum = min_items.unwrap_or(0);
-            props.insert("required".into(), json!(minimum > 0));
-            let most = max_items.map(|most| most.min(50));
-            if let Some(most) = most.filter(|most| *most >= 1) {
-                props.insert("maxRows".into(), json!(most));
-            }
-            if minimum > 0 {
-                let rows = minimum
-                    .clamp(1, 20)
-                    .min(most.filter(|most| *most >= 1).unwrap_or(20));
-                props.insert("rows".into(), json!(rows));
-            }
-            "MultiTextInput"
-        }
-        FieldKind::Number {
-            minimum,
-            maximum,
-            exclusive_minimum,
-            exclusive_maximum,
-        } => {
-            if !has("Input") {
-                return None;
-            }
-            props.insert("type".into(), json!("number"));
-            props.insert("required".into(), json!(field.required));
-            props.insert("step".into(), json!(0.01));
-            if let Some(low) = minimum.or(*exclusive_minimum).and_then(number) {
-                props.insert("min".into(), low);
-            }
-            if let Some(high) = maximum.or(*exclusive_maximum).and_then(number) {
-                props.insert("max".into(), high);
-            }
-            "Input"
-        }
-        FieldKind::Integer { minimum, maximum } => {
-            if !has("Input") {
-                return None;
-            }
-            props.insert("type".into(), json!("number"));
-            props.insert("required".into(), json!(field.required));
-            props.insert("step".into(), json!(1));
-            if let Some(low) = minimum {
-                props.insert("min".into(), json!(low));
-            }
-            if let Some(high) = maximum {
-                props.insert("max".into(), json!(high));
-            }
-            "Input"
-        }
+        FieldKind::Boolean if has("Checkbox") => "Checkbox",
+        FieldKind::EnumArray { .. } if has("CheckboxGroup") => "CheckboxGroup",
+        FieldKind::EnumArray { .. } if has("Select") => "Select",
+        FieldKind::StringArray { .. } if has("MultiTextInput") => "MultiTextInput",
+        FieldKind::Number { .. } | FieldKind::Integer { .. } if has("Input") => "Input",
         FieldKind::String {
-            format,
-            min_length,
-            max_length,
-            ..
+            format, max_length, ..
         } => {
-            props.insert("required".into(), json!(field.required));
-            if let Some(shortest) = min_length {
-                props.insert("minLength".into(), json!(clamp_u32(*shortest)));
-            }
-            if let Some(longest) = max_length {
-                props.insert("maxLength".into(), json!(clamp_u32(*longest)));
-            }
             let long = format.is_none()
                 && (is_long_text(field) || max_length.is_some_and(|longest| longest > 200))
                 && !max_length.is_some_and(|longest| longest <= 80);
             if long && has("TextArea") {
-                props.insert("rows".into(), json!(4));
                 "TextArea"
             } else if has("Input") {
-                let (input_type, placeholder) = match format {
-                    Some(StringFormat::Email) => ("email", Some("name@example.com")),
-                    Some(StringFormat::Url | StringFormat::Uri) => {
-                        ("url", Some("https://example.com"))
-                    }
-                    Some(StringFormat::Date) => ("date", None),
-                    Some(StringFormat::DateTime) => ("text", Some("2026-01-31T12:00:00Z")),
-                    None if words(&field.name).iter().any(|word| word == "password") => {
-                        ("password", None)
-                    }
-                    None => ("text", None),
-                };
-                props.insert("type".into(), json!(input_type));
-                if let Some(placeholder) = placeholder {
-                    props.insert("placeholder".into(), json!(placeholder));
-                }
                 "Input"
-            } else if has("TextArea") {
+            } else if has("TextArea") && format.is_none() {
                 "TextArea"
             } else {
                 return None;
             }
         }
+        _ => return None,
     };
+    // Everything the schema says (type, step, bounds, required, help, placeholder, default)
+    // comes from one place, so the heuristic's page and a model's completed one agree.
+    let mut props = answerable::schema_props(component, field);
+    props.insert("name".into(), json!(field.name));
+    if let Some(help) = field.description.as_deref().map(str::trim) {
+        if !help.is_empty() {
+            props.insert("help".into(), json!(literal(&clip(help, 200))));
+        }
+    }
+    match (&field.kind, component) {
+        (
+            FieldKind::Enum { options: values }
+            | FieldKind::EnumArray {
+                options: values, ..
+            },
+            _,
+        ) => {
+            props.insert("options".into(), options(values));
+            if component == "Select" && field.kind.is_array() {
+                props.insert("multiple".into(), json!(true));
+            }
+        }
+        (
+            FieldKind::StringArray {
+                min_items,
+                max_items,
+                ..
+            },
+            _,
+        ) => {
+            let minimum = min_items.unwrap_or(0);
+            let most = max_items.map(|most| most.min(50));
+            if let Some(most) = most.filter(|most| *most >= 1) {
+                props.insert("maxRows".into(), json!(most.max(minimum.min(50))));
+            }
+            // Without JavaScript no row can be added: show every row a short list may need.
+            let rows = match most.filter(|most| *most >= 1) {
+                Some(most) => most.min(10).max(minimum.min(most)),
+                None => minimum.max(3),
+            };
+            if rows != 3 {
+                props.insert("rows".into(), json!(rows.clamp(1, 20)));
+            }
+        }
+        (FieldKind::String { .. }, "TextArea") => {
+            props.insert("rows".into(), json!(4));
+        }
+        (FieldKind::String { format, .. }, "Input") => {
+            let placeholder = match format {
+                Some(StringFormat::Email) => Some("name@example.com"),
+                Some(StringFormat::Url | StringFormat::Uri) => Some("https://example.com"),
+                Some(StringFormat::DateTime) => Some("2026-01-31T12:00:00Z"),
+                _ => None,
+            };
+            if let Some(placeholder) = placeholder {
+                props
+                    .entry("placeholder")
+                    .or_insert_with(|| json!(placeholder));
+            }
+            if format.is_none() && words(&field.name).iter().any(|word| word == "password") {
+                props.insert("type".into(), json!("password"));
+            }
+        }
+        _ => {}
+    }
     Some(Planned::new(component, Value::Object(props)))
 }
 
@@ -1446,6 +1403,7 @@ mod tests {
                 proptest::option::of(0.0_f64..1e6)
             )
                 .prop_map(|(minimum, maximum)| FieldKind::Number {
+                    multiple_of: None,
                     minimum,
                     maximum,
                     exclusive_minimum: None,
@@ -1455,7 +1413,11 @@ mod tests {
                 proptest::option::of(-100_i64..0),
                 proptest::option::of(0_i64..1000)
             )
-                .prop_map(|(minimum, maximum)| FieldKind::Integer { minimum, maximum }),
+                .prop_map(|(minimum, maximum)| FieldKind::Integer {
+                    multiple_of: None,
+                    minimum,
+                    maximum
+                }),
             Just(FieldKind::Boolean),
             options
                 .clone()
@@ -1472,9 +1434,10 @@ mod tests {
                 }
             }),
             (options, items, any::<bool>()).prop_map(
+                // Loading refuses more minItems than options (a form sends each option once).
                 |(options, (min_items, max_items), unique_items)| FieldKind::EnumArray {
+                    min_items: min_items.map(|fewest| fewest.min(options.len() as u64)),
                     options,
-                    min_items,
                     max_items,
                     unique_items,
                 }
@@ -1495,6 +1458,8 @@ mod tests {
                 name,
                 title,
                 description,
+                default: None,
+                examples: Vec::new(),
                 required,
                 kind,
             })

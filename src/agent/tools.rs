@@ -232,6 +232,25 @@ impl<'a> Workspace<'a> {
         report
     }
 
+    /// `props` for `component` with what the schema says about its field and the model left
+    /// out (input type, step, bounds, required, help, placeholder, default) filled in.
+    fn completed(&self, component: &str, mut props: Value) -> Value {
+        let field = self.schema.and_then(|schema| {
+            props
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|name| schema.field(name))
+        });
+        let is_field = self
+            .catalog
+            .get(component)
+            .is_some_and(|spec| spec.field_info.is_some());
+        if let (Some(field), true) = (field, is_field) {
+            crate::forms::answerable::complete_props(component, &mut props, field);
+        }
+        props
+    }
+
     /// Runs one call and answers it.
     pub fn execute(&mut self, call: &ToolCall) -> Reply {
         let arguments = match &call.arguments {
@@ -264,7 +283,13 @@ impl<'a> Workspace<'a> {
             UPDATE_COMPONENT => match parse::<UpdateArgs>(UPDATE_COMPONENT, arguments) {
                 Err(reply) => *reply,
                 Ok(args) => {
-                    let props = lenient_props(args.props);
+                    let component = self
+                        .tree
+                        .nodes
+                        .get(&args.id)
+                        .map(|node| node.component.clone())
+                        .unwrap_or_default();
+                    let props = self.completed(&component, lenient_props(args.props));
                     match self.tree.update(self.catalog, self.data, &args.id, props) {
                         Ok(()) => Reply::ok(
                             json!({"id": args.id, "updated": true}),
@@ -278,7 +303,7 @@ impl<'a> Workspace<'a> {
                 match parse::<ComponentArgs>(component, arguments) {
                     Err(reply) => *reply,
                     Ok(args) => {
-                        let props = lenient_props(args.props);
+                        let props = self.completed(component, lenient_props(args.props));
                         match self.tree.add(
                             self.catalog,
                             self.data,

@@ -1,14 +1,19 @@
 //! The body of `POST /api/asks`, parsed into a [`NewAsk`] before anything starts.
 //!
 //! ```json
-//! { "prompt": "Approve the Q3 budget?",            // required, 1 to 10,000 characters
+//! { "prompt": "Approve the Q3 budget of {{ budget.total }}?",   // required, 1 to 10,000 characters
 //!   "schema": { "type": "object", "properties": {…}, "required": […] },   // optional
+//!   "display": false,                               // optional: true for a page with no form
 //!   "data": { … },                                  // optional, shown on the page
 //!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
 //!   "notify": true,                                 // optional, default false
 //!   "callback_url": "https://example.com/hooks/ask" }   // optional, http(s)
 //! ```
 //!
+//! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
+//!   unknown variable or a syntax error is refused naming it. Only the caller's own text is ever
+//!   a template; `data` values (and a person's answers) are inserted as text, never rendered.
+//! - `display: true` (without `schema`) makes a page with no form, readable until it expires.
 //! - `schema` must be in the form subset (DESIGN.md §5, [`FormSchema::from_json_schema`]);
 //!   without one the person is asked for one required free-text field, `answer`
 //!   ([`default_schema`]).
@@ -21,15 +26,17 @@
 
 use std::time::Duration;
 
+use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
 use crate::{forms::FormSchema, pages::factory::DEFAULT_EXPIRY};
 
 /// The fields a request may have.
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "prompt",
     "schema",
+    "display",
     "data",
     "expires_in",
     "notify",
@@ -58,10 +65,12 @@ pub struct AskCapabilities {
 /// A checked ask, ready to start.
 #[derive(Clone, Debug)]
 pub struct NewAsk {
-    /// What to ask, as written.
+    /// What to ask, rendered from [`NewAsk::prompt_template`] over `data`.
     pub prompt: String,
-    /// The response schema, in the form subset.
-    pub schema: FormSchema,
+    /// The prompt as the caller wrote it (the template source).
+    pub prompt_template: String,
+    /// The response schema, in the form subset; `None` for a display-only page.
+    pub schema: Option<FormSchema>,
     /// The data the page shows.
     pub data: Value,
     /// How long the link stays valid.
@@ -107,11 +116,26 @@ impl NewAsk {
                 ),
             ));
         }
-        let prompt = parse_prompt(body.remove("prompt"))?;
-        let schema = parse_schema(body.remove("schema"))?;
+        let prompt_template = parse_prompt(body.remove("prompt"))?;
+        let display = match body.remove("display") {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => return Err(AskError::invalid("display", "must be true or false")),
+        };
+        let schema = match (display, body.remove("schema")) {
+            (true, None | Some(Value::Null)) => None,
+            (true, Some(_)) => {
+                return Err(AskError::invalid(
+                    "display",
+                    "a display-only ask shows a page with no form, so it takes no `schema`; drop one of them",
+                ))
+            }
+            (false, schema) => Some(parse_schema(schema)?),
+        };
         let data = body
             .remove("data")
             .unwrap_or_else(|| Value::Object(Map::new()));
+        let prompt = render_prompt(&prompt_template, &data)?;
         let expires_in = parse_expires_in(body.remove("expires_in"))?;
         let notify = match body.remove("notify") {
             None | Some(Value::Null | Value::Bool(false)) => false,
@@ -127,6 +151,7 @@ impl NewAsk {
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         Ok(Self {
             prompt,
+            prompt_template,
             schema,
             data,
             expires_in,
@@ -140,7 +165,10 @@ impl NewAsk {
     pub fn into_state(self) -> AskState {
         AskState {
             prompt: self.prompt,
-            schema: self.schema.to_json_schema(),
+            prompt_template: Some(self.prompt_template),
+            schema: self
+                .schema
+                .map_or(Value::Null, |schema| schema.to_json_schema()),
             data: self.data,
             expires_in_secs: self.expires_in.as_secs(),
             notify: self.notify,
@@ -167,6 +195,66 @@ fn parse_prompt(value: Option<Value>) -> Result<String, AskError> {
         )),
         Some(_) => Err(AskError::invalid("prompt", "must be a string")),
     }
+}
+
+/// Renders the caller's prompt template over `data`, strictly (see the module doc).
+fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
+    let mut environment = Environment::new();
+    environment.set_undefined_behavior(UndefinedBehavior::Strict);
+    let compiled = environment.template_from_str(template).map_err(|error| {
+        AskError::invalid(
+            "prompt",
+            format!(
+                "is not a valid template: {}{}",
+                error.detail().unwrap_or("syntax error"),
+                error
+                    .line()
+                    .map(|line| format!(" (line {line})"))
+                    .unwrap_or_default()
+            ),
+        )
+    })?;
+    let rendered = compiled.render(data).map_err(|error| {
+        if error.kind() == ErrorKind::UndefinedError {
+            let mut names: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+            names.sort();
+            if let Some(unknown) = names.iter().find(|name| !resolves(data, name)) {
+                return AskError::invalid(
+                    "prompt",
+                    format!("uses the unknown variable `{unknown}`; `data` has no such value"),
+                );
+            }
+        }
+        AskError::invalid(
+            "prompt",
+            format!(
+                "does not render over `data`: {}",
+                error.detail().unwrap_or("undefined value")
+            ),
+        )
+    })?;
+    if rendered.trim().is_empty() {
+        return Err(AskError::invalid("prompt", "renders to nothing"));
+    }
+    if rendered.chars().count() > MAX_PROMPT_CHARS {
+        return Err(AskError::invalid(
+            "prompt",
+            format!("renders to more than {MAX_PROMPT_CHARS} characters"),
+        ));
+    }
+    Ok(rendered)
+}
+
+/// Whether the dotted variable `name` (`role.title`) names a value in `data`.
+fn resolves(data: &Value, name: &str) -> bool {
+    let mut current = data;
+    for part in name.split('.') {
+        match current.get(part) {
+            Some(next) => current = next,
+            None => return false,
+        }
+    }
+    true
 }
 
 fn parse_schema(value: Option<Value>) -> Result<FormSchema, AskError> {
@@ -257,9 +345,12 @@ mod tests {
     #[test]
     fn a_prompt_alone_asks_for_one_required_answer() -> Result<(), AskError> {
         let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), ALL)?;
-        let answer = ask.schema.field("answer");
+        let answer = ask
+            .schema
+            .as_ref()
+            .and_then(|schema| schema.field("answer"));
         assert!(answer.is_some_and(|field| field.required));
-        assert_eq!(ask.schema.fields.len(), 1);
+        assert_eq!(ask.schema.map(|schema| schema.fields.len()), Some(1));
         assert_eq!(ask.expires_in, DEFAULT_EXPIRY);
         assert!(!ask.notify);
         Ok(())

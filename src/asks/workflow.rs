@@ -39,9 +39,12 @@ pub const CALLBACK_STEP: &str = "Callback";
 /// An ask's run state: the checked request.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AskState {
-    /// What to ask, as written.
+    /// What to ask, rendered from `prompt_template` over `data`.
     pub prompt: String,
-    /// The response schema (JSON Schema in the form subset).
+    /// The prompt as the caller wrote it (absent in asks made before prompts were templates).
+    #[serde(default)]
+    pub prompt_template: Option<String>,
+    /// The response schema (JSON Schema in the form subset); `null` for a display-only page.
     pub schema: Value,
     /// The data the page shows.
     pub data: Value,
@@ -89,11 +92,15 @@ pub fn ask_workflow(
 ) -> Result<Workflow<AskState>, WorkflowError> {
     workflow::<AskState>(ASK_WORKFLOW)
         .ui_from_state("Ask", |state: &AskState| {
-            let schema = FormSchema::from_json_schema(&state.schema)
-                .map_err(|error| StepError::fatal(anyhow::anyhow!("the ask's schema: {error}")))?;
+            let schema = match &state.schema {
+                Value::Null => None,
+                schema => Some(FormSchema::from_json_schema(schema).map_err(|error| {
+                    StepError::fatal(anyhow::anyhow!("the ask's schema: {error}"))
+                })?),
+            };
             Ok(DynamicPage {
                 prompt: state.prompt.clone(),
-                schema: Some(schema),
+                schema,
                 data: state.data.clone(),
                 options: UiOptions {
                     expires_in: Some(Duration::from_secs(state.expires_in_secs)),

@@ -43,7 +43,6 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "propertyNames",
     "minProperties",
     "maxProperties",
-    "multipleOf",
 ];
 
 /// The `format`s schemars and other generators put on numbers: implied by the type, so ignored.
@@ -73,6 +72,11 @@ pub struct FormField {
     pub title: Option<String>,
     /// Help text shown beside the field.
     pub description: Option<String>,
+    /// The value the control starts with (JSON Schema `default`); checked against the field
+    /// when the schema loads.
+    pub default: Option<Value>,
+    /// Example answers (JSON Schema `examples`); the first is the control's placeholder.
+    pub examples: Vec<Value>,
     /// Whether a submission must give a value. Booleans and arrays always decode to a value
     /// (`false`, `[]`), so for them this only affects the emitted JSON Schema.
     pub required: bool,
@@ -105,6 +109,8 @@ pub enum FieldKind {
         exclusive_minimum: Option<f64>,
         /// Values must be less than this.
         exclusive_maximum: Option<f64>,
+        /// Values must be a whole multiple of this (JSON Schema `multipleOf`, an HTML `step`).
+        multiple_of: Option<f64>,
     },
     /// A whole number. Exclusive bounds in a loaded schema become inclusive ones.
     Integer {
@@ -112,6 +118,8 @@ pub enum FieldKind {
         minimum: Option<i64>,
         /// Largest allowed value (inclusive).
         maximum: Option<i64>,
+        /// Values must be a whole multiple of this (JSON Schema `multipleOf`, an HTML `step`).
+        multiple_of: Option<u64>,
     },
     /// A yes/no answer (a checkbox): unchecked decodes to `false`, never to "absent".
     Boolean,
@@ -170,6 +178,7 @@ impl FieldKind {
             maximum: None,
             exclusive_minimum: None,
             exclusive_maximum: None,
+            multiple_of: None,
         }
     }
 
@@ -179,6 +188,7 @@ impl FieldKind {
         Self::Integer {
             minimum: None,
             maximum: None,
+            multiple_of: None,
         }
     }
 
@@ -346,6 +356,8 @@ impl FormField {
             name: name.into(),
             title: None,
             description: None,
+            default: None,
+            examples: Vec::new(),
             required: true,
             kind,
         }
@@ -372,6 +384,13 @@ impl FormField {
         self
     }
 
+    /// The same field with a default value.
+    #[must_use]
+    pub fn with_default(mut self, default: Value) -> Self {
+        self.default = Some(default);
+        self
+    }
+
     /// The label people see: the title, else the humanized name.
     #[must_use]
     pub fn label(&self) -> String {
@@ -391,6 +410,12 @@ impl FormField {
         }
         if let Some(description) = &self.description {
             schema.insert("description".into(), Value::from(description.clone()));
+        }
+        if let Some(default) = &self.default {
+            schema.insert("default".into(), default.clone());
+        }
+        if !self.examples.is_empty() {
+            schema.insert("examples".into(), Value::Array(self.examples.clone()));
         }
         let type_value = |name: &str| {
             if nullable {
@@ -420,17 +445,24 @@ impl FormField {
                 maximum,
                 exclusive_minimum,
                 exclusive_maximum,
+                multiple_of,
             } => {
                 schema.insert("type".into(), type_value("number"));
                 insert_some(&mut schema, "minimum", *minimum);
                 insert_some(&mut schema, "maximum", *maximum);
                 insert_some(&mut schema, "exclusiveMinimum", *exclusive_minimum);
                 insert_some(&mut schema, "exclusiveMaximum", *exclusive_maximum);
+                insert_some(&mut schema, "multipleOf", *multiple_of);
             }
-            FieldKind::Integer { minimum, maximum } => {
+            FieldKind::Integer {
+                minimum,
+                maximum,
+                multiple_of,
+            } => {
                 schema.insert("type".into(), type_value("integer"));
                 insert_some(&mut schema, "minimum", *minimum);
                 insert_some(&mut schema, "maximum", *maximum);
+                insert_some(&mut schema, "multipleOf", *multiple_of);
             }
             FieldKind::Boolean => {
                 schema.insert("type".into(), type_value("boolean"));
@@ -555,6 +587,7 @@ impl FormSchema {
         }
         if let Some(keyword) = UNSUPPORTED_KEYWORDS
             .iter()
+            .chain(&["multipleOf"])
             .find(|keyword| root.contains_key(**keyword))
         {
             return Err(SchemaError::root(format!(
@@ -725,7 +758,26 @@ impl Loader<'_> {
             ));
         }
         let (type_name, type_nullable) = single_type(name, schema)?;
-        let mut nullable = flattened.nullable || type_nullable;
+        // OpenAPI 3.0 writes an optional value as `nullable: true` rather than a `null` type.
+        let openapi_nullable = match schema.get("nullable") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => {
+                return Err(SchemaError::field(
+                    name,
+                    "\"nullable\" must be true or false",
+                ))
+            }
+        };
+        let mut nullable = flattened.nullable || type_nullable || openapi_nullable;
+        if schema.contains_key("multipleOf")
+            && !matches!(type_name.as_deref(), Some("number" | "integer"))
+        {
+            return Err(SchemaError::field(
+                name,
+                "`multipleOf` applies to numbers only; give the field \"type\": \"number\" or \"integer\"",
+            ));
+        }
         let mut options = flattened.options;
         let enum_values = match (schema.get("enum"), schema.get("const")) {
             (Some(Value::Array(values)), _) => Some(values.as_slice()),
@@ -788,13 +840,38 @@ impl Loader<'_> {
                 ))
             }
         };
-        Ok(FormField {
+        let examples = match schema.get("examples") {
+            None => Vec::new(),
+            Some(Value::Array(examples)) => examples.clone(),
+            Some(_) => {
+                return Err(SchemaError::field(
+                    name,
+                    "\"examples\" must be a list of example values",
+                ))
+            }
+        };
+        let mut field = FormField {
             name: name.to_owned(),
             title,
             description,
+            default: None,
+            examples,
             required: listed_required && !nullable,
             kind,
-        })
+        };
+        match schema.get("default") {
+            None | Some(Value::Null) => {}
+            Some(default) => {
+                super::validate::validate_field(&field, Some(default)).map_err(|message| {
+                    SchemaError::field(
+                        name,
+                        format!("its \"default\" {default} does not fit the field: {message}"),
+                    )
+                })?;
+                field.default = Some(default.clone());
+            }
+        }
+        Ok(field)
     }
 
     /// Resolves `$ref` and one-element `allOf`, merging the referring schema's own keywords over
@@ -1032,6 +1109,16 @@ impl Loader<'_> {
         match (item_type.as_deref(), options) {
             (Some("string") | None, Some(options)) => {
                 check_options(name, &options)?;
+                if min_items.is_some_and(|fewest| fewest > options.len() as u64) {
+                    return Err(SchemaError::field(
+                        name,
+                        format!(
+                            "minItems ({}) is more than its {} options; a form can send each option only once",
+                            min_items.unwrap_or_default(),
+                            options.len()
+                        ),
+                    ));
+                }
                 Ok(FieldKind::EnumArray { options, min_items, max_items, unique_items })
             }
             (Some("string"), None) => {
@@ -1353,11 +1440,19 @@ fn number_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, Sch
             "its minimum is above its maximum; no number could pass",
         ));
     }
+    let multiple_of = number_keyword(name, schema, "multipleOf")?;
+    if multiple_of.is_some_and(|step| step <= 0.0) {
+        return Err(SchemaError::field(
+            name,
+            "\"multipleOf\" must be greater than 0",
+        ));
+    }
     Ok(FieldKind::Number {
         minimum,
         maximum,
         exclusive_minimum,
         exclusive_maximum,
+        multiple_of,
     })
 }
 
@@ -1408,7 +1503,21 @@ fn integer_kind(name: &str, schema: &Map<String, Value>) -> Result<FieldKind, Sc
             ));
         }
     }
-    Ok(FieldKind::Integer { minimum, maximum })
+    let multiple_of = match number_keyword(name, schema, "multipleOf")? {
+        None => None,
+        Some(step) if step >= 1.0 && step.fract() == 0.0 && step < 9.2e18 => Some(step as u64),
+        Some(_) => {
+            return Err(SchemaError::field(
+                name,
+                "\"multipleOf\" of an integer must be a whole number of at least 1",
+            ))
+        }
+    };
+    Ok(FieldKind::Integer {
+        minimum,
+        maximum,
+        multiple_of,
+    })
 }
 
 #[cfg(test)]
@@ -1460,6 +1569,7 @@ mod tests {
             FormField::new(
                 "count",
                 FieldKind::Integer {
+                    multiple_of: None,
                     minimum: Some(0),
                     maximum: None,
                 },
@@ -1565,6 +1675,7 @@ mod tests {
                         "count",
                         true,
                         &FieldKind::Integer {
+                            multiple_of: None,
                             minimum: Some(0),
                             maximum: None
                         }
@@ -1697,6 +1808,7 @@ mod tests {
         assert_eq!(
             schema.fields[0].kind,
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(1),
                 maximum: Some(5)
             }
@@ -1890,6 +2002,50 @@ mod tests {
     }
 
     #[test]
+    fn multiple_of_default_examples_and_nullable_load_and_round_trip() -> Result<(), SchemaError> {
+        let schema = load(&json!({
+            "type": "object",
+            "properties": {
+                "hours": {"type": "number", "multipleOf": 0.5, "default": 7.5, "title": "Hours", "examples": [8]},
+                "seats": {"type": "integer", "multipleOf": 2},
+                "note": {"type": "string", "nullable": true, "description": "Anything else."}
+            },
+            "required": ["hours", "seats", "note"]
+        }))?;
+        let hours = schema
+            .field("hours")
+            .ok_or_else(|| SchemaError::root("no hours"))?;
+        assert!(
+            matches!(hours.kind, FieldKind::Number { multiple_of: Some(step), .. } if step == 0.5)
+        );
+        assert_eq!(hours.default, Some(json!(7.5)));
+        assert_eq!(hours.examples, vec![json!(8)]);
+        assert!(matches!(
+            schema.field("seats").map(|field| &field.kind),
+            Some(FieldKind::Integer {
+                multiple_of: Some(2),
+                ..
+            })
+        ));
+        assert_eq!(
+            schema.field("note").map(|field| field.required),
+            Some(false)
+        );
+        assert_eq!(load(&schema.to_json_schema())?, schema);
+        assert_eq!(
+            rejection(&json!({"type": "object", "properties": {"hours": {"type": "number", "multipleOf": 0.5, "default": 7.25}}})),
+            "field \"hours\": its \"default\" 7.25 does not fit the field: Hours must be a multiple of 0.5"
+        );
+        assert_eq!(
+            rejection(
+                &json!({"type": "object", "properties": {"seats": {"type": "integer", "multipleOf": 0.5}}})
+            ),
+            "field \"seats\": \"multipleOf\" of an integer must be a whole number of at least 1"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn unsupported_field_shapes_name_the_field_and_the_reason() {
         let field =
             |schema: Value| rejection(&json!({ "type": "object", "properties": { "f": schema } }));
@@ -1922,8 +2078,8 @@ mod tests {
             "field \"f\": an array field needs \"items\": {\"type\": \"string\"} or a string enum"
         );
         assert_eq!(
-            field(json!({ "type": "number", "multipleOf": 5 })),
-            "field \"f\": keyword `multipleOf` is not supported in a form schema"
+            field(json!({ "type": "string", "multipleOf": 5 })),
+            "field \"f\": `multipleOf` applies to numbers only; give the field \"type\": \"number\" or \"integer\""
         );
         assert_eq!(
             field(json!({ "type": "null" })),
@@ -1991,6 +2147,7 @@ mod tests {
             FormField::new(
                 "age",
                 FieldKind::Integer {
+                    multiple_of: None,
                     minimum: Some(0),
                     maximum: Some(150),
                 },
@@ -1999,6 +2156,7 @@ mod tests {
             FormField::new(
                 "price",
                 FieldKind::Number {
+                    multiple_of: None,
                     minimum: Some(0.5),
                     maximum: None,
                     exclusive_minimum: None,

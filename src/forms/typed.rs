@@ -233,6 +233,7 @@ macro_rules! float_fields {
                         maximum: Some(<$float>::MAX as f64),
                         exclusive_minimum: None,
                         exclusive_maximum: None,
+                        multiple_of: None,
                     }
                 }
             }
@@ -249,6 +250,7 @@ macro_rules! integer_fields {
                 FieldKind::Integer {
                     minimum: bound(i128::from(<$integer>::MIN)),
                     maximum: bound(i128::from(<$integer>::MAX)),
+                    multiple_of: None,
                 }
             }
         }
@@ -333,13 +335,20 @@ pub fn number_rules<T: FormNumberField + ?Sized>(
             maximum,
             exclusive_minimum,
             exclusive_maximum,
+            multiple_of,
         } => FieldKind::Number {
             minimum: narrow(minimum, new_minimum, f64::max),
             maximum: narrow(maximum, new_maximum, f64::min),
             exclusive_minimum,
             exclusive_maximum,
+            multiple_of,
         },
-        FieldKind::Integer { minimum, maximum } => FieldKind::Integer {
+        FieldKind::Integer {
+            minimum,
+            maximum,
+            multiple_of,
+        } => FieldKind::Integer {
+            multiple_of,
             minimum: narrow(
                 minimum,
                 new_minimum.map(|value| value.ceil() as i64),
@@ -526,6 +535,7 @@ mod tests {
         assert_eq!(
             kind("years"),
             Some(FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(18),
                 maximum: Some(130)
             })
@@ -533,6 +543,7 @@ mod tests {
         assert_eq!(
             kind("balance"),
             Some(FieldKind::Number {
+                multiple_of: None,
                 minimum: Some(-1.5),
                 maximum: None,
                 exclusive_minimum: None,
@@ -571,6 +582,7 @@ mod tests {
         assert_eq!(
             u8::scalar_kind(),
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(0),
                 maximum: Some(255)
             }
@@ -578,6 +590,7 @@ mod tests {
         assert_eq!(
             i32::scalar_kind(),
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(i64::from(i32::MIN)),
                 maximum: Some(i64::from(i32::MAX))
             }
@@ -585,6 +598,7 @@ mod tests {
         assert_eq!(
             u64::scalar_kind(),
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(0),
                 maximum: None
             }

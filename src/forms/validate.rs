@@ -113,6 +113,7 @@ pub fn validate_field(field: &FormField, value: Option<&Value>) -> Result<(), St
             maximum,
             exclusive_minimum,
             exclusive_maximum,
+            multiple_of,
         } => {
             let number = value
                 .as_f64()
@@ -130,9 +131,16 @@ pub fn validate_field(field: &FormField, value: Option<&Value>) -> Result<(), St
             if let Some(bound) = exclusive_maximum.filter(|bound| number >= *bound) {
                 return Err(format!("{label} must be less than {bound}"));
             }
+            if let Some(step) = multiple_of.filter(|step| !is_multiple_of(number, *step)) {
+                return Err(format!("{label} must be a multiple of {step}"));
+            }
             Ok(())
         }
-        FieldKind::Integer { minimum, maximum } => {
+        FieldKind::Integer {
+            minimum,
+            maximum,
+            multiple_of,
+        } => {
             let integer =
                 integer_value(value).ok_or_else(|| format!("{label} must be a whole number"))?;
             if let Some(minimum) = minimum.filter(|minimum| integer < i128::from(*minimum)) {
@@ -140,6 +148,9 @@ pub fn validate_field(field: &FormField, value: Option<&Value>) -> Result<(), St
             }
             if let Some(maximum) = maximum.filter(|maximum| integer > i128::from(*maximum)) {
                 return Err(format!("{label} must be at most {maximum}"));
+            }
+            if let Some(step) = multiple_of.filter(|step| integer % i128::from(*step) != 0) {
+                return Err(format!("{label} must be a multiple of {step}"));
             }
             Ok(())
         }
@@ -471,6 +482,15 @@ fn shorten(text: &str) -> String {
     }
 }
 
+/// Whether `number` is a whole multiple of `step`, read as the decimals a person typed: `0.3` is a
+/// multiple of `0.1` (as a browser's `step` sees it) although the nearest binary fractions are not.
+#[must_use]
+pub fn is_multiple_of(number: f64, step: f64) -> bool {
+    let quotient = number / step;
+    let nearest = quotient.round();
+    (quotient - nearest).abs() <= 1e-9 * nearest.abs().max(1.0)
+}
+
 /// Checks `instance` with the `jsonschema` crate against the canonical schema and turns anything
 /// it finds into field messages (the first per field).
 fn backstop(schema: &FormSchema, instance: &Value, errors: &mut FieldErrors) {
@@ -540,7 +560,19 @@ fn cached<T: Clone, E>(
 }
 
 fn compiled_validator(schema: &FormSchema) -> Result<Arc<jsonschema::Validator>, String> {
-    let json_schema = schema.to_json_schema();
+    let mut json_schema = schema.to_json_schema();
+    // `multipleOf` is checked above in decimals; the crate divides binary fractions exactly and
+    // would refuse `0.3` as a multiple of `0.1`, which a browser's `step` allows.
+    if let Some(properties) = json_schema
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+    {
+        for property in properties.values_mut() {
+            if let Some(property) = property.as_object_mut() {
+                property.remove("multipleOf");
+            }
+        }
+    }
     cached(&VALIDATORS, json_schema.to_string(), || {
         jsonschema::validator_for(&json_schema)
             .map(Arc::new)
@@ -753,6 +785,7 @@ mod tests {
     #[test]
     fn numbers_respect_inclusive_and_exclusive_bounds() {
         let kind = FieldKind::Number {
+            multiple_of: None,
             minimum: Some(0.0),
             maximum: Some(10.0),
             exclusive_minimum: None,
@@ -769,6 +802,7 @@ mod tests {
             Err("Field must be at most 10".to_owned())
         );
         let exclusive = FieldKind::Number {
+            multiple_of: None,
             minimum: None,
             maximum: None,
             exclusive_minimum: Some(0.0),
@@ -791,6 +825,7 @@ mod tests {
     #[test]
     fn integers_respect_bounds_and_accept_integral_floats() {
         let kind = FieldKind::Integer {
+            multiple_of: None,
             minimum: Some(1),
             maximum: Some(5),
         };
@@ -906,6 +941,7 @@ mod tests {
             FormField::new(
                 "age",
                 FieldKind::Integer {
+                    multiple_of: None,
                     minimum: Some(18),
                     maximum: None,
                 },
@@ -954,6 +990,7 @@ mod tests {
         let schema = FormSchema::new(vec![FormField::new(
             "age",
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: Some(18),
                 maximum: None,
             },

@@ -14,11 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tessera_app::{
+    binding::resolve_props,
     catalog::{Catalog, FieldYield},
     tree::{PageTree, PlacedField},
 };
 
-use super::{decode_values, FieldKind, FormField, FormSchema};
+use super::{
+    answerable, decode_values, validate::is_multiple_of, FieldKind, FormField, FormSchema,
+};
 
 /// One finding, written so a model can fix it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -94,7 +97,7 @@ pub fn validate_form(
     }
     let fields = tree.fields(catalog, data);
     if let Some(schema) = schema {
-        check_against_schema(tree, schema, &fields, &mut errors);
+        check_against_schema(tree, schema, &fields, data, &mut errors);
         if errors.is_empty() {
             prove_by_decoding(schema, &fields, &mut errors);
         }
@@ -111,6 +114,7 @@ fn check_against_schema(
     tree: &PageTree,
     schema: &FormSchema,
     fields: &[PlacedField],
+    data: &Value,
     errors: &mut Vec<FormIssue>,
 ) {
     let forms: Vec<&str> = tree
@@ -162,7 +166,9 @@ fn check_against_schema(
                 "move it into the Form (use the Form's id as `parent`)".into(),
             ));
         }
-        check_field_type(placed, field, errors);
+        if check_field_type(placed, field, errors) {
+            check_answerable(tree, placed, field, data, errors);
+        }
     }
     for field in &schema.fields {
         if !fields.iter().any(|placed| placed.name == field.name) {
@@ -208,7 +214,31 @@ fn check_against_schema(
     }
 }
 
-fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) {
+/// The answerability rules (`forms::answerable::check`) on the node's props as rendered.
+fn check_answerable(
+    tree: &PageTree,
+    placed: &PlacedField,
+    field: &FormField,
+    data: &Value,
+    errors: &mut Vec<FormIssue>,
+) {
+    let Some(node) = tree.nodes.get(&placed.node) else {
+        return;
+    };
+    let props = resolve_props(&node.props, data);
+    for found in answerable::check(&placed.component, &props, placed.options.as_deref(), field) {
+        errors.push(issue(
+            Some(&placed.node),
+            Some(&placed.name),
+            found.rule,
+            found.message,
+            found.fix,
+        ));
+    }
+}
+
+/// Whether the component yields the field's type (else an error is recorded).
+fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<FormIssue>) -> bool {
     let compatible = matches!(
         (&field.kind, placed.yields),
         (
@@ -239,7 +269,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
             ),
             format!("replace it with {}", suggest_component(field)),
         ));
-        return;
+        return false;
     }
     if let Some(allowed) = field.kind.options() {
         match &placed.options {
@@ -304,6 +334,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
             "set `required: true` on the component".into(),
         ));
     }
+    true
 }
 
 /// Builds sample submissions the way a browser would send them and runs the real decoder on them.
@@ -372,7 +403,11 @@ fn sample_submissions(
                     vec![options[variant % options.len()].clone()]
                 }
                 Some(options) => vec![options[variant % options.len()].clone()],
-                None => vec![free_sample(placed.yields, &field.kind)],
+                None => vec![field
+                    .default
+                    .as_ref()
+                    .and_then(default_text)
+                    .unwrap_or_else(|| free_sample(placed.yields, &field.kind))],
             };
             body.insert(placed.name.clone(), values);
         }
@@ -391,11 +426,51 @@ fn sample_submissions(
     samples
 }
 
+fn default_text(default: &Value) -> Option<String> {
+    match default {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
 fn free_sample(yields: FieldYield, kind: &FieldKind) -> String {
     match (yields, kind) {
         (FieldYield::Boolean, _) => "on".into(),
-        (_, FieldKind::Integer { minimum, .. }) => minimum.unwrap_or(1).to_string(),
-        (_, FieldKind::Number { minimum, .. }) => minimum.unwrap_or(1.0).to_string(),
+        (
+            _,
+            FieldKind::Integer {
+                minimum,
+                multiple_of,
+                ..
+            },
+        ) => {
+            let step = multiple_of
+                .and_then(|step| i64::try_from(step).ok())
+                .unwrap_or(1);
+            let low = minimum.unwrap_or(step);
+            (low.div_euclid(step) * step + if low.rem_euclid(step) == 0 { 0 } else { step })
+                .to_string()
+        }
+        (
+            _,
+            FieldKind::Number {
+                minimum,
+                exclusive_minimum,
+                multiple_of,
+                ..
+            },
+        ) => {
+            let step = multiple_of.unwrap_or(1.0);
+            let low = minimum
+                .or(exclusive_minimum.map(|bound| bound + step))
+                .unwrap_or(step);
+            let mut sample = (low / step).ceil() * step;
+            if !is_multiple_of(sample, step) || sample < low {
+                sample += step;
+            }
+            sample.to_string()
+        }
         (
             _,
             FieldKind::String {
@@ -563,7 +638,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::forms::FormField;
+    use crate::forms::{FormField, StringFormat};
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -669,8 +744,13 @@ mod tests {
         nodes["prio"]["props"]["options"] =
             json!([{"value": "low", "label": "Low"}, {"value": "urgent", "label": "Urgent"}]);
         let report = check(nodes)?;
-        assert_eq!(rules(&report), vec!["option_outside_enum"]);
+        // "high" is now offered nowhere, so a valid answer cannot be given either.
+        assert_eq!(
+            rules(&report),
+            vec!["option_outside_enum", "option_missing"]
+        );
         assert!(report.errors[0].message.contains("urgent"));
+        assert!(report.errors[1].message.contains("high"));
         Ok(())
     }
 
@@ -764,11 +844,231 @@ mod tests {
         Ok(())
     }
 
+    /// The report for one field `node` placed for `field`, with a Form and a submit button.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "the callers build the node inline"
+    )]
+    fn one_field(field: FormField, node: Value) -> Result<FormReport, serde_json::Error> {
+        let nodes = json!({
+            "f": {"component": "Form", "props": {}, "children": ["x", "go"]},
+            "x": node,
+            "go": {"component": "Button", "props": {"label": "Save"}}
+        });
+        Ok(validate_form(
+            &tree(nodes)?,
+            &Catalog::defaults(),
+            Some(&FormSchema::new(vec![field])),
+            &json!({}),
+        ))
+    }
+
+    #[test]
+    fn a_required_checkbox_for_a_yes_no_answer_can_never_send_false() -> TestResult {
+        let field = FormField::new("billable", FieldKind::Boolean);
+        let report = one_field(
+            field.clone(),
+            json!({"component": "Checkbox", "props": {"name": "billable", "label": "Billable", "required": true}}),
+        )?;
+        assert_eq!(rules(&report), vec!["required_checkbox"]);
+        assert!(
+            report.errors[0].fix.contains("remove `required`"),
+            "{}",
+            report.errors[0].fix
+        );
+        let fixed = one_field(
+            field,
+            json!({"component": "Checkbox", "props": {"name": "billable", "label": "Billable"}}),
+        )?;
+        assert!(fixed.ok, "{:#?}", fixed.errors);
+        Ok(())
+    }
+
+    #[test]
+    fn a_number_input_without_a_fractional_step_cannot_take_cents() -> TestResult {
+        let field = FormField::new("amount", FieldKind::number());
+        for step in [None, Some(json!(1)), Some(json!(0.01))] {
+            let mut props =
+                json!({"name": "amount", "label": "Amount", "type": "number", "required": true});
+            if let Some(step) = step {
+                props["step"] = step;
+            }
+            let report = one_field(field.clone(), json!({"component": "Input", "props": props}))?;
+            assert_eq!(rules(&report), vec!["number_step"], "{props}");
+            assert_eq!(report.errors[0].fix, "set `step: \"any\"`");
+        }
+        let half_hours = FormField::new(
+            "hours",
+            FieldKind::Number {
+                minimum: None,
+                maximum: None,
+                exclusive_minimum: None,
+                exclusive_maximum: None,
+                multiple_of: Some(0.5),
+            },
+        );
+        let whole = json!({"component": "Input", "props": {"name": "hours", "label": "Hours", "type": "number", "step": 1, "required": true}});
+        assert_eq!(
+            rules(&one_field(half_hours.clone(), whole)?),
+            vec!["number_step"]
+        );
+        let half = json!({"component": "Input", "props": {"name": "hours", "label": "Hours", "type": "number", "step": 0.5, "required": true}});
+        assert!(one_field(half_hours.clone(), half)?.ok);
+        let off_grid = json!({"component": "Input", "props": {"name": "hours", "label": "Hours", "type": "number", "step": 0.5, "min": 0.2, "required": true}});
+        let report = one_field(half_hours, off_grid)?;
+        assert!(
+            rules(&report).contains(&"number_step"),
+            "{:?}",
+            rules(&report)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn component_constraints_narrower_than_the_schema_are_reported() -> TestResult {
+        let age = FormField::new(
+            "age",
+            FieldKind::Integer {
+                minimum: Some(0),
+                maximum: Some(130),
+                multiple_of: None,
+            },
+        );
+        let narrower = json!({"component": "Input", "props": {"name": "age", "label": "Age", "type": "number", "min": 18, "max": 99, "required": true}});
+        let report = one_field(age.clone(), narrower)?;
+        assert_eq!(rules(&report), vec!["control_bounds", "control_bounds"]);
+        assert_eq!(report.errors[0].fix, "set `min` to 0");
+        let same = json!({"component": "Input", "props": {"name": "age", "label": "Age", "type": "number", "min": 0, "max": 130, "required": true}});
+        assert!(one_field(age, same)?.ok);
+
+        let code = FormField::new(
+            "code",
+            FieldKind::String {
+                format: None,
+                min_length: None,
+                max_length: Some(10),
+                pattern: Some("[0-9]".into()),
+            },
+        );
+        let report = one_field(
+            code.clone(),
+            json!({"component": "Input", "props": {"name": "code", "label": "Code", "required": true, "maxLength": 5, "minLength": 2, "pattern": "[0-9]"}}),
+        )?;
+        let mut found = rules(&report);
+        found.sort_unstable();
+        assert_eq!(
+            found,
+            vec![
+                "control_max_length",
+                "control_min_length",
+                "control_pattern"
+            ]
+        );
+        let plain = json!({"component": "Input", "props": {"name": "code", "label": "Code", "required": true}});
+        assert!(one_field(code, plain)?.ok);
+        Ok(())
+    }
+
+    #[test]
+    fn fewer_options_or_rows_than_min_items_cannot_be_answered() -> TestResult {
+        let colours = FormField::new(
+            "colours",
+            FieldKind::EnumArray {
+                options: vec!["red".into(), "green".into(), "blue".into()],
+                min_items: Some(3),
+                max_items: None,
+                unique_items: true,
+            },
+        );
+        let two = json!({"component": "CheckboxGroup", "props": {"name": "colours", "label": "Colours", "required": true, "options": ["red", "green"]}});
+        let report = one_field(colours, two)?;
+        assert!(
+            rules(&report).contains(&"too_few_options"),
+            "{:?}",
+            rules(&report)
+        );
+        assert!(
+            rules(&report).contains(&"option_missing"),
+            "{:?}",
+            rules(&report)
+        );
+
+        let ids = FormField::new(
+            "claim_ids",
+            FieldKind::StringArray {
+                min_items: Some(3),
+                max_items: None,
+                unique_items: true,
+                item_min_length: None,
+                item_max_length: None,
+                item_pattern: None,
+                item_format: None,
+            },
+        );
+        let nodes = json!({
+            "f": {"component": "Form", "props": {}, "children": ["t", "go"]},
+            "t": {"component": "Table", "props": {"rows": {"$data": "/claims"}, "selectable": {"name": "claim_ids", "idKey": "id", "label": "Claims", "required": true}}},
+            "go": {"component": "Button", "props": {"label": "Approve"}}
+        });
+        let report = validate_form(
+            &tree(nodes)?,
+            &Catalog::defaults(),
+            Some(&FormSchema::new(vec![ids.clone()])),
+            &json!({"claims": [{"id": "c1"}, {"id": "c2"}]}),
+        );
+        assert_eq!(rules(&report), vec!["too_few_options"]);
+        let rows = json!({"component": "MultiTextInput", "props": {"name": "claim_ids", "label": "Claims", "required": true, "maxRows": 2}});
+        assert_eq!(rules(&one_field(ids, rows)?), vec!["too_few_rows"]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_email_or_date_as_plain_text_is_reported_with_the_type_to_use() -> TestResult {
+        for (format, wanted) in [(StringFormat::Email, "email"), (StringFormat::Date, "date")] {
+            let field = FormField::new(
+                "when",
+                FieldKind::String {
+                    format: Some(format),
+                    min_length: None,
+                    max_length: None,
+                    pattern: None,
+                },
+            );
+            let text = json!({"component": "Input", "props": {"name": "when", "label": "When", "required": true}});
+            let report = one_field(field.clone(), text)?;
+            assert_eq!(rules(&report), vec!["input_type"]);
+            assert_eq!(
+                report.errors[0].fix,
+                format!("use an Input with `type: \"{wanted}\"`")
+            );
+            let area = json!({"component": "TextArea", "props": {"name": "when", "label": "When", "required": true}});
+            assert_eq!(rules(&one_field(field.clone(), area)?), vec!["input_type"]);
+            let typed = json!({"component": "Input", "props": {"name": "when", "label": "When", "required": true, "type": wanted}});
+            assert!(one_field(field, typed)?.ok);
+        }
+        let plain = FormField::new("name", FieldKind::string());
+        let email = json!({"component": "Input", "props": {"name": "name", "label": "Name", "required": true, "type": "email"}});
+        assert_eq!(rules(&one_field(plain, email)?), vec!["input_type"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_required_control_for_an_optional_field_is_reported() -> TestResult {
+        let field = FormField::new("note", FieldKind::string()).optional();
+        let report = one_field(
+            field,
+            json!({"component": "TextArea", "props": {"name": "note", "label": "Note", "required": true}}),
+        )?;
+        assert_eq!(rules(&report), vec!["required_but_optional"]);
+        Ok(())
+    }
+
     #[test]
     fn an_integer_field_fed_by_a_fractional_number_input_is_a_mismatch() -> TestResult {
         let schema = FormSchema::new(vec![FormField::new(
             "count",
             FieldKind::Integer {
+                multiple_of: None,
                 minimum: None,
                 maximum: None,
             },

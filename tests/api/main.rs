@@ -1,6 +1,7 @@
 //! The integration test binary: one module per feature, shared helpers in `helpers`.
 
 mod agent;
+mod answerable;
 mod asks;
 mod binary;
 mod chat;

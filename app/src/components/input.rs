@@ -84,6 +84,35 @@ impl NumberOrText {
     }
 }
 
+/// An HTML `step`: a positive number, or `"any"` for a number with any decimals.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum Step {
+    /// Values must be the minimum (else 0) plus a whole multiple of this.
+    Value(f64),
+    /// Any number.
+    Any(AnyStep),
+}
+
+/// The word `"any"`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AnyStep {
+    /// Any number.
+    Any,
+}
+
+impl Step {
+    /// The attribute text.
+    #[must_use]
+    pub fn text(self) -> String {
+        match self {
+            Self::Value(step) => step.to_string(),
+            Self::Any(_) => "any".to_owned(),
+        }
+    }
+}
+
 /// Props of the `Input` component.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -110,9 +139,10 @@ pub struct InputProps {
     /// Largest allowed value (number or date).
     #[serde(default)]
     pub max: Option<NumberOrText>,
-    /// Granularity of a number or date; omit or use a whole number for integers, 0.01 for money.
+    /// Granularity of a number: "any" for a decimal with any digits, the schema's multipleOf
+    /// (0.5, 0.01) for steps; omit or use a whole number for integers.
     #[serde(default)]
-    pub step: Option<f64>,
+    pub step: Option<Step>,
     /// A regular expression the whole value must match (HTML `pattern`).
     #[serde(default)]
     pub pattern: Option<String>,
@@ -131,7 +161,7 @@ impl ComponentProps for InputProps {
     const NAME: &'static str = "Input";
     const ROLE: Role = Role::Field;
     const DESCRIPTION: &'static str = "A one-line field for a string (text, email, url, password, \
-date) or a number (type number, yields an integer unless `step` has a fraction). Use TextArea for \
+date) or a number (type number, yields an integer unless `step` is \"any\" or has a fraction). Use TextArea for \
 more than one line, Select or RadioGroup when the answer is one of a known list, Checkbox for \
 yes/no, MultiTextInput for a list of strings.";
 
@@ -148,7 +178,7 @@ yes/no, MultiTextInput for a list of strings.";
 
     fn check(&self) -> Result<(), String> {
         check_name(&self.name)?;
-        if let Some(step) = self.step {
+        if let Some(Step::Value(step)) = self.step {
             if !(step.is_finite() && step > 0.0) {
                 return Err("`step` must be a positive number".to_owned());
             }
@@ -164,7 +194,11 @@ yes/no, MultiTextInput for a list of strings.";
     fn field(&self) -> Option<FieldInfo> {
         let yields = match self.input_type {
             InputType::Number => {
-                let whole_step = self.step.is_none_or(|step| step.fract() == 0.0);
+                let whole_step = match self.step {
+                    None => true,
+                    Some(Step::Value(step)) => step.fract() == 0.0,
+                    Some(Step::Any(_)) => false,
+                };
                 let whole_base = self.min.as_ref().is_none_or(NumberOrText::is_whole);
                 if whole_step && whole_base {
                     FieldYield::Integer
@@ -215,7 +249,7 @@ pub fn InputView(dom_id: String, props: InputProps, state: FieldState) -> impl I
                 placeholder=props.placeholder
                 min=props.min.as_ref().map(NumberOrText::text)
                 max=props.max.as_ref().map(NumberOrText::text)
-                step=props.step.map(|step| step.to_string())
+                step=props.step.map(Step::text)
                 pattern=props.pattern
                 minlength=props.min_length.map(|length| length.to_string())
                 maxlength=props.max_length.map(|length| length.to_string())
