@@ -52,7 +52,8 @@ fn IslandScripts(options: LeptosOptions) -> impl IntoView {
         format!("{output_name}_bg")
     };
     let pkg_path = options.site_pkg_dir.to_string();
-    let call = format!("{ISLAND_SCRIPT}(\"\", {pkg_path:?}, {output_name:?}, {wasm_name:?}, false);");
+    let call =
+        format!("{ISLAND_SCRIPT}(\"\", {pkg_path:?}, {output_name:?}, {wasm_name:?}, false);");
     view! {
         <link rel="modulepreload" href=format!("/{pkg_path}/{output_name}.js") crossorigin="anonymous"/>
         <link
