@@ -2,7 +2,8 @@
 # Installs every tool Tessera needs on a fresh Debian machine of this kind, skipping each one that is
 # already present at the right version (a warm run takes seconds). Recipe: ../shared/TOOLCHAIN.md.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, npm packages)
-#   scripts/setup.sh --test   also the browser-test tools (Debian Chromium, Playwright, axe-core)
+#   scripts/setup.sh --test   also the browser-test tools (Debian Chromium, Playwright, axe-core,
+#                             a Java runtime for the Nu HTML checker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +47,13 @@ if $need_browser_tools; then
     if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
+  fi
+  if ! command -v java >/dev/null 2>&1; then
+    # The browser suite checks every page it visits with the Nu HTML checker (vnu-jar), a Java program.
+    step "apt-get install default-jre-headless"
+    if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y default-jre-headless
   fi
   if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
     step "npm ci in end2end (Playwright without its browser download, axe-core)"

@@ -3,6 +3,7 @@
 //! A page is `open` until it is submitted (exactly once) or revoked; past its expiry it is
 //! expired whatever its stored status. Only the SHA-256 of a link's token is stored.
 
+pub mod component_set;
 pub mod csrf;
 pub mod factory;
 pub mod lifecycle;

@@ -292,6 +292,45 @@ pub fn is_safe_image_src(src: &str) -> bool {
         || lower.starts_with("data:image/")
 }
 
+/// A URL as an `href`/`src` attribute must be written: characters no URL may contain (spaces,
+/// controls, `"`, `<`, `>`, `` ` ``, `{`, `|`, `}`, `\\`, `^`, a second `#`) and a `%` that starts
+/// no escape are percent-encoded; everything else, escapes included, is kept.
+///
+/// Leptos already escapes the attribute, so this is not about safety (the scheme checks are):
+/// a model- or data-written URL with such characters is invalid HTML and browsers would encode
+/// them anyway, so the link points where it did, now as valid markup.
+#[must_use]
+pub fn attribute_url(url: &str) -> String {
+    let bytes = url.as_bytes();
+    let mut encoded = String::with_capacity(url.len());
+    let mut seen_fragment = false;
+    for (index, character) in url.char_indices() {
+        let escape_follows = || {
+            bytes.get(index + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(index + 2).is_some_and(u8::is_ascii_hexdigit)
+        };
+        let invalid = match character {
+            '#' if seen_fragment => true,
+            '#' => {
+                seen_fragment = true;
+                false
+            }
+            '%' => !escape_follows(),
+            ' ' | '"' | '<' | '>' | '`' | '{' | '|' | '}' | '\\' | '^' => true,
+            _ => character.is_control(),
+        };
+        if invalid {
+            let mut buffer = [0_u8; 4];
+            for byte in character.encode_utf8(&mut buffer).bytes() {
+                encoded.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            encoded.push(character);
+        }
+    }
+    encoded
+}
+
 /// Percent-encodes a query-string component (RFC 3986 unreserved characters stay as they are).
 #[must_use]
 pub fn encode_query_component(text: &str) -> String {
@@ -377,6 +416,19 @@ mod tests {
             Some(HrefKind::External)
         );
         assert_eq!(classify_href("//evil.example"), Some(HrefKind::External));
+        assert_eq!(
+            attribute_url("https://example.com/a b\"c?q=<x>#top#more"),
+            "https://example.com/a%20b%22c?q=%3Cx%3E#top%23more"
+        );
+        assert_eq!(
+            attribute_url("/runs?x=%41&y=100%"),
+            "/runs?x=%41&y=100%25",
+            "escapes stay, a bare percent is encoded"
+        );
+        assert_eq!(
+            attribute_url("https://exämple.com/ü"),
+            "https://exämple.com/ü"
+        );
         assert_eq!(classify_href("/runs/3?x=1"), Some(HrefKind::Relative));
         assert_eq!(classify_href("#top"), Some(HrefKind::Relative));
         assert_eq!(classify_href("page.html"), Some(HrefKind::Relative));

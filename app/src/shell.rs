@@ -26,6 +26,49 @@ fn escape_text(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The script that loads the browser bundle when the page is idle and hydrates its islands.
+///
+/// Copied from leptos 0.8.23 (`src/hydration/island_script.js`, MIT licence), which does not
+/// export it; keep it in step when upgrading leptos.
+const ISLAND_SCRIPT: &str = include_str!("island_script.js");
+
+/// The islands hydration scripts: [`HydrationScripts`] with `islands=true`, but with valid
+/// resource hints.
+///
+/// leptos 0.8's `HydrationScripts` writes the CSP nonce into the `crossorigin` attribute of its
+/// `modulepreload` and `preload` links, which only takes `anonymous` or `use-credentials`, so every
+/// page failed the HTML checker. The nonce belongs on the inline script alone (the preloads are
+/// same-origin URLs that `script-src 'self'` allows); `anonymous` is the mode the bundle's
+/// `import()` and the wasm `fetch` use, so the preloaded responses are the ones reused.
+#[component]
+fn IslandScripts(options: LeptosOptions) -> impl IntoView {
+    let nonce = leptos::nonce::use_nonce();
+    let output_name = options.output_name.to_string();
+    // As leptos does: cargo-leptos names the wasm file after LEPTOS_OUTPUT_NAME when it builds
+    // the server; a plain wasm-bindgen build adds `_bg`.
+    let wasm_name = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
+        output_name.clone()
+    } else {
+        format!("{output_name}_bg")
+    };
+    let pkg_path = options.site_pkg_dir.to_string();
+    let call =
+        format!("{ISLAND_SCRIPT}(\"\", {pkg_path:?}, {output_name:?}, {wasm_name:?}, false);");
+    view! {
+        <link rel="modulepreload" href=format!("/{pkg_path}/{output_name}.js") crossorigin="anonymous"/>
+        <link
+            rel="preload"
+            href=format!("/{pkg_path}/{wasm_name}.wasm")
+            r#as="fetch"
+            r#type="application/wasm"
+            crossorigin="anonymous"
+        />
+        <script type="module" nonce=nonce>
+            {call}
+        </script>
+    }
+}
+
 /// The document: head with stylesheet and island hydration scripts, a header, then `children`.
 #[component]
 pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
@@ -40,7 +83,7 @@ pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
                 <title inner_html=escape_text(&title)></title>
                 <link rel="stylesheet" href=stylesheet/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
-                <HydrationScripts options=leptos islands=true/>
+                <IslandScripts options=leptos/>
             </head>
             <body class="min-h-screen bg-slate-50 text-slate-900 dark:bg-slate-900 dark:text-slate-100">
                 <a

@@ -3,9 +3,9 @@
 // item ticked, scope choice, danger confirm with the count), reload and find the pending approval
 // still there, confirm, and see the result view with its CSV download. Then the same without
 // JavaScript.
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 
-import { expectNoSeriousA11yViolations } from './helpers';
+import { expect, expectNoSeriousA11yViolations, test } from './helpers';
 
 async function logIn(page: Page): Promise<void> {
   await page.goto('/chat');

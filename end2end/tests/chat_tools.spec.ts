@@ -2,9 +2,9 @@
 // side panel, fill its generated form, see the result in the conversation; with JavaScript on,
 // approve a chunked bulk update and watch its progress arrive without a page load; and a
 // destructive manual tool with JavaScript off, which still waits for an approval.
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 
-import { expectNoSeriousA11yViolations, waitForHydration } from './helpers';
+import { expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
 async function logIn(page: Page): Promise<void> {
   await page.goto('/chat');

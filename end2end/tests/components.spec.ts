@@ -1,9 +1,9 @@
 // The component gallery at /components: every default component rendered from its example by the
 // page renderer. It is the visual, accessibility and keyboard test target of the catalog.
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expectNoSeriousA11yViolations, waitForHydration } from './helpers';
+import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
 const COMPONENT_COUNT = 28;
 

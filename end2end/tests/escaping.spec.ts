@@ -2,7 +2,8 @@
 // string prop and every bound data cell holds an injection payload is rendered in Chromium, through
 // the author's preview page and through the preview API's HTML, and no script runs while the
 // payloads show as literal text.
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from './helpers';
 
 const SCRIPT = '<script>window.__pwned=1</script>';
 const IMG = '<img src=x onerror="window.__pwned=1">';

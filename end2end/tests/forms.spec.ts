@@ -1,9 +1,9 @@
 // The every-field-type page at /components/try: a person fills in one field of every kind, submits,
 // and the page shows the JSON the mechanical decoder produced (DESIGN.md §5). The same with
 // JavaScript off, the refusal of wrong values (422, values kept, a message beside the field) and Cancel.
-import { expect, test, type Locator, type Page, type Response } from '@playwright/test';
+import type { Locator, Page, Response } from '@playwright/test';
 
-import { expectNoSeriousA11yViolations, waitForHydration } from './helpers';
+import { expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
 // Dates are typed in the en-US order (month, day, year) the date field shows under this locale.
 test.use({ locale: 'en-US' });

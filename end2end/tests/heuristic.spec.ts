@@ -1,9 +1,9 @@
 // Pages built by the offline heuristic model through POST /api/pages/generate, rendered by the
 // preview API and shown with the real stylesheet: what a person would get with no model configured.
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import type { APIRequestContext, Page } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expectNoSeriousA11yViolations } from './helpers';
+import { artifacts, expect, expectNoSeriousA11yViolations, test } from './helpers';
 
 const auth = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
 

@@ -1,7 +1,6 @@
-import { expect, test } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expectNoSeriousA11yViolations, waitForHydration } from './helpers';
+import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
 test('the home page is server-rendered, styled by Tailwind and accessible', async ({ page }) => {
   const response = await page.goto('/');

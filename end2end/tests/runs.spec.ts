@@ -1,8 +1,8 @@
 // A new user's path through the demo: log in, start the email digest, follow the page link,
 // choose three emails, submit once, and see the run finish with exactly those three.
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
 
-import { expectNoSeriousA11yViolations } from './helpers';
+import { expect, expectNoSeriousA11yViolations, test } from './helpers';
 
 const API = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
 

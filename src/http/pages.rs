@@ -154,8 +154,20 @@ fn render_open(
             "Its stored layout is damaged. The sender has been told nothing; please contact them.",
         );
     };
+    let catalog = match state.catalog_for_page(page) {
+        Ok(catalog) => catalog,
+        Err(unknown) => {
+            tracing::error!(page.id = %page.id, component.name = %unknown.name, component.hash = %unknown.hash, "page cannot be shown: {unknown}");
+            return error_page(
+                state,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "This page cannot be shown",
+                "It was made with components this server no longer has. Nothing was recorded; please ask the sender for a new link.",
+            );
+        }
+    };
     let mut ctx = RenderCtx::new(page.data.clone());
-    ctx.catalog = state.page_catalog();
+    ctx.catalog = catalog;
     ctx.form = form;
     ctx.action = Some(format!("/p/{token}"));
     ctx.csrf_token = Some(state.csrf.token_for(page.id));

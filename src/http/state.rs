@@ -9,7 +9,10 @@ use crate::{agent::Models, chat::Orchestrator, telemetry::metrics::Metrics, work
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
     config::Config,
-    pages::csrf::CsrfKey,
+    pages::{
+        component_set::{KnownComponents, UnknownComponent},
+        csrf::CsrfKey,
+    },
     store::Store,
 };
 
@@ -103,6 +106,25 @@ impl AppState {
             .map_or_else(tessera_app::catalog::Catalog::defaults, |runner| {
                 runner.page_catalog().clone()
             })
+    }
+
+    /// What `page` is rendered with: the components it recorded, looked up among the specs this
+    /// server knows (the runner's, or the defaults without a runner); a page stored before
+    /// pages recorded them gets [`AppState::page_catalog`].
+    ///
+    /// # Errors
+    /// [`UnknownComponent`] when the page recorded a spec this server no longer has.
+    pub fn catalog_for_page(
+        &self,
+        page: &crate::pages::page::Page,
+    ) -> Result<tessera_app::catalog::Catalog, UnknownComponent> {
+        let Some(set) = &page.component_set else {
+            return Ok(self.page_catalog());
+        };
+        match self.runner() {
+            Some(runner) => runner.known_components().catalog_for(set),
+            None => KnownComponents::with([]).catalog_for(set),
+        }
     }
 
     /// What a `ui` step that names no components offers the model: the defaults and the

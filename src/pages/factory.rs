@@ -6,7 +6,7 @@ use std::{sync::Arc, time::Duration};
 use anyhow::Context as _;
 use tessera_app::catalog::Catalog;
 
-use super::{page::NewPage, token::PageToken};
+use super::{component_set::ComponentSet, page::NewPage, token::PageToken};
 use crate::{
     agent::{
         generate::{generate_page, GenerationInput},
@@ -47,6 +47,8 @@ impl PageFactory for GeneratedPageFactory {
             .choose(request.options.model.as_deref())
             .map_err(|error| StepError::fatal(anyhow::anyhow!("{error}")))?;
         let catalog = Catalog::resolve(&request.options.components, &[]);
+        // Recorded with the page, so it renders with these specs and no other step's.
+        let component_set = ComponentSet::of(&catalog);
         let mut input =
             GenerationInput::new(request.prompt.clone()).with_data(request.data.clone());
         input.catalog = catalog;
@@ -81,6 +83,7 @@ impl PageFactory for GeneratedPageFactory {
                     .as_ref()
                     .map(crate::forms::FormSchema::to_json_schema),
                 data: request.data,
+                component_set: Some(component_set),
                 expires_at_ms,
             })
             .await

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::token::TokenHash;
+use super::{component_set::ComponentSet, token::TokenHash};
 use crate::workflow::run::RunId;
 
 /// A page's identity (not its link: the link carries the secret token).
@@ -80,6 +80,10 @@ pub struct Page {
     pub schema: Option<serde_json::Value>,
     /// The data snapshot the tree binds to.
     pub data: serde_json::Value,
+    /// The components it was generated with; `None` for pages stored before sets were recorded
+    /// (served with the runner's page catalog, as then).
+    #[serde(skip)]
+    pub component_set: Option<ComponentSet>,
     /// The typed response, once submitted.
     pub response: Option<serde_json::Value>,
     /// Creation time, unix ms.
@@ -111,6 +115,9 @@ pub struct NewPage {
     pub schema: Option<serde_json::Value>,
     /// The data snapshot.
     pub data: serde_json::Value,
+    /// The components it was generated with (what it is rendered with); `None` renders it with
+    /// the runner's page catalog.
+    pub component_set: Option<ComponentSet>,
     /// Expiry, unix ms.
     pub expires_at_ms: i64,
 }

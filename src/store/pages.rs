@@ -13,7 +13,8 @@ use crate::{
 };
 
 const COLUMNS: &str =
-    "id, run_id, status, tree, schema, data, response, created_at, expires_at, submitted_at";
+    "id, run_id, status, tree, schema, data, component_set, response, created_at, \
+     expires_at, submitted_at";
 
 #[derive(sqlx::FromRow)]
 struct PageRow {
@@ -23,6 +24,7 @@ struct PageRow {
     tree: String,
     schema: Option<String>,
     data: String,
+    component_set: Option<String>,
     response: Option<String>,
     created_at: i64,
     expires_at: i64,
@@ -51,6 +53,18 @@ impl TryFrom<PageRow> for Page {
                 .map(|schema| decode_json("pages.schema", schema))
                 .transpose()?,
             data: decode_json("pages.data", &row.data)?,
+            component_set: row
+                .component_set
+                .as_deref()
+                .map(|set| {
+                    decode_json("pages.component_set", set).and_then(|value| {
+                        serde_json::from_value(value).map_err(|error| StoreError::Corrupt {
+                            column: "pages.component_set",
+                            reason: error.to_string(),
+                        })
+                    })
+                })
+                .transpose()?,
             response: row
                 .response
                 .as_deref()

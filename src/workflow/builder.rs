@@ -13,6 +13,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 use tessera_app::catalog::{Catalog, ComponentSpec};
 
+use crate::pages::component_set::KnownComponents;
+
 use super::{
     page::{PageFactory, PageRequest, UiOptions},
     prompt::{Prompt, Template},
@@ -56,6 +58,8 @@ pub(crate) struct Services {
     pub components: Vec<ComponentSpec>,
     /// What served pages render with (see `Runner::page_catalog`); set when the runner is built.
     pub page_catalog: Catalog,
+    /// Every spec a page may record (see `Runner::known_components`); set when the runner is built.
+    pub known_components: KnownComponents,
 }
 
 /// A step's result: the run's new state and what the next step gets.
@@ -671,11 +675,11 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
         options.components.clone_from(&context.services.components);
     }
     // A component chosen from the state at run time must still be one the server can render
-    // when the person opens the link, possibly after a restart.
+    // when the person opens the link, possibly after a restart: the page records this very spec.
     if let Some(unknown) = options
         .components
         .iter()
-        .find(|spec| context.services.page_catalog.get(&spec.name).is_none())
+        .find(|spec| !context.services.known_components.contains(spec))
     {
         return Err(StepError::fatal(anyhow::anyhow!(
             "component {} is not in the runner's page catalog, so its page could not be served: \

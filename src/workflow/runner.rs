@@ -16,6 +16,8 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tessera_app::catalog::{Catalog, ComponentSpec};
+
+use crate::pages::component_set::KnownComponents;
 use tokio::{sync::Notify, task::JoinSet};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -175,6 +177,12 @@ impl RunnerBuilder {
             page_catalog.register(spec.clone());
         }
         self.services.page_catalog = page_catalog;
+        self.services.known_components = KnownComponents::with(
+            self.services
+                .components
+                .iter()
+                .chain(self.registry.step_components()),
+        );
         Runner {
             inner: Arc::new(Inner {
                 workflows: self.registry.names(),
@@ -252,12 +260,21 @@ impl Runner {
         &self.inner.services.components
     }
 
-    /// The catalog the pages of its `ui` steps are served with: the defaults, the runner's
-    /// components, then every component a `ui_with` step names. One name, one component: a
-    /// later spec of the same name replaces an earlier one here.
+    /// The catalog pages stored before pages recorded their components are served with (and
+    /// the admin preview): the defaults, the runner's components, then every component a
+    /// `ui_with` step names. One name, one component: a later spec of the same name replaces an
+    /// earlier one here. Newer pages render with [`Runner::known_components`].
     #[must_use]
     pub fn page_catalog(&self) -> &Catalog {
         &self.inner.services.page_catalog
+    }
+
+    /// Every component spec its pages may have been generated with: the defaults, the runner's
+    /// and every `ui_with` step's, by content. A page renders with the specs it recorded
+    /// (`pages::component_set`), so one step's override never reaches another step's pages.
+    #[must_use]
+    pub fn known_components(&self) -> &KnownComponents {
+        &self.inner.services.known_components
     }
 
     /// Its configuration.

@@ -483,3 +483,53 @@ impl FreshPostgres {
         Ok(())
     }
 }
+
+/// The `WARN` and `ERROR` events of every server in this test binary, as the log lines would read.
+///
+/// Installed once as the process's subscriber (the servers run on this runtime's threads, so a
+/// scoped subscriber would miss them); tests find their own lines by an id only they know.
+pub fn captured_logs() -> &'static CapturedLogs {
+    static LOGS: std::sync::OnceLock<CapturedLogs> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = CapturedLogs(Arc::new(Mutex::new(Vec::new())));
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        // Fails only if something else installed one first; then nothing is captured and the
+        // tests that read the logs fail, naming what they missed.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        logs
+    })
+}
+
+/// What [`captured_logs`] collected.
+#[derive(Clone)]
+pub struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
+
+impl CapturedLogs {
+    /// The captured lines that contain `needle`.
+    pub fn lines_with(&self, needle: &str) -> Vec<String> {
+        let bytes = self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter(|line| line.contains(needle))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut bytes) = self.0.lock() {
+            bytes.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -57,6 +57,16 @@ async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
         html.contains(&format!("nonce=\"{nonce}\"")),
         "the hydration script carries the response's nonce"
     );
+    assert_eq!(
+        html.matches(&nonce).count(),
+        1,
+        "only the inline script carries the nonce (crossorigin takes no nonce): {html}"
+    );
+    assert_eq!(
+        html.matches("crossorigin=\"anonymous\"").count(),
+        2,
+        "the bundle and wasm preloads are anonymous CORS requests: {html}"
+    );
     let again = app.get("/").await?;
     assert!(
         !header(&again, "content-security-policy").contains(&nonce),

@@ -74,6 +74,7 @@ async fn waiting_page_with(
             tree,
             schema: Some(json!({"type": "object", "properties": {"note": {"type": "string", "minLength": 3}}, "required": ["note"]})),
             data: json!({"count": 2, "claims": [{"who": "Ada"}, {"who": "=HYPERLINK(\"x\")"}]}),
+            component_set: None,
             expires_at_ms: now_ms() + expires_in_ms,
         })
         .await?;
@@ -456,6 +457,7 @@ async fn page_with(app: &TestApp, component: &str, text: &str) -> anyhow::Result
             tree: json!({"nodes": {"b": {"component": component, "props": {"text": text}}}, "order": ["b"]}),
             schema: None,
             data: json!({}),
+            component_set: None,
             expires_at_ms: now_ms() + 60_000,
         })
         .await?;
@@ -523,5 +525,166 @@ async fn pages_are_served_with_the_components_the_runner_and_its_steps_registere
         unknown.contains("is not in the catalog"),
         "an unregistered component is an error box, not a crash: {unknown}"
     );
+    Ok(())
+}
+
+/// The default `Heading`'s props, rendered in capitals under a test id: what one workflow's
+/// `ui_with` step offers instead of the default.
+fn shouting_heading() -> anyhow::Result<ComponentSpec> {
+    use leptos::prelude::*;
+    let mut spec = Catalog::defaults()
+        .get("Heading")
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("the Heading spec"))?;
+    spec.description = "A heading that shouts.".to_owned();
+    spec.render = std::sync::Arc::new(|_node, props, _children| {
+        let text = props["text"].as_str().unwrap_or_default().to_uppercase();
+        view! { <h1 data-testid="shouting-heading">{text}</h1> }.into_any()
+    });
+    Ok(spec)
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, tessera::forms::FormSchema)]
+struct Acknowledgement {
+    seen: bool,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Nothing {}
+
+/// `Ask` (a `ui_with` step with `components`) → `Wait` for the answer.
+fn asking_workflow(
+    name: &str,
+    components: Vec<ComponentSpec>,
+) -> anyhow::Result<tessera::workflow::Workflow<Nothing>> {
+    Ok(workflow::<Nothing>(name)
+        .ui_with(
+            "Ask",
+            Prompt::<Acknowledgement>::new("Confirm you have seen the notice"),
+            UiOptions {
+                components,
+                ..UiOptions::default()
+            },
+        )
+        .step_with_page("Wait", |state, page| async move {
+            Ok((state, tessera::workflow::wait_for(page.webhook)))
+        })
+        .build()?)
+}
+
+/// Starts `workflow` and returns the path of the page its run waits on.
+async fn start_and_open(app: &TestApp, workflow: &str) -> anyhow::Result<String> {
+    let started: Value = app
+        .api_post("/api/runs", &json!({"workflow": workflow}))
+        .await?
+        .json()
+        .await?;
+    let id = started["id"].as_str().unwrap_or_default().to_owned();
+    for _ in 0..600 {
+        let run = app.api_json(&format!("/api/runs/{id}")).await?;
+        if let Some((_, token)) = run["waiting_page"]
+            .as_str()
+            .and_then(|link| link.split_once("/p/"))
+        {
+            return Ok(format!("/p/{token}"));
+        }
+        anyhow::ensure!(run["status"] != "failed", "run {id} failed: {run:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("run {id} of {workflow} never waited on a page")
+}
+
+#[tokio::test]
+async fn a_steps_override_of_a_default_component_stays_on_that_steps_pages() -> anyhow::Result<()> {
+    let options = Options {
+        workflows: Some(
+            Registry::new()
+                .with(asking_workflow("shouting", vec![shouting_heading()?])?)?
+                .with(asking_workflow("plain", Vec::new())?)?,
+        ),
+        ..Options::default()
+    };
+    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    let shouting = app
+        .get(&start_and_open(&app, "shouting").await?)
+        .await?
+        .text()
+        .await?;
+    assert!(
+        shouting.contains("data-testid=\"shouting-heading\""),
+        "the step's own Heading renders its page: {shouting}"
+    );
+    let plain_response = app.get(&start_and_open(&app, "plain").await?).await?;
+    assert_eq!(plain_response.status(), 200);
+    let plain = plain_response.text().await?;
+    assert!(
+        !plain.contains("shouting-heading"),
+        "another workflow's page keeps the default Heading: {plain}"
+    );
+    assert!(
+        plain.contains("<h1"),
+        "the default Heading renders: {plain}"
+    );
+    assert!(!plain.contains("node-error"), "{plain}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_page_made_with_components_the_server_no_longer_has_is_a_clear_error_page(
+) -> anyhow::Result<()> {
+    use tessera::pages::component_set::ComponentSet;
+    let logs = crate::helpers::captured_logs();
+    // Made by a server whose step offered the shouting Heading; this server never heard of it.
+    let app = spawn_app().await?;
+    let token = PageToken::generate();
+    let page = app
+        .store
+        .create_page(&NewPage {
+            token_hash: token.hash(),
+            run_id: None,
+            tree: json!({"nodes": {"h": {"component": "Heading", "props": {"text": "Notice"}}}, "order": ["h"]}),
+            schema: None,
+            data: json!({}),
+            component_set: Some(ComponentSet::of(&Catalog::resolve(
+                &[shouting_heading()?],
+                &[],
+            ))),
+            expires_at_ms: now_ms() + 60_000,
+        })
+        .await?;
+    let response = app.get(&format!("/p/{}", token.as_str())).await?;
+    assert_eq!(response.status(), 500);
+    let html = response.text().await?;
+    assert!(html.contains("This page cannot be shown"), "{html}");
+    assert!(
+        html.contains("components this server no longer has"),
+        "{html}"
+    );
+    assert!(!html.contains("node-error"), "no error boxes: {html}");
+    assert!(
+        !html.contains("Notice"),
+        "nothing of the page is shown: {html}"
+    );
+    let logged = logs.lines_with(&page.id.to_string());
+    assert!(
+        logged
+            .iter()
+            .any(|line| line.contains("ERROR") && line.contains("Heading")),
+        "an error naming the page and the component is logged: {logged:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_page_stored_before_pages_recorded_their_components_renders_as_before(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let html = app
+        .get(&page_with(&app, "Heading", "Written before the upgrade").await?)
+        .await?
+        .text()
+        .await?;
+    assert!(html.contains("Written before the upgrade"), "{html}");
+    assert!(!html.contains("node-error"), "{html}");
     Ok(())
 }

@@ -28,6 +28,7 @@ store_contract!(
     an_expired_page_refuses_submission,
     an_unknown_token_submission_is_not_found,
     a_duplicate_token_hash_is_a_conflict,
+    a_page_keeps_the_component_set_it_was_made_with,
 );
 
 async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
@@ -48,8 +49,33 @@ fn new_page(token: &PageToken, run_id: Option<RunId>, expires_at_ms: i64) -> New
         tree: json!({"nodes": {}, "order": []}),
         schema: Some(json!({"type": "object", "properties": {"note": {"type": "string"}}})),
         data: json!({"emails": []}),
+        component_set: None,
         expires_at_ms,
     }
+}
+
+async fn a_page_keeps_the_component_set_it_was_made_with(store: &Store) -> anyhow::Result<()> {
+    let set =
+        tessera::pages::component_set::ComponentSet::of(&tessera_app::catalog::Catalog::defaults());
+    let token = PageToken::generate();
+    let created = store
+        .create_page(&NewPage {
+            component_set: Some(set.clone()),
+            ..new_page(&token, None, now_ms() + 60_000)
+        })
+        .await?;
+    assert_eq!(created.component_set.as_ref(), Some(&set));
+    let read = store.page_by_token(&token.hash()).await?;
+    assert_eq!(read.component_set, Some(set));
+    let older = PageToken::generate();
+    store
+        .create_page(&new_page(&older, None, now_ms() + 60_000))
+        .await?;
+    assert_eq!(
+        store.page_by_token(&older.hash()).await?.component_set,
+        None
+    );
+    Ok(())
 }
 
 async fn a_created_run_reads_back_with_its_state(store: &Store) -> anyhow::Result<()> {

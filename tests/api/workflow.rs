@@ -150,6 +150,7 @@ impl PageFactory for StaticPageFactory {
                 tree: json!({"nodes": {"c1": {"component": "Heading", "props": {"text": "Hi", "level": 1}}}, "order": ["c1"]}),
                 schema: request.schema.as_ref().map(FormSchema::to_json_schema),
                 data: request.data.clone(),
+                component_set: None,
                 expires_at_ms: now_ms() + 3_600_000,
             })
             .await?;
@@ -451,6 +452,7 @@ async fn a_page_submitted_before_its_run_waits_makes_the_run_ready(
             tree: json!({"nodes": {}, "order": []}),
             schema: None,
             data: json!({}),
+            component_set: None,
             expires_at_ms: now_ms() + 60_000,
         })
         .await?;

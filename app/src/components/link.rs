@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{classify_href, is_safe_image_src, HrefKind};
+use super::{attribute_url, classify_href, is_safe_image_src, HrefKind};
 use crate::catalog::{ComponentProps, Role};
 use crate::render::NodeCtx;
 
@@ -51,14 +51,14 @@ pub fn LinkView(props: LinkProps) -> impl IntoView {
     };
     match classify_href(&props.href) {
         Some(HrefKind::External) => view! {
-            <a href=props.href target="_blank" rel="noopener noreferrer" class=CLASS>
+            <a href=attribute_url(&props.href) target="_blank" rel="noopener noreferrer" class=CLASS>
                 {label}
                 <span class="sr-only">" (opens in a new tab)"</span>
                 <span aria-hidden="true">" \u{2197}"</span>
             </a>
         }
         .into_any(),
-        Some(HrefKind::Relative | HrefKind::Mailto) => view! { <a href=props.href class=CLASS>{label}</a> }.into_any(),
+        Some(HrefKind::Relative | HrefKind::Mailto) => view! { <a href=attribute_url(&props.href) class=CLASS>{label}</a> }.into_any(),
         None => view! { <span class="text-slate-800 dark:text-slate-200" data-testid="unsafe-link">{label}</span> }.into_any(),
     }
 }
@@ -101,7 +101,7 @@ pub fn ImageView(props: ImageProps) -> impl IntoView {
     let picture = if is_safe_image_src(&props.src) {
         view! {
             <img
-                src=props.src
+                src=attribute_url(&props.src)
                 alt=props.alt
                 loading="lazy"
                 referrerpolicy="no-referrer"

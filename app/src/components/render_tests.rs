@@ -395,6 +395,20 @@ fn a_table_without_rows_says_so() -> Result<(), serde_json::Error> {
     )?;
     assert!(html.contains("No rows"), "{html}");
     assert!(!html.contains("node-error"), "{html}");
+    assert!(html.contains("<thead"), "its named columns head it: {html}");
+    Ok(())
+}
+
+#[test]
+fn a_table_with_neither_rows_nor_columns_has_no_empty_header_row() -> Result<(), serde_json::Error>
+{
+    // HTML requires a cell in every header row; with no columns to name there is no header.
+    let html = render(
+        &single("Table", json!({"rows": {"$data": "/archived"}})),
+        &RenderCtx::new(json!({"archived": []})),
+    )?;
+    assert!(html.contains("No rows"), "{html}");
+    assert!(!html.contains("<thead"), "{html}");
     Ok(())
 }
 

@@ -396,14 +396,19 @@ pub fn TableView(
                     .map(|caption| {
                         view! { <caption id=caption_id class="px-3 pt-3 text-left font-semibold text-slate-900 dark:text-slate-100">{caption}</caption> }
                     })}
-                <thead class="bg-slate-50 dark:bg-slate-900">
-                    <tr>
-                        {selectable
-                            .as_ref()
-                            .map(|_| view! { <th scope="col" class="w-px whitespace-nowrap px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">"Select"</th> })}
-                        {headers}
-                    </tr>
-                </thead>
+                // A header row needs a cell: a table with no columns yet (no rows to infer
+                // them from) has no header at all.
+                {(column_count > 0).then(|| view! {
+                    <thead class="bg-slate-50 dark:bg-slate-900">
+                        <tr>
+                            {selectable
+                                .as_ref()
+                                .map(|_| view! { <th scope="col" class="w-px whitespace-nowrap px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">"Select"</th> })}
+                            {headers}
+                        </tr>
+                    </thead>
+                }
+                .into_any())}
                 <tbody>{body}</tbody>
             </table>
         </div>

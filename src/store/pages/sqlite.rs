@@ -16,8 +16,8 @@ pub(super) async fn insert(
     now: i64,
 ) -> Result<PageRow> {
     let sql = format!(
-        "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, created_at, expires_at) \
-         VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
+        "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, component_set, \
+         created_at, expires_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
     );
     Ok(sqlx::query_as(&sql)
         .bind(id.to_string())
@@ -26,6 +26,12 @@ pub(super) async fn insert(
         .bind(new_page.tree.to_string())
         .bind(new_page.schema.as_ref().map(ToString::to_string))
         .bind(new_page.data.to_string())
+        .bind(
+            new_page
+                .component_set
+                .as_ref()
+                .map(|set| set.to_json().to_string()),
+        )
         .bind(now)
         .bind(new_page.expires_at_ms)
         .fetch_one(pool)
