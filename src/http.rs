@@ -60,8 +60,12 @@ pub fn router(state: AppState) -> Router {
             post(runs::start_run_api).get(runs::list_runs_api),
         )
         .route("/api/runs/{id}", get(runs::show_run_api))
+        .route("/api/runs/{id}/link", post(runs::issue_link_api))
         .route("/api/asks", post(asks::create_ask_api))
         .route("/api/asks/{id}", get(asks::show_ask_api))
+        .route("/api/asks/{id}/cancel", post(asks::cancel_ask_api))
+        .route("/api/asks/{id}/extend", post(asks::extend_ask_api))
+        .route("/api/asks/{id}/reissue", post(asks::reissue_ask_api))
         .route("/api/pages/generate", post(generate::generate_page))
         .route("/api/generations", get(generate::list_generations))
         .route("/api/generations/{id}", get(generate::generation))

@@ -211,6 +211,33 @@ fn parse_expires_in(value: Option<Value>) -> Result<Duration, AskError> {
     }
 }
 
+/// Checks the body of `POST /api/asks/{id}/extend`: `{"expires_in": seconds}`, required, in the
+/// range `POST /api/asks` accepts.
+///
+/// # Errors
+/// [`AskError::Invalid`] naming the field at fault.
+pub fn parse_extension(request: AskRequest) -> Result<Duration, AskError> {
+    let Value::Object(mut body) = request.0 else {
+        return Err(AskError::invalid(
+            "body",
+            "the body must be a JSON object such as {\"expires_in\": 86400}",
+        ));
+    };
+    if let Some(unknown) = body.keys().find(|key| key.as_str() != "expires_in") {
+        return Err(AskError::invalid(
+            unknown.clone(),
+            format!("unknown field `{unknown}`; the only field is expires_in"),
+        ));
+    }
+    match body.remove("expires_in") {
+        None | Some(Value::Null) => Err(AskError::invalid(
+            "expires_in",
+            "is required: seconds from now until the link expires",
+        )),
+        value => parse_expires_in(value),
+    }
+}
+
 fn parse_callback_url(
     value: Option<Value>,
     can: AskCapabilities,
