@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{
     page::step_generation_id,
-    run::{Run, RunId, RunStep},
+    run::{Run, RunId, RunStatus, RunStep},
 };
 use crate::{
     pages::page::{Page, PageId, PageStatus},
@@ -24,7 +24,8 @@ pub struct RunOverview {
     /// The pages it made, newest first.
     #[serde(skip)]
     pub pages: Vec<Page>,
-    /// The page the run's last `ui` step made, while it is open (its link is never stored;
+    /// The page the run's last `ui` step made, while it is open and the run unfinished (its
+    /// link is never stored;
     /// `pages::links::reissue_link` gives a working one).
     pub waiting_page: Option<PageId>,
     /// The name of the step the run is at (or ended at).
@@ -49,7 +50,11 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
         let handle = step.output.as_ref()?.get("page")?;
         handle.get("page_id")?.as_str()?.parse::<uuid::Uuid>().ok()
     });
-    let waiting_page = candidate.and_then(|page_id| {
+    let unfinished = matches!(
+        run.status,
+        RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+    );
+    let waiting_page = candidate.filter(|_| unfinished).and_then(|page_id| {
         pages
             .iter()
             .find(|page| {
