@@ -20,4 +20,5 @@ mod notify;
 mod pages;
 mod runs;
 mod store;
+mod tokens;
 mod workflow;
