@@ -21,7 +21,7 @@ use std::time::Duration;
 pub use lifecycle::{cancel_ask, extend_ask, reissue_ask};
 pub use request::{parse_extension, AskCapabilities, AskRequest, NewAsk};
 pub use status::{ask_status, AskStatus, AskView, CallbackView};
-pub use workflow::{ask_workflow, AskState, CallbackPayload, ASK_WORKFLOW};
+pub use workflow::{ask_workflow, AskState, CallbackPayload, NotifierFor, ASK_WORKFLOW};
 
 use tokio::sync::broadcast;
 
@@ -104,7 +104,7 @@ pub async fn create_ask(
     ask: NewAsk,
     link_wait: Duration,
 ) -> Result<AskView, AskError> {
-    let notifies_someone = ask.notify;
+    let notifies_someone = ask.notify || ask.recipients.is_some();
     // Subscribed before the run starts, so its announcement cannot be missed.
     let mut minted = runner.links().subscribe();
     let run = runner

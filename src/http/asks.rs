@@ -41,6 +41,7 @@ fn capabilities(state: &AppState) -> AskCapabilities {
     AskCapabilities {
         notify: notify.ntfy.is_some() || notify.webhook_url.is_some() || notify.email.is_some(),
         callbacks: notify.webhook_secret.is_some(),
+        recipients: notify.ask_recipients.clone(),
     }
 }
 

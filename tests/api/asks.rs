@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
-    notify::{verify, NotifyConfig},
+    notify::{verify, NotifyConfig, NtfyConfig, RecipientAllowlist},
     store::{now_ms, pages::PageChange},
     workflow::run::RunId,
 };
@@ -357,7 +357,61 @@ on_both_backends!(
     an_ask_that_expires_or_is_cancelled_tells_its_callback_why,
     the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered,
     the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled,
+    an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only,
 );
+
+async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let sink = HttpSink::start(&[]).await?;
+    let server_topic = sink.url("/server-topic")?;
+    let hooks = sink.url("/hooks/")?;
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            ntfy: NtfyConfig::new(server_topic.as_str(), None).ok(),
+            webhook_secret: Some(Secret::new(SECRET)),
+            ask_recipients: RecipientAllowlist {
+                ntfy_topics: vec!["ops".into()],
+                email: vec!["@example.com".into()],
+                webhook_prefixes: vec![hooks.to_string()],
+            },
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Deploy?", "notify": {"ntfy": {"topic": "ops"}, "webhook": sink.url("/hooks/deploy")?.as_str()}}),
+    )
+    .await?;
+    let seen = sink.seen();
+    let topic = seen.iter().find(|seen| seen.path == "/ops").context("the ops topic was notified")?;
+    assert!(topic.header("click").is_some_and(|link| link.ends_with(&path)));
+    let hook = seen.iter().find(|seen| seen.path == "/hooks/deploy").context("the webhook was notified")?;
+    let notification: Value = serde_json::from_slice(&hook.body)?;
+    assert!(notification["link"].as_str().is_some_and(|link| link.ends_with(&path)));
+    assert!(hook.header("x-tessera-signature").is_some(), "signed");
+    assert!(
+        !seen.iter().any(|seen| seen.path == "/server-topic"),
+        "only the recipients it named"
+    );
+    assert_eq!(submit(&app, &path, "answer=yes").await?.status(), 303);
+    wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
+
+    for (notify, field) in [
+        (json!({"email": ["boss@elsewhere.org"]}), "notify.email[0]"),
+        (json!({"ntfy": {"topic": "everyone"}}), "notify.ntfy.topic"),
+        (json!({"webhook": "https://attacker.example/steal"}), "notify.webhook"),
+    ] {
+        let (status, error) = error_of(post_ask(&app, &json!({"prompt": "q", "notify": notify})).await?).await?;
+        assert_eq!(status, 422);
+        assert_eq!((error["code"].as_str(), error["field"].as_str()), (Some("invalid_ask"), Some(field)));
+    }
+    app.cleanup().await
+}
 
 async fn ask_call(app: &TestApp, id: &str, action: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
     let response = app.api_post(&format!("/api/asks/{id}/{action}"), body).await?;
