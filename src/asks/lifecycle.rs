@@ -86,7 +86,9 @@ pub async fn extend_ask(
     let millis = i64::try_from(expires_in.as_millis()).unwrap_or(i64::MAX / 2);
     match extend_link(store, page_id, Extension::FromNow(millis)).await? {
         LinkChange::Done(_) => Ok(view(&run_overview(store, overview.run.id).await?)),
-        LinkChange::NotOpen => Err(closed(view(&run_overview(store, overview.run.id).await?).status)),
+        LinkChange::NotOpen => Err(closed(
+            view(&run_overview(store, overview.run.id).await?).status,
+        )),
     }
 }
 
@@ -104,6 +106,8 @@ pub async fn reissue_ask(store: &Store, public_url: &str, id: &str) -> Result<As
             answer.link = Some(link);
             Ok(answer)
         }
-        LinkChange::NotOpen => Err(closed(view(&run_overview(store, overview.run.id).await?).status)),
+        LinkChange::NotOpen => Err(closed(
+            view(&run_overview(store, overview.run.id).await?).status,
+        )),
     }
 }

@@ -310,13 +310,20 @@ fn parse_recipients(
                 if !allowlist.allows_email(address) {
                     return Err(AskError::invalid(
                         field,
-                        format!("`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"),
+                        format!(
+                            "`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"
+                        ),
                     ));
                 }
                 recipients.email.push(address.to_owned());
             }
         }
-        Some(_) => return Err(AskError::invalid("notify.email", "must be a list of addresses")),
+        Some(_) => {
+            return Err(AskError::invalid(
+                "notify.email",
+                "must be a list of addresses",
+            ))
+        }
     }
     match named.remove("webhook") {
         None | Some(Value::Null) => {}
@@ -386,7 +393,8 @@ mod tests {
     };
 
     #[test]
-    fn named_recipients_must_be_within_the_allowlist_and_are_named_when_not() -> Result<(), AskError> {
+    fn named_recipients_must_be_within_the_allowlist_and_are_named_when_not() -> Result<(), AskError>
+    {
         let can = AskCapabilities {
             recipients: RecipientAllowlist {
                 ntfy_topics: vec!["ops".into()],
@@ -396,18 +404,29 @@ mod tests {
             ..AskCapabilities::default()
         };
         let ask = NewAsk::parse(
-            AskRequest(json!({"prompt": "q", "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://hooks.example.com/x"}})),
+            AskRequest(
+                json!({"prompt": "q", "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://hooks.example.com/x"}}),
+            ),
             can.clone(),
         )?;
         let recipients = ask.recipients.clone().unwrap_or_default();
         assert_eq!(recipients.ntfy_topic.as_deref(), Some("ops"));
         assert_eq!(recipients.email, ["a@example.com"]);
-        assert!(!ask.notify, "only the named recipients, not the server's channels");
+        assert!(
+            !ask.notify,
+            "only the named recipients, not the server's channels"
+        );
         for (notify, field) in [
-            (json!({"email": ["a@example.com", "b@elsewhere.org"]}), "notify.email[1]"),
+            (
+                json!({"email": ["a@example.com", "b@elsewhere.org"]}),
+                "notify.email[1]",
+            ),
             (json!({"email": ["not an address"]}), "notify.email[0]"),
             (json!({"ntfy": {"topic": "all"}}), "notify.ntfy.topic"),
-            (json!({"webhook": "https://hooks.example.com.evil.test/"}), "notify.webhook"),
+            (
+                json!({"webhook": "https://hooks.example.com.evil.test/"}),
+                "notify.webhook",
+            ),
             (json!({"sms": "+1"}), "notify.sms"),
             (json!({}), "notify"),
             (json!("yes"), "notify"),

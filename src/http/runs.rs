@@ -303,17 +303,19 @@ pub async fn change_page(
     let (changed, new_link) = match form_field(&body, "action").as_str() {
         "revoke" => (links::revoke_link(store, page_id).await?.done(), None),
         "extend" => (
-            links::extend_link(store, page_id, links::Extension::By(links::DEFAULT_EXTENSION_MS))
-                .await?
-                .done(),
+            links::extend_link(
+                store,
+                page_id,
+                links::Extension::By(links::DEFAULT_EXTENSION_MS),
+            )
+            .await?
+            .done(),
             None,
         ),
-        "reissue" => {
-            match links::reissue_link(store, &state.config.public_url, page_id).await? {
-                LinkChange::Done(link) => (true, Some(link)),
-                LinkChange::NotOpen => (false, None),
-            }
-        }
+        "reissue" => match links::reissue_link(store, &state.config.public_url, page_id).await? {
+            LinkChange::Done(link) => (true, Some(link)),
+            LinkChange::NotOpen => (false, None),
+        },
         other => {
             return Err(AppError::BadRequest {
                 code: "invalid_action",
@@ -328,7 +330,12 @@ pub async fn change_page(
         (false, _) => "Nothing changed: the page is no longer open.",
     };
     let overview = run_overview(&state.store, run_id).await?;
-    Ok(detail_page(&state, overview, new_link, Some(flash.to_owned())))
+    Ok(detail_page(
+        &state,
+        overview,
+        new_link,
+        Some(flash.to_owned()),
+    ))
 }
 
 /// `POST /api/runs/{id}/link`: a working link to the page the run waits on — a fresh one,

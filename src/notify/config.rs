@@ -369,16 +369,29 @@ fn ask_recipients(
     let mut allowlist = RecipientAllowlist::default();
     if let Some((name, raw)) = lookup("TESSERA_ASK_NTFY_TOPICS") {
         if config.ntfy.is_none() {
-            return Err(NotifyError::bad_config(name, "is set but TESSERA_NTFY_URL is not"));
+            return Err(NotifyError::bad_config(
+                name,
+                "is set but TESSERA_NTFY_URL is not",
+            ));
         }
         allowlist.ntfy_topics = RecipientAllowlist::entries(&raw);
-        if let Some(bad) = allowlist.ntfy_topics.iter().find(|topic| topic.contains('/')) {
-            return Err(NotifyError::bad_config(name, format!("`{bad}` is not a topic (no `/`)")));
+        if let Some(bad) = allowlist
+            .ntfy_topics
+            .iter()
+            .find(|topic| topic.contains('/'))
+        {
+            return Err(NotifyError::bad_config(
+                name,
+                format!("`{bad}` is not a topic (no `/`)"),
+            ));
         }
     }
     if let Some((name, raw)) = lookup("TESSERA_ASK_EMAIL_TO") {
         if config.email.is_none() {
-            return Err(NotifyError::bad_config(name, "is set but TESSERA_SMTP_HOST is not"));
+            return Err(NotifyError::bad_config(
+                name,
+                "is set but TESSERA_SMTP_HOST is not",
+            ));
         }
         allowlist.email = RecipientAllowlist::entries(&raw);
         let not_an_address = |entry: &String| {

@@ -10,9 +10,7 @@
 use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    config::NotifyConfig, EmailSender, Notifier, NotifyError, NtfyClient, Result,
-};
+use super::{config::NotifyConfig, EmailSender, Notifier, NotifyError, NtfyClient, Result};
 
 /// Who an ask's link goes to, as the ask named them (checked against the allowlist first).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,9 +89,10 @@ impl Notifier {
     pub fn for_recipients(config: &NotifyConfig, recipients: &AskRecipients) -> Result<Self> {
         let ntfy = match &recipients.ntfy_topic {
             Some(topic) => {
-                let server = config.ntfy.as_ref().ok_or_else(|| {
-                    NotifyError::bad_config("TESSERA_NTFY_URL", "is not set")
-                })?;
+                let server = config
+                    .ntfy
+                    .as_ref()
+                    .ok_or_else(|| NotifyError::bad_config("TESSERA_NTFY_URL", "is not set"))?;
                 Some(NtfyClient::new(server.with_topic(topic)?, config.timeout)?)
             }
             None => None,
@@ -110,7 +109,10 @@ impl Notifier {
                 .iter()
                 .map(|address| {
                     address.parse::<Mailbox>().map_err(|_| {
-                        NotifyError::bad_config("notify.email", "holds an address that does not parse")
+                        NotifyError::bad_config(
+                            "notify.email",
+                            "holds an address that does not parse",
+                        )
                     })
                 })
                 .collect::<Result<_>>()?;

@@ -91,9 +91,7 @@ pub async fn extend_link(
 /// [`StoreError::NotFound`] for an unknown page; database failures.
 pub async fn revoke_link(store: &Store, page_id: PageId) -> Result<LinkChange<()>, StoreError> {
     store.page(page_id).await?;
-    let changed = store
-        .change_open_page(page_id, &PageChange::Revoke)
-        .await?;
+    let changed = store.change_open_page(page_id, &PageChange::Revoke).await?;
     Ok(if changed {
         LinkChange::Done(())
     } else {

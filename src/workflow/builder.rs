@@ -27,8 +27,8 @@ use super::{
 };
 use crate::{
     forms::{FormSchema, FormSchemaType},
-    pages::page::PageId,
     llm::{ChatModel, ChatRequest, Message, ToolDefinition},
+    pages::page::PageId,
     store::now_ms,
 };
 

@@ -64,7 +64,9 @@ impl Default for LinkHandoff {
 
 impl fmt::Debug for LinkHandoff {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.debug_struct("LinkHandoff").finish_non_exhaustive()
+        formatter
+            .debug_struct("LinkHandoff")
+            .finish_non_exhaustive()
     }
 }
 
@@ -120,7 +122,10 @@ mod tests {
         });
         assert_eq!(handoff.get(page_id).as_deref(), Some("http://x/p/abc"));
         assert_eq!(handoff.get(PageId::new()), None);
-        let announced = receiver.recv().await.map(|minted| (minted.run_id, minted.link));
+        let announced = receiver
+            .recv()
+            .await
+            .map(|minted| (minted.run_id, minted.link));
         assert_eq!(announced.ok(), Some((run_id, "http://x/p/abc".to_owned())));
         assert!(!format!("{handoff:?}").contains("abc"));
     }

@@ -388,11 +388,21 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
     )
     .await?;
     let seen = sink.seen();
-    let topic = seen.iter().find(|seen| seen.path == "/ops").context("the ops topic was notified")?;
-    assert!(topic.header("click").is_some_and(|link| link.ends_with(&path)));
-    let hook = seen.iter().find(|seen| seen.path == "/hooks/deploy").context("the webhook was notified")?;
+    let topic = seen
+        .iter()
+        .find(|seen| seen.path == "/ops")
+        .context("the ops topic was notified")?;
+    assert!(topic
+        .header("click")
+        .is_some_and(|link| link.ends_with(&path)));
+    let hook = seen
+        .iter()
+        .find(|seen| seen.path == "/hooks/deploy")
+        .context("the webhook was notified")?;
     let notification: Value = serde_json::from_slice(&hook.body)?;
-    assert!(notification["link"].as_str().is_some_and(|link| link.ends_with(&path)));
+    assert!(notification["link"]
+        .as_str()
+        .is_some_and(|link| link.ends_with(&path)));
     assert!(hook.header("x-tessera-signature").is_some(), "signed");
     assert!(
         !seen.iter().any(|seen| seen.path == "/server-topic"),
@@ -404,17 +414,31 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
     for (notify, field) in [
         (json!({"email": ["boss@elsewhere.org"]}), "notify.email[0]"),
         (json!({"ntfy": {"topic": "everyone"}}), "notify.ntfy.topic"),
-        (json!({"webhook": "https://attacker.example/steal"}), "notify.webhook"),
+        (
+            json!({"webhook": "https://attacker.example/steal"}),
+            "notify.webhook",
+        ),
     ] {
-        let (status, error) = error_of(post_ask(&app, &json!({"prompt": "q", "notify": notify})).await?).await?;
+        let (status, error) =
+            error_of(post_ask(&app, &json!({"prompt": "q", "notify": notify})).await?).await?;
         assert_eq!(status, 422);
-        assert_eq!((error["code"].as_str(), error["field"].as_str()), (Some("invalid_ask"), Some(field)));
+        assert_eq!(
+            (error["code"].as_str(), error["field"].as_str()),
+            (Some("invalid_ask"), Some(field))
+        );
     }
     app.cleanup().await
 }
 
-async fn ask_call(app: &TestApp, id: &str, action: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
-    let response = app.api_post(&format!("/api/asks/{id}/{action}"), body).await?;
+async fn ask_call(
+    app: &TestApp,
+    id: &str,
+    action: &str,
+    body: &Value,
+) -> anyhow::Result<(u16, Value)> {
+    let response = app
+        .api_post(&format!("/api/asks/{id}/{action}"), body)
+        .await?;
     Ok((response.status().as_u16(), response.json().await?))
 }
 
@@ -424,25 +448,42 @@ async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answ
     let Some(app) = spawn_app_on(backend, |_| {}).await? else {
         return Ok(());
     };
-    let (id, first_path) = create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
+    let (id, first_path) =
+        create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
 
     let (status, extended) = ask_call(&app, &id, "extend", &json!({"expires_in": 86_400})).await?;
     assert_eq!(status, 200, "{extended:#}");
     let in_a_day = now_ms() + 86_400_000;
     let expires_at = extended["expires_at_ms"].as_i64().context("an expiry")?;
-    assert!((in_a_day - 60_000..=in_a_day).contains(&expires_at), "{expires_at}");
-    assert_eq!(ask_json(&app, &id).await?["expires_at_ms"], json!(expires_at));
+    assert!(
+        (in_a_day - 60_000..=in_a_day).contains(&expires_at),
+        "{expires_at}"
+    );
+    assert_eq!(
+        ask_json(&app, &id).await?["expires_at_ms"],
+        json!(expires_at)
+    );
     let (status, refused) = ask_call(&app, &id, "extend", &json!({"expires_in": 5})).await?;
-    assert_eq!((status, &refused["error"]["field"]), (422, &json!("expires_in")));
+    assert_eq!(
+        (status, &refused["error"]["field"]),
+        (422, &json!("expires_in"))
+    );
     assert_eq!(refused["error"]["code"], "invalid_ask");
 
     let (status, reissued) = ask_call(&app, &id, "reissue", &json!({})).await?;
     assert_eq!(status, 200, "{reissued:#}");
     let fresh_path = page_path(reissued["link"].as_str().context("a fresh link")?)?;
     assert_ne!(fresh_path, first_path);
-    assert_eq!(app.get(&first_path).await?.status(), 404, "the first link stops working");
+    assert_eq!(
+        app.get(&first_path).await?.status(),
+        404,
+        "the first link stops working"
+    );
     assert_eq!(app.get(&fresh_path).await?.status(), 200);
-    assert!(ask_json(&app, &id).await?["link"].is_null(), "GET never shows a link");
+    assert!(
+        ask_json(&app, &id).await?["link"].is_null(),
+        "GET never shows a link"
+    );
 
     assert_eq!(submit(&app, &fresh_path, "answer=yes").await?.status(), 303);
     wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
@@ -452,14 +493,32 @@ async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answ
         ("cancel", json!({})),
     ] {
         let (status, body) = ask_call(&app, &id, action, &body).await?;
-        assert_eq!((status, &body["error"]["code"]), (409, &json!("ask_closed")), "{action}: {body:#}");
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (409, &json!("ask_closed")),
+            "{action}: {body:#}"
+        );
     }
     let answered = ask_json(&app, &id).await?;
-    assert_eq!(answered["response"], json!({"answer": "yes"}), "the answer stands");
+    assert_eq!(
+        answered["response"],
+        json!({"answer": "yes"}),
+        "the answer stands"
+    );
 
     for action in ["extend", "reissue", "cancel"] {
-        let (status, body) = ask_call(&app, "7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f", action, &json!({"expires_in": 3600})).await?;
-        assert_eq!((status, &body["error"]["code"]), (404, &json!("not_found")), "{action}");
+        let (status, body) = ask_call(
+            &app,
+            "7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f",
+            action,
+            &json!({"expires_in": 3600}),
+        )
+        .await?;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (404, &json!("not_found")),
+            "{action}"
+        );
     }
     app.cleanup().await
 }
@@ -484,11 +543,19 @@ async fn the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled(
     })
     .await?;
     assert!(done["response"].is_null());
-    let delivered: Value = serde_json::from_slice(&sink.seen().first().context("a callback")?.body)?;
+    let delivered: Value =
+        serde_json::from_slice(&sink.seen().first().context("a callback")?.body)?;
     assert_eq!(delivered["status"], "cancelled");
-    assert_ne!(submit(&app, &path, "answer=late").await?.status(), 303, "the link takes no answer");
+    assert_ne!(
+        submit(&app, &path, "answer=late").await?.status(),
+        303,
+        "the link takes no answer"
+    );
     let (status, again) = ask_call(&app, &id, "cancel", &json!({})).await?;
-    assert_eq!((status, &again["error"]["code"]), (409, &json!("ask_closed")));
+    assert_eq!(
+        (status, &again["error"]["code"]),
+        (409, &json!("ask_closed"))
+    );
     app.cleanup().await
 }
 

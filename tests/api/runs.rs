@@ -35,7 +35,10 @@ pub(crate) async fn working_link_path(app: &TestApp, id: &str) -> anyhow::Result
         .await?;
     let status = response.status();
     let body: Value = response.json().await?;
-    anyhow::ensure!(status == 201, "no working link for run {id}: {status} {body:#}");
+    anyhow::ensure!(
+        status == 201,
+        "no working link for run {id}: {status} {body:#}"
+    );
     body["link"]
         .as_str()
         .and_then(|link| link.split_once("/p/"))
@@ -212,7 +215,10 @@ fn shown_link(html: &str) -> String {
         .nth(1)
         .and_then(|rest| rest.split('>').nth(1))
         .and_then(|rest| rest.split('<').next())
-        .map(|link| link.split_once("/p/").map_or(String::new(), |(_, token)| format!("/p/{token}")))
+        .map(|link| {
+            link.split_once("/p/")
+                .map_or(String::new(), |(_, token)| format!("/p/{token}"))
+        })
         .unwrap_or_default()
 }
 
@@ -238,7 +244,10 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
         .to_owned();
     let id = location.trim_start_matches("/runs/").to_owned();
     let waiting = wait_for_status(&app, &id, "waiting").await?;
-    let page_id = waiting["waiting_page"].as_str().unwrap_or_default().to_owned();
+    let page_id = waiting["waiting_page"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let run_page = app
         .client
         .get(app.url(&location))

@@ -140,9 +140,11 @@ async fn postgres_rows(store: &Store) -> anyhow::Result<String> {
     anyhow::ensure!(tables.iter().any(|table| table == "pages"), "{tables:?}");
     let mut text = String::new();
     for table in tables {
-        let rows = sqlx::query(&format!("SELECT row_to_json(t)::text AS row FROM \"{table}\" t"))
-            .fetch_all(pool)
-            .await?;
+        let rows = sqlx::query(&format!(
+            "SELECT row_to_json(t)::text AS row FROM \"{table}\" t"
+        ))
+        .fetch_all(pool)
+        .await?;
         for row in rows {
             text.push_str(&row.try_get::<String, _>("row")?);
             text.push('\n');
@@ -178,13 +180,18 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     )
     .await?;
     let ask_id = created["id"].as_str().context("an ask id")?.to_owned();
-    tokens.push(token_of(created["link"].as_str().context("the creator's link")?)?);
+    tokens.push(token_of(
+        created["link"].as_str().context("the creator's link")?,
+    )?);
     for seen in sink.seen().iter().filter(|seen| seen.path == "/notify") {
         let notification: Value = serde_json::from_slice(&seen.body)?;
         tokens.push(token_of(notification["link"].as_str().context("a link")?)?);
     }
     let reissued = post_json(&app, &format!("/api/asks/{ask_id}/reissue"), &json!({})).await?;
-    let ask_link = reissued["link"].as_str().context("a fresh link")?.to_owned();
+    let ask_link = reissued["link"]
+        .as_str()
+        .context("a fresh link")?
+        .to_owned();
     tokens.push(token_of(&ask_link)?);
     post_json(
         &app,
@@ -273,10 +280,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
             rows
         }
     };
-    anyhow::ensure!(
-        stored.contains("Approve?"),
-        "the scan reads the runs' data"
-    );
+    anyhow::ensure!(stored.contains("Approve?"), "the scan reads the runs' data");
 
     let logged = logs.text();
     anyhow::ensure!(
@@ -284,7 +288,10 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
         "the app's own log lines were captured"
     );
     for token in &tokens {
-        assert!(!stored.contains(token.as_str()), "a token is stored: {token}");
+        assert!(
+            !stored.contains(token.as_str()),
+            "a token is stored: {token}"
+        );
         let line = logged.lines().find(|line| line.contains(token.as_str()));
         assert!(line.is_none(), "a token is logged: {line:?}");
         assert!(!shown.contains(token.as_str()), "a token is shown: {token}");

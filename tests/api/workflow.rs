@@ -173,7 +173,9 @@ impl PageFactory for StaticPageFactory {
             .change_open_page(page_id, &PageChange::Reissue(token.hash()))
             .await?;
         if !changed {
-            return Err(StepError::fatal(anyhow::anyhow!("page {page_id} is not open")));
+            return Err(StepError::fatal(anyhow::anyhow!(
+                "page {page_id} is not open"
+            )));
         }
         let link = format!("http://localhost/p/{}", token.as_str());
         lock(&self.tokens).push(token);
@@ -1829,24 +1831,30 @@ fn relink_workflow(
 ) -> anyhow::Result<Registry> {
     let relink = workflow::<Digest>("relink")
         .ui("Ask", Prompt::<DigestForm>::new("Pick emails to archive."))
-        .step_with_page("Notify", move |state: Digest, page: PageHandle<DigestForm>| {
-            let attempts = Arc::clone(&attempts);
-            let sent = Arc::clone(&sent);
-            async move {
-                if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
-                    return Err(StepError::retryable(anyhow::anyhow!("the process died")));
+        .step_with_page(
+            "Notify",
+            move |state: Digest, page: PageHandle<DigestForm>| {
+                let attempts = Arc::clone(&attempts);
+                let sent = Arc::clone(&sent);
+                async move {
+                    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(StepError::retryable(anyhow::anyhow!("the process died")));
+                    }
+                    lock(&sent).push(page.link.clone());
+                    Ok((state, wait_for(page.webhook)))
                 }
-                lock(&sent).push(page.link.clone());
-                Ok((state, wait_for(page.webhook)))
-            }
-        })
+            },
+        )
         .retry(RetryPolicy::exponential(3, Duration::from_millis(1)))
-        .step_with_response("Archive", |state: Digest, response: DigestForm| async move {
-            Ok(Digest {
-                archived: response.archive_ids,
-                ..state
-            })
-        })
+        .step_with_response(
+            "Archive",
+            |state: Digest, response: DigestForm| async move {
+                Ok(Digest {
+                    archived: response.archive_ids,
+                    ..state
+                })
+            },
+        )
         .build()?;
     Ok(Registry::new().with(relink)?)
 }
@@ -1902,7 +1910,9 @@ async fn a_restart_between_the_page_and_its_notify_step_mints_a_fresh_link_and_t
         archive_ids: vec!["e2".into()],
         note: None,
     })?;
-    let outcome = store.submit_page(&fresh.hash(), &response, now_ms()).await?;
+    let outcome = store
+        .submit_page(&fresh.hash(), &response, now_ms())
+        .await?;
     assert!(matches!(outcome, SubmitOutcome::Submitted(_)));
     after.wake();
     drain(&after).await?;
