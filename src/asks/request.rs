@@ -102,7 +102,7 @@ impl NewAsk {
     /// [`AskError::Invalid`] naming the first field at fault: not an object, an unknown field,
     /// an empty or too long prompt, a schema outside the form subset, an expiry out of range,
     /// `notify` or `callback_url` the server cannot honour, a callback that is not http(s).
-    pub fn parse(request: AskRequest, can: AskCapabilities) -> Result<Self, AskError> {
+    pub fn parse(request: AskRequest, can: &AskCapabilities) -> Result<Self, AskError> {
         let Value::Object(mut body) = request.0 else {
             return Err(AskError::invalid(
                 "body",
@@ -141,7 +141,7 @@ impl NewAsk {
                 ))
             }
         };
-        let callback_url = parse_callback_url(body.remove("callback_url"), &can)?;
+        let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         Ok(Self {
             prompt,
             schema,
@@ -407,7 +407,7 @@ mod tests {
             AskRequest(
                 json!({"prompt": "q", "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://hooks.example.com/x"}}),
             ),
-            can.clone(),
+            &can,
         )?;
         let recipients = ask.recipients.clone().unwrap_or_default();
         assert_eq!(recipients.ntfy_topic.as_deref(), Some("ops"));
@@ -432,14 +432,14 @@ mod tests {
             (json!("yes"), "notify"),
         ] {
             assert_eq!(
-                field_of(json!({"prompt": "q", "notify": notify}), can.clone()).as_deref(),
+                field_of(json!({"prompt": "q", "notify": notify}), &can).as_deref(),
                 Some(field)
             );
         }
         Ok(())
     }
 
-    fn field_of(body: Value, can: AskCapabilities) -> Option<String> {
+    fn field_of(body: Value, can: &AskCapabilities) -> Option<String> {
         match NewAsk::parse(AskRequest(body), can) {
             Err(AskError::Invalid { field, .. }) => Some(field),
             _ => None,
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn a_prompt_alone_asks_for_one_required_answer() -> Result<(), AskError> {
-        let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), ALL)?;
+        let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), &ALL)?;
         let answer = ask.schema.field("answer");
         assert!(answer.is_some_and(|field| field.required));
         assert_eq!(ask.schema.fields.len(), 1);
@@ -460,51 +460,51 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         assert_eq!(
-            field_of(json!({"prompt": "  "}), ALL).as_deref(),
+            field_of(json!({"prompt": "  "}), &ALL).as_deref(),
             Some("prompt")
         );
-        assert_eq!(field_of(json!({}), ALL).as_deref(), Some("prompt"));
+        assert_eq!(field_of(json!({}), &ALL).as_deref(), Some("prompt"));
         assert_eq!(
-            field_of(json!({"prompt": "q", "callbackUrl": "x"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "callbackUrl": "x"}), &ALL).as_deref(),
             Some("callbackUrl")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": 5}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": 5}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": "1h"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": "1h"}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "callback_url": "ftp://x/y"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "callback_url": "ftp://x/y"}), &ALL).as_deref(),
             Some("callback_url")
         );
         let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
         assert_eq!(
-            field_of(json!({"prompt": "q", "schema": nested}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "schema": nested}), &ALL).as_deref(),
             Some("schema")
         );
-        assert_eq!(field_of(json!(["q"]), ALL).as_deref(), Some("body"));
+        assert_eq!(field_of(json!(["q"]), &ALL).as_deref(), Some("body"));
     }
 
     #[test]
     fn notify_and_callbacks_need_the_server_configured_for_them() {
         let none = AskCapabilities::default();
         assert_eq!(
-            field_of(json!({"prompt": "q", "notify": true}), none.clone()).as_deref(),
+            field_of(json!({"prompt": "q", "notify": true}), &none).as_deref(),
             Some("notify")
         );
         assert_eq!(
             field_of(
                 json!({"prompt": "q", "callback_url": "https://a.example/h"}),
-                none.clone()
+                &none
             )
             .as_deref(),
             Some("callback_url")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "notify": false}), none.clone()),
+            field_of(json!({"prompt": "q", "notify": false}), &none),
             None
         );
     }

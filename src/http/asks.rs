@@ -73,7 +73,7 @@ pub async fn create_ask_api(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<AskView>), AppError> {
-    let ask = NewAsk::parse(json_body(body)?, capabilities(&state))?;
+    let ask = NewAsk::parse(json_body(body)?, &capabilities(&state))?;
     let view = create_ask(runner(&state)?, &state.config.public_url, ask, LINK_WAIT).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }

@@ -129,12 +129,12 @@ pub async fn show_run(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
-    Ok(detail_page(&state, overview, None, None))
+    Ok(detail_page(&state, &overview, None, None))
 }
 
 fn detail_page(
     state: &AppState,
-    overview: RunOverview,
+    overview: &RunOverview,
     new_link: Option<String>,
     flash: Option<String>,
 ) -> Response {
@@ -188,7 +188,7 @@ fn detail_page(
                 response: page.response.as_ref().map(pretty),
             })
             .collect(),
-        waiting: waiting_sentence(&overview),
+        waiting: waiting_sentence(overview),
         new_link,
         flash,
         live,
@@ -332,7 +332,7 @@ pub async fn change_page(
     let overview = run_overview(&state.store, run_id).await?;
     Ok(detail_page(
         &state,
-        overview,
+        &overview,
         new_link,
         Some(flash.to_owned()),
     ))
