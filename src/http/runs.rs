@@ -140,10 +140,13 @@ fn detail_page(
 ) -> Response {
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let now = now_ms();
-    let live = matches!(
-        overview.run.status,
-        RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
-    );
+    // A fresh link is shown once: reloading would lose it, so that answer stays put (it offers
+    // "Refresh now").
+    let live = new_link.is_none()
+        && matches!(
+            overview.run.status,
+            RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+        );
     let detail = RunDetail {
         id: overview.run.id.to_string(),
         workflow: overview.run.workflow.clone(),
@@ -197,13 +200,14 @@ fn detail_page(
     let mut response = html_document(state, StatusCode::OK, &title, move || {
         view! { <RunDetailPage detail/> }.into_any()
     });
-    if live {
+    let refresh = format!("{LIVE_REFRESH_SECONDS}; url=/runs/{}", overview.run.id);
+    if let (true, Ok(refresh)) = (live, http::HeaderValue::from_str(&refresh)) {
         // The browser reloads an unfinished run's timeline by itself: live with JavaScript off
-        // and under the no-inline-script CSP; the page also offers a "Refresh now" link.
-        response.headers_mut().insert(
-            http::header::REFRESH,
-            http::HeaderValue::from_static(LIVE_REFRESH_SECONDS),
-        );
+        // and under the no-inline-script CSP; the page also offers a "Refresh now" link. The
+        // URL is the timeline's, so the answer to a POST (extend, revoke) reloads it too.
+        response
+            .headers_mut()
+            .insert(http::header::REFRESH, refresh);
     }
     response
 }

@@ -263,17 +263,19 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
     assert!(run_page.contains("Get a working link"));
 
     let get_link = || async {
-        let html = app
+        let answer = app
             .client
             .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
             .header("cookie", &cookie)
             .header("content-type", "application/x-www-form-urlencoded")
             .body("action=reissue")
             .send()
-            .await?
-            .text()
             .await?;
-        anyhow::Ok(html)
+        anyhow::ensure!(
+            answer.headers().get("refresh").is_none(),
+            "a link shown once is not reloaded away"
+        );
+        anyhow::Ok(answer.text().await?)
     };
     let first = get_link().await?;
     assert!(
@@ -356,7 +358,7 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
             .headers()
             .get("refresh")
             .and_then(|value| value.to_str().ok()),
-        Some("3"),
+        Some(format!("3; url=/runs/{id}").as_str()),
         "a waiting run's page reloads itself"
     );
     let html = timeline.text().await?;
