@@ -39,7 +39,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{ensure, Context as _};
+use anyhow::{bail, ensure, Context as _};
 use axum::{body::Bytes, extract::State, routing::post, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,7 @@ use sqlx::{Connection as _, Executor as _};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
     http::AppState,
+    pages::links::{reissue_link, LinkChange},
     startup::{Application, Options},
     store::{now_ms, Store},
     workflow::{
@@ -205,9 +206,15 @@ async fn waiting_pages(state: &AppState, count: usize) -> anyhow::Result<Vec<Ans
     let mut pages = Vec::with_capacity(count);
     for run in runs {
         let overview = run_overview(&state.store, run.id).await?;
-        let link = overview
-            .waiting_link
+        let page_id = overview
+            .waiting_page
             .context("a waiting run has an open page")?;
+        // Only the token's hash is stored: a working link is a freshly minted one.
+        let LinkChange::Done(link) =
+            reissue_link(&state.store, &state.config.public_url, page_id).await?
+        else {
+            bail!("the waiting page is no longer open");
+        };
         let page = overview.pages.first().context("the run made a page")?;
         let path = link
             .split_once("/p/")

@@ -45,6 +45,18 @@ pub use state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// A request's path as logged: a page link's token (`/p/{token}…`) is replaced, since only its
+/// hash may exist outside the request (ARCHITECTURE.md, invariant 9).
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/p/") {
+        Some(rest) => {
+            let after_token = rest.find('/').map_or("", |slash| &rest[slash..]);
+            format!("/p/:token{after_token}").into()
+        }
+        None => path.into(),
+    }
+}
+
 /// Builds the whole router with its middleware stack.
 pub fn router(state: AppState) -> Router {
     let site_root = state.config.site_root.clone();
@@ -60,8 +72,12 @@ pub fn router(state: AppState) -> Router {
             post(runs::start_run_api).get(runs::list_runs_api),
         )
         .route("/api/runs/{id}", get(runs::show_run_api))
+        .route("/api/runs/{id}/link", post(runs::issue_link_api))
         .route("/api/asks", post(asks::create_ask_api))
         .route("/api/asks/{id}", get(asks::show_ask_api))
+        .route("/api/asks/{id}/cancel", post(asks::cancel_ask_api))
+        .route("/api/asks/{id}/extend", post(asks::extend_ask_api))
+        .route("/api/asks/{id}/reissue", post(asks::reissue_ask_api))
         .route("/api/pages/generate", post(generate::generate_page))
         .route("/api/generations", get(generate::list_generations))
         .route("/api/generations/{id}", get(generate::generation))
@@ -121,9 +137,22 @@ pub fn router(state: AppState) -> Router {
                 .and_then(|id| id.header_value().to_str().ok())
                 .unwrap_or("-")
                 .to_owned();
-            tracing::info_span!("request", request.id = %request_id, http.method = %request.method(), http.path = %request.uri().path())
+            tracing::info_span!("request", request.id = %request_id, http.method = %request.method(), http.path = %logged_path(request.uri().path()))
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         // Outermost, so a request's time includes every layer above.
         .layer(middleware::from_fn_with_state(state, metrics::track_requests))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logged_path;
+
+    #[test]
+    fn page_tokens_are_kept_out_of_logged_paths() {
+        let token = "0123456789abcdef0123456789abcdef0123456789abcdef";
+        assert_eq!(logged_path(&format!("/p/{token}")), "/p/:token");
+        assert_eq!(logged_path(&format!("/p/{token}/done")), "/p/:token/done");
+        assert_eq!(logged_path("/runs/abc"), "/runs/abc");
+    }
 }

@@ -26,6 +26,7 @@
 pub mod config;
 pub mod email;
 pub mod ntfy;
+pub mod recipients;
 pub mod recording;
 pub mod webhook;
 
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 pub use config::NotifyConfig;
 pub use email::{EmailConfig, EmailSender, SmtpTls};
 pub use ntfy::{NtfyClient, NtfyConfig};
+pub use recipients::{AskRecipients, RecipientAllowlist};
 pub use recording::RecordingNotifier;
 pub use webhook::{sign, verify, Delivery, DeliveryPolicy, WebhookSender};
 

@@ -7,6 +7,7 @@ pub mod component_set;
 pub mod csrf;
 pub mod factory;
 pub mod lifecycle;
+pub mod links;
 pub mod page;
 pub mod preview;
 pub mod receipt;

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     agent::Models,
-    asks::ask_workflow,
+    asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
     chat::api::demo_orchestrator,
     config::{Config, Secret},
@@ -202,8 +202,12 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
         .webhook_sender()
         .context("configuring asks callbacks")?
         .map(|sender| sender.with_single_attempt());
+    let channels = config.notify.clone();
+    let notifier_for: NotifierFor = Arc::new(move |recipients| {
+        Ok(Arc::new(Notifier::for_recipients(&channels, recipients)?) as Arc<dyn Notify>)
+    });
     crate::demo::workflows::registry(notifier.clone())
-        .and_then(|registry| registry.with(ask_workflow(notifier, callbacks)?))
+        .and_then(|registry| registry.with(ask_workflow(notifier, notifier_for, callbacks)?))
         .context("defining the demo and asks workflows")
 }
 

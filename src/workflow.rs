@@ -25,6 +25,7 @@
 //! the injected [`PageFactory`].
 
 pub mod builder;
+pub mod links;
 pub mod overview;
 pub mod page;
 pub mod prompt;

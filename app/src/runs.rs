@@ -212,7 +212,7 @@ pub struct RunDetail {
     pub steps: Vec<StepView>,
     /// The pages it made, newest first.
     pub pages: Vec<PageView>,
-    /// A freshly issued link, shown once after "Issue a new link".
+    /// A freshly issued link, shown once after "Get a working link".
     pub new_link: Option<String>,
     /// A message to show once.
     pub flash: Option<String>,
@@ -286,7 +286,8 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                     {open.then(|| view! {
                         <div class="mt-2 flex flex-wrap gap-2">
                             <form method="post" action=action.clone()><input type="hidden" name="action" value="reissue"/>
-                                <button type="submit" data-testid="reissue-link" class="rounded border border-indigo-700 px-3 py-1 text-sm text-indigo-800 dark:text-indigo-200">"Issue a new link"</button></form>
+                                <button type="submit" data-testid="reissue-link" class="rounded border border-indigo-700 px-3 py-1 text-sm text-indigo-800 dark:text-indigo-200"
+                                    title="A fresh link, shown once: any link sent earlier stops working">"Get a working link"</button></form>
                             <form method="post" action=action.clone()><input type="hidden" name="action" value="extend"/>
                                 <button type="submit" class="rounded border border-slate-500 px-3 py-1 text-sm">"Extend by 7 days"</button></form>
                             <form method="post" action=action><input type="hidden" name="action" value="revoke"/>
@@ -317,7 +318,7 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
             })}
             {new_link.map(|link| { let href = link.clone(); view! {
                 <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">
-                    <p class="font-semibold">"New link (shown once; only its hash is stored):"</p>
+                    <p class="font-semibold">"Working link, shown once (only its hash is stored). Any link sent earlier no longer works."</p>
                     <a href=href data-testid="page-link" class="break-all font-mono text-indigo-800 underline">{link}</a>
                 </div>
             }})}

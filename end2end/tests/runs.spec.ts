@@ -18,12 +18,18 @@ async function startRun(page: Page, workflow: string): Promise<{ id: string; lin
   await page.getByTestId(`start-${workflow}`).click();
   await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
   const id = page.url().split('/').pop() ?? '';
-  // The runner generates the page in the background; the timeline shows its link once it waits.
+  // The runner generates the page in the background; once the run waits, the admin gets a
+  // working link (a fresh one, shown once: only its hash is stored).
   await expect(async () => {
     await page.reload();
-    await expect(page.getByTestId('page-link')).toBeVisible({ timeout: 1000 });
+    await expect(page.getByTestId('run-waiting')).toBeVisible({ timeout: 1000 });
   }).toPass({ timeout: 30_000 });
+  await expect(page.getByTestId('page-link')).toHaveCount(0);
+  await page.getByTestId('reissue-link').click();
+  await expect(page.getByTestId('page-link')).toBeVisible();
+  await expect(page.getByText(/Any link sent earlier no longer works/).first()).toBeVisible();
   const link = (await page.getByTestId('page-link').getAttribute('href')) ?? '';
+  expect(link).toMatch(/\/p\/[0-9a-f]{48}$/);
   return { id, link };
 }
 

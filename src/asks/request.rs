@@ -6,7 +6,8 @@
 //!   "display": false,                               // optional: true for a page with no form
 //!   "data": { … },                                  // optional, shown on the page
 //!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
-//!   "notify": true,                                 // optional, default false
+//!   "notify": true,                                 // optional, default false, or recipients:
+//!   // "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://…"},
 //!   "callback_url": "https://example.com/hooks/ask" }   // optional, http(s)
 //! ```
 //!
@@ -19,7 +20,9 @@
 //!   ([`default_schema`]).
 //! - `expires_in` defaults to the pages' default (7 days).
 //! - `notify: true` sends the link through every notification channel the server has
-//!   configured (ntfy, webhook, e-mail); it is refused when none is.
+//!   configured (ntfy, webhook, e-mail); it is refused when none is. An object names the
+//!   ask's own recipients instead, each within the operator's allowlist
+//!   ([`RecipientAllowlist`]); one outside it is refused naming it (`notify.email[0]`).
 //! - `callback_url` needs `TESSERA_WEBHOOK_SECRET`, the key deliveries are signed with.
 //!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
@@ -30,7 +33,11 @@ use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
-use crate::{forms::FormSchema, pages::factory::DEFAULT_EXPIRY};
+use crate::{
+    forms::FormSchema,
+    notify::{AskRecipients, RecipientAllowlist},
+    pages::factory::DEFAULT_EXPIRY,
+};
 
 /// The fields a request may have.
 const FIELDS: [&str; 7] = [
@@ -54,12 +61,14 @@ pub const MAX_EXPIRES_IN: Duration = Duration::from_secs(30 * 24 * 3600);
 pub struct AskRequest(pub Value);
 
 /// What this server can do for an ask, from its configuration.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct AskCapabilities {
     /// At least one notification channel is configured.
     pub notify: bool,
     /// A key to sign callbacks with is configured.
     pub callbacks: bool,
+    /// The recipients an ask may name itself.
+    pub recipients: RecipientAllowlist,
 }
 
 /// A checked ask, ready to start.
@@ -77,6 +86,8 @@ pub struct NewAsk {
     pub expires_in: Duration,
     /// Send the link through the configured channels.
     pub notify: bool,
+    /// Send the link to these recipients (checked against the allowlist).
+    pub recipients: Option<AskRecipients>,
     /// Where to POST the response.
     pub callback_url: Option<url::Url>,
 }
@@ -100,7 +111,7 @@ impl NewAsk {
     /// [`AskError::Invalid`] naming the first field at fault: not an object, an unknown field,
     /// an empty or too long prompt, a schema outside the form subset, an expiry out of range,
     /// `notify` or `callback_url` the server cannot honour, a callback that is not http(s).
-    pub fn parse(request: AskRequest, can: AskCapabilities) -> Result<Self, AskError> {
+    pub fn parse(request: AskRequest, can: &AskCapabilities) -> Result<Self, AskError> {
         let Value::Object(mut body) = request.0 else {
             return Err(AskError::invalid(
                 "body",
@@ -137,16 +148,22 @@ impl NewAsk {
             .unwrap_or_else(|| Value::Object(Map::new()));
         let prompt = render_prompt(&prompt_template, &data)?;
         let expires_in = parse_expires_in(body.remove("expires_in"))?;
-        let notify = match body.remove("notify") {
-            None | Some(Value::Null | Value::Bool(false)) => false,
-            Some(Value::Bool(true)) if can.notify => true,
+        let (notify, recipients) = match body.remove("notify") {
+            None | Some(Value::Null | Value::Bool(false)) => (false, None),
+            Some(Value::Bool(true)) if can.notify => (true, None),
             Some(Value::Bool(true)) => {
                 return Err(AskError::invalid(
                     "notify",
                     "no notification channel is configured on this server (TESSERA_NTFY_URL, TESSERA_WEBHOOK_URL or TESSERA_SMTP_HOST)",
                 ))
             }
-            Some(_) => return Err(AskError::invalid("notify", "must be true or false")),
+            Some(Value::Object(named)) => (false, Some(parse_recipients(named, &can.recipients)?)),
+            Some(_) => {
+                return Err(AskError::invalid(
+                    "notify",
+                    "must be true, false or the recipients, e.g. {\"email\": [\"a@example.com\"]}",
+                ))
+            }
         };
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         Ok(Self {
@@ -156,6 +173,7 @@ impl NewAsk {
             data,
             expires_in,
             notify,
+            recipients,
             callback_url,
         })
     }
@@ -172,6 +190,7 @@ impl NewAsk {
             data: self.data,
             expires_in_secs: self.expires_in.as_secs(),
             notify: self.notify,
+            recipients: self.recipients,
             callback_url: self.callback_url.map(String::from),
         }
     }
@@ -299,9 +318,130 @@ fn parse_expires_in(value: Option<Value>) -> Result<Duration, AskError> {
     }
 }
 
+/// Checks the body of `POST /api/asks/{id}/extend`: `{"expires_in": seconds}`, required, in the
+/// range `POST /api/asks` accepts.
+///
+/// # Errors
+/// [`AskError::Invalid`] naming the field at fault.
+pub fn parse_extension(request: AskRequest) -> Result<Duration, AskError> {
+    let Value::Object(mut body) = request.0 else {
+        return Err(AskError::invalid(
+            "body",
+            "the body must be a JSON object such as {\"expires_in\": 86400}",
+        ));
+    };
+    if let Some(unknown) = body.keys().find(|key| key.as_str() != "expires_in") {
+        return Err(AskError::invalid(
+            unknown.clone(),
+            format!("unknown field `{unknown}`; the only field is expires_in"),
+        ));
+    }
+    match body.remove("expires_in") {
+        None | Some(Value::Null) => Err(AskError::invalid(
+            "expires_in",
+            "is required: seconds from now until the link expires",
+        )),
+        value => parse_expires_in(value),
+    }
+}
+
+/// The recipients an ask names, each checked against the operator's allowlist.
+fn parse_recipients(
+    mut named: Map<String, Value>,
+    allowlist: &RecipientAllowlist,
+) -> Result<AskRecipients, AskError> {
+    const KINDS: [&str; 3] = ["ntfy", "email", "webhook"];
+    if let Some(unknown) = named.keys().find(|key| !KINDS.contains(&key.as_str())) {
+        return Err(AskError::invalid(
+            format!("notify.{unknown}"),
+            "unknown kind of recipient; the kinds are ntfy, email and webhook",
+        ));
+    }
+    let mut recipients = AskRecipients::default();
+    match named.remove("ntfy") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(ntfy)) => {
+            let topic = match ntfy.get("topic") {
+                Some(Value::String(topic)) if !topic.trim().is_empty() => topic.trim().to_owned(),
+                _ => {
+                    return Err(AskError::invalid(
+                        "notify.ntfy.topic",
+                        "must be the name of a topic",
+                    ))
+                }
+            };
+            if !allowlist.allows_topic(&topic) {
+                return Err(AskError::invalid(
+                    "notify.ntfy.topic",
+                    format!("`{topic}` is not a topic asks may name (TESSERA_ASK_NTFY_TOPICS)"),
+                ));
+            }
+            recipients.ntfy_topic = Some(topic);
+        }
+        Some(_) => {
+            return Err(AskError::invalid(
+                "notify.ntfy",
+                "must be an object such as {\"topic\": \"ops\"}",
+            ))
+        }
+    }
+    match named.remove("email") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(addresses)) => {
+            for (index, address) in addresses.iter().enumerate() {
+                let field = format!("notify.email[{index}]");
+                let address = address
+                    .as_str()
+                    .map(str::trim)
+                    .filter(|address| address.parse::<lettre::Address>().is_ok())
+                    .ok_or_else(|| AskError::invalid(&field, "is not an e-mail address"))?;
+                if !allowlist.allows_email(address) {
+                    return Err(AskError::invalid(
+                        field,
+                        format!(
+                            "`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"
+                        ),
+                    ));
+                }
+                recipients.email.push(address.to_owned());
+            }
+        }
+        Some(_) => {
+            return Err(AskError::invalid(
+                "notify.email",
+                "must be a list of addresses",
+            ))
+        }
+    }
+    match named.remove("webhook") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(raw)) => {
+            let url = url::Url::parse(raw.trim())
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+                .ok_or_else(|| {
+                    AskError::invalid("notify.webhook", "must be an absolute http(s) URL")
+                })?;
+            // The URL is not echoed: its path is often a credential.
+            if !allowlist.allows_webhook(&url) {
+                return Err(AskError::invalid(
+                    "notify.webhook",
+                    "is outside the URLs asks may name (TESSERA_ASK_WEBHOOK_URLS)",
+                ));
+            }
+            recipients.webhook = Some(url.into());
+        }
+        Some(_) => return Err(AskError::invalid("notify.webhook", "must be a URL")),
+    }
+    if recipients == AskRecipients::default() {
+        return Err(AskError::invalid("notify", "names no recipient"));
+    }
+    Ok(recipients)
+}
+
 fn parse_callback_url(
     value: Option<Value>,
-    can: AskCapabilities,
+    can: &AskCapabilities,
 ) -> Result<Option<url::Url>, AskError> {
     let raw = match value {
         None | Some(Value::Null) => return Ok(None),
@@ -333,9 +473,61 @@ mod tests {
     const ALL: AskCapabilities = AskCapabilities {
         notify: true,
         callbacks: true,
+        recipients: RecipientAllowlist {
+            ntfy_topics: Vec::new(),
+            email: Vec::new(),
+            webhook_prefixes: Vec::new(),
+        },
     };
 
-    fn field_of(body: Value, can: AskCapabilities) -> Option<String> {
+    #[test]
+    fn named_recipients_must_be_within_the_allowlist_and_are_named_when_not() -> Result<(), AskError>
+    {
+        let can = AskCapabilities {
+            recipients: RecipientAllowlist {
+                ntfy_topics: vec!["ops".into()],
+                email: vec!["@example.com".into()],
+                webhook_prefixes: vec!["https://hooks.example.com/".into()],
+            },
+            ..AskCapabilities::default()
+        };
+        let ask = NewAsk::parse(
+            AskRequest(
+                json!({"prompt": "q", "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://hooks.example.com/x"}}),
+            ),
+            &can,
+        )?;
+        let recipients = ask.recipients.clone().unwrap_or_default();
+        assert_eq!(recipients.ntfy_topic.as_deref(), Some("ops"));
+        assert_eq!(recipients.email, ["a@example.com"]);
+        assert!(
+            !ask.notify,
+            "only the named recipients, not the server's channels"
+        );
+        for (notify, field) in [
+            (
+                json!({"email": ["a@example.com", "b@elsewhere.org"]}),
+                "notify.email[1]",
+            ),
+            (json!({"email": ["not an address"]}), "notify.email[0]"),
+            (json!({"ntfy": {"topic": "all"}}), "notify.ntfy.topic"),
+            (
+                json!({"webhook": "https://hooks.example.com.evil.test/"}),
+                "notify.webhook",
+            ),
+            (json!({"sms": "+1"}), "notify.sms"),
+            (json!({}), "notify"),
+            (json!("yes"), "notify"),
+        ] {
+            assert_eq!(
+                field_of(json!({"prompt": "q", "notify": notify}), &can).as_deref(),
+                Some(field)
+            );
+        }
+        Ok(())
+    }
+
+    fn field_of(body: Value, can: &AskCapabilities) -> Option<String> {
         match NewAsk::parse(AskRequest(body), can) {
             Err(AskError::Invalid { field, .. }) => Some(field),
             _ => None,
@@ -344,7 +536,7 @@ mod tests {
 
     #[test]
     fn a_prompt_alone_asks_for_one_required_answer() -> Result<(), AskError> {
-        let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), ALL)?;
+        let ask = NewAsk::parse(AskRequest(json!({"prompt": "Ship it?"})), &ALL)?;
         let answer = ask
             .schema
             .as_ref()
@@ -359,51 +551,51 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         assert_eq!(
-            field_of(json!({"prompt": "  "}), ALL).as_deref(),
+            field_of(json!({"prompt": "  "}), &ALL).as_deref(),
             Some("prompt")
         );
-        assert_eq!(field_of(json!({}), ALL).as_deref(), Some("prompt"));
+        assert_eq!(field_of(json!({}), &ALL).as_deref(), Some("prompt"));
         assert_eq!(
-            field_of(json!({"prompt": "q", "callbackUrl": "x"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "callbackUrl": "x"}), &ALL).as_deref(),
             Some("callbackUrl")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": 5}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": 5}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": "1h"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": "1h"}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "callback_url": "ftp://x/y"}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "callback_url": "ftp://x/y"}), &ALL).as_deref(),
             Some("callback_url")
         );
         let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
         assert_eq!(
-            field_of(json!({"prompt": "q", "schema": nested}), ALL).as_deref(),
+            field_of(json!({"prompt": "q", "schema": nested}), &ALL).as_deref(),
             Some("schema")
         );
-        assert_eq!(field_of(json!(["q"]), ALL).as_deref(), Some("body"));
+        assert_eq!(field_of(json!(["q"]), &ALL).as_deref(), Some("body"));
     }
 
     #[test]
     fn notify_and_callbacks_need_the_server_configured_for_them() {
         let none = AskCapabilities::default();
         assert_eq!(
-            field_of(json!({"prompt": "q", "notify": true}), none).as_deref(),
+            field_of(json!({"prompt": "q", "notify": true}), &none).as_deref(),
             Some("notify")
         );
         assert_eq!(
             field_of(
                 json!({"prompt": "q", "callback_url": "https://a.example/h"}),
-                none
+                &none
             )
             .as_deref(),
             Some("callback_url")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "notify": false}), none),
+            field_of(json!({"prompt": "q", "notify": false}), &none),
             None
         );
     }

@@ -3,7 +3,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | `pending` | the page is being made |
-//! | `waiting` | the link is open; `link` is set |
+//! | `waiting` | the link is open |
 //! | `submitted` | the person answered; `response` is the typed value |
 //! | `expired` | the link expired unanswered |
 //! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
@@ -66,7 +66,9 @@ pub struct AskView {
     pub id: String,
     /// Where it is.
     pub status: AskStatus,
-    /// The link, while it is open.
+    /// A fresh link: only in the answer to whoever created it (`POST /api/asks`) or asked for
+    /// a new one (`POST /api/asks/{id}/reissue`); `null` everywhere else, since only the
+    /// token's hash is stored.
     pub link: Option<String>,
     /// When the link expires, unix ms (once the page exists).
     pub expires_at_ms: Option<i64>,
@@ -114,7 +116,7 @@ pub fn view(overview: &RunOverview) -> AskView {
         match run.status {
             RunStatus::Cancelled => AskStatus::Cancelled,
             RunStatus::Failed => AskStatus::Failed,
-            _ if overview.waiting_link.is_some() => AskStatus::Waiting,
+            _ if overview.waiting_page.is_some() => AskStatus::Waiting,
             _ if page.is_some_and(|page| page.status == PageStatus::Revoked) => {
                 AskStatus::Cancelled
             }
@@ -147,7 +149,7 @@ pub fn view(overview: &RunOverview) -> AskView {
     AskView {
         id: run.id.to_string(),
         status,
-        link: overview.waiting_link.clone(),
+        link: None,
         expires_at_ms: page.map(|page| page.expires_at_ms),
         response,
         submitted_at_ms: page.and_then(|page| page.submitted_at_ms),

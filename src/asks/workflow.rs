@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::{
     forms::FormSchema,
-    notify::{send_link, Notify, NotifyError, WebhookSender},
+    notify::{send_link, AskRecipients, Notify, NotifyError, WebhookSender},
     workflow::{
         run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout, PageHandle, RetryPolicy,
         StepError, UiOptions, Workflow, WorkflowError,
@@ -53,6 +53,9 @@ pub struct AskState {
     /// Send the link through the configured channels.
     #[serde(default)]
     pub notify: bool,
+    /// Send the link to the recipients the ask named (within the operator's allowlist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<AskRecipients>,
     /// Where to POST the response.
     #[serde(default)]
     pub callback_url: Option<String>,
@@ -81,13 +84,20 @@ pub fn callback_retry() -> RetryPolicy {
     }
 }
 
-/// The asks workflow. `notifier` sends links when an ask says `notify`; `callbacks` signs
-/// callback deliveries (an ask with a `callback_url` is refused up front when it is `None`).
+/// Builds the notifier that reaches an ask's own recipients (see
+/// [`crate::notify::Notifier::for_recipients`]).
+pub type NotifierFor =
+    Arc<dyn Fn(&AskRecipients) -> Result<Arc<dyn Notify>, NotifyError> + Send + Sync>;
+
+/// The asks workflow. `notifier` sends links when an ask says `notify: true`; `notifier_for`
+/// reaches the recipients an ask names; `callbacks` signs callback deliveries (an ask with a
+/// `callback_url` is refused up front when it is `None`).
 ///
 /// # Errors
 /// Only if the definition is inconsistent (a bug caught at startup).
 pub fn ask_workflow(
     notifier: Option<Arc<dyn Notify>>,
+    notifier_for: NotifierFor,
     callbacks: Option<WebhookSender>,
 ) -> Result<Workflow<AskState>, WorkflowError> {
     workflow::<AskState>(ASK_WORKFLOW)
@@ -110,9 +120,19 @@ pub fn ask_workflow(
         })
         .step_with_page("Notify", move |state: AskState, page: PageHandle<Value>| {
             let notifier = notifier.clone();
+            let notifier_for = Arc::clone(&notifier_for);
             async move {
                 if state.notify {
                     send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
+                }
+                if let Some(recipients) = &state.recipients {
+                    match notifier_for(recipients) {
+                        Ok(named) => {
+                            send_link(Some(&named), "Your answer is requested", &page.link).await;
+                        }
+                        // A failed notification never fails the step (the caller can reissue).
+                        Err(error) => tracing::warn!(error = %error, "the ask's recipients cannot be notified"),
+                    }
                 }
                 // The run stops waiting when the link expires (the callback still says so);
                 // the page's own expiry (a moment earlier) is what the person sees.

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::{
     forms::FormSchema,
+    pages::page::PageId,
     store::now_ms,
     workflow::{
         step::StepError, wait_for, workflow, PageFactory, PageHandle, PageRequest, Prompt,
@@ -266,6 +267,10 @@ impl PageFactory for DrillPageFactory {
             }
             None => self.inner.create_page(request).await,
         }
+    }
+
+    async fn relink(&self, page_id: PageId) -> Result<String, StepError> {
+        self.inner.relink(page_id).await
     }
 }
 

@@ -1,4 +1,5 @@
-//! `POST /api/asks` and `GET /api/asks/{id}`: ask a person from any system (see `crate::asks`).
+//! The asks API (see `crate::asks`): create an ask, read it, and manage it — cancel, extend
+//! its link, get a fresh link.
 
 use axum::{
     body::Bytes,
@@ -9,8 +10,12 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::{error::AppError, AppState};
-use crate::asks::{
-    ask_status, create_ask, AskCapabilities, AskError, AskRequest, AskView, NewAsk, LINK_WAIT,
+use crate::{
+    asks::{
+        ask_status, cancel_ask, create_ask, extend_ask, parse_extension, reissue_ask,
+        AskCapabilities, AskError, AskRequest, AskView, NewAsk, LINK_WAIT,
+    },
+    workflow::Runner,
 };
 
 impl From<AskError> for AppError {
@@ -22,6 +27,10 @@ impl From<AskError> for AppError {
                 field: Some(field),
             },
             AskError::NotFound => Self::NotFound,
+            AskError::Conflict(message) => Self::Conflict {
+                code: "ask_closed",
+                message,
+            },
             AskError::Unexpected(error) => Self::Unexpected(error),
         }
     }
@@ -32,12 +41,30 @@ fn capabilities(state: &AppState) -> AskCapabilities {
     AskCapabilities {
         notify: notify.ntfy.is_some() || notify.webhook_url.is_some() || notify.email.is_some(),
         callbacks: notify.webhook_secret.is_some(),
+        recipients: notify.ask_recipients.clone(),
     }
 }
 
+fn runner(state: &AppState) -> Result<&Runner, AppError> {
+    state
+        .runner()
+        .ok_or_else(|| AppError::Unexpected(anyhow::anyhow!("no workflow runner is configured")))
+}
+
+/// The body as JSON: 400 when it is not, 413 when it is over the size limit.
+fn json_body(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, AppError> {
+    let body = body.map_err(|rejection| AppError::from_body_rejection(&rejection))?;
+    let request: Value = serde_json::from_slice(&body).map_err(|error| AppError::BadRequest {
+        code: "invalid_body",
+        message: format!("the body is not JSON: {error}"),
+        field: None,
+    })?;
+    Ok(AskRequest(request))
+}
+
 /// `POST /api/asks`: `{prompt, schema?, data?, expires_in?, notify?, callback_url?}` → 201
-/// `{id, link, status}` (`link` is null and `status` `pending` when the page took longer than
-/// 20 s; read it from `GET /api/asks/{id}`).
+/// `{id, link, status}`. The link is in this answer only (only its hash is stored); it is
+/// null when the page took longer than 20 s — get one with `POST /api/asks/{id}/reissue`.
 ///
 /// # Errors
 /// 400 for a body that is not JSON, 413 for one over the size limit, 422 naming the field at
@@ -46,22 +73,13 @@ pub async fn create_ask_api(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<AskView>), AppError> {
-    let body = body.map_err(|rejection| AppError::from_body_rejection(&rejection))?;
-    let request: Value = serde_json::from_slice(&body).map_err(|error| AppError::BadRequest {
-        code: "invalid_body",
-        message: format!("the body is not JSON: {error}"),
-        field: None,
-    })?;
-    let ask = NewAsk::parse(AskRequest(request), capabilities(&state))?;
-    let runner = state
-        .runner()
-        .ok_or_else(|| AppError::Unexpected(anyhow::anyhow!("no workflow runner is configured")))?;
-    let view = create_ask(runner, ask, LINK_WAIT).await?;
+    let ask = NewAsk::parse(json_body(body)?, &capabilities(&state))?;
+    let view = create_ask(runner(&state)?, &state.config.public_url, ask, LINK_WAIT).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
 
-/// `GET /api/asks/{id}`: status, the link while open, the typed response once submitted, the
-/// callback's delivery.
+/// `GET /api/asks/{id}`: status, expiry, the typed response once submitted, the callback's
+/// delivery (never the link).
 ///
 /// # Errors
 /// 404 for an unknown id.
@@ -70,4 +88,43 @@ pub async fn show_ask_api(
     Path(id): Path<String>,
 ) -> Result<Json<AskView>, AppError> {
     Ok(Json(ask_status(&state.store, &id).await?))
+}
+
+/// `POST /api/asks/{id}/cancel`: the ask ends cancelled (its callback says so).
+///
+/// # Errors
+/// 404 for an unknown id; 409 when it is already answered, expired or cancelled.
+pub async fn cancel_ask_api(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<AskView>, AppError> {
+    Ok(Json(cancel_ask(runner(&state)?, &id).await?))
+}
+
+/// `POST /api/asks/{id}/extend`: `{"expires_in": seconds}` → the link expires that long from
+/// now, and the ask waits as long.
+///
+/// # Errors
+/// 404 for an unknown id; 409 when it no longer waits; 422 for a bad `expires_in`.
+pub async fn extend_ask_api(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<AskView>, AppError> {
+    let expires_in = parse_extension(json_body(body)?)?;
+    Ok(Json(extend_ask(&state.store, &id, expires_in).await?))
+}
+
+/// `POST /api/asks/{id}/reissue`: a fresh link, in this answer only; any link sent earlier
+/// stops working.
+///
+/// # Errors
+/// 404 for an unknown id; 409 when it no longer waits.
+pub async fn reissue_ask_api(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<AskView>, AppError> {
+    Ok(Json(
+        reissue_ask(&state.store, &state.config.public_url, &id).await?,
+    ))
 }

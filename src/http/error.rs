@@ -34,6 +34,15 @@ pub enum AppError {
         /// The offending field, when there is one.
         field: Option<String>,
     },
+    /// The resource is no longer in a state that allows this (409), e.g. an ask already
+    /// answered.
+    #[error("{message}")]
+    Conflict {
+        /// Stable machine-readable code.
+        code: &'static str,
+        /// What is in the way, for a person.
+        message: String,
+    },
     /// The body is larger than the server accepts (413).
     #[error("the request body is larger than this server accepts (TESSERA_BODY_LIMIT)")]
     TooLarge,
@@ -96,6 +105,9 @@ impl IntoResponse for AppError {
                 message.clone(),
                 field.clone(),
             ),
+            Self::Conflict { code, message } => {
+                (StatusCode::CONFLICT, *code, message.clone(), None)
+            }
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",

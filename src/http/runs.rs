@@ -19,8 +19,12 @@ use tessera_app::runs::{
 use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
 use crate::{
     forms::raw_values,
-    pages::{receipt::format_utc, token::PageToken},
-    store::{now_ms, pages::PageChange, StoreError},
+    pages::{
+        links::{self, LinkChange},
+        page::PageId,
+        receipt::format_utc,
+    },
+    store::{now_ms, StoreError},
     workflow::{
         overview::{run_overview, RunOverview},
         run::{RunFilter, RunId, RunStatus, TimeoutAction},
@@ -125,21 +129,24 @@ pub async fn show_run(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
-    Ok(detail_page(&state, overview, None, None))
+    Ok(detail_page(&state, &overview, None, None))
 }
 
 fn detail_page(
     state: &AppState,
-    overview: RunOverview,
+    overview: &RunOverview,
     new_link: Option<String>,
     flash: Option<String>,
 ) -> Response {
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let now = now_ms();
-    let live = matches!(
-        overview.run.status,
-        RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
-    );
+    // A fresh link is shown once: reloading would lose it, so that answer stays put (it offers
+    // "Refresh now").
+    let live = new_link.is_none()
+        && matches!(
+            overview.run.status,
+            RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+        );
     let detail = RunDetail {
         id: overview.run.id.to_string(),
         workflow: overview.run.workflow.clone(),
@@ -184,8 +191,8 @@ fn detail_page(
                 response: page.response.as_ref().map(pretty),
             })
             .collect(),
-        waiting: waiting_sentence(&overview),
-        new_link: new_link.or(overview.waiting_link),
+        waiting: waiting_sentence(overview),
+        new_link,
         flash,
         live,
     };
@@ -193,13 +200,14 @@ fn detail_page(
     let mut response = html_document(state, StatusCode::OK, &title, move || {
         view! { <RunDetailPage detail/> }.into_any()
     });
-    if live {
+    let refresh = format!("{LIVE_REFRESH_SECONDS}; url=/runs/{}", overview.run.id);
+    if let (true, Ok(refresh)) = (live, http::HeaderValue::from_str(&refresh)) {
         // The browser reloads an unfinished run's timeline by itself: live with JavaScript off
-        // and under the no-inline-script CSP; the page also offers a "Refresh now" link.
-        response.headers_mut().insert(
-            http::header::REFRESH,
-            http::HeaderValue::from_static(LIVE_REFRESH_SECONDS),
-        );
+        // and under the no-inline-script CSP; the page also offers a "Refresh now" link. The
+        // URL is the timeline's, so the answer to a POST (extend, revoke) reloads it too.
+        response
+            .headers_mut()
+            .insert(http::header::REFRESH, refresh);
     }
     response
 }
@@ -276,7 +284,8 @@ pub async fn cancel_run_page(
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
 }
 
-/// `POST /runs/{id}/pages/{page}`: revoke, extend (7 days) or reissue a waiting page's link.
+/// `POST /runs/{id}/pages/{page}`: revoke, extend (7 days) or get a working link (`reissue`:
+/// a fresh one, shown once; any link sent earlier stops working) for a waiting page.
 ///
 /// # Errors
 /// 404 for an unknown run or page; 403 from another site.
@@ -290,22 +299,27 @@ pub async fn change_page(
         return Ok(StatusCode::FORBIDDEN.into_response());
     }
     let run_id = parse_run_id(&id)?;
-    let page_id = crate::pages::page::PageId(page_id.parse().map_err(|_| AppError::NotFound)?);
-    let page = state.store.page(page_id).await?;
-    if page.run_id != Some(run_id) {
+    let page_id = PageId(page_id.parse().map_err(|_| AppError::NotFound)?);
+    if state.store.page(page_id).await?.run_id != Some(run_id) {
         return Err(AppError::NotFound);
     }
-    let (change, new_link) = match form_field(&body, "action").as_str() {
-        "revoke" => (PageChange::Revoke, None),
+    let store = &state.store;
+    let (changed, new_link) = match form_field(&body, "action").as_str() {
+        "revoke" => (links::revoke_link(store, page_id).await?.done(), None),
         "extend" => (
-            PageChange::Extend(page.expires_at_ms.max(now_ms()) + 7 * 24 * 3600 * 1000),
+            links::extend_link(
+                store,
+                page_id,
+                links::Extension::By(links::DEFAULT_EXTENSION_MS),
+            )
+            .await?
+            .done(),
             None,
         ),
-        "reissue" => {
-            let token = PageToken::generate();
-            let link = format!("{}/p/{}", state.config.public_url, token.as_str());
-            (PageChange::Reissue(token.hash()), Some(link))
-        }
+        "reissue" => match links::reissue_link(store, &state.config.public_url, page_id).await? {
+            LinkChange::Done(link) => (true, Some(link)),
+            LinkChange::NotOpen => (false, None),
+        },
         other => {
             return Err(AppError::BadRequest {
                 code: "invalid_action",
@@ -314,19 +328,42 @@ pub async fn change_page(
             })
         }
     };
-    let changed = state.store.change_open_page(page_id, &change).await?;
-    let flash = if changed {
-        "Done."
-    } else {
-        "Nothing changed: the page is no longer open."
+    let flash = match (changed, &new_link) {
+        (true, Some(_)) => "A working link was issued. Any link sent earlier no longer works.",
+        (true, None) => "Done.",
+        (false, _) => "Nothing changed: the page is no longer open.",
     };
     let overview = run_overview(&state.store, run_id).await?;
     Ok(detail_page(
         &state,
-        overview,
-        new_link.filter(|_| changed),
+        &overview,
+        new_link,
         Some(flash.to_owned()),
     ))
+}
+
+/// `POST /api/runs/{id}/link`: a working link to the page the run waits on — a fresh one,
+/// answered once; any link sent earlier stops working (only tokens' hashes are stored).
+///
+/// # Errors
+/// 404 for an unknown run; 409 when the run waits on no open page.
+pub async fn issue_link_api(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
+    let not_open = || AppError::Conflict {
+        code: "not_waiting",
+        message: "the run waits on no open page".into(),
+    };
+    let page_id = overview.waiting_page.ok_or_else(not_open)?;
+    match links::reissue_link(&state.store, &state.config.public_url, page_id).await? {
+        LinkChange::Done(link) => Ok((
+            StatusCode::CREATED,
+            Json(json!({ "page_id": page_id, "link": link })),
+        )),
+        LinkChange::NotOpen => Err(not_open()),
+    }
 }
 
 /// Body of `POST /api/runs`.
@@ -397,7 +434,8 @@ pub async fn list_runs_api(
     Ok(Json(json!({ "runs": runs, "total": listed.total })))
 }
 
-/// `GET /api/runs/{id}`: status, current step, each step's output and the waiting page's link.
+/// `GET /api/runs/{id}`: status, current step, each step's output and the id of the page it
+/// waits on (never a link: `POST /api/runs/{id}/link` gives a working one).
 ///
 /// # Errors
 /// 404 for an unknown run.
@@ -424,6 +462,6 @@ pub async fn show_run_api(
         "state": overview.run.state,
         "steps": steps,
         "pages": pages,
-        "waiting_page": overview.waiting_link,
+        "waiting_page": overview.waiting_page,
     })))
 }

@@ -24,6 +24,9 @@
 //! | `TESSERA_SMTP_FROM` | `smtp_from` | required with `TESSERA_SMTP_HOST`, e.g. `Tessera <tessera@example.com>` |
 //! | `TESSERA_NOTIFY_EMAIL_TO` | `notify_email_to` | required with `TESSERA_SMTP_HOST`; comma-separated addresses |
 //! | `TESSERA_NOTIFY_TIMEOUT_SECS` | `notify_timeout_secs` | `10` (per ntfy request, webhook attempt and SMTP command) |
+//! | `TESSERA_ASK_NTFY_TOPICS` | `ask_ntfy_topics` | unset: an ask may name no topic. Comma-separated topics on the `TESSERA_NTFY_URL` server |
+//! | `TESSERA_ASK_EMAIL_TO` | `ask_email_to` | unset: an ask may name no address. Comma-separated addresses, or `@domain` for a whole domain (needs `TESSERA_SMTP_HOST`) |
+//! | `TESSERA_ASK_WEBHOOK_URLS` | `ask_webhook_urls` | unset: an ask may name no webhook. Comma-separated URL prefixes (needs `TESSERA_WEBHOOK_SECRET`, which signs them) |
 
 use std::{fmt, time::Duration};
 
@@ -32,6 +35,7 @@ use lettre::message::{Mailbox, Mailboxes};
 use super::{
     email::{EmailConfig, SmtpLogin, SmtpTls},
     ntfy::NtfyConfig,
+    recipients::RecipientAllowlist,
     redacted_url,
     webhook::{DeliveryPolicy, WebhookSender},
     NotifyError,
@@ -147,6 +151,27 @@ pub const SETTINGS: &[Setting] = &[
         help: "seconds per ntfy request, webhook attempt or SMTP command",
         secret: false,
     },
+    Setting {
+        env: "TESSERA_ASK_NTFY_TOPICS",
+        key: "ask_ntfy_topics",
+        default: "(unset: asks name no topic)",
+        help: "comma-separated ntfy topics (on the TESSERA_NTFY_URL server) an ask's notify may name",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_ASK_EMAIL_TO",
+        key: "ask_email_to",
+        default: "(unset: asks name no address)",
+        help: "comma-separated addresses, or @domain, an ask's notify may name (needs TESSERA_SMTP_HOST)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_ASK_WEBHOOK_URLS",
+        key: "ask_webhook_urls",
+        default: "(unset: asks name no webhook)",
+        help: "comma-separated URL prefixes an ask's notify webhook must start with (needs TESSERA_WEBHOOK_SECRET)",
+        secret: false,
+    },
 ];
 
 /// The notification channels and how they behave.
@@ -164,6 +189,8 @@ pub struct NotifyConfig {
     pub email: Option<EmailConfig>,
     /// How long one ntfy request or SMTP command may take.
     pub timeout: Duration,
+    /// The recipients an ask may name itself (`"notify": {…}`); empty allows none.
+    pub ask_recipients: RecipientAllowlist,
 }
 
 impl Default for NotifyConfig {
@@ -179,6 +206,7 @@ impl Default for NotifyConfig {
             },
             email: None,
             timeout: DEFAULT_TIMEOUT,
+            ask_recipients: RecipientAllowlist::default(),
         }
     }
 }
@@ -194,6 +222,7 @@ impl fmt::Debug for NotifyConfig {
             .field("delivery", &self.delivery)
             .field("email", &self.email)
             .field("timeout", &self.timeout)
+            .field("ask_recipients", &self.ask_recipients)
             .finish()
     }
 }
@@ -327,8 +356,72 @@ impl NotifyConfig {
                 None
             }
         };
+        config.ask_recipients = ask_recipients(&lookup, &config)?;
         Ok(config)
     }
+}
+
+/// The allowlist of recipients asks may name; each list needs the channel it goes through.
+fn ask_recipients(
+    lookup: &dyn Fn(&str) -> Option<(String, String)>,
+    config: &NotifyConfig,
+) -> Result<RecipientAllowlist, NotifyError> {
+    let mut allowlist = RecipientAllowlist::default();
+    if let Some((name, raw)) = lookup("TESSERA_ASK_NTFY_TOPICS") {
+        if config.ntfy.is_none() {
+            return Err(NotifyError::bad_config(
+                name,
+                "is set but TESSERA_NTFY_URL is not",
+            ));
+        }
+        allowlist.ntfy_topics = RecipientAllowlist::entries(&raw);
+        if let Some(bad) = allowlist
+            .ntfy_topics
+            .iter()
+            .find(|topic| topic.contains('/'))
+        {
+            return Err(NotifyError::bad_config(
+                name,
+                format!("`{bad}` is not a topic (no `/`)"),
+            ));
+        }
+    }
+    if let Some((name, raw)) = lookup("TESSERA_ASK_EMAIL_TO") {
+        if config.email.is_none() {
+            return Err(NotifyError::bad_config(
+                name,
+                "is set but TESSERA_SMTP_HOST is not",
+            ));
+        }
+        allowlist.email = RecipientAllowlist::entries(&raw);
+        let not_an_address = |entry: &String| {
+            let domain = entry.strip_prefix('@');
+            match domain {
+                Some(domain) => domain.is_empty() || domain.contains('@'),
+                None => entry.parse::<lettre::Address>().is_err(),
+            }
+        };
+        if let Some(bad) = allowlist.email.iter().find(|entry| not_an_address(entry)) {
+            return Err(NotifyError::bad_config(
+                name,
+                format!("`{bad}` is neither an address nor @domain"),
+            ));
+        }
+    }
+    if let Some((name, raw)) = lookup("TESSERA_ASK_WEBHOOK_URLS") {
+        if config.webhook_secret.is_none() {
+            return Err(NotifyError::bad_config(
+                name,
+                "is set but TESSERA_WEBHOOK_SECRET (which signs them) is not",
+            ));
+        }
+        // Normalised, so `https://hooks.example.com` allows that host only, not a longer one.
+        allowlist.webhook_prefixes = RecipientAllowlist::entries(&raw)
+            .iter()
+            .map(|entry| parse_webhook_url(&name, entry).map(String::from))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(allowlist)
 }
 
 fn email_config(
@@ -667,6 +760,32 @@ mod tests {
     }
 
     #[test]
+    fn the_ask_recipient_allowlist_needs_its_channel_and_names_bad_entries() -> anyhow::Result<()> {
+        let config = NotifyConfig::from_lookup(&lookup(&[
+            ("TESSERA_NTFY_URL", "https://ntfy.example/alerts"),
+            ("TESSERA_WEBHOOK_SECRET", "0123456789abcdef0123"),
+            ("TESSERA_ASK_NTFY_TOPICS", "ops, on-call"),
+            ("TESSERA_ASK_WEBHOOK_URLS", "https://hooks.example.com"),
+        ]))?;
+        assert_eq!(config.ask_recipients.ntfy_topics, ["ops", "on-call"]);
+        assert_eq!(
+            config.ask_recipients.webhook_prefixes,
+            ["https://hooks.example.com/"],
+            "normalised, so a longer host does not match"
+        );
+        assert!(error_text(&[("TESSERA_ASK_NTFY_TOPICS", "ops")])
+            .contains("invalid TESSERA_ASK_NTFY_TOPICS: is set but TESSERA_NTFY_URL is not"));
+        assert!(error_text(&[("TESSERA_ASK_EMAIL_TO", "a@example.com")])
+            .contains("invalid TESSERA_ASK_EMAIL_TO: is set but TESSERA_SMTP_HOST is not"));
+        let bad_url = error_text(&[
+            ("TESSERA_WEBHOOK_SECRET", "0123456789abcdef0123"),
+            ("TESSERA_ASK_WEBHOOK_URLS", "ftp://x"),
+        ]);
+        assert!(bad_url.contains("TESSERA_ASK_WEBHOOK_URLS"), "{bad_url}");
+        Ok(())
+    }
+
+    #[test]
     fn every_setting_is_listed_once() {
         for setting in SETTINGS {
             let count = SETTINGS
@@ -675,6 +794,6 @@ mod tests {
                 .count();
             assert_eq!(count, 1, "{}", setting.env);
         }
-        assert_eq!(SETTINGS.len(), 14);
+        assert_eq!(SETTINGS.len(), 17);
     }
 }

@@ -66,6 +66,25 @@ impl NtfyConfig {
         &self.topic_url
     }
 
+    /// The same server and token with another topic.
+    ///
+    /// # Errors
+    /// [`NotifyError::BadConfig`] when `topic` is empty or holds a `/`.
+    pub fn with_topic(&self, topic: &str) -> Result<Self, NotifyError> {
+        if topic.is_empty() || topic.contains('/') {
+            return Err(NotifyError::bad_config(
+                "notify.ntfy.topic",
+                "must be one path segment",
+            ));
+        }
+        let mut url = self.topic_url().clone();
+        url.path_segments_mut()
+            .map_err(|()| NotifyError::bad_config("TESSERA_NTFY_URL", "cannot carry a topic"))?
+            .pop()
+            .push(topic);
+        Self::new(url.as_str(), self.token.clone())
+    }
+
     /// The topic: the last segment of the URL's path.
     #[must_use]
     pub fn topic(&self) -> &str {

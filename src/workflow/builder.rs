@@ -16,6 +16,7 @@ use tessera_app::catalog::{Catalog, ComponentSpec};
 use crate::pages::component_set::KnownComponents;
 
 use super::{
+    links::{LinkHandoff, MintedLink},
     page::{PageFactory, PageRequest, UiOptions},
     prompt::{Prompt, Template},
     retry::RetryPolicy,
@@ -29,6 +30,7 @@ use super::{
 use crate::{
     forms::{FormSchema, FormSchemaType},
     llm::{ChatModel, ChatRequest, Message, ToolDefinition},
+    pages::page::PageId,
     store::now_ms,
 };
 
@@ -60,6 +62,8 @@ pub(crate) struct Services {
     pub page_catalog: Catalog,
     /// Every spec a page may record (see `Runner::known_components`); set when the runner is built.
     pub known_components: KnownComponents,
+    /// The links this process minted, for the step after a `ui` step and for `POST /api/asks`.
+    pub links: Arc<LinkHandoff>,
 }
 
 /// A step's result: the run's new state and what the next step gets.
@@ -419,11 +423,12 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
         O: Then,
     {
         let step = Arc::new(step);
-        let handler: Handler = Arc::new(move |_context, state, input| {
+        let handler: Handler = Arc::new(move |context, state, input| {
             let step = Arc::clone(&step);
             Box::pin(async move {
                 let state: S = decode("the run's state", state)?;
-                let page: PageHandle<R> = decode("the previous step's page", input)?;
+                let mut page: PageHandle<R> = decode("the previous step's page", input)?;
+                page.link = working_link(&context, page.page_id).await?;
                 let (state, then) = step(state, page).await?;
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
@@ -495,6 +500,28 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
     {
         self.push(code_step(name.into(), answer_handler(step), true))
     }
+}
+
+/// The link the step after a `ui` step sends: the one this process minted with the page, or —
+/// when another process made it, or this one restarted since — a fresh one for the same page
+/// (the stored output holds no link, only the page's id), which stops the old one working.
+async fn working_link(context: &StepContext, page_id: PageId) -> StepResult<String> {
+    if let Some(link) = context.services.links.get(page_id) {
+        return Ok(link);
+    }
+    let factory = context.services.page_factory.clone().ok_or_else(|| {
+        StepError::fatal(anyhow::anyhow!(
+            "the runner has no page factory to mint a link with"
+        ))
+    })?;
+    let link = factory.relink(page_id).await?;
+    tracing::info!(run.id = %context.run_id, page.id = %page_id, "the page's link was not in this process's memory (a restart or another process made it): a fresh one was minted and the earlier one no longer works");
+    context.services.links.put(MintedLink {
+        run_id: context.run_id,
+        page_id,
+        link: link.clone(),
+    });
+    Ok(link)
 }
 
 /// The erased handler of a step after a wait: decodes the state and the [`Answer`] (a marker,
@@ -706,6 +733,12 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
     if !has_form {
         page.webhook = None;
     }
+    // The stored output drops the link; the next step finds it here (see `working_link`).
+    context.services.links.put(MintedLink {
+        run_id: context.run_id,
+        page_id: page.page_id,
+        link: page.link.clone(),
+    });
     Ok(StepDone {
         state,
         output: StepOutput::Page { page },

@@ -1,5 +1,5 @@
 //! A run as the runs page and the runs API show it: the run, its steps, the pages it made and the
-//! link its waiting page can be reached at.
+//! page it waits on (never its link: only the token's hash is stored).
 
 use serde::Serialize;
 
@@ -7,13 +7,10 @@ use uuid::Uuid;
 
 use super::{
     page::step_generation_id,
-    run::{Run, RunId, RunStep},
+    run::{Run, RunId, RunStatus, RunStep},
 };
 use crate::{
-    pages::{
-        page::{Page, PageStatus},
-        token::PageToken,
-    },
+    pages::page::{Page, PageId, PageStatus},
     store::{now_ms, Store, StoreError},
 };
 
@@ -27,8 +24,10 @@ pub struct RunOverview {
     /// The pages it made, newest first.
     #[serde(skip)]
     pub pages: Vec<Page>,
-    /// The link of the page the run waits on, while that page is open.
-    pub waiting_link: Option<String>,
+    /// The page the run's last `ui` step made, while it is open and the run unfinished (its
+    /// link is never stored;
+    /// `pages::links::reissue_link` gives a working one).
+    pub waiting_page: Option<PageId>,
     /// The name of the step the run is at (or ended at).
     pub current_step: Option<String>,
     /// The generation records behind each `ui` step, by step index, oldest attempt first.
@@ -45,31 +44,24 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
     let steps = store.run_steps(id).await?;
     let pages = store.pages_of_run(id).await?;
     let now = now_ms();
-    // The `ui` step's output holds the page handle (id and link) for the step after it.
+    // The `ui` step's output names the page the step after it sends; the run waits on it while
+    // it is open. Its link is not stored (only the token's hash is): see `pages::links`.
     let candidate = steps.iter().rev().find_map(|step| {
         let handle = step.output.as_ref()?.get("page")?;
-        let page_id = handle.get("page_id")?.as_str()?.to_owned();
-        let link = handle.get("link")?.as_str()?.to_owned();
-        Some((page_id, link))
+        handle.get("page_id")?.as_str()?.parse::<uuid::Uuid>().ok()
     });
-    let mut waiting_link = None;
-    if let Some((page_id, link)) = candidate {
-        // Only while that page is open and the link still opens it (a reissue replaces it).
-        let token = link.rsplit('/').next().and_then(PageToken::parse);
-        if let Some(token) = token {
-            match store.page_by_token(&token.hash()).await {
-                Ok(page)
-                    if page.id.to_string() == page_id
-                        && page.status == PageStatus::Open
-                        && !page.is_expired(now) =>
-                {
-                    waiting_link = Some(link);
-                }
-                Ok(_) | Err(StoreError::NotFound) => {}
-                Err(error) => return Err(error),
-            }
-        }
-    }
+    let unfinished = matches!(
+        run.status,
+        RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+    );
+    let waiting_page = candidate.filter(|_| unfinished).and_then(|page_id| {
+        pages
+            .iter()
+            .find(|page| {
+                page.id.0 == page_id && page.status == PageStatus::Open && !page.is_expired(now)
+            })
+            .map(|page| page.id)
+    });
     let generations = step_generations(store, &steps).await?;
     let current_step = steps
         .iter()
@@ -80,7 +72,7 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
         run,
         steps,
         pages,
-        waiting_link,
+        waiting_page,
         current_step,
         generations,
     })

@@ -14,7 +14,7 @@ use super::{
     run::RunId,
     step::{PageHandle, StepError},
 };
-use crate::forms::FormSchema;
+use crate::{forms::FormSchema, pages::page::PageId};
 
 /// Per-step options of a `ui` step (`.ui_with(name, prompt, options)`).
 #[derive(Clone, Debug, Default)]
@@ -85,4 +85,13 @@ pub trait PageFactory: Send + Sync {
     /// [`StepError::Retryable`] for failures that may pass (a model or database hiccup),
     /// [`StepError::Fatal`] for requests no retry fixes.
     async fn create_page(&self, request: PageRequest) -> Result<PageHandle, StepError>;
+
+    /// Mints a fresh link for page `page_id`, which an earlier step made; any earlier link stops
+    /// working. Called when the step that sends a page's link runs where the link is not known
+    /// (another process, or after a restart), since only the token's hash is stored.
+    ///
+    /// # Errors
+    /// [`StepError::Fatal`] when the page is no longer open (revoked, answered); retryable for
+    /// database failures.
+    async fn relink(&self, page_id: PageId) -> Result<String, StepError>;
 }

@@ -277,6 +277,13 @@ impl Runner {
         &self.inner.services.known_components
     }
 
+    /// The links this process's `ui` steps minted, kept in memory for the steps that send them;
+    /// subscribe to hear of each (how `POST /api/asks` answers with its link).
+    #[must_use]
+    pub fn links(&self) -> &super::links::LinkHandoff {
+        &self.inner.services.links
+    }
+
     /// Its configuration.
     #[must_use]
     pub fn config(&self) -> &RunnerConfig {

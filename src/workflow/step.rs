@@ -123,12 +123,18 @@ impl<R> PartialEq for WaitToken<R> {
 
 /// A page made by a `ui` step, handed to the next step: where to send the person, and what to
 /// wait on.
+///
+/// Only `page_id` and `webhook` are stored (in `run_steps.output`): the link holds the page's
+/// secret token, which exists at rest only as its hash. The next step gets the link from the
+/// process that made the page or, after a restart, a freshly minted one (see
+/// [`PageFactory::relink`](super::PageFactory::relink)).
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct PageHandle<R = Value> {
     /// The page's identity.
     pub page_id: PageId,
-    /// The link to send to the person (it holds the page's secret token).
+    /// The link to send to the person (it holds the page's secret token). Never serialized.
+    #[serde(skip)]
     pub link: String,
     /// What to wait on for the response; `None` for a display-only page.
     pub webhook: Option<WaitToken<R>>,
@@ -171,7 +177,7 @@ impl<R> fmt::Debug for PageHandle<R> {
         formatter
             .debug_struct("PageHandle")
             .field("page_id", &self.page_id)
-            .field("link", &self.link)
+            .field("link", &"***")
             .field("webhook", &self.webhook)
             .finish()
     }

@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
-    notify::{verify, NotifyConfig},
+    notify::{verify, NotifyConfig, NtfyConfig, RecipientAllowlist},
     store::{now_ms, pages::PageChange},
     workflow::run::RunId,
 };
@@ -355,7 +355,209 @@ on_both_backends!(
     the_callback_is_signed_retried_until_acknowledged_and_delivered_once,
     an_expired_ask_says_so_and_its_link_is_gone,
     an_ask_that_expires_or_is_cancelled_tells_its_callback_why,
+    the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered,
+    the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled,
+    an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only,
 );
+
+async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let sink = HttpSink::start(&[]).await?;
+    let server_topic = sink.url("/server-topic")?;
+    let hooks = sink.url("/hooks/")?;
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            ntfy: NtfyConfig::new(server_topic.as_str(), None).ok(),
+            webhook_secret: Some(Secret::new(SECRET)),
+            ask_recipients: RecipientAllowlist {
+                ntfy_topics: vec!["ops".into()],
+                email: vec!["@example.com".into()],
+                webhook_prefixes: vec![hooks.to_string()],
+            },
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Deploy?", "notify": {"ntfy": {"topic": "ops"}, "webhook": sink.url("/hooks/deploy")?.as_str()}}),
+    )
+    .await?;
+    let seen = sink.seen();
+    let topic = seen
+        .iter()
+        .find(|seen| seen.path == "/ops")
+        .context("the ops topic was notified")?;
+    assert!(topic
+        .header("click")
+        .is_some_and(|link| link.ends_with(&path)));
+    let hook = seen
+        .iter()
+        .find(|seen| seen.path == "/hooks/deploy")
+        .context("the webhook was notified")?;
+    let notification: Value = serde_json::from_slice(&hook.body)?;
+    assert!(notification["link"]
+        .as_str()
+        .is_some_and(|link| link.ends_with(&path)));
+    assert!(hook.header("x-tessera-signature").is_some(), "signed");
+    assert!(
+        !seen.iter().any(|seen| seen.path == "/server-topic"),
+        "only the recipients it named"
+    );
+    assert_eq!(submit(&app, &path, "answer=yes").await?.status(), 303);
+    wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
+
+    for (notify, field) in [
+        (json!({"email": ["boss@elsewhere.org"]}), "notify.email[0]"),
+        (json!({"ntfy": {"topic": "everyone"}}), "notify.ntfy.topic"),
+        (
+            json!({"webhook": "https://attacker.example/steal"}),
+            "notify.webhook",
+        ),
+    ] {
+        let (status, error) =
+            error_of(post_ask(&app, &json!({"prompt": "q", "notify": notify})).await?).await?;
+        assert_eq!(status, 422);
+        assert_eq!(
+            (error["code"].as_str(), error["field"].as_str()),
+            (Some("invalid_ask"), Some(field))
+        );
+    }
+    app.cleanup().await
+}
+
+async fn ask_call(
+    app: &TestApp,
+    id: &str,
+    action: &str,
+    body: &Value,
+) -> anyhow::Result<(u16, Value)> {
+    let response = app
+        .api_post(&format!("/api/asks/{id}/{action}"), body)
+        .await?;
+    Ok((response.status().as_u16(), response.json().await?))
+}
+
+async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let (id, first_path) =
+        create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
+
+    let (status, extended) = ask_call(&app, &id, "extend", &json!({"expires_in": 86_400})).await?;
+    assert_eq!(status, 200, "{extended:#}");
+    let in_a_day = now_ms() + 86_400_000;
+    let expires_at = extended["expires_at_ms"].as_i64().context("an expiry")?;
+    assert!(
+        (in_a_day - 60_000..=in_a_day).contains(&expires_at),
+        "{expires_at}"
+    );
+    assert_eq!(
+        ask_json(&app, &id).await?["expires_at_ms"],
+        json!(expires_at)
+    );
+    let (status, refused) = ask_call(&app, &id, "extend", &json!({"expires_in": 5})).await?;
+    assert_eq!(
+        (status, &refused["error"]["field"]),
+        (422, &json!("expires_in"))
+    );
+    assert_eq!(refused["error"]["code"], "invalid_ask");
+
+    let (status, reissued) = ask_call(&app, &id, "reissue", &json!({})).await?;
+    assert_eq!(status, 200, "{reissued:#}");
+    let fresh_path = page_path(reissued["link"].as_str().context("a fresh link")?)?;
+    assert_ne!(fresh_path, first_path);
+    assert_eq!(
+        app.get(&first_path).await?.status(),
+        404,
+        "the first link stops working"
+    );
+    assert_eq!(app.get(&fresh_path).await?.status(), 200);
+    assert!(
+        ask_json(&app, &id).await?["link"].is_null(),
+        "GET never shows a link"
+    );
+
+    assert_eq!(submit(&app, &fresh_path, "answer=yes").await?.status(), 303);
+    wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
+    for (action, body) in [
+        ("extend", json!({"expires_in": 3600})),
+        ("reissue", json!({})),
+        ("cancel", json!({})),
+    ] {
+        let (status, body) = ask_call(&app, &id, action, &body).await?;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (409, &json!("ask_closed")),
+            "{action}: {body:#}"
+        );
+    }
+    let answered = ask_json(&app, &id).await?;
+    assert_eq!(
+        answered["response"],
+        json!({"answer": "yes"}),
+        "the answer stands"
+    );
+
+    for action in ["extend", "reissue", "cancel"] {
+        let (status, body) = ask_call(
+            &app,
+            "7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f",
+            action,
+            &json!({"expires_in": 3600}),
+        )
+        .await?;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (404, &json!("not_found")),
+            "{action}"
+        );
+    }
+    app.cleanup().await
+}
+
+async fn the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let sink = HttpSink::start(&[]).await?;
+    let callback_url = sink.url("/hooks/ask")?;
+    let Some(app) = spawn_signing_callbacks(backend).await? else {
+        return Ok(());
+    };
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Ship it?", "callback_url": callback_url.as_str()}),
+    )
+    .await?;
+    let (status, cancelled) = ask_call(&app, &id, "cancel", &json!({})).await?;
+    assert_eq!(status, 200, "{cancelled:#}");
+    let done = wait_for_ask(&app, &id, |ask| {
+        ask["status"] == "cancelled" && ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+    assert!(done["response"].is_null());
+    let delivered: Value =
+        serde_json::from_slice(&sink.seen().first().context("a callback")?.body)?;
+    assert_eq!(delivered["status"], "cancelled");
+    assert_ne!(
+        submit(&app, &path, "answer=late").await?.status(),
+        303,
+        "the link takes no answer"
+    );
+    let (status, again) = ask_call(&app, &id, "cancel", &json!({})).await?;
+    assert_eq!(
+        (status, &again["error"]["code"]),
+        (409, &json!("ask_closed"))
+    );
+    app.cleanup().await
+}
 
 async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
     let status = response.status().as_u16();

@@ -257,6 +257,24 @@ impl Drill {
         response.json().await.ok()
     }
 
+    /// A working link to the page run `id` waits on: a fresh one each time, since only tokens'
+    /// hashes are stored (`None` when the run waits on no open page, or the process went away).
+    async fn working_link(&self, rng: &mut StdRng, id: &str) -> Option<String> {
+        let (_, response) = self
+            .send(rng, |base| {
+                self.client
+                    .post(format!("{base}/api/runs/{id}/link"))
+                    .bearer_auth(API_TOKEN)
+            })
+            .await;
+        let response = response.ok()?;
+        if response.status() != 201 {
+            return None;
+        }
+        let body: Value = response.json().await.ok()?;
+        body["link"].as_str().map(str::to_owned)
+    }
+
     async fn start(&self, rng: &mut StdRng, driven: &mut Driven, index: usize) {
         loop {
             driven.tag = format!("run{index}-try{}", driven.starts_lost);
@@ -395,9 +413,9 @@ impl Drill {
                         .push(format!("run {status}: {}", run["error"]));
                     return driven;
                 }
-                Some("waiting") => {
-                    if let Some(link) = run["waiting_page"].as_str() {
-                        self.submit(&mut rng, &mut driven, link).await;
+                Some("waiting") if run["waiting_page"].is_string() => {
+                    if let Some(link) = self.working_link(&mut rng, &driven.id).await {
+                        self.submit(&mut rng, &mut driven, &link).await;
                     }
                 }
                 _ => {}

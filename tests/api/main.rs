@@ -23,4 +23,5 @@ mod pages;
 mod quality;
 mod runs;
 mod store;
+mod tokens;
 mod workflow;

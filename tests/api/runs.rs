@@ -27,6 +27,25 @@ async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Resul
     }
 }
 
+/// A working link to the page run `id` waits on, as a path (`POST /api/runs/{id}/link`: a
+/// fresh one, since only tokens' hashes are stored).
+pub(crate) async fn working_link_path(app: &TestApp, id: &str) -> anyhow::Result<String> {
+    let response = app
+        .api_post(&format!("/api/runs/{id}/link"), &serde_json::json!({}))
+        .await?;
+    let status = response.status();
+    let body: Value = response.json().await?;
+    anyhow::ensure!(
+        status == 201,
+        "no working link for run {id}: {status} {body:#}"
+    );
+    body["link"]
+        .as_str()
+        .and_then(|link| link.split_once("/p/"))
+        .map(|(_, token)| format!("/p/{token}"))
+        .ok_or_else(|| anyhow::anyhow!("not a page link: {body:#}"))
+}
+
 pub(crate) async fn admin_cookie(app: &TestApp) -> anyhow::Result<String> {
     let response = app
         .client
@@ -68,18 +87,11 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
         .await?;
     let id = started["id"].as_str().unwrap_or_default().to_owned();
     let waiting = wait_for_status(&app, &id, "waiting").await?;
-    let link = waiting["waiting_page"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let path = link
-        .split_once("/p/")
-        .map(|(_, token)| format!("/p/{token}"))
-        .unwrap_or_default();
     assert!(
-        !path.is_empty(),
-        "the waiting page's link is reported: {waiting:#}"
+        waiting["waiting_page"].is_string(),
+        "the page it waits on is named: {waiting:#}"
     );
+    let path = working_link_path(&app, &id).await?;
 
     let html = app.get(&path).await?.text().await?;
     assert!(
@@ -148,12 +160,8 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
         .json()
         .await?;
     let id = started["id"].as_str().unwrap_or_default().to_owned();
-    let waiting = wait_for_status(&app, &id, "waiting").await?;
-    let path = waiting["waiting_page"]
-        .as_str()
-        .and_then(|link| link.split_once("/p/"))
-        .map(|(_, token)| format!("/p/{token}"))
-        .unwrap_or_default();
+    wait_for_status(&app, &id, "waiting").await?;
+    let path = working_link_path(&app, &id).await?;
     let html = app.get(&path).await?.text().await?;
     let submitted = app
         .client
@@ -202,8 +210,21 @@ async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
     Ok(())
 }
 
+fn shown_link(html: &str) -> String {
+    html.split("data-testid=\"page-link\"")
+        .nth(1)
+        .and_then(|rest| rest.split('>').nth(1))
+        .and_then(|rest| rest.split('<').next())
+        .map(|link| {
+            link.split_once("/p/")
+                .map_or(String::new(), |(_, token)| format!("/p/{token}"))
+        })
+        .unwrap_or_default()
+}
+
 #[tokio::test]
-async fn an_admin_starts_cancels_and_reissues_from_the_runs_pages() -> anyhow::Result<()> {
+async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops_working(
+) -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let cookie = admin_cookie(&app).await?;
     let started = app
@@ -223,45 +244,56 @@ async fn an_admin_starts_cancels_and_reissues_from_the_runs_pages() -> anyhow::R
         .to_owned();
     let id = location.trim_start_matches("/runs/").to_owned();
     let waiting = wait_for_status(&app, &id, "waiting").await?;
-    let old_link = waiting["waiting_page"]
+    let page_id = waiting["waiting_page"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let page_id = waiting["pages"]
-        .as_object()
-        .and_then(|pages| pages.keys().next().cloned())
-        .unwrap_or_default();
-
-    let reissued = app
+    let run_page = app
         .client
-        .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
+        .get(app.url(&location))
         .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("action=reissue")
         .send()
         .await?
         .text()
         .await?;
-    let new_link = reissued
-        .split("data-testid=\"page-link\"")
-        .nth(1)
-        .and_then(|rest| rest.split('>').nth(1))
-        .and_then(|rest| rest.split('<').next())
-        .unwrap_or_default()
-        .to_owned();
     assert!(
-        new_link.contains("/p/") && new_link != old_link,
-        "a new link is shown once: {new_link}"
+        !run_page.contains("/p/"),
+        "the run page shows no link until asked for one"
     );
-    let old_path = old_link
-        .split_once("/p/")
-        .map(|(_, token)| format!("/p/{token}"))
-        .unwrap_or_default();
+    assert!(run_page.contains("Get a working link"));
+
+    let get_link = || async {
+        let answer = app
+            .client
+            .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("action=reissue")
+            .send()
+            .await?;
+        anyhow::ensure!(
+            answer.headers().get("refresh").is_none(),
+            "a link shown once is not reloaded away"
+        );
+        anyhow::Ok(answer.text().await?)
+    };
+    let first = get_link().await?;
+    assert!(
+        first.contains("Any link sent earlier no longer works"),
+        "the admin is told what the fresh link does to sent ones"
+    );
+    let first_path = shown_link(&first);
+    assert!(first_path.starts_with("/p/"), "a link is shown once");
+    assert_eq!(app.get(&first_path).await?.status(), 200, "it works");
+
+    let second_path = shown_link(&get_link().await?);
+    assert!(second_path.starts_with("/p/") && second_path != first_path);
     assert_eq!(
-        app.get(&old_path).await?.status(),
+        app.get(&first_path).await?.status(),
         404,
-        "the old link stops working"
+        "the earlier link stops working"
     );
+    assert_eq!(app.get(&second_path).await?.status(), 200);
 
     let cancelled = app
         .client
@@ -271,6 +303,19 @@ async fn an_admin_starts_cancels_and_reissues_from_the_runs_pages() -> anyhow::R
         .await?;
     assert_eq!(cancelled.status(), 303);
     assert_eq!(run_json(&app, &id).await?["status"], "cancelled");
+    let after = app
+        .api_post(&format!("/api/runs/{id}/link"), &serde_json::json!({}))
+        .await?;
+    assert_eq!(after.status(), 409, "no link for a run that waits no more");
+    let body: Value = after.json().await?;
+    assert_eq!(body["error"]["code"], "not_waiting");
+    let unknown = app
+        .api_post(
+            "/api/runs/7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f/link",
+            &serde_json::json!({}),
+        )
+        .await?;
+    assert_eq!(unknown.status(), 404);
     Ok(())
 }
 
@@ -313,7 +358,7 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
             .headers()
             .get("refresh")
             .and_then(|value| value.to_str().ok()),
-        Some("3"),
+        Some(format!("3; url=/runs/{id}").as_str()),
         "a waiting run's page reloads itself"
     );
     let html = timeline.text().await?;

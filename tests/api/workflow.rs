@@ -17,10 +17,10 @@ use tessera::{
     forms::FormSchema,
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
     pages::{
-        page::{NewPage, SubmitOutcome},
+        page::{NewPage, PageId, SubmitOutcome},
         token::PageToken,
     },
-    store::{now_ms, runs::WAIT_TIMED_OUT, Store, StoreError},
+    store::{now_ms, pages::PageChange, runs::WAIT_TIMED_OUT, Store, StoreError},
     workflow::{
         run::{
             LeaseOutcome, NewRun, NextRun, RunFilter, RunStatus, StepCompletion, StepRef,
@@ -52,6 +52,7 @@ store_contract!(
     a_new_run_wakes_an_idle_runner_before_its_next_poll,
     a_submitted_page_wakes_an_idle_runner_before_its_next_poll,
     an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancelled,
+    a_restart_between_the_page_and_its_notify_step_mints_a_fresh_link_and_the_old_one_stops_working,
 );
 
 /// A lease no test expects to expire: tests that count executions must not see a step run
@@ -162,6 +163,24 @@ impl PageFactory for StaticPageFactory {
         lock(&self.tokens).push(token);
         lock(&self.requests).push(request);
         Ok(handle)
+    }
+
+    async fn relink(&self, page_id: PageId) -> Result<String, StepError> {
+        let store = lock(&self.store)
+            .clone()
+            .ok_or_else(|| StepError::fatal(anyhow::anyhow!("no store")))?;
+        let token = PageToken::generate();
+        let changed = store
+            .change_open_page(page_id, &PageChange::Reissue(token.hash()))
+            .await?;
+        if !changed {
+            return Err(StepError::fatal(anyhow::anyhow!(
+                "page {page_id} is not open"
+            )));
+        }
+        let link = format!("http://localhost/p/{}", token.as_str());
+        lock(&self.tokens).push(token);
+        Ok(link)
     }
 }
 
@@ -1581,10 +1600,12 @@ async fn a_typed_workflow_asks_through_a_page_and_carries_on_with_the_typed_resp
     let inputs: Vec<_> = steps.iter().map(|step| step.input.clone()).collect();
     assert_eq!(inputs[0], Some(Value::Null));
     assert_eq!(inputs[1], Some(Value::Null));
-    assert_eq!(
-        inputs[2].as_ref().and_then(|page| page.get("link")),
-        Some(&json!(format!("http://localhost/p/{}", token.as_str())))
-    );
+    // The page reached it by id; its link (the token) is never stored.
+    assert!(inputs[2]
+        .as_ref()
+        .and_then(|page| page.get("page_id"))
+        .is_some());
+    assert_eq!(inputs[2].as_ref().and_then(|page| page.get("link")), None);
     assert_eq!(inputs[3], Some(response));
     assert_eq!(inputs[4], Some(Value::Null));
     assert!(steps
@@ -1801,5 +1822,104 @@ async fn a_step_whose_heartbeat_stalls_is_abandoned_before_its_lease_runs_out() 
         abandoned_while_stalled,
         "the step ran on while its lease could not be renewed"
     );
+    Ok(())
+}
+
+/// The page step and the step that sends its link, where the first attempt at sending dies as
+/// a crashed process would (before sending anything); each link sent is recorded.
+fn relink_workflow(
+    attempts: Arc<AtomicUsize>,
+    sent: Arc<Mutex<Vec<String>>>,
+) -> anyhow::Result<Registry> {
+    let relink = workflow::<Digest>("relink")
+        .ui("Ask", Prompt::<DigestForm>::new("Pick emails to archive."))
+        .step_with_page(
+            "Notify",
+            move |state: Digest, page: PageHandle<DigestForm>| {
+                let attempts = Arc::clone(&attempts);
+                let sent = Arc::clone(&sent);
+                async move {
+                    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(StepError::retryable(anyhow::anyhow!("the process died")));
+                    }
+                    lock(&sent).push(page.link.clone());
+                    Ok((state, wait_for(page.webhook)))
+                }
+            },
+        )
+        .retry(RetryPolicy::exponential(3, Duration::from_millis(1)))
+        .step_with_response(
+            "Archive",
+            |state: Digest, response: DigestForm| async move {
+                Ok(Digest {
+                    archived: response.archive_ids,
+                    ..state
+                })
+            },
+        )
+        .build()?;
+    Ok(Registry::new().with(relink)?)
+}
+
+async fn a_restart_between_the_page_and_its_notify_step_mints_a_fresh_link_and_the_old_one_stops_working(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let registry = Arc::new(relink_workflow(Arc::clone(&attempts), Arc::clone(&sent))?);
+    let factory = StaticPageFactory::new(store);
+    let before = Runner::builder(store.clone(), Arc::clone(&registry))
+        .config(fast_config("before-the-crash"))
+        .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
+        .build();
+    let run = before
+        .start_run("relink", serde_json::to_value(Digest::default())?)
+        .await?;
+    // One drive: the page is made, then Notify dies and the run backs off.
+    ensure!(before.run_once().await?, "the run was due");
+    drop(before);
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+    let first = factory.last_token()?;
+    let stored = store.run_steps(run.id).await?;
+    assert!(
+        !serde_json::to_string(&stored)?.contains(first.as_str()),
+        "the page's output holds no link"
+    );
+
+    // A fresh process over the same database: it never saw the link.
+    let after = Runner::builder(store.clone(), registry)
+        .config(fast_config("after-the-restart"))
+        .page_factory(Arc::clone(&factory) as Arc<dyn PageFactory>)
+        .build();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    drain(&after).await?;
+    assert_eq!(store.run(run.id).await?.status, RunStatus::Waiting);
+    let fresh = factory.last_token()?;
+    assert_ne!(fresh, first, "a fresh token was minted");
+    assert_eq!(
+        *lock(&sent),
+        [format!("http://localhost/p/{}", fresh.as_str())],
+        "the fresh link is the one sent"
+    );
+    assert!(
+        matches!(
+            store.page_by_token(&first.hash()).await,
+            Err(StoreError::NotFound)
+        ),
+        "the link made before the crash no longer opens the page"
+    );
+    let response = serde_json::to_value(DigestForm {
+        archive_ids: vec!["e2".into()],
+        note: None,
+    })?;
+    let outcome = store
+        .submit_page(&fresh.hash(), &response, now_ms())
+        .await?;
+    assert!(matches!(outcome, SubmitOutcome::Submitted(_)));
+    after.wake();
+    drain(&after).await?;
+    let done = store.run(run.id).await?;
+    assert_eq!(done.status, RunStatus::Succeeded);
+    assert_eq!(done.state["archived"], json!(["e2"]));
     Ok(())
 }

@@ -1,0 +1,300 @@
+//! Page tokens exist at rest and in logs only as their hash: after full runs (an ask notified,
+//! reissued, extended, answered and called back; a demo workflow answered through a link from
+//! the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
+//! in the captured tracing output, or in the runs, asks, generations and metrics answers.
+
+use std::{
+    io::Write,
+    sync::{Arc, Mutex, OnceLock},
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, Context as _};
+use serde_json::{json, Value};
+use sqlx::Row as _;
+use tessera::{config::Secret, notify::NotifyConfig, store::Store};
+
+use crate::{
+    helpers::{on_both_backends, spawn_app_on, Backend, HttpSink, TestApp},
+    runs::admin_cookie,
+};
+
+const SECRET: &str = "whsec_tokens_0123456789abcdef";
+
+on_both_backends!(no_page_token_is_stored_logged_or_shown_after_full_runs);
+
+/// Everything every test in this binary logs, at every level, from the moment it is installed.
+#[derive(Clone, Default)]
+struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
+
+impl Write for CapturedLogs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CapturedLogs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+        .into_owned()
+    }
+}
+
+/// Installs the process-wide subscriber once (the app runs in this process), writing to memory.
+fn captured_logs() -> CapturedLogs {
+    static LOGS: OnceLock<CapturedLogs> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = CapturedLogs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        // Only this module installs one; should another ever do, its output is not scanned and
+        // the check below that our own lines were captured fails loudly.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        logs
+    })
+    .clone()
+}
+
+/// The 48-hex token of a page link.
+fn token_of(link: &str) -> anyhow::Result<String> {
+    let token = link
+        .rsplit_once("/p/")
+        .map(|(_, token)| token.to_owned())
+        .context("a page link")?;
+    anyhow::ensure!(token.len() == 48, "a token: {token}");
+    Ok(token)
+}
+
+async fn post_json(app: &TestApp, path: &str, body: &Value) -> anyhow::Result<Value> {
+    let response = app.api_post(path, body).await?;
+    let status = response.status();
+    let body: Value = response.json().await?;
+    anyhow::ensure!(status.is_success(), "{path}: {status} {body:#}");
+    Ok(body)
+}
+
+async fn wait_until(
+    app: &TestApp,
+    path: &str,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    loop {
+        let value = app.api_json(path).await?;
+        if done(&value) {
+            return Ok(value);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("{path} never got there: {value:#}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn answer(app: &TestApp, link: &str, fields: &str) -> anyhow::Result<u16> {
+    let path = format!("/p/{}", token_of(link)?);
+    let html = app.get(&path).await?.text().await?;
+    let csrf = html
+        .split("name=\"_csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default();
+    let response = app
+        .client
+        .post(app.url(&path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("_csrf={csrf}&{fields}"))
+        .send()
+        .await?;
+    Ok(response.status().as_u16())
+}
+
+/// Every row of every table, as text.
+async fn postgres_rows(store: &Store) -> anyhow::Result<String> {
+    let Store::Postgres(pool) = store else {
+        bail!("not PostgreSQL");
+    };
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables \
+         WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    )
+    .fetch_all(pool)
+    .await?;
+    anyhow::ensure!(tables.iter().any(|table| table == "pages"), "{tables:?}");
+    let mut text = String::new();
+    for table in tables {
+        let rows = sqlx::query(&format!(
+            "SELECT row_to_json(t)::text AS row FROM \"{table}\" t"
+        ))
+        .fetch_all(pool)
+        .await?;
+        for row in rows {
+            text.push_str(&row.try_get::<String, _>("row")?);
+            text.push('\n');
+        }
+    }
+    Ok(text)
+}
+
+async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let logs = captured_logs();
+    let sink = HttpSink::start(&[]).await?;
+    let notify_url = sink.url("/notify")?;
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify = NotifyConfig {
+            webhook_url: Some(notify_url),
+            webhook_secret: Some(Secret::new(SECRET)),
+            ..NotifyConfig::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let mut tokens = Vec::new();
+
+    // An ask: notified, given a fresh link, extended, answered, called back.
+    let created = post_json(
+        &app,
+        "/api/asks",
+        &json!({"prompt": "Approve?", "notify": true, "callback_url": sink.url("/hooks/ask")?.as_str()}),
+    )
+    .await?;
+    let ask_id = created["id"].as_str().context("an ask id")?.to_owned();
+    tokens.push(token_of(
+        created["link"].as_str().context("the creator's link")?,
+    )?);
+    for seen in sink.seen().iter().filter(|seen| seen.path == "/notify") {
+        let notification: Value = serde_json::from_slice(&seen.body)?;
+        tokens.push(token_of(notification["link"].as_str().context("a link")?)?);
+    }
+    let reissued = post_json(&app, &format!("/api/asks/{ask_id}/reissue"), &json!({})).await?;
+    let ask_link = reissued["link"]
+        .as_str()
+        .context("a fresh link")?
+        .to_owned();
+    tokens.push(token_of(&ask_link)?);
+    post_json(
+        &app,
+        &format!("/api/asks/{ask_id}/extend"),
+        &json!({"expires_in": 7200}),
+    )
+    .await?;
+    assert_eq!(answer(&app, &ask_link, "answer=approved").await?, 303);
+    wait_until(&app, &format!("/api/asks/{ask_id}"), |ask| {
+        ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+
+    // A demo workflow answered through the link an admin gets on the run page.
+    let run = post_json(&app, "/api/runs", &json!({"workflow": "bulk-approval"})).await?;
+    let run_id = run["id"].as_str().context("a run id")?.to_owned();
+    let waiting = wait_until(&app, &format!("/api/runs/{run_id}"), |run| {
+        run["status"] == "waiting"
+    })
+    .await?;
+    let page_id = waiting["waiting_page"].as_str().context("a page")?;
+    let cookie = admin_cookie(&app).await?;
+    let run_page = app
+        .client
+        .post(app.url(&format!("/runs/{run_id}/pages/{page_id}")))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=reissue")
+        .send()
+        .await?
+        .text()
+        .await?;
+    let run_link = run_page
+        .split("data-testid=\"page-link\"")
+        .nth(1)
+        .and_then(|rest| rest.split("/p/").nth(1))
+        .map(|rest| format!("http://x/p/{}", &rest[..48.min(rest.len())]))
+        .context("the run page shows a working link")?;
+    tokens.push(token_of(&run_link)?);
+    let fields = "decision=approve&claim_ids=exp-101&reason=Receipts+attached";
+    assert_eq!(answer(&app, &run_link, fields).await?, 303);
+    wait_until(&app, &format!("/api/runs/{run_id}"), |run| {
+        run["status"] == "succeeded"
+    })
+    .await?;
+    assert_eq!(tokens.len(), 4, "every link was seen: {tokens:?}");
+
+    // What the API shows.
+    let mut shown = String::new();
+    for path in [
+        format!("/api/runs/{run_id}"),
+        format!("/api/runs/{ask_id}"),
+        format!("/api/asks/{ask_id}"),
+        "/api/runs".to_owned(),
+        "/api/generations".to_owned(),
+    ] {
+        shown.push_str(&app.api_json(&path).await?.to_string());
+    }
+    shown.push_str(&app.get("/metrics").await?.text().await?);
+    for run in [&run_id, &ask_id] {
+        let page = app
+            .client
+            .get(app.url(&format!("/runs/{run}")))
+            .header("cookie", &cookie)
+            .send()
+            .await?;
+        shown.push_str(&page.text().await?);
+    }
+
+    // What the database holds.
+    let stored = match backend {
+        Backend::Sqlite => {
+            let dir = app.stop().await?;
+            let mut bytes = Vec::new();
+            for name in ["tessera.db", "tessera.db-wal", "tessera.db-shm"] {
+                if let Ok(file) = std::fs::read(dir.path().join(name)) {
+                    bytes.extend(file);
+                }
+            }
+            anyhow::ensure!(bytes.len() > 4096, "the database files were read");
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        Backend::Postgres => {
+            let rows = postgres_rows(&app.store).await?;
+            app.cleanup().await?;
+            rows
+        }
+    };
+    anyhow::ensure!(stored.contains("Approve?"), "the scan reads the runs' data");
+
+    let logged = logs.text();
+    anyhow::ensure!(
+        logged.contains(&ask_id) && logged.contains("page ready"),
+        "the app's own log lines were captured"
+    );
+    for token in &tokens {
+        assert!(
+            !stored.contains(token.as_str()),
+            "a token is stored: {token}"
+        );
+        let line = logged.lines().find(|line| line.contains(token.as_str()));
+        assert!(line.is_none(), "a token is logged: {line:?}");
+        assert!(!shown.contains(token.as_str()), "a token is shown: {token}");
+    }
+    Ok(())
+}
