@@ -19,5 +19,6 @@ mod metrics;
 mod notify;
 mod pages;
 mod runs;
+mod selections;
 mod store;
 mod workflow;
