@@ -421,6 +421,68 @@ pub fn enforce_confirm(tree: &mut PageTree, approval: &PendingApproval) {
             }
         }
     }
+    actions_before_items(tree);
+}
+
+/// Rows the confirm table shows on one page: all of a preview up to the Table's limit, because
+/// its form posts to the approval, which takes no paging.
+const CONFIRM_PAGE_SIZE: u32 = 500;
+
+/// Puts the confirm and Deny buttons in one row before the item table, so the count and the
+/// buttons are in view without scrolling past every item, and keeps the table on one page.
+fn actions_before_items(tree: &mut PageTree) {
+    let Some(form) = tree
+        .nodes
+        .iter()
+        .find(|(_, node)| node.component == "Form")
+        .map(|(id, _)| id.clone())
+    else {
+        return;
+    };
+    for node in tree.nodes.values_mut() {
+        if node.component == "Table" && node.props.get("selectable").is_some() {
+            node.props["pageSize"] = json!(CONFIRM_PAGE_SIZE);
+        }
+    }
+    let mut buttons: Vec<String> = tree
+        .nodes
+        .iter()
+        .filter(|(_, node)| node.component == "Button")
+        .map(|(id, _)| id.clone())
+        .collect();
+    // The confirm first, then Deny.
+    buttons.sort_by_key(|id| {
+        tree.nodes.get(id).and_then(|node| node.props.get("kind")).and_then(Value::as_str)
+            == Some("cancel")
+    });
+    if buttons.is_empty() {
+        return;
+    }
+    for node in tree.nodes.values_mut() {
+        node.children.retain(|child| !buttons.contains(child));
+    }
+    tree.order.retain(|id| !buttons.contains(id));
+    let bar = unused_id(tree, "code_actions");
+    tree.nodes.insert(
+        bar.clone(),
+        Node {
+            component: "Container".to_owned(),
+            props: json!({"direction": "row", "gap": "md"}),
+            children: buttons,
+        },
+    );
+    let Some(form_node) = tree.nodes.get(&form) else {
+        return;
+    };
+    let first_table = form_node.children.iter().position(|child| {
+        tree.nodes
+            .get(child)
+            .is_some_and(|node| node.component == "Table")
+    });
+    let at = first_table.unwrap_or(form_node.children.len());
+    if let Some(form_node) = tree.nodes.get_mut(&form) {
+        form_node.children.insert(at, bar);
+    }
 }
 
 fn node(component: &str, props: Value) -> Node {
