@@ -28,6 +28,7 @@ pub mod layout;
 pub mod link;
 pub mod multi_text;
 pub mod paging;
+pub mod selection_limit;
 pub mod table;
 pub mod text;
 

@@ -15,8 +15,8 @@
 //!    array bound with `{"$data": …}`, and the Form;
 //! 2. second turn (it needs the Form's id from the first turn's results): one field per schema
 //!    field (enum → `RadioGroup` up to 5 options, else Select; boolean → Checkbox; array of enum →
-//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids,
-//!    else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
+//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids
+//!    (one `DecisionTable` for several such fields over the same rows), else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
 //!    `TextArea` when the name or description hints at long text), then the submit and cancel
 //!    Buttons, then `Finish`.
 //!

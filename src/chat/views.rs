@@ -471,18 +471,55 @@ fn actions_before_items(tree: &mut PageTree) {
             children: buttons,
         },
     );
-    let Some(form_node) = tree.nodes.get(&form) else {
-        return;
-    };
-    let first_table = form_node.children.iter().position(|child| {
-        tree.nodes
-            .get(child)
-            .is_some_and(|node| node.component == "Table")
-    });
-    let at = first_table.unwrap_or(form_node.children.len());
     if let Some(form_node) = tree.nodes.get_mut(&form) {
-        form_node.children.insert(at, bar);
+        form_node.children.insert(0, bar);
     }
+    form_after_heading(tree, &form);
+}
+
+/// Moves the Form up to right after the view's heading, with the request's text as the form's
+/// description, so the buttons come before the facts the heuristic shows (the count is on the
+/// confirm button).
+fn form_after_heading(tree: &mut PageTree, form: &str) {
+    let top: Vec<String> = tree.top_level().into_iter().map(str::to_owned).collect();
+    let heading = top.iter().find(|id| {
+        tree.nodes
+            .get(*id)
+            .is_some_and(|node| node.component == "Heading")
+    });
+    let text = top.iter().find(|id| {
+        tree.nodes
+            .get(*id)
+            .is_some_and(|node| node.component == "Text")
+    });
+    let mut order: Vec<String> = heading.into_iter().cloned().collect();
+    order.push(form.to_owned());
+    let described = tree
+        .nodes
+        .get(form)
+        .is_some_and(|node| node.props.get("description").is_some());
+    let moved_text = match (text, described) {
+        (Some(text), false) => tree
+            .nodes
+            .get(text)
+            .and_then(|node| node.props.get("text").cloned())
+            .map(|words| (text.clone(), words)),
+        _ => None,
+    };
+    if let Some((text, words)) = &moved_text {
+        if let Some(form_node) = tree.nodes.get_mut(form) {
+            form_node.props["description"] = words.clone();
+        }
+        tree.nodes.remove(text);
+    }
+    let rest: Vec<String> = top
+        .into_iter()
+        .filter(|id| {
+            !order.contains(id) && moved_text.as_ref().is_none_or(|(text, _)| text != id)
+        })
+        .collect();
+    order.extend(rest);
+    tree.order = order;
 }
 
 fn node(component: &str, props: Value) -> Node {

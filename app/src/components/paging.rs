@@ -172,7 +172,7 @@ pub fn SearchBar(node_id: String, dom_id: String, label: String, window: Window)
         format!("{} of {} rows match “{}”", window.matching, window.total, window.search)
     };
     view! {
-        <div class="flex flex-wrap items-end gap-2" data-testid="table-search">
+        <div class="flex flex-wrap items-end gap-2 pt-2" data-testid="table-search">
             <div>
                 <label for=input_id.clone() class="block text-sm font-medium text-slate-800 dark:text-slate-200">{format!("Search {label}")}</label>
                 <input id=input_id type="search" name=state_key(&node_id, "q") value=window.search.clone() class=SMALL_INPUT/>

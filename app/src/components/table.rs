@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::selection_limit::SelectionLimit;
 use super::paging::{
     aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
 };
@@ -525,7 +526,14 @@ pub fn TableView(
                         {selectable.label}
                         <RequiredMark required=selectable.required/>
                     </legend>
-                    <FieldNotes described=described.clone() help error=None/>
+                    {match selectable.max_items {
+                        Some(max) => view! {
+                            <SelectionLimit fieldset_id=dom_id.clone() name=selectable.name.clone() max
+                                initial=selected.len() paged help_id=described.help_id.clone().unwrap_or_default()/>
+                        }
+                        .into_any(),
+                        None => view! { <FieldNotes described=described.clone() help error=None/> }.into_any(),
+                    }}
                     {table}
                     <CarriedValues pairs=carried/>
                     <FieldNotes described=Described { help_id: None, error_id: described.error_id.clone() } help=None error=state.error/>
