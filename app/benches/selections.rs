@@ -64,13 +64,20 @@ fn every_row_page(data: &mut Value) -> Result<PageTree, String> {
         let key = format!("part{chunk}");
         data[&key] = Value::Array(part.to_vec());
         let id = format!("t{chunk}");
-        nodes.insert(id.clone(), json!({"component": "Table", "props": {"rows": {"$data": format!("/{key}")},
+        nodes.insert(
+            id.clone(),
+            json!({"component": "Table", "props": {"rows": {"$data": format!("/{key}")},
             "columns": columns(), "pageSize": 500,
-            "selectable": {"name": "deactivate_ids", "idKey": "id", "label": "Deactivate ids"}}}));
+            "selectable": {"name": "deactivate_ids", "idKey": "id", "label": "Deactivate ids"}}}),
+        );
         children.push(json!(id));
     }
-    nodes.insert("f".into(), json!({"component": "Form", "children": children}));
-    serde_json::from_value(json!({"nodes": nodes, "order": ["f"]})).map_err(|error| error.to_string())
+    nodes.insert(
+        "f".into(),
+        json!({"component": "Form", "children": children}),
+    );
+    serde_json::from_value(json!({"nodes": nodes, "order": ["f"]}))
+        .map_err(|error| error.to_string())
 }
 
 fn render(tree: &PageTree, ctx: &RenderCtx) -> String {
@@ -95,12 +102,21 @@ fn run() -> Result<(), String> {
     let baseline = RenderCtx::new(data);
 
     let first_html = render(&page, &first);
-    ensure(first_html.matches("type=\"checkbox\"").count() == 50, "the first view shows one page")?;
+    ensure(
+        first_html.matches("type=\"checkbox\"").count() == 50,
+        "the first view shows one page",
+    )?;
     let search_html = render(&page, &searched);
     // user49, user490-499, user4900-4999: 111 matches, 50 on the first page.
-    ensure(search_html.contains("111 of 5000 rows match"), "the search filters")?;
+    ensure(
+        search_html.contains("111 of 5000 rows match"),
+        "the search filters",
+    )?;
     let old_html = render(&old, &baseline);
-    ensure(old_html.matches("type=\"checkbox\"").count() == ROWS, "the baseline shows every row")?;
+    ensure(
+        old_html.matches("type=\"checkbox\"").count() == ROWS,
+        "the baseline shows every row",
+    )?;
     eprintln!(
         "selections: first view {} bytes; search {} bytes; baseline (every row) {} bytes",
         first_html.len(),
@@ -110,9 +126,19 @@ fn run() -> Result<(), String> {
 
     let budget = Duration::from_secs(3);
     let results = [
-        time_calls("first view, 5,000 rows, one page", budget, 50, 2_000, || render(&page, &first)),
-        time_calls("search \"user49\", one page", budget, 50, 2_000, || render(&page, &searched)),
-        time_calls("baseline: every row a tick box", budget, 10, 200, || render(&old, &baseline)),
+        time_calls(
+            "first view, 5,000 rows, one page",
+            budget,
+            50,
+            2_000,
+            || render(&page, &first),
+        ),
+        time_calls("search \"user49\", one page", budget, 50, 2_000, || {
+            render(&page, &searched)
+        }),
+        time_calls("baseline: every row a tick box", budget, 10, 200, || {
+            render(&old, &baseline)
+        }),
     ];
     report("selections", &results);
     Ok(())

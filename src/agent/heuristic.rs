@@ -379,7 +379,8 @@ fn row_picks<'a>(
     let Some(schema) = &parsed.schema else {
         return picks;
     };
-    if !offered.contains("Form") || !(offered.contains("Table") || offered.contains("DecisionTable"))
+    if !offered.contains("Form")
+        || !(offered.contains("Table") || offered.contains("DecisionTable"))
     {
         return picks;
     }
@@ -435,7 +436,10 @@ fn row_pick_component(
             .contains("Table")
             .then(|| selectable_table(field, entry));
     }
-    if siblings.first().is_some_and(|first| first.name != field.name) {
+    if siblings
+        .first()
+        .is_some_and(|first| first.name != field.name)
+    {
         return None;
     }
     Some(decision_table(&siblings, entry))
@@ -444,7 +448,11 @@ fn row_pick_component(
 /// A choice's column header: the field's title, else its name without the id word
 /// (`approved_ids` → "Approved").
 fn choice_label(field: &FormField, id_key: &str) -> String {
-    if let Some(title) = field.title.as_deref().filter(|title| !title.trim().is_empty()) {
+    if let Some(title) = field
+        .title
+        .as_deref()
+        .filter(|title| !title.trim().is_empty())
+    {
         return literal(title);
     }
     let id_words = words(id_key);
@@ -1476,11 +1484,17 @@ mod tests {
         assert_eq!(component_of(&tree, "rejected_ids"), Some("DecisionTable"));
         let placed = components(&tree);
         assert_eq!(
-            placed.iter().filter(|name| **name == "DecisionTable").count(),
+            placed
+                .iter()
+                .filter(|name| **name == "DecisionTable")
+                .count(),
             1
         );
         assert!(!placed.contains(&"MultiTextInput"), "{placed:?}");
-        let decision = tree.nodes.values().find(|node| node.component == "DecisionTable");
+        let decision = tree
+            .nodes
+            .values()
+            .find(|node| node.component == "DecisionTable");
         let labels: Vec<&str> = decision
             .and_then(|node| node.props["choices"].as_array())
             .map(|choices| choices.iter().filter_map(|c| c["label"].as_str()).collect())
@@ -1497,7 +1511,8 @@ mod tests {
         let users: Vec<Value> = (1..=60)
             .map(|n| json!({"id": format!("u{n}"), "name": format!("User {n}")}))
             .collect();
-        let (tree, report, _) = build("Deactivate users.", Some(&schema), &json!({"users": users}))?;
+        let (tree, report, _) =
+            build("Deactivate users.", Some(&schema), &json!({"users": users}))?;
         assert!(report.ok, "{:?}", report.errors);
         let table = tree.nodes.values().find(|node| node.component == "Table");
         assert_eq!(

@@ -452,7 +452,10 @@ fn actions_before_items(tree: &mut PageTree) {
         .collect();
     // The confirm first, then Deny.
     buttons.sort_by_key(|id| {
-        tree.nodes.get(id).and_then(|node| node.props.get("kind")).and_then(Value::as_str)
+        tree.nodes
+            .get(id)
+            .and_then(|node| node.props.get("kind"))
+            .and_then(Value::as_str)
             == Some("cancel")
     });
     if buttons.is_empty() {
@@ -514,9 +517,7 @@ fn form_after_heading(tree: &mut PageTree, form: &str) {
     }
     let rest: Vec<String> = top
         .into_iter()
-        .filter(|id| {
-            !order.contains(id) && moved_text.as_ref().is_none_or(|(text, _)| text != id)
-        })
+        .filter(|id| !order.contains(id) && moved_text.as_ref().is_none_or(|(text, _)| text != id))
         .collect();
     order.extend(rest);
     tree.order = order;

@@ -138,7 +138,9 @@ mod tests {
         let body = b"_decide%3At-d%3AC1=approved_ids&_decide%3At-d%3AC2=rejected_ids&_decide%3At-d%3AC3=&_decide%3At-d%3AC4=approved_ids";
         assert_eq!(
             read_submission(&schema, body),
-            Submission::Valid(serde_json::json!({"approved_ids": ["C1", "C4"], "rejected_ids": ["C2"]}))
+            Submission::Valid(
+                serde_json::json!({"approved_ids": ["C1", "C4"], "rejected_ids": ["C2"]})
+            )
         );
         Ok(())
     }

@@ -84,7 +84,9 @@ async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
         "rejected_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
     }});
     let claims: Vec<Value> = (1..=4)
-        .map(|n| json!({"id": format!("CLM-{n}"), "amount": n * 100, "reason": format!("Trip {n}")}))
+        .map(
+            |n| json!({"id": format!("CLM-{n}"), "amount": n * 100, "reason": format!("Trip {n}")}),
+        )
         .collect();
     let (id, path) = create(
         &app,
@@ -129,7 +131,6 @@ async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
     );
     app.cleanup().await
 }
-
 
 fn users(count: usize) -> Vec<Value> {
     (1..=count)
@@ -213,7 +214,6 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
     assert_eq!(answer, json!({"deactivate_ids": ["u3", "u310"]}));
     app.cleanup().await
 }
-
 
 async fn too_many_ticks_are_refused_with_every_tick_kept(backend: Backend) -> anyhow::Result<()> {
     let Some(app) = spawn_app_on(backend, |_| {}).await? else {

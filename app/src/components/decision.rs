@@ -15,9 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::paging::{
-    aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window,
-};
+use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
 use super::table::{columns_or_keys, form_page_size, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
@@ -30,7 +28,7 @@ pub const DECISION_PREFIX: &str = "_decide:";
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DecisionChoice {
-    /// The id-array field that receives the row ids, such as "approved_ids".
+    /// The id-array field that receives the row ids, such as `approved_ids`.
     pub name: String,
     /// The column header, such as "Approve".
     pub label: String,
@@ -139,7 +137,11 @@ one of those fields. One id field: a selectable Table.";
             for id in state.values.unwrap_or_default() {
                 decided.entry(id).or_insert_with(|| choice.name.clone());
             }
-            errors.extend(state.error.map(|error| format!("{}: {error}", choice.label)));
+            errors.extend(
+                state
+                    .error
+                    .map(|error| format!("{}: {error}", choice.label)),
+            );
         }
         let error = (!errors.is_empty()).then(|| errors.join(" "));
         view! {
@@ -191,7 +193,11 @@ pub fn DecisionTableView(
     let window = Window::of(&rows, &columns, &node_id, &query, page_size);
     let paged = rows.len() > page_size;
     let id_of = |row: &Value| row.get(&props.id_key).map(display_text).unwrap_or_default();
-    let shown: Vec<String> = window.visible.iter().map(|index| id_of(&rows[*index])).collect();
+    let shown: Vec<String> = window
+        .visible
+        .iter()
+        .map(|index| id_of(&rows[*index]))
+        .collect();
     let carried: Vec<(String, String)> = decided
         .iter()
         .filter(|(id, _)| !shown.contains(id))
@@ -211,7 +217,10 @@ pub fn DecisionTableView(
         .choices
         .iter()
         .map(|choice| {
-            let count = decided.values().filter(|field| **field == choice.name).count();
+            let count = decided
+                .values()
+                .filter(|field| **field == choice.name)
+                .count();
             format!("{}: {count}", choice.label)
         })
         .collect();

@@ -159,6 +159,10 @@ const SMALL_INPUT: &str = "rounded-md border border-slate-400 bg-white px-2 py-1
 
 /// The search box above a paged table; its button also applies a typed page number, so Enter in
 /// any box of the form (which presses the form's first button) navigates and loses nothing.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
 #[component]
 pub fn SearchBar(node_id: String, dom_id: String, label: String, window: Window) -> impl IntoView {
     let input_id = format!("{dom_id}-search");
@@ -169,7 +173,10 @@ pub fn SearchBar(node_id: String, dom_id: String, label: String, window: Window)
     let found = if window.search.is_empty() {
         format!("{} rows", window.total)
     } else {
-        format!("{} of {} rows match “{}”", window.matching, window.total, window.search)
+        format!(
+            "{} of {} rows match “{}”",
+            window.matching, window.total, window.search
+        )
     };
     view! {
         <div class="flex flex-wrap items-end gap-2 pt-2" data-testid="table-search">
@@ -186,9 +193,19 @@ pub fn SearchBar(node_id: String, dom_id: String, label: String, window: Window)
 }
 
 /// A column header that sorts the rows through a navigation POST.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
 #[component]
-pub fn SortButton(node_id: String, column: TableColumn, sort: Option<(String, bool)>) -> impl IntoView {
-    let current = sort.filter(|(key, _)| *key == column.key).map(|(_, descending)| descending);
+pub fn SortButton(
+    node_id: String,
+    column: TableColumn,
+    sort: Option<(String, bool)>,
+) -> impl IntoView {
+    let current = sort
+        .filter(|(key, _)| *key == column.key)
+        .map(|(_, descending)| descending);
     let next_descending = current == Some(false);
     let value = format!(
         "{node_id}.sort={}{}\n{node_id}.page=1",
@@ -200,7 +217,11 @@ pub fn SortButton(node_id: String, column: TableColumn, sort: Option<(String, bo
         Some(true) => "\u{25bc}",
         None => "\u{2195}",
     };
-    let hint = if next_descending { ", sort descending" } else { ", sort ascending" };
+    let hint = if next_descending {
+        ", sort descending"
+    } else {
+        ", sort ascending"
+    };
     view! {
         <button type="submit" name=NAV_FIELD value=value
             class="inline-flex items-center gap-1 font-semibold text-slate-900 underline-offset-2 hover:underline focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100">
@@ -215,10 +236,20 @@ pub fn SortButton(node_id: String, column: TableColumn, sort: Option<(String, bo
 #[must_use]
 pub fn aria_sort(sort: Option<&(String, bool)>, key: &str) -> Option<&'static str> {
     sort.filter(|(sorted, _)| sorted == key)
-        .map(|(_, descending)| if *descending { "descending" } else { "ascending" })
+        .map(|(_, descending)| {
+            if *descending {
+                "descending"
+            } else {
+                "ascending"
+            }
+        })
 }
 
 /// Previous / page number / Next under a paged table, and the hidden sort it keeps.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
 #[component]
 pub fn Pager(node_id: String, dom_id: String, label: String, window: Window) -> impl IntoView {
     let sort_value = window
@@ -276,12 +307,17 @@ mod tests {
     use serde_json::json;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
     fn a_body_without_the_nav_button_is_a_submission() {
-        assert_eq!(navigation_query(&pairs(&[("_t.c1.page", "3"), ("ids", "a")])), None);
+        assert_eq!(
+            navigation_query(&pairs(&[("_t.c1.page", "3"), ("ids", "a")])),
+            None
+        );
     }
 
     #[test]
@@ -306,7 +342,10 @@ mod tests {
     }
 
     fn columns() -> Vec<TableColumn> {
-        vec![TableColumn { key: "name".to_owned(), label: "Name".to_owned() }]
+        vec![TableColumn {
+            key: "name".to_owned(),
+            label: "Name".to_owned(),
+        }]
     }
 
     #[test]

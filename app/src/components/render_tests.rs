@@ -751,7 +751,8 @@ fn many_rows(count: usize) -> Value {
 }
 
 #[test]
-fn a_large_selection_shows_one_page_and_carries_ticks_from_other_pages() -> Result<(), serde_json::Error> {
+fn a_large_selection_shows_one_page_and_carries_ticks_from_other_pages(
+) -> Result<(), serde_json::Error> {
     let mut ctx = RenderCtx::new(many_rows(120));
     ctx.form
         .values
@@ -772,15 +773,23 @@ fn a_large_selection_shows_one_page_and_carries_ticks_from_other_pages() -> Resu
     );
     assert!(html.contains("name=\"_t.t.q\""), "a search box");
     assert!(html.contains("name=\"_nav\""), "paging buttons in the form");
-    assert!(!html.contains("href=\"?page="), "no paging links that drop ticks");
+    assert!(
+        !html.contains("href=\"?page="),
+        "no paging links that drop ticks"
+    );
     Ok(())
 }
 
 #[test]
-fn a_decision_table_checks_each_rows_choice_and_carries_the_others() -> Result<(), serde_json::Error> {
+fn a_decision_table_checks_each_rows_choice_and_carries_the_others() -> Result<(), serde_json::Error>
+{
     let mut ctx = RenderCtx::new(many_rows(60));
-    ctx.form.values.insert("yes".to_owned(), vec!["r1".to_owned()]);
-    ctx.form.values.insert("no".to_owned(), vec!["r55".to_owned()]);
+    ctx.form
+        .values
+        .insert("yes".to_owned(), vec!["r1".to_owned()]);
+    ctx.form
+        .values
+        .insert("no".to_owned(), vec!["r55".to_owned()]);
     let tree = json!({"nodes": {
         "f": {"component": "Form", "children": ["d"]},
         "d": {"component": "DecisionTable", "props": {"label": "Decide", "rows": {"$data": "/rows"},

@@ -122,7 +122,8 @@ mod browser {
                 return;
             };
             let button = event.submitter();
-            let attribute = |key: &str| button.as_ref().and_then(|button| button.get_attribute(key));
+            let attribute =
+                |key: &str| button.as_ref().and_then(|button| button.get_attribute(key));
             if is_navigation(attribute("name").as_deref(), attribute("value").as_deref()) {
                 return;
             }

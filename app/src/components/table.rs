@@ -16,10 +16,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::selection_limit::SelectionLimit;
 use super::paging::{
     aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
 };
+use super::selection_limit::SelectionLimit;
 use super::{
     check_name, display_text, encode_query_component, Described, FieldNotes, RequiredMark,
     TICK_CLASS,
@@ -204,7 +204,10 @@ fn query_link(query: &BTreeMap<String, String>, changes: &[(&str, Option<String>
 }
 
 /// The columns to show: the props' columns, else every key of the first row.
-pub(crate) fn columns_or_keys(columns: Option<Vec<TableColumn>>, rows: &[Value]) -> Vec<TableColumn> {
+pub(crate) fn columns_or_keys(
+    columns: Option<Vec<TableColumn>>,
+    rows: &[Value],
+) -> Vec<TableColumn> {
     columns.unwrap_or_else(|| {
         rows.iter()
             .find_map(Value::as_object)
@@ -407,8 +410,13 @@ pub fn TableView(
 
     let body = if visible.is_empty() {
         let text = match &paging {
-            Paging::Form(window) if !window.search.is_empty() => format!("No rows match “{}”.", window.search),
-            _ => props.empty_text.clone().unwrap_or_else(|| "No rows".to_owned()),
+            Paging::Form(window) if !window.search.is_empty() => {
+                format!("No rows match “{}”.", window.search)
+            }
+            _ => props
+                .empty_text
+                .clone()
+                .unwrap_or_else(|| "No rows".to_owned()),
         };
         view! {
             <tr>
