@@ -191,27 +191,19 @@ pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
         operation,
         question,
         reasons: _,
-        chunks,
+        // The question says the chunks too.
+        chunks: _,
         hash,
         view,
     } = approval;
     let title_id = format!("approval-{id}");
     let labelled_by = title_id.clone();
-    let chunk_note = (chunks.len() > 1).then(|| {
-        let sizes = chunks
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" + ");
-        format!("Sent in {} requests: {sizes}.", chunks.len())
-    });
     view! {
         <section class="space-y-3 rounded-lg border-2 border-amber-400 bg-amber-50 p-4 text-slate-900 dark:bg-slate-800 dark:text-slate-100"
             aria-labelledby=labelled_by data-testid="pending-approval">
             <h2 id=title_id class="text-lg font-semibold">"Pending approval: "{operation}</h2>
-            // The question names code's reasons; they are not listed again.
+            // The question names code's reasons and chunks; they are not listed again.
             <p>{question}</p>
-            {chunk_note.map(|note| view! { <p class="text-sm">{note}</p> })}
             <GeneratedViewPanel view/>
             <p class="font-mono text-xs">"Bound to operation hash "{hash}</p>
         </section>
