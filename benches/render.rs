@@ -1,6 +1,6 @@
 //! Server rendering: a 50-node page whose Table is bound to 1,000 data rows, the same table alone,
-//! the component gallery (all 28 examples and their tool definitions, as `GET /components` serves
-//! them without the document shell) and its 28 examples alone, each beside a baseline measured in
+//! the component gallery (all 29 examples and their tool definitions, as `GET /components` serves
+//! them without the document shell) and its 29 examples alone, each beside a baseline measured in
 //! the same run: the same table, the same gallery text and the examples' texts, written by a plain
 //! `String` writer with manual escaping.
 //!
@@ -426,7 +426,7 @@ fn render(tree: &PageTree, ctx: &RenderCtx) -> String {
     Owner::new().with(|| render_tree(tree, ctx).to_html())
 }
 
-/// The 28 gallery examples as the gallery builds them: one single-node tree and context each.
+/// The 29 gallery examples as the gallery builds them: one single-node tree and context each.
 fn gallery_examples(catalog: &Catalog) -> Vec<(PageTree, RenderCtx)> {
     catalog
         .specs()
@@ -453,7 +453,7 @@ fn gallery_examples(catalog: &Catalog) -> Vec<(PageTree, RenderCtx)> {
         .collect()
 }
 
-/// The 28 examples rendered, without the gallery's headings, descriptions and tool definitions.
+/// The 29 examples rendered, without the gallery's headings, descriptions and tool definitions.
 fn render_examples(examples: &[(PageTree, RenderCtx)]) -> String {
     Owner::new().with(|| {
         let mut out = String::new();
@@ -594,7 +594,7 @@ fn run() -> anyhow::Result<()> {
     let ctx = RenderCtx::new(data.clone());
     let catalog = Catalog::defaults();
     ensure!(
-        catalog.specs().len() == 28,
+        catalog.specs().len() == 29,
         "{} components",
         catalog.specs().len()
     );
@@ -629,7 +629,7 @@ fn run() -> anyhow::Result<()> {
         gallery_html
             .matches("data-testid=\"gallery-entry\"")
             .count()
-            == 28,
+            == 29,
         "the gallery shows every component"
     );
     let gallery_baseline = gallery_by_hand(&catalog);
@@ -642,7 +642,7 @@ fn run() -> anyhow::Result<()> {
     let examples_baseline = examples_by_hand(&examples);
     eprintln!(
         "HTML sizes: 50-node page {} bytes; table alone {} bytes; table by hand {} bytes; \
-         gallery {} bytes; gallery by hand {} bytes; 28 examples {} bytes; examples by hand {} bytes",
+         gallery {} bytes; gallery by hand {} bytes; 29 examples {} bytes; examples by hand {} bytes",
         page_html.len(),
         table_html.len(),
         by_hand.len(),
@@ -667,7 +667,7 @@ fn run() -> anyhow::Result<()> {
     group.bench_function("baseline: table by hand, String writer", |bencher| {
         bencher.iter(|| table_by_hand(black_box(&data)));
     });
-    group.bench_function("gallery, 28 examples and tool definitions", |bencher| {
+    group.bench_function("gallery, 29 examples and tool definitions", |bencher| {
         bencher.iter(|| render_gallery(black_box(&catalog)));
     });
     group.bench_function("baseline: gallery text by hand, String writer", |bencher| {
@@ -700,7 +700,7 @@ fn run() -> anyhow::Result<()> {
         time_calls("baseline: table by hand", budget, 200, 20_000, || {
             table_by_hand(&data)
         }),
-        time_calls("gallery, 28 examples", budget, 200, 5_000, || {
+        time_calls("gallery, 29 examples", budget, 200, 5_000, || {
             render_gallery(&catalog)
         }),
         time_calls("baseline: gallery by hand", budget, 200, 20_000, || {

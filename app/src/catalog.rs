@@ -97,8 +97,9 @@ pub struct FieldInfo {
 pub type ValidateFn = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 /// Renders one node from its resolved props and its already rendered children.
 pub type RenderFn = Arc<dyn Fn(&NodeCtx<'_>, &Value, Vec<AnyView>) -> AnyView + Send + Sync>;
-/// Reads what a field submits from its resolved props (`None` when the props are invalid).
-pub type FieldFn = Arc<dyn Fn(&Value) -> Option<FieldInfo> + Send + Sync>;
+/// Reads what a field submits from its resolved props (empty when the props are invalid or submit
+/// nothing; several for a component that fills several fields, such as the `DecisionTable`).
+pub type FieldFn = Arc<dyn Fn(&Value) -> Vec<FieldInfo> + Send + Sync>;
 
 /// Everything about one component, as data. Clone is cheap (the functions are shared).
 #[derive(Clone)]
@@ -115,8 +116,8 @@ pub struct ComponentSpec {
     pub validate: ValidateFn,
     /// Renders the node; must not panic on any input (invalid props render an error box).
     pub render: RenderFn,
-    /// For components that can submit data: reads the [`FieldInfo`] from resolved props (which
-    /// returns `None` when these props submit nothing). `None` for components that never submit.
+    /// For components that can submit data: reads the [`FieldInfo`]s from resolved props (none
+    /// when these props submit nothing). `None` for components that never submit.
     pub field_info: Option<FieldFn>,
     /// Realistic props for the gallery and tests (may hold `$data` bindings).
     pub example_props: Value,
@@ -166,6 +167,12 @@ pub trait ComponentProps: DeserializeOwned + JsonSchema + 'static {
         None
     }
 
+    /// Every field the component fills; one component may fill several (the `DecisionTable`
+    /// decodes into one array per choice). Defaults to [`Self::field`].
+    fn fields(&self) -> Vec<FieldInfo> {
+        self.field().into_iter().collect()
+    }
+
     /// Renders the component; `children` are the rendered child nodes (layouts only).
     fn render(self, node: &NodeCtx<'_>, children: Vec<AnyView>) -> AnyView;
 }
@@ -191,8 +198,8 @@ impl ComponentSpec {
         let field_info: Option<FieldFn> = P::CAN_SUBMIT.then(|| {
             let read: FieldFn = Arc::new(|props: &Value| {
                 parse_props::<P>(props)
-                    .ok()
-                    .and_then(|parsed| parsed.field())
+                    .map(|parsed| parsed.fields())
+                    .unwrap_or_default()
             });
             read
         });
@@ -465,7 +472,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
-    fn the_default_catalog_has_the_28_components_of_the_design() {
+    fn the_default_catalog_has_the_28_components_of_the_design_and_the_decision_table() {
         let names: Vec<String> = Catalog::defaults()
             .specs()
             .iter()
@@ -486,6 +493,7 @@ mod tests {
             "Container",
             "Card",
             "Table",
+            "DecisionTable",
             "List",
             "KeyValue",
             "Alert",
@@ -501,7 +509,7 @@ mod tests {
             "Timeline",
             "Code",
         ];
-        assert_eq!(names.len(), 28);
+        assert_eq!(names.len(), 29);
         for name in expected {
             assert!(
                 names.iter().any(|existing| existing == name),
@@ -587,7 +595,8 @@ mod tests {
         let size = serde_json::to_string(&Catalog::defaults().tool_definitions())
             .map(|text| text.len())
             .unwrap_or(usize::MAX);
-        assert!(size < 40_000, "tool definitions grew to {size} bytes");
+        // 29 components, the DecisionTable included; keep each description to what a model needs.
+        assert!(size < 41_000, "tool definitions grew to {size} bytes");
     }
 
     #[test]
@@ -632,7 +641,7 @@ mod tests {
     #[test]
     fn a_custom_component_overrides_the_default_of_the_same_name() {
         let catalog = Catalog::resolve(&[ComponentSpec::of::<ShoutProps>()], &[]);
-        assert_eq!(catalog.specs().len(), 28);
+        assert_eq!(catalog.specs().len(), Catalog::defaults().specs().len());
         let heading = catalog.get("Heading");
         assert!(heading.is_some_and(|spec| spec.role == Role::Display));
         assert!(
@@ -654,7 +663,7 @@ mod tests {
         let mut step = runner.clone();
         step.description = "step".to_owned();
         let catalog = Catalog::resolve(&[step], &[runner]);
-        assert_eq!(catalog.specs().len(), 29);
+        assert_eq!(catalog.specs().len(), Catalog::defaults().specs().len() + 1);
         assert_eq!(
             catalog.get("Shout").map(|spec| spec.description.as_str()),
             Some("step")

@@ -190,32 +190,20 @@ pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
         id,
         operation,
         question,
-        reasons,
-        chunks,
+        reasons: _,
+        // The question says the chunks too.
+        chunks: _,
         hash,
         view,
     } = approval;
     let title_id = format!("approval-{id}");
     let labelled_by = title_id.clone();
-    let reasons = reasons
-        .into_iter()
-        .map(|reason| view! { <li>{reason}</li> })
-        .collect_view();
-    let chunk_note = (chunks.len() > 1).then(|| {
-        let sizes = chunks
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" + ");
-        format!("Sent in {} requests: {sizes}.", chunks.len())
-    });
     view! {
         <section class="space-y-3 rounded-lg border-2 border-amber-400 bg-amber-50 p-4 text-slate-900 dark:bg-slate-800 dark:text-slate-100"
             aria-labelledby=labelled_by data-testid="pending-approval">
             <h2 id=title_id class="text-lg font-semibold">"Pending approval: "{operation}</h2>
+            // The question names code's reasons and chunks; they are not listed again.
             <p>{question}</p>
-            <ul class="list-disc pl-6 text-sm">{reasons}</ul>
-            {chunk_note.map(|note| view! { <p class="text-sm">{note}</p> })}
             <GeneratedViewPanel view/>
             <p class="font-mono text-xs">"Bound to operation hash "{hash}</p>
         </section>
@@ -233,9 +221,17 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
         flash,
     } = data;
     let empty = messages.is_empty();
+    // A reply that asks a pending approval's question points at the approval, which asks it.
+    let questions: Vec<String> = approvals
+        .iter()
+        .map(|approval| approval.question.clone())
+        .collect();
     let messages = messages
         .into_iter()
-        .map(|message| {
+        .map(|mut message| {
+            if message.speaker != "user" && questions.contains(&message.text) {
+                "Waiting for your approval below.".clone_into(&mut message.text);
+            }
             let user = message.speaker == "user";
             let class = if user {
                 "ml-auto max-w-prose rounded-lg bg-indigo-100 p-3 text-slate-900"

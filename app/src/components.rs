@@ -20,12 +20,15 @@ use crate::catalog::ComponentSpec;
 pub mod chart;
 pub mod choice;
 pub mod data;
+pub mod decision;
 pub mod download;
 pub mod form;
 pub mod input;
 pub mod layout;
 pub mod link;
 pub mod multi_text;
+pub mod paging;
+pub mod selection_limit;
 pub mod table;
 pub mod text;
 
@@ -49,6 +52,7 @@ pub fn default_specs() -> Vec<ComponentSpec> {
         ComponentSpec::of::<layout::ContainerProps>(),
         ComponentSpec::of::<layout::CardProps>(),
         ComponentSpec::of::<table::TableProps>(),
+        ComponentSpec::of::<decision::DecisionTableProps>(),
         ComponentSpec::of::<data::ListProps>(),
         ComponentSpec::of::<data::KeyValueProps>(),
         ComponentSpec::of::<text::AlertProps>(),

@@ -185,15 +185,16 @@ impl PageTree {
             else {
                 continue;
             };
-            let Some(info) = read(&resolve_props(&node.props, data)) else {
+            let infos = read(&resolve_props(&node.props, data));
+            if infos.is_empty() {
                 continue;
-            };
+            }
             let inside_form = self.ancestors(id).iter().any(|ancestor| {
                 self.nodes
                     .get(*ancestor)
                     .is_some_and(|parent| parent.component == "Form")
             });
-            fields.push(PlacedField {
+            fields.extend(infos.into_iter().map(|info| PlacedField {
                 node: id.to_owned(),
                 component: node.component.clone(),
                 name: info.name,
@@ -202,7 +203,7 @@ impl PageTree {
                 options: info.options,
                 required: info.required,
                 inside_form,
-            });
+            }));
         }
         fields
     }

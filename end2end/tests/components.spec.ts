@@ -5,9 +5,9 @@ import path from 'node:path';
 
 import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
-const COMPONENT_COUNT = 28;
+const COMPONENT_COUNT = 29;
 
-test('the gallery shows all 28 components, each rendered and with its tool definition', async ({ page }) => {
+test('the gallery shows all 29 components, each rendered and with its tool definition', async ({ page }) => {
   const response = await page.goto('/components');
   expect(response?.status()).toBe(200);
   const entries = page.getByTestId('gallery-entry');

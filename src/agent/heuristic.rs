@@ -15,8 +15,8 @@
 //!    array bound with `{"$data": …}`, and the Form;
 //! 2. second turn (it needs the Form's id from the first turn's results): one field per schema
 //!    field (enum → `RadioGroup` up to 5 options, else Select; boolean → Checkbox; array of enum →
-//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids,
-//!    else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
+//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids
+//!    (one `DecisionTable` for several such fields over the same rows), else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
 //!    `TextArea` when the name or description hints at long text), then the submit and cancel
 //!    Buttons, then `Finish`.
 //!
@@ -39,7 +39,7 @@ use super::{
     tools::FINISH,
 };
 use crate::{
-    forms::{answerable, humanize, FieldKind, FormField, StringFormat},
+    forms::{answerable, humanize, FieldKind, FormField, FormSchema, StringFormat},
     llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelName, StopReason, ToolCall, Usage},
 };
 
@@ -388,6 +388,142 @@ fn selectable_fit(field: &FormField, entry: &DataEntry) -> Option<u8> {
     Some(if names_array { 2 } else { 1 })
 }
 
+/// Which string-array fields are answered by picking rows, and over which array: every field that
+/// names the ids of an array of records. Several fields over the same rows share one
+/// `DecisionTable` ([`row_pick_component`]); a person never types ids that are rows of the data.
+fn row_picks<'a>(
+    parsed: &'a ParsedPrompt,
+    offered: &BTreeSet<&str>,
+) -> BTreeMap<String, &'a DataEntry> {
+    let mut picks = BTreeMap::new();
+    let Some(schema) = &parsed.schema else {
+        return picks;
+    };
+    if !offered.contains("Form")
+        || !(offered.contains("Table") || offered.contains("DecisionTable"))
+    {
+        return picks;
+    }
+    let arrays: Vec<&DataEntry> = parsed
+        .summary
+        .pointers
+        .iter()
+        .filter(|entry| entry.kind == JsonKind::Array && entry.items == Some(JsonKind::Object))
+        .collect();
+    for field in &schema.fields {
+        if !matches!(field.kind, FieldKind::StringArray { .. }) {
+            continue;
+        }
+        let used = |entry: &DataEntry| {
+            picks
+                .values()
+                .any(|taken: &&DataEntry| taken.pointer == entry.pointer)
+        };
+        // On a tie, rows no other field picks from yet, then the first array (read top down).
+        let best = arrays
+            .iter()
+            .filter_map(|entry| selectable_fit(field, entry).map(|fit| (fit, *entry)))
+            .rev()
+            .max_by_key(|(fit, entry)| (*fit, !used(entry)));
+        if let Some((_, entry)) = best {
+            picks.insert(field.name.clone(), entry);
+        }
+    }
+    picks
+}
+
+/// The control for a field answered by picking rows of `entry`: a selectable Table, or, when
+/// other fields pick over the same rows, one `DecisionTable` for all of them (placed at the first
+/// of them; `None` for the others).
+fn row_pick_component(
+    field: &FormField,
+    entry: &DataEntry,
+    schema: &FormSchema,
+    picks: &BTreeMap<String, &DataEntry>,
+    offered: &BTreeSet<&str>,
+) -> Option<Planned> {
+    let siblings: Vec<&FormField> = schema
+        .fields
+        .iter()
+        .filter(|other| {
+            picks
+                .get(&other.name)
+                .is_some_and(|rows| rows.pointer == entry.pointer)
+        })
+        .collect();
+    if siblings.len() < 2 || !offered.contains("DecisionTable") {
+        return offered
+            .contains("Table")
+            .then(|| selectable_table(field, entry));
+    }
+    if siblings
+        .first()
+        .is_some_and(|first| first.name != field.name)
+    {
+        return None;
+    }
+    Some(decision_table(&siblings, entry))
+}
+
+/// A choice's column header: the field's title, else its name without the id word
+/// (`approved_ids` → "Approved").
+fn choice_label(field: &FormField, id_key: &str) -> String {
+    if let Some(title) = field
+        .title
+        .as_deref()
+        .filter(|title| !title.trim().is_empty())
+    {
+        return literal(title);
+    }
+    let id_words = words(id_key);
+    let kept: Vec<String> = words(&field.name)
+        .into_iter()
+        .filter(|word| !id_words.iter().any(|id| word_forms(id).contains(word)))
+        .collect();
+    let text = if kept.is_empty() {
+        humanize(&field.name)
+    } else {
+        kept.join(" ")
+    };
+    let mut characters = text.chars();
+    literal(
+        &characters
+            .next()
+            .map(|first| first.to_uppercase().chain(characters).collect::<String>())
+            .unwrap_or_default(),
+    )
+}
+
+fn decision_table(fields: &[&FormField], entry: &DataEntry) -> Planned {
+    let id_key = entry.id_key.clone().unwrap_or_default();
+    let noun = humanize(&entry.key()).to_lowercase();
+    let singular = word_forms(&noun)
+        .into_iter()
+        .min_by_key(String::len)
+        .unwrap_or(noun);
+    let mut props = Map::new();
+    props.insert(
+        "label".into(),
+        Value::String(literal(&format!("Decide on each {singular}"))),
+    );
+    props.insert("rows".into(), json!({"$data": entry.pointer}));
+    props.insert("idKey".into(), json!(id_key));
+    let columns = columns(entry);
+    if !columns.is_empty() {
+        props.insert("columns".into(), Value::Array(columns));
+    }
+    props.insert(
+        "choices".into(),
+        Value::Array(
+            fields
+                .iter()
+                .map(|field| json!({"name": field.name, "label": choice_label(field, &id_key)}))
+                .collect(),
+        ),
+    );
+    Planned::new("DecisionTable", Value::Object(props))
+}
+
 /// The page for a parsed prompt, using only the offered tools.
 fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
     let has = |name: &str| offered.contains(name);
@@ -416,35 +552,7 @@ fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
     }
     cued.place(&mut plan, offered);
 
-    // Which string-array fields become selectable tables, and over which array.
-    let arrays: Vec<&DataEntry> = parsed
-        .summary
-        .pointers
-        .iter()
-        .filter(|entry| entry.kind == JsonKind::Array && entry.items == Some(JsonKind::Object))
-        .collect();
-    let mut selectable: BTreeMap<String, &DataEntry> = BTreeMap::new();
-    if let Some(schema) = &parsed.schema {
-        if has("Table") && has("Form") {
-            for field in &schema.fields {
-                if !matches!(field.kind, FieldKind::StringArray { .. }) {
-                    continue;
-                }
-                let best = arrays
-                    .iter()
-                    .filter(|entry| {
-                        !selectable
-                            .values()
-                            .any(|used| used.pointer == entry.pointer)
-                    })
-                    .filter_map(|entry| selectable_fit(field, entry).map(|fit| (fit, *entry)))
-                    .max_by_key(|(fit, _)| *fit);
-                if let Some((_, entry)) = best {
-                    selectable.insert(field.name.clone(), entry);
-                }
-            }
-        }
-    }
+    let selectable = row_picks(parsed, offered);
 
     plan_data(parsed, offered, &selectable, &mut plan);
 
@@ -458,7 +566,7 @@ fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
             let mut inside = Vec::new();
             for field in &schema.fields {
                 let node = match selectable.get(&field.name) {
-                    Some(entry) => Some(selectable_table(field, entry)),
+                    Some(entry) => row_pick_component(field, entry, schema, &selectable, offered),
                     None => field_component(field, offered),
                 };
                 inside.extend(node);
@@ -735,19 +843,24 @@ fn selectable_table(field: &FormField, entry: &DataEntry) -> Planned {
     if !columns.is_empty() {
         props.insert("columns".into(), Value::Array(columns));
     }
-    let min_items = match &field.kind {
-        FieldKind::StringArray { min_items, .. } => min_items.unwrap_or(0),
-        _ => 0,
+    let (min_items, max_items) = match &field.kind {
+        FieldKind::StringArray {
+            min_items,
+            max_items,
+            ..
+        } => (min_items.unwrap_or(0), *max_items),
+        _ => (0, None),
     };
-    props.insert(
-        "selectable".into(),
-        json!({
-            "name": field.name,
-            "idKey": entry.id_key,
-            "label": literal(&field.label()),
-            "required": min_items > 0,
-        }),
-    );
+    let mut select = json!({
+        "name": field.name,
+        "idKey": entry.id_key,
+        "label": literal(&field.label()),
+        "required": min_items > 0,
+    });
+    if let Some(most) = max_items {
+        select["maxItems"] = json!(clamp_u32(most));
+    }
+    props.insert("selectable".into(), select);
     Planned::new("Table", Value::Object(props))
 }
 
@@ -969,7 +1082,11 @@ mod tests {
                     .get("selectable")
                     .and_then(|select| select.get("name"))
             });
-            (name.and_then(Value::as_str) == Some(field)).then_some(node.component.as_str())
+            let a_choice = node.props["choices"]
+                .as_array()
+                .is_some_and(|choices| choices.iter().any(|choice| choice["name"] == field));
+            (name.and_then(Value::as_str) == Some(field) || a_choice)
+                .then_some(node.component.as_str())
         })
     }
 
@@ -1326,6 +1443,60 @@ mod tests {
             started.elapsed() < std::time::Duration::from_secs(20),
             "{:?}",
             started.elapsed()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn two_id_arrays_over_the_same_rows_become_one_decision_table() -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"},
+            "rejected_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
+        }}))?;
+        let data = json!({"claims": [
+            {"id": "CLM-1", "amount": 120, "reason": "Taxi"},
+            {"id": "CLM-2", "amount": 40, "reason": "Lunch"}
+        ]});
+        let (tree, report, _) = build("Review these claims.", Some(&schema), &data)?;
+        assert!(report.ok, "{:?}", report.errors);
+        assert_eq!(component_of(&tree, "approved_ids"), Some("DecisionTable"));
+        assert_eq!(component_of(&tree, "rejected_ids"), Some("DecisionTable"));
+        let placed = components(&tree);
+        assert_eq!(
+            placed
+                .iter()
+                .filter(|name| **name == "DecisionTable")
+                .count(),
+            1
+        );
+        assert!(!placed.contains(&"MultiTextInput"), "{placed:?}");
+        let decision = tree
+            .nodes
+            .values()
+            .find(|node| node.component == "DecisionTable");
+        let labels: Vec<&str> = decision
+            .and_then(|node| node.props["choices"].as_array())
+            .map(|choices| choices.iter().filter_map(|c| c["label"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(labels, ["Approved", "Rejected"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_selection_with_max_items_says_its_limit() -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "deactivate_ids": {"type": "array", "items": {"type": "string"}, "maxItems": 500}
+        }}))?;
+        let users: Vec<Value> = (1..=60)
+            .map(|n| json!({"id": format!("u{n}"), "name": format!("User {n}")}))
+            .collect();
+        let (tree, report, _) =
+            build("Deactivate users.", Some(&schema), &json!({"users": users}))?;
+        assert!(report.ok, "{:?}", report.errors);
+        let table = tree.nodes.values().find(|node| node.component == "Table");
+        assert_eq!(
+            table.map(|node| node.props["selectable"]["maxItems"].clone()),
+            Some(json!(500))
         );
         Ok(())
     }

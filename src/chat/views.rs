@@ -421,6 +421,106 @@ pub fn enforce_confirm(tree: &mut PageTree, approval: &PendingApproval) {
             }
         }
     }
+    actions_before_items(tree);
+}
+
+/// Rows the confirm table shows on one page: all of a preview up to the Table's limit, because
+/// its form posts to the approval, which takes no paging.
+const CONFIRM_PAGE_SIZE: u32 = 500;
+
+/// Puts the confirm and Deny buttons in one row before the item table, so the count and the
+/// buttons are in view without scrolling past every item, and keeps the table on one page.
+fn actions_before_items(tree: &mut PageTree) {
+    let Some(form) = tree
+        .nodes
+        .iter()
+        .find(|(_, node)| node.component == "Form")
+        .map(|(id, _)| id.clone())
+    else {
+        return;
+    };
+    for node in tree.nodes.values_mut() {
+        if node.component == "Table" && node.props.get("selectable").is_some() {
+            node.props["pageSize"] = json!(CONFIRM_PAGE_SIZE);
+        }
+    }
+    let mut buttons: Vec<String> = tree
+        .nodes
+        .iter()
+        .filter(|(_, node)| node.component == "Button")
+        .map(|(id, _)| id.clone())
+        .collect();
+    // The confirm first, then Deny.
+    buttons.sort_by_key(|id| {
+        tree.nodes
+            .get(id)
+            .and_then(|node| node.props.get("kind"))
+            .and_then(Value::as_str)
+            == Some("cancel")
+    });
+    if buttons.is_empty() {
+        return;
+    }
+    for node in tree.nodes.values_mut() {
+        node.children.retain(|child| !buttons.contains(child));
+    }
+    tree.order.retain(|id| !buttons.contains(id));
+    let bar = unused_id(tree, "code_actions");
+    tree.nodes.insert(
+        bar.clone(),
+        Node {
+            component: "Container".to_owned(),
+            props: json!({"direction": "row", "gap": "md"}),
+            children: buttons,
+        },
+    );
+    if let Some(form_node) = tree.nodes.get_mut(&form) {
+        form_node.children.insert(0, bar);
+    }
+    form_after_heading(tree, &form);
+}
+
+/// Moves the Form up to right after the view's heading, with the request's text as the form's
+/// description, so the buttons come before the facts the heuristic shows (the count is on the
+/// confirm button).
+fn form_after_heading(tree: &mut PageTree, form: &str) {
+    let top: Vec<String> = tree.top_level().into_iter().map(str::to_owned).collect();
+    let heading = top.iter().find(|id| {
+        tree.nodes
+            .get(*id)
+            .is_some_and(|node| node.component == "Heading")
+    });
+    let text = top.iter().find(|id| {
+        tree.nodes
+            .get(*id)
+            .is_some_and(|node| node.component == "Text")
+    });
+    let mut order: Vec<String> = heading.into_iter().cloned().collect();
+    order.push(form.to_owned());
+    let described = tree
+        .nodes
+        .get(form)
+        .is_some_and(|node| node.props.get("description").is_some());
+    let moved_text = match (text, described) {
+        (Some(text), false) => tree
+            .nodes
+            .get(text)
+            .and_then(|node| node.props.get("text").cloned())
+            .map(|words| (text.clone(), words)),
+        _ => None,
+    };
+    if let Some((text, words)) = &moved_text {
+        if let Some(form_node) = tree.nodes.get_mut(form) {
+            form_node.props["description"] = words.clone();
+        }
+        tree.nodes.remove(text);
+    }
+    let rest: Vec<String> = top
+        .into_iter()
+        .filter(|id| !order.contains(id) && moved_text.as_ref().is_none_or(|(text, _)| text != id))
+        .collect();
+    order.extend(rest);
+    tree.order = order;
 }
 
 fn node(component: &str, props: Value) -> Node {

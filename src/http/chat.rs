@@ -42,7 +42,7 @@ use crate::{
     forms::raw_values,
     store::chat::Decision,
 };
-use tessera_app::render::ACTION_FIELD;
+use tessera_app::{components::paging::NAV_FIELD, render::ACTION_FIELD};
 
 const SESSION_KEY: &str = "chat_session";
 const FLASH_KEY: &str = "chat_flash";
@@ -269,6 +269,11 @@ async fn decide(
         .map(ConfirmationId)
         .map_err(|_| AppError::NotFound)?;
     let values = raw_values(&body);
+    // A table's paging button is never a decision; the confirm table shows every row at once,
+    // so only a crafted request gets here.
+    if values.contains_key(NAV_FIELD) {
+        return Ok(Redirect::to("/chat").into_response());
+    }
     let last = |name: &str| {
         values
             .get(name)

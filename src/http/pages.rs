@@ -15,7 +15,7 @@ use axum::{
 use http::{header, HeaderMap, StatusCode};
 use leptos::prelude::*;
 use tessera_app::{
-    components::download::download_for_node,
+    components::{download::download_for_node, paging::state_query},
     not_found::ErrorPage,
     render::{render_tree, FormState, RenderCtx},
     tree::PageTree,
@@ -23,7 +23,7 @@ use tessera_app::{
 
 use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
 use crate::{
-    forms::FormSchema,
+    forms::{pairs, FormSchema},
     pages::{
         lifecycle::{open_page, submit_page, Opened, Submitted},
         page::Page,
@@ -64,6 +64,8 @@ pub async fn submit(
     if is_cross_site(&headers) {
         return Ok(forbidden(&state));
     }
+    // A page shown again keeps its tables' search, sort and page.
+    let table_state = state_query(&pairs(&body));
     let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms())
         .await
         .map_err(|error| AppError::Unexpected(error.into()))?;
@@ -76,7 +78,8 @@ pub async fn submit(
     }
     Ok(match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
-        Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, BTreeMap::new(), StatusCode::UNPROCESSABLE_ENTITY),
+        Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY),
+        Submitted::Navigated(page, form, query) => render_open(&state, &token, &page, form, query, StatusCode::OK),
         Submitted::AlreadySubmitted(page) => render_receipt(&state, &page, StatusCode::CONFLICT, "This link was already used"),
         Submitted::Forbidden => forbidden(&state),
         Submitted::NoForm => error_page(&state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer."),

@@ -4,8 +4,11 @@
 //! Every refusal is a distinct outcome so the HTTP edge can answer 404 / 409 / 410 / 422 / 403
 //! without guessing; none of them says anything about other tokens.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 use tessera_app::{
+    components::paging::navigation_query,
     render::{FormState, CSRF_FIELD},
     tree::PageTree,
 };
@@ -14,11 +17,11 @@ use super::{
     csrf::CsrfKey,
     page::{Page, PageStatus, SubmitOutcome},
     receipt::cancelled_response,
-    submission::{read_fields, read_submission, Submission},
+    submission::{read_fields, read_submission, with_decisions, Submission},
     token::PageToken,
 };
 use crate::{
-    forms::{pairs, FormSchema},
+    forms::{pairs, raw_values, FormSchema},
     store::{Store, StoreError},
 };
 
@@ -65,6 +68,9 @@ pub enum Submitted {
     Accepted(Page),
     /// Wrong or missing values: show the page again with this state (nothing was stored).
     Invalid(Page, FormState),
+    /// A table's search, sort or page button: show the page again with the person's values and
+    /// this render query. Nothing was validated or stored; the link stays open.
+    Navigated(Page, FormState, BTreeMap<String, String>),
     /// Someone submitted first; the page holds their response (the receipt).
     AlreadySubmitted(Page),
     /// The CSRF token is missing or belongs to another page.
@@ -125,6 +131,13 @@ pub async fn submit_page(
     let Some(schema) = &page.schema else {
         return Ok(Submitted::NoForm);
     };
+    if let Some(query) = navigation_query(&pairs(body)) {
+        let form = FormState {
+            values: raw_values(&with_decisions(body)),
+            ..FormState::default()
+        };
+        return Ok(Submitted::Navigated(page, form, query));
+    }
     let schema =
         FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema {
             page: page.id.to_string(),

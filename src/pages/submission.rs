@@ -4,9 +4,12 @@
 //! rules of DESIGN.md §5 are applied in one place.
 
 use serde_json::Value;
-use tessera_app::render::{FormState, ACTION_FIELD};
+use tessera_app::{
+    components::decision::decode_decisions,
+    render::{FormState, ACTION_FIELD},
+};
 
-use crate::forms::{decode_and_validate, raw_values, FormSchema};
+use crate::forms::{decode_and_validate, pairs, raw_values, FormSchema};
 
 /// What a submission amounts to.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +40,7 @@ pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
 /// `cancel` action in the body (a crafted request) is ignored and the fields decide.
 #[must_use]
 pub fn read_fields(schema: &FormSchema, body: &[u8]) -> Submission {
+    let body = &with_decisions(body);
     let values = raw_values(body);
     match decode_and_validate(schema, body) {
         Ok(value) => Submission::Valid(value),
@@ -63,6 +67,15 @@ pub fn read_fields(schema: &FormSchema, body: &[u8]) -> Submission {
             })
         }
     }
+}
+
+/// `body` with a `DecisionTable`'s per-row choices turned into the pairs of the fields they fill,
+/// so the §5 decoder reads them like any array field.
+#[must_use]
+pub fn with_decisions(body: &[u8]) -> Vec<u8> {
+    let mut encoded = form_urlencoded::Serializer::new(String::new());
+    encoded.extend_pairs(decode_decisions(pairs(body)));
+    encoded.finish().into_bytes()
 }
 
 #[cfg(test)]
@@ -111,5 +124,24 @@ mod tests {
             read_submission(&schema(), b"_action=cancel"),
             Submission::Cancelled
         );
+    }
+
+    #[test]
+    fn per_row_decisions_decode_into_their_arrays() -> anyhow::Result<()> {
+        let schema = FormSchema::from_json_schema(&serde_json::json!({
+            "type": "object",
+            "properties": {
+                "approved_ids": {"type": "array", "items": {"type": "string"}},
+                "rejected_ids": {"type": "array", "items": {"type": "string"}}
+            }
+        }))?;
+        let body = b"_decide%3At-d%3AC1=approved_ids&_decide%3At-d%3AC2=rejected_ids&_decide%3At-d%3AC3=&_decide%3At-d%3AC4=approved_ids";
+        assert_eq!(
+            read_submission(&schema, body),
+            Submission::Valid(
+                serde_json::json!({"approved_ids": ["C1", "C4"], "rejected_ids": ["C2"]})
+            )
+        );
+        Ok(())
     }
 }

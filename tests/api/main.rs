@@ -22,6 +22,7 @@ mod notify;
 mod pages;
 mod quality;
 mod runs;
+mod selections;
 mod store;
 mod tokens;
 mod workflow;

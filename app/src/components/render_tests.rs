@@ -152,6 +152,19 @@ fn every_default_component_renders_its_expected_elements() -> Result<(), String>
                 "Select news@example.com",
             ],
         ),
+        (
+            "DecisionTable",
+            &[
+                "<fieldset",
+                "<legend",
+                "Decide on each claim",
+                "type=\"radio\"",
+                "name=\"_decide:t-ex:CLM-2\"",
+                "value=\"rejected_ids\"",
+                "Approve: CLM-1",
+                "No decision",
+            ],
+        ),
         ("List", &["<ul", "<li>Billing</li>"]),
         (
             "KeyValue",
@@ -742,4 +755,84 @@ fn the_escaping_checker_catches_what_it_should() {
     assert!(!caught(
         "<div class=\"a\" data-x=\"&quot; onmouseover=&quot;\">\" onmouseover=\"x</div><!--c-->"
     ));
+}
+
+fn many_rows(count: usize) -> Value {
+    let rows: Vec<Value> = (1..=count)
+        .map(|n| json!({"id": format!("r{n}"), "name": format!("Row {n}")}))
+        .collect();
+    json!({ "rows": rows })
+}
+
+#[test]
+fn a_large_selection_shows_one_page_and_carries_ticks_from_other_pages(
+) -> Result<(), serde_json::Error> {
+    let mut ctx = RenderCtx::new(many_rows(120));
+    ctx.form
+        .values
+        .insert("pick".to_owned(), vec!["r2".to_owned(), "r99".to_owned()]);
+    ctx.query = BTreeMap::from([("t.page".to_owned(), "2".to_owned())]);
+    let tree = json!({"nodes": {
+        "f": {"component": "Form", "children": ["t"]},
+        "t": {"component": "Table", "props": {"rows": {"$data": "/rows"},
+              "selectable": {"name": "pick", "idKey": "id", "label": "Pick rows"}}}
+    }, "order": ["f"]});
+    let html = render(&tree, &ctx)?;
+    assert_eq!(html.matches("type=\"checkbox\"").count(), 50, "{html}");
+    // Page 2 shows r51..r100: r99 is a ticked box, r2 rides along hidden.
+    assert!(html.contains("value=\"r99\" checked"), "{html}");
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"pick\" value=\"r2\">"),
+        "{html}"
+    );
+    assert!(html.contains("name=\"_t.t.q\""), "a search box");
+    assert!(html.contains("name=\"_nav\""), "paging buttons in the form");
+    assert!(
+        !html.contains("href=\"?page="),
+        "no paging links that drop ticks"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_decision_table_checks_each_rows_choice_and_carries_the_others() -> Result<(), serde_json::Error>
+{
+    let mut ctx = RenderCtx::new(many_rows(60));
+    ctx.form
+        .values
+        .insert("yes".to_owned(), vec!["r1".to_owned()]);
+    ctx.form
+        .values
+        .insert("no".to_owned(), vec!["r55".to_owned()]);
+    let tree = json!({"nodes": {
+        "f": {"component": "Form", "children": ["d"]},
+        "d": {"component": "DecisionTable", "props": {"label": "Decide", "rows": {"$data": "/rows"},
+              "idKey": "id", "choices": [{"name": "yes", "label": "Yes"}, {"name": "no", "label": "No"}]}}
+    }, "order": ["f"]});
+    let html = render(&tree, &ctx)?;
+    assert!(
+        html.contains("name=\"_decide:t-d:r1\" value=\"yes\" checked"),
+        "{html}"
+    );
+    assert!(
+        html.contains("name=\"_decide:t-d:r2\" value=\"\" checked"),
+        "undecided rows start on No decision: {html}"
+    );
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"_decide:t-d:r55\" value=\"no\">"),
+        "{html}"
+    );
+    assert!(html.contains("Yes: 1 · No: 1"), "{html}");
+    Ok(())
+}
+
+#[test]
+fn long_cells_are_cut_with_the_whole_text_one_click_away() -> Result<(), serde_json::Error> {
+    let long = "word ".repeat(40);
+    let ctx = RenderCtx::new(json!({"rows": [{"text": long}]}));
+    let html = render(&single("Table", json!({"rows": {"$data": "/rows"}})), &ctx)?;
+    assert!(html.contains("<details"), "{html}");
+    assert!(html.contains('…'), "{html}");
+    assert!(html.contains(long.trim_end()), "{html}");
+    Ok(())
 }

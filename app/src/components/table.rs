@@ -3,9 +3,10 @@
 //! Sorting and paging are plain links (`?sort=<node>.<key>&dir=asc|desc`, `?page=<node>.<n>`)
 //! read back from the render context's query, so they work without JavaScript and keep the rest of
 //! the query string. With `selectable`, every row gets a tick box named `selectable.name` whose
-//! value is the row's `idKey`: the table becomes an array-of-strings field. Paging links are GET
-//! requests, so a selection is only kept for the rows on the page being submitted; pages that ask
-//! the person to select should not be paged.
+//! value is the row's `idKey`: the table becomes an array-of-strings field. A selectable table
+//! with more rows than a page (`pageSize`, default 50) is searched, sorted and paged through its
+//! form instead ([`super::paging`]): ticks on other pages travel as hidden inputs, so every tick
+//! reaches the submission. Long cell texts are cut, with the whole text one click away.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -15,6 +16,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::paging::{
+    aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
+};
+use super::selection_limit::SelectionLimit;
 use super::{
     check_name, display_text, encode_query_component, Described, FieldNotes, RequiredMark,
     TICK_CLASS,
@@ -45,6 +50,9 @@ pub struct TableSelect {
     /// Whether at least one row must be ticked (the server checks it on submit).
     #[serde(default)]
     pub required: bool,
+    /// The most rows that may be ticked (the schema's maxItems).
+    #[serde(default)]
+    pub max_items: Option<u32>,
 }
 
 /// Props of the `Table` component.
@@ -64,7 +72,7 @@ pub struct TableProps {
     /// Make rows selectable with tick boxes; the table then submits the chosen row ids.
     #[serde(default)]
     pub selectable: Option<TableSelect>,
-    /// Rows per page, 1 to 500; omit to show all rows (do not page a selectable table).
+    /// Rows per page, 1 to 500; omit to show all rows (selectable: 50).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub page_size: Option<u32>,
@@ -87,7 +95,8 @@ impl ComponentProps for TableProps {
     const DESCRIPTION: &'static str = "Rows of bound data in columns, sortable, optionally paged. \
 With `selectable` each row gets a tick box and the table becomes an array-of-strings field that \
 submits the chosen row ids (place it inside the Form). Always bind `rows`; never copy data. Use \
-KeyValue for one record, List for single values, Chart to compare numbers.";
+DecisionTable for several id fields over the same rows, KeyValue for one record, List for single \
+values, Chart to compare numbers.";
 
     fn example() -> (Value, Value) {
         (
@@ -154,7 +163,7 @@ enum Direction {
 }
 
 /// Compares two cells: numbers numerically, everything else as case-insensitive text; empty last.
-fn compare_cells(left: Option<&Value>, right: Option<&Value>) -> Ordering {
+pub(crate) fn compare_cells(left: Option<&Value>, right: Option<&Value>) -> Ordering {
     let empty = |value: Option<&Value>| value.is_none_or(Value::is_null);
     match (empty(left), empty(right)) {
         (true, true) => return Ordering::Equal,
@@ -194,21 +203,12 @@ fn query_link(query: &BTreeMap<String, String>, changes: &[(&str, Option<String>
     format!("?{}", pairs.join("&"))
 }
 
-/// The `<table>` with its caption, headers, rows, selection boxes and page links.
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "Leptos component props are owned"
-)]
-#[component]
-pub fn TableView(
-    node_id: String,
-    dom_id: String,
-    props: TableProps,
-    query: BTreeMap<String, String>,
-    state: FieldState,
-) -> impl IntoView {
-    let rows = props.rows.unwrap_or_default();
-    let columns: Vec<TableColumn> = props.columns.unwrap_or_else(|| {
+/// The columns to show: the props' columns, else every key of the first row.
+pub(crate) fn columns_or_keys(
+    columns: Option<Vec<TableColumn>>,
+    rows: &[Value],
+) -> Vec<TableColumn> {
+    columns.unwrap_or_else(|| {
         rows.iter()
             .find_map(Value::as_object)
             .map(|first| {
@@ -221,8 +221,28 @@ pub fn TableView(
                     .collect()
             })
             .unwrap_or_default()
-    });
+    })
+}
 
+/// Which rows a page shows and how the person moves: plain `GET` links, or (tables that submit
+/// and have more rows than a page) the form's own navigation buttons.
+enum Paging {
+    Links {
+        visible: Vec<usize>,
+        sorted_by: Option<(String, Direction)>,
+        page: usize,
+        page_count: usize,
+    },
+    Form(Window),
+}
+
+fn link_paging(
+    rows: &[Value],
+    columns: &[TableColumn],
+    props: &TableProps,
+    node_id: &str,
+    query: &BTreeMap<String, String>,
+) -> Paging {
     // Sorting, from `?sort=<node>.<key>&dir=asc|desc`.
     let sort_prefix = format!("{node_id}.");
     let sorted_by: Option<(String, Direction)> = query
@@ -248,7 +268,6 @@ pub fn TableView(
             }
         });
     }
-
     // Paging, from `?page=<node>.<n>`.
     let page_size = props
         .page_size
@@ -268,6 +287,46 @@ pub fn TableView(
             .collect(),
         None => order,
     };
+    Paging::Links {
+        visible,
+        sorted_by,
+        page,
+        page_count,
+    }
+}
+
+/// Rows per page of a table that submits: its `pageSize`, else [`DEFAULT_PAGE_SIZE`].
+pub(crate) fn form_page_size(page_size: Option<u32>) -> usize {
+    page_size.map_or(DEFAULT_PAGE_SIZE, |size| {
+        usize::try_from(size).unwrap_or(usize::MAX).max(1)
+    })
+}
+
+/// The `<table>` with its caption, headers, rows, selection boxes and page links.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "Leptos component props are owned"
+)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one view: headers, rows, search and pager share their state"
+)]
+#[component]
+pub fn TableView(
+    node_id: String,
+    dom_id: String,
+    props: TableProps,
+    query: BTreeMap<String, String>,
+    state: FieldState,
+) -> impl IntoView {
+    let rows = props.rows.clone().unwrap_or_default();
+    let columns = columns_or_keys(props.columns.clone(), &rows);
+    let page_size = form_page_size(props.page_size);
+    let paging = if props.selectable.is_some() && rows.len() > page_size {
+        Paging::Form(Window::of(&rows, &columns, &node_id, &query, page_size))
+    } else {
+        link_paging(&rows, &columns, &props, &node_id, &query)
+    };
 
     let selectable = props.selectable;
     let selected: Vec<String> = state.values.clone().unwrap_or_default();
@@ -275,49 +334,90 @@ pub fn TableView(
     let described_by = described.by();
     let invalid = state.error.is_some();
     let column_count = columns.len() + usize::from(selectable.is_some());
+    let region_label = props.caption.clone().unwrap_or_else(|| "Table".to_owned());
 
     let headers = columns
         .iter()
         .map(|column| {
-            let current = sorted_by.as_ref().filter(|(key, _)| *key == column.key).map(|(_, direction)| *direction);
-            let aria_sort = current.map(|direction| if direction == Direction::Ascending { "ascending" } else { "descending" });
-            let label = column.label.clone();
-            let content = if props.sortable {
-                let next = if current == Some(Direction::Ascending) { "desc" } else { "asc" };
-                let href = query_link(
-                    &query,
-                    &[("sort", Some(format!("{node_id}.{}", column.key))), ("dir", Some(next.to_owned())), ("page", None)],
-                );
-                let arrow = match current {
-                    Some(Direction::Ascending) => "\u{25b2}",
-                    Some(Direction::Descending) => "\u{25bc}",
-                    None => "\u{2195}",
-                };
-                let hint = if next == "desc" { ", sort descending" } else { ", sort ascending" };
-                view! {
-                    <a href=href class="inline-flex items-center gap-1 text-slate-900 underline-offset-2 hover:underline focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100">
-                        {label}
-                        <span class="sr-only">{hint}</span>
-                        <span aria-hidden="true" class="text-xs text-slate-600 dark:text-slate-300">{arrow}</span>
-                    </a>
+            let (aria, content) = match &paging {
+                Paging::Form(window) => {
+                    let aria = aria_sort(window.sort.as_ref(), &column.key);
+                    let content = if props.sortable {
+                        view! { <SortButton node_id=node_id.clone() column=column.clone() sort=window.sort.clone()/> }.into_any()
+                    } else {
+                        column.label.clone().into_any()
+                    };
+                    (aria, content)
                 }
-                .into_any()
-            } else {
-                label.into_any()
+                Paging::Links { sorted_by, .. } => {
+                    let current = sorted_by.as_ref().filter(|(key, _)| *key == column.key).map(|(_, direction)| *direction);
+                    let aria = current.map(|direction| if direction == Direction::Ascending { "ascending" } else { "descending" });
+                    let label = column.label.clone();
+                    let content = if props.sortable {
+                        let next = if current == Some(Direction::Ascending) { "desc" } else { "asc" };
+                        let href = query_link(
+                            &query,
+                            &[("sort", Some(format!("{node_id}.{}", column.key))), ("dir", Some(next.to_owned())), ("page", None)],
+                        );
+                        let arrow = match current {
+                            Some(Direction::Ascending) => "\u{25b2}",
+                            Some(Direction::Descending) => "\u{25bc}",
+                            None => "\u{2195}",
+                        };
+                        let hint = if next == "desc" { ", sort descending" } else { ", sort ascending" };
+                        view! {
+                            <a href=href class="inline-flex items-center gap-1 text-slate-900 underline-offset-2 hover:underline focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100">
+                                {label}
+                                <span class="sr-only">{hint}</span>
+                                <span aria-hidden="true" class="text-xs text-slate-600 dark:text-slate-300">{arrow}</span>
+                            </a>
+                        }
+                        .into_any()
+                    } else {
+                        label.into_any()
+                    };
+                    (aria, content)
+                }
             };
             view! {
-                <th scope="col" aria-sort=aria_sort class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
+                <th scope="col" aria-sort=aria class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
                     {content}
                 </th>
             }
         })
         .collect_view();
 
+    let visible: Vec<usize> = match &paging {
+        Paging::Links { visible, .. } => visible.clone(),
+        Paging::Form(window) => window.visible.clone(),
+    };
+    // Ticks on rows this page does not show ride along as hidden inputs.
+    let carried: Vec<(String, String)> = match (&paging, &selectable) {
+        (Paging::Form(_), Some(selectable)) => {
+            let shown: Vec<String> = visible
+                .iter()
+                .filter_map(|index| rows[*index].get(&selectable.id_key))
+                .map(display_text)
+                .collect();
+            selected
+                .iter()
+                .filter(|id| !shown.contains(id))
+                .map(|id| (selectable.name.clone(), id.clone()))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+
     let body = if visible.is_empty() {
-        let text = props
-            .empty_text
-            .clone()
-            .unwrap_or_else(|| "No rows".to_owned());
+        let text = match &paging {
+            Paging::Form(window) if !window.search.is_empty() => {
+                format!("No rows match “{}”.", window.search)
+            }
+            _ => props
+                .empty_text
+                .clone()
+                .unwrap_or_else(|| "No rows".to_owned()),
+        };
         view! {
             <tr>
                 <td colspan=column_count.max(1).to_string() class="px-3 py-6 text-center text-sm italic text-slate-600 dark:text-slate-300">
@@ -361,7 +461,7 @@ pub fn TableView(
                     .iter()
                     .map(|column| {
                         let text = row.get(&column.key).map(display_text).unwrap_or_default();
-                        view! { <td class="px-3 py-2 text-sm text-slate-800 dark:text-slate-200">{text}</td> }
+                        view! { <td class="px-3 py-2 align-top text-sm text-slate-800 dark:text-slate-200"><CellText text/></td> }
                     })
                     .collect_view();
                 view! { <tr class="border-t border-slate-200 dark:border-slate-700">{select_cell}{cells}</tr> }
@@ -371,24 +471,35 @@ pub fn TableView(
     };
 
     let caption_id = format!("{dom_id}-caption");
-    let region_label = props.caption.clone().unwrap_or_else(|| "Table".to_owned());
-    let pager = (page_count > 1).then(|| {
-        let link = |target: usize| query_link(&query, &[("page", Some(format!("{node_id}.{target}")))]);
-        let previous = (page > 1).then(|| link(page - 1));
-        let next = (page < page_count).then(|| link(page + 1));
-        const PAGE_LINK: &str = "rounded-md border border-slate-400 px-3 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100 dark:hover:bg-slate-700";
-        view! {
-            <nav aria-label=format!("Pages of {region_label}") class="flex items-center gap-3 pt-2">
-                {previous.map(|href| view! { <a href=href class=PAGE_LINK rel="prev">"Previous"</a> })}
-                <span class="text-sm text-slate-700 dark:text-slate-300" aria-current="page">
-                    {format!("Page {page} of {page_count}")}
-                </span>
-                {next.map(|href| view! { <a href=href class=PAGE_LINK rel="next">"Next"</a> })}
-            </nav>
+    let (search_bar, pager) = match &paging {
+        Paging::Form(window) => (
+            Some(view! { <SearchBar node_id=node_id.clone() dom_id=dom_id.clone() label=region_label.to_lowercase() window=window.clone()/> }),
+            Some(view! { <Pager node_id=node_id.clone() dom_id=dom_id.clone() label=region_label.clone() window=window.clone()/> }.into_any()),
+        ),
+        Paging::Links { page, page_count, .. } => {
+            let (page, page_count) = (*page, *page_count);
+            let pager = (page_count > 1).then(|| {
+                let link = |target: usize| query_link(&query, &[("page", Some(format!("{node_id}.{target}")))]);
+                let previous = (page > 1).then(|| link(page - 1));
+                let next = (page < page_count).then(|| link(page + 1));
+                const PAGE_LINK: &str = "rounded-md border border-slate-400 px-3 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:text-slate-100 dark:hover:bg-slate-700";
+                view! {
+                    <nav aria-label=format!("Pages of {region_label}") class="flex items-center gap-3 pt-2">
+                        {previous.map(|href| view! { <a href=href class=PAGE_LINK rel="prev">"Previous"</a> })}
+                        <span class="text-sm text-slate-700 dark:text-slate-300" aria-current="page">
+                            {format!("Page {page} of {page_count}")}
+                        </span>
+                        {next.map(|href| view! { <a href=href class=PAGE_LINK rel="next">"Next"</a> })}
+                    </nav>
+                }
+                .into_any()
+            });
+            (None, pager)
         }
-    });
+    };
 
     let table = view! {
+        {search_bar}
         <div class="overflow-x-auto rounded-lg border border-slate-200 bg-white focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:border-slate-700 dark:bg-slate-800" tabindex="0" role="region" aria-label=region_label.clone()>
             <table class="min-w-full">
                 {props
@@ -416,19 +527,49 @@ pub fn TableView(
     };
 
     match selectable {
-        Some(selectable) => view! {
-            <fieldset id=dom_id.clone() class="space-y-2" aria-describedby=described_by.clone()>
-                <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">
-                    {selectable.label}
-                    <RequiredMark required=selectable.required/>
-                </legend>
-                {table}
-                <FieldNotes described help=None error=state.error/>
-            </fieldset>
+        Some(selectable) => {
+            let paged = matches!(paging, Paging::Form(_));
+            let help = selection_help(selected.len(), selectable.max_items, paged);
+            let described = Described::new(&dom_id, help.as_ref(), state.error.as_ref());
+            let limit = selectable.max_items.map(|most| most.to_string());
+            view! {
+                <fieldset id=dom_id.clone() class="space-y-2" aria-describedby=described.by()
+                    data-selection=selectable.name.clone() data-max-items=limit>
+                    <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">
+                        {selectable.label}
+                        <RequiredMark required=selectable.required/>
+                    </legend>
+                    {match selectable.max_items {
+                        Some(max) => view! {
+                            <SelectionLimit fieldset_id=dom_id.clone() name=selectable.name.clone() max
+                                initial=selected.len() paged help_id=described.help_id.clone().unwrap_or_default()/>
+                        }
+                        .into_any(),
+                        None => view! { <FieldNotes described=described.clone() help error=None/> }.into_any(),
+                    }}
+                    {table}
+                    <CarriedValues pairs=carried/>
+                    <FieldNotes described=Described { help_id: None, error_id: described.error_id.clone() } help=None error=state.error/>
+                </fieldset>
+            }
+            .into_any()
         }
-        .into_any(),
         None => view! { <div id=dom_id class="space-y-2">{table}</div> }.into_any(),
     }
+}
+
+/// The line under a selection's legend: how many are ticked, the limit, and that ticks survive
+/// paging.
+fn selection_help(selected: usize, max_items: Option<u32>, paged: bool) -> Option<String> {
+    let mut help = match max_items {
+        Some(most) => format!("{selected} selected (at most {most})."),
+        None if paged => format!("{selected} selected."),
+        None => return None,
+    };
+    if paged {
+        help.push_str(" Ticks are kept when you search or change page.");
+    }
+    Some(help)
 }
 
 #[cfg(test)]

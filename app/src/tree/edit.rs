@@ -204,8 +204,12 @@ impl PageTree {
                 format!("Call {component} again with props that match its schema."),
             ));
         }
-        let field = spec.field_info.as_ref().and_then(|read| read(&resolved));
-        if let Some(field) = field {
+        let fields = spec
+            .field_info
+            .as_ref()
+            .map(|read| read(&resolved))
+            .unwrap_or_default();
+        for field in fields {
             let clash = self
                 .fields(catalog, data)
                 .into_iter()
