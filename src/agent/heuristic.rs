@@ -858,7 +858,7 @@ fn selectable_table(field: &FormField, entry: &DataEntry) -> Planned {
         "required": min_items > 0,
     });
     if let Some(most) = max_items {
-        select["maxItems"] = json!(clamp_u32(most));
+        select["maxItems"] = json!(u32::try_from(most).unwrap_or(u32::MAX));
     }
     props.insert("selectable".into(), select);
     Planned::new("Table", Value::Object(props))

@@ -1,7 +1,7 @@
 //! The page-quality suite: realistic requests (`tests/quality/*.json`, one self-contained
-//! `{name, prompt, schema?, data, expect}` file each) go through the heuristic via
-//! `POST /api/pages/generate` and are rendered by `POST /api/pages/preview`; each page is then
-//! read the way a reviewer reads it. Expectations that need work on other branches are gated by
+//! `{name, prompt, schema?, data, expect}` file each) are asked through `POST /api/asks` with the
+//! offline heuristic and opened at their link, as a new user would; each page is then read the
+//! way a reviewer reads it. Expectations that need work on other branches are gated by
 //! `expect` flags that stay off until that work is merged: `check_templates` (the prompt is a
 //! template rendered against the data: no `{{` left, `rendered_texts` shown) and
 //! `check_id_selection` (`pending_id_fields` are chosen from the rows, never typed).
@@ -95,39 +95,32 @@ fn load_fixtures() -> anyhow::Result<Vec<Fixture>> {
         .collect()
 }
 
-/// The heuristic's page for `fixture`, as the HTML a person gets.
+/// The heuristic's page for `fixture`, as the HTML a person gets: asked through `POST /api/asks`
+/// (a display-only ask when the fixture has no schema), then opened at its link.
 async fn page_html(app: &TestApp, fixture: &Fixture) -> anyhow::Result<String> {
-    let generated = app
-        .api_post(
-            "/api/pages/generate",
-            &json!({"prompt": fixture.prompt, "schema": fixture.schema, "data": fixture.data,
-                    "model": "heuristic", "cache": "bypass"}),
-        )
-        .await?;
+    let mut ask = json!({"prompt": fixture.prompt, "data": fixture.data});
+    match &fixture.schema {
+        Some(schema) => ask["schema"] = schema.clone(),
+        None => ask["display"] = json!(true),
+    }
+    let response = app.api_post("/api/asks", &ask).await?;
+    let status = response.status();
+    let created: Value = response.json().await?;
     ensure!(
-        generated.status() == 200,
-        "{}: generate failed",
+        status == 201,
+        "{}: the ask was refused: {created:#}",
         fixture.name
     );
-    let generated: Value = generated.json().await?;
-    ensure!(
-        generated["validation"]["ok"] == true,
-        "{}: the page does not validate: {:#}",
-        fixture.name,
-        generated["validation"]
-    );
-    let preview = app
-        .api_post(
-            "/api/pages/preview",
-            &json!({"tree": generated["tree"], "schema": fixture.schema, "data": fixture.data}),
-        )
-        .await?;
-    ensure!(preview.status() == 200, "{}: preview failed", fixture.name);
-    let preview: Value = preview.json().await?;
-    preview["html"]
+    let link = created["link"]
         .as_str()
-        .map(str::to_owned)
-        .context("the preview has HTML")
+        .with_context(|| format!("{}: the ask answers its link", fixture.name))?;
+    let path = link
+        .split_once("/p/")
+        .map(|(_, token)| format!("/p/{token}"))
+        .context("a page link")?;
+    let page = app.get(&path).await?;
+    ensure!(page.status() == 200, "{}: the page did not open", fixture.name);
+    Ok(page.text().await?)
 }
 
 /// Text as Leptos writes it into HTML.
