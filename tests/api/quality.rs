@@ -119,7 +119,11 @@ async fn page_html(app: &TestApp, fixture: &Fixture) -> anyhow::Result<String> {
         .map(|(_, token)| format!("/p/{token}"))
         .context("a page link")?;
     let page = app.get(&path).await?;
-    ensure!(page.status() == 200, "{}: the page did not open", fixture.name);
+    ensure!(
+        page.status() == 200,
+        "{}: the page did not open",
+        fixture.name
+    );
     Ok(page.text().await?)
 }
 
