@@ -283,7 +283,7 @@ fn id_key(keys: &[String], rows: &[Value]) -> Option<String> {
         match lower.as_str() {
             "id" => Some(0),
             "uuid" | "guid" => Some(1),
-            "key" | "slug" | "code" => Some(2),
+            "key" | "slug" | "code" | "sku" | "isbn" | "ref" | "reference" => Some(2),
             _ if lower.ends_with("_id") || lower.ends_with("-id") || key.ends_with("Id") => Some(3),
             _ => None,
         }
@@ -436,6 +436,16 @@ mod tests {
         assert_eq!(
             DataSummary::of(&data).pointers[0].id_key.as_deref(),
             Some("user_id")
+        );
+    }
+
+    #[test]
+    fn product_rows_are_identified_by_their_sku() {
+        let data =
+            json!([{"sku": "SKU-400", "name": "A4 paper"}, {"sku": "SKU-401", "name": "Toner"}]);
+        assert_eq!(
+            DataSummary::of(&data).pointers[0].id_key.as_deref(),
+            Some("sku")
         );
     }
 

@@ -484,7 +484,7 @@ impl FreshPostgres {
     }
 }
 
-/// The `WARN` and `ERROR` events of every server in this test binary, as the log lines would read.
+/// Every event of every server in this test binary, at every level, as the log lines would read.
 ///
 /// Installed once as the process's subscriber (the servers run on this runtime's threads, so a
 /// scoped subscriber would miss them); tests find their own lines by an id only they know.
@@ -494,7 +494,8 @@ pub fn captured_logs() -> &'static CapturedLogs {
         let logs = CapturedLogs(Arc::new(Mutex::new(Vec::new())));
         let sink = logs.clone();
         let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::WARN)
+            // Every level: the token scan reads debug and trace lines too.
+            .with_max_level(tracing::Level::TRACE)
             .with_ansi(false)
             .with_writer(move || sink.clone())
             .finish();
@@ -510,6 +511,12 @@ pub fn captured_logs() -> &'static CapturedLogs {
 pub struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
 
 impl CapturedLogs {
+    /// Everything captured so far.
+    pub fn text(&self) -> String {
+        let bytes = self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     /// The captured lines that contain `needle`.
     pub fn lines_with(&self, needle: &str) -> Vec<String> {
         let bytes = self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();

@@ -1,5 +1,6 @@
 //! Page links end to end over HTTP: open, submit once, receipts, expiry, CSRF, downloads.
 
+use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::{
     pages::{
@@ -582,10 +583,17 @@ async fn start_and_open(app: &TestApp, workflow: &str) -> anyhow::Result<String>
     let id = started["id"].as_str().unwrap_or_default().to_owned();
     for _ in 0..600 {
         let run = app.api_json(&format!("/api/runs/{id}")).await?;
-        if let Some((_, token)) = run["waiting_page"]
-            .as_str()
-            .and_then(|link| link.split_once("/p/"))
-        {
+        if run["waiting_page"].is_string() {
+            // Only the token's hash is stored: a working link is minted on request.
+            let fresh: Value = app
+                .api_post(&format!("/api/runs/{id}/link"), &json!({}))
+                .await?
+                .json()
+                .await?;
+            let (_, token) = fresh["link"]
+                .as_str()
+                .and_then(|link| link.split_once("/p/"))
+                .with_context(|| format!("a fresh link: {fresh:#}"))?;
             return Ok(format!("/p/{token}"));
         }
         anyhow::ensure!(run["status"] != "failed", "run {id} failed: {run:#}");

@@ -1,10 +1,9 @@
 //! The page-quality suite: realistic requests (`tests/quality/*.json`, one self-contained
 //! `{name, prompt, schema?, data, expect}` file each) are asked through `POST /api/asks` with the
 //! offline heuristic and opened at their link, as a new user would; each page is then read the
-//! way a reviewer reads it. Expectations that need work on other branches are gated by
-//! `expect` flags that stay off until that work is merged: `check_templates` (the prompt is a
-//! template rendered against the data: no `{{` left, `rendered_texts` shown) and
-//! `check_id_selection` (`pending_id_fields` are chosen from the rows, never typed).
+//! way a reviewer reads it. `check_templates` says a fixture's prompt is a template that must
+//! reach the person rendered (`rendered_texts` shown, no `{{` left); `check_id_selection` says its
+//! `pending_id_fields` must be picked from the rows, never typed.
 
 use std::path::{Path, PathBuf};
 
@@ -45,13 +44,13 @@ struct Expect {
     id_fields: Vec<String>,
     /// The page's HTML must not be larger than this.
     max_html_bytes: Option<usize>,
-    /// Gate: the prompt is a template that must be rendered against the data.
+    /// Whether the prompt is a template that must reach the person rendered.
     #[serde(default)]
     check_templates: bool,
     /// With `check_templates`: the rendered request text.
     #[serde(default)]
     rendered_texts: Vec<String>,
-    /// Gate: id-array fields that only the id-selection work turns into row choices.
+    /// Whether `pending_id_fields` must be picked from the rows.
     #[serde(default)]
     check_id_selection: bool,
     /// With `check_id_selection`: those fields.

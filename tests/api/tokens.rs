@@ -3,11 +3,7 @@
 //! the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
 //! in the captured tracing output, or in the runs, asks, generations and metrics answers.
 
-use std::{
-    io::Write,
-    sync::{Arc, Mutex, OnceLock},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
@@ -22,55 +18,6 @@ use crate::{
 const SECRET: &str = "whsec_tokens_0123456789abcdef";
 
 on_both_backends!(no_page_token_is_stored_logged_or_shown_after_full_runs);
-
-/// Everything every test in this binary logs, at every level, from the moment it is installed.
-#[derive(Clone, Default)]
-struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
-
-impl Write for CapturedLogs {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl CapturedLogs {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(
-            &self
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-        .into_owned()
-    }
-}
-
-/// Installs the process-wide subscriber once (the app runs in this process), writing to memory.
-fn captured_logs() -> CapturedLogs {
-    static LOGS: OnceLock<CapturedLogs> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = CapturedLogs::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        // Only this module installs one; should another ever do, its output is not scanned and
-        // the check below that our own lines were captured fails loudly.
-        let _ = tracing::subscriber::set_global_default(subscriber);
-        logs
-    })
-    .clone()
-}
 
 /// The 48-hex token of a page link.
 fn token_of(link: &str) -> anyhow::Result<String> {
@@ -156,7 +103,7 @@ async fn postgres_rows(store: &Store) -> anyhow::Result<String> {
 async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let logs = captured_logs();
+    let logs = crate::helpers::captured_logs();
     let sink = HttpSink::start(&[]).await?;
     let notify_url = sink.url("/notify")?;
     let Some(app) = spawn_app_on(backend, |config| {
