@@ -35,6 +35,7 @@ store_contract!(
     a_scripted_model_places_the_confirm_view_and_code_sets_count_buttons_and_scopes,
     a_confirm_view_stating_a_wrong_count_is_refused_and_rebuilt_by_the_heuristic,
     the_heuristic_builds_the_confirm_progress_and_result_views_offline,
+    the_heuristics_confirm_view_is_accepted_without_a_second_generation,
     approving_a_subset_runs_a_new_confirmation_bound_to_the_narrowed_call,
     a_selection_never_widens_and_an_empty_one_approves_nothing,
     an_operation_scope_skips_only_that_operations_next_confirmation,
@@ -210,6 +211,28 @@ fn execution(result: Value, status: ExecutionStatus, ids: &[&str], chunks: usize
         created_at_ms: now_ms(),
         finished_at_ms: None,
     }
+}
+
+/// The heuristic's own page text must pass code's count check: a summary line such as "2 answers:
+/// which items" once read as a wrong count, so every view was generated twice.
+async fn the_heuristics_confirm_view_is_accepted_without_a_second_generation(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let manifest = manifest()?;
+    let heuristic = tessera::agent::HeuristicModel::new();
+    let confirm = views::confirm_view(store, &heuristic, &manifest, &approval(91, true)).await?;
+    assert!(html(&confirm).contains("Delete 91 items"));
+    let records = store.recent_generations(10).await?;
+    assert_eq!(
+        records.len(),
+        1,
+        "the heuristic's view was refused and rebuilt: {:?}",
+        records
+            .iter()
+            .map(|record| &record.outcome)
+            .collect::<Vec<_>>()
+    );
+    Ok(())
 }
 
 async fn the_heuristic_builds_the_confirm_progress_and_result_views_offline(

@@ -343,7 +343,7 @@ fn the_review_objects_to_template_text_a_missing_chart_and_a_plain_destructive_b
         expect: Expect {
             chart: Some(true),
             danger: Some(true),
-            summary: Some("You are asked for 1 answer".to_owned()),
+            summary: Some("Please answer:".to_owned()),
             ..Expect::default()
         },
     };

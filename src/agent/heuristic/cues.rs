@@ -933,12 +933,9 @@ fn summary_line(parsed: &ParsedPrompt, shown: &[String]) -> String {
             if more > 0 {
                 listed.push(format!("{more} more"));
             }
-            let count = schema.fields.len();
-            let answers = if count == 1 { "answer" } else { "answers" };
-            format!(
-                "You are asked for {count} {answers}: {}.",
-                join_phrases(&listed)
-            )
+            // No count here: a chat view's text is refused when a number stands near its noun
+            // ("2 answers: which items") and differs from code's count.
+            format!("Please answer: {}.", join_phrases(&listed))
         }
         Some(_) => "Nothing to fill in: confirm or cancel below.".to_owned(),
         None if shown.is_empty() => {
@@ -1075,7 +1072,7 @@ mod tests {
         let (tree, _, _) = build("Approve the refund", Some(&schema), &json!({"amount": 12}))?;
         assert_eq!(
             props_of(&tree, "Text")[0]["text"],
-            "You are asked for 2 answers: decision and why (optional)."
+            "Please answer: decision and why (optional)."
         );
         Ok(())
     }
@@ -1093,7 +1090,7 @@ mod tests {
             .contains(&&json!({"label": "Deactivate", "variant": "danger", "kind": "submit"})));
         assert_eq!(
             props_of(&tree, "Text")[0]["text"],
-            "You are asked for 1 answer: which accounts."
+            "Please answer: which accounts."
         );
         Ok(())
     }
