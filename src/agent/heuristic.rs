@@ -854,7 +854,11 @@ fn selectable_table(field: &FormField, entry: &DataEntry) -> Planned {
     let mut select = json!({
         "name": field.name,
         "idKey": entry.id_key,
-        "label": literal(&field.label()),
+        "label": literal(&cues::picked_rows_label(
+            field,
+            &entry.key(),
+            entry.id_key.as_deref().unwrap_or("id"),
+        )),
         "required": min_items > 0,
     });
     if let Some(most) = max_items {
