@@ -9,6 +9,10 @@
 //! spec is no longer on the server (the component was removed or changed since) is refused with
 //! [`UnknownComponent`] rather than rendered with whatever now has that name.
 //!
+//! A spec identical to the built-in default of its name is recorded as [`BUILT_IN`], not by its
+//! hash, and renders with whatever default this server ships: a release that rewords a default's
+//! description or tool definition must not turn every open page into an error page.
+//!
 //! This module decides nothing about HTTP; `http/pages.rs` turns the refusal into an error page.
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,7 +42,11 @@ pub fn spec_hash(spec: &ComponentSpec) -> String {
     hex::encode(&digest[..8])
 }
 
-/// The components a page was generated with: each name and the hash of its spec.
+/// What a page records for a component that was the built-in default of its name.
+pub const BUILT_IN: &str = "built-in";
+
+/// The components a page was generated with: each name and the hash of its spec, or
+/// [`BUILT_IN`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ComponentSet(BTreeMap<String, String>);
@@ -47,11 +55,19 @@ impl ComponentSet {
     /// The set `catalog` offers (one spec per name: the catalog already resolved overrides).
     #[must_use]
     pub fn of(catalog: &Catalog) -> Self {
+        let defaults = Catalog::defaults();
         Self(
             catalog
                 .specs()
                 .iter()
-                .map(|spec| (spec.name.clone(), spec_hash(spec)))
+                .map(|spec| {
+                    let hash = spec_hash(spec);
+                    let built_in = defaults
+                        .get(&spec.name)
+                        .is_some_and(|default| spec_hash(default) == hash);
+                    let recorded = if built_in { BUILT_IN.to_owned() } else { hash };
+                    (spec.name.clone(), recorded)
+                })
                 .collect(),
         )
     }
@@ -103,6 +119,7 @@ pub struct UnknownComponent {
 #[derive(Clone, Debug, Default)]
 pub struct KnownComponents {
     by_hash: HashMap<String, ComponentSpec>,
+    built_in: HashMap<String, ComponentSpec>,
 }
 
 impl KnownComponents {
@@ -111,6 +128,7 @@ impl KnownComponents {
         let mut known = Self::default();
         for spec in Catalog::defaults().specs() {
             known.by_hash.insert(spec_hash(spec), spec.clone());
+            known.built_in.insert(spec.name.clone(), spec.clone());
         }
         for spec in extra {
             known.by_hash.insert(spec_hash(spec), spec.clone());
@@ -131,9 +149,12 @@ impl KnownComponents {
     pub fn catalog_for(&self, set: &ComponentSet) -> Result<Catalog, UnknownComponent> {
         let mut catalog = Catalog::empty();
         for (name, hash) in &set.0 {
-            let spec = self
-                .by_hash
-                .get(hash)
+            let spec = if hash == BUILT_IN {
+                self.built_in.get(name)
+            } else {
+                self.by_hash.get(hash)
+            };
+            let spec = spec
                 .filter(|spec| &spec.name == name)
                 .ok_or_else(|| UnknownComponent {
                     name: name.clone(),
@@ -196,6 +217,20 @@ mod tests {
         assert_eq!(
             refused.err().map(|unknown| unknown.name),
             Some("Heading".to_owned())
+        );
+    }
+
+    #[test]
+    fn built_in_components_are_recorded_as_such_and_render_with_this_servers_defaults() {
+        let recorded = ComponentSet::of(&Catalog::defaults());
+        assert_eq!(recorded.hash_of("Heading"), Some(BUILT_IN));
+        assert_eq!(recorded.len(), Catalog::defaults().specs().len());
+        // A page made before a release reworded the defaults still renders after it: what it
+        // recorded is "the built-in Heading", not the old wording's hash.
+        let resolved = KnownComponents::with([]).catalog_for(&recorded);
+        assert_eq!(
+            resolved.ok().map(|catalog| catalog.specs().len()),
+            Some(Catalog::defaults().specs().len())
         );
     }
 
