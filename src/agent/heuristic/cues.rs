@@ -879,13 +879,7 @@ fn summary_label(field: &FormField, rows: Option<&DataEntry>) -> String {
     if !is_ids {
         return lower_first(&field.label());
     }
-    let described = field.description.as_deref().and_then(|text| {
-        let lower = text.trim().to_lowercase();
-        ["ids of the ", "ids of ", "the ids of the "]
-            .iter()
-            .find_map(|prefix| lower.strip_prefix(prefix).map(str::to_owned))
-    });
-    match described {
+    match described_rows(field) {
         Some(rest) if !rest.is_empty() => format!("which {rest}"),
         _ => match rows {
             Some(entry) => format!(
@@ -908,6 +902,21 @@ fn summary_label(field: &FormField, rows: Option<&DataEntry>) -> String {
     }
 }
 
+/// The rows a field's description says it holds the ids of ("Ids of the accounts to
+/// deactivate" → "accounts to deactivate").
+fn described_rows(field: &FormField) -> Option<String> {
+    let lower = field
+        .description
+        .as_deref()?
+        .trim()
+        .trim_end_matches('.')
+        .to_lowercase();
+    ["the ids of the ", "ids of the ", "ids of "]
+        .iter()
+        .find_map(|prefix| lower.strip_prefix(prefix).map(str::to_owned))
+        .filter(|rest| !rest.is_empty())
+}
+
 /// How a person reads a field answered by picking rows of `rows` (an array named `rows_key`,
 /// identified by `id_key`) when the schema gives no title: `deactivate_ids` over users →
 /// "Users to deactivate", `approved_ids` → "Approved users", `user_ids` → "Users" — never the
@@ -919,6 +928,16 @@ pub(super) fn picked_rows_label(field: &FormField, rows_key: &str, id_key: &str)
         .filter(|title| !title.trim().is_empty())
     {
         return title.to_owned();
+    }
+    let capitalised = |text: &str| {
+        let mut characters = text.chars();
+        characters
+            .next()
+            .map(|first| first.to_uppercase().chain(characters).collect::<String>())
+            .unwrap_or_default()
+    };
+    if let Some(rows) = described_rows(field) {
+        return capitalised(&rows);
     }
     let noun = humanize(rows_key).to_lowercase();
     let noun_forms: Vec<String> = prompt_words(&noun)
@@ -940,13 +959,6 @@ pub(super) fn picked_rows_label(field: &FormField, rows_key: &str, id_key: &str)
         .into_iter()
         .filter(|word| !id_forms.contains(word) && !noun_forms.contains(word))
         .collect();
-    let capitalised = |text: &str| {
-        let mut characters = text.chars();
-        characters
-            .next()
-            .map(|first| first.to_uppercase().chain(characters).collect::<String>())
-            .unwrap_or_default()
-    };
     match stem.as_slice() {
         [] => capitalised(&noun),
         [verb] if is_action_verb(verb) => format!("{} to {verb}", capitalised(&noun)),
@@ -1240,6 +1252,12 @@ mod tests {
         assert_eq!(label("approved_ids"), "Approved users");
         assert_eq!(label("user_ids"), "Users");
         assert_eq!(label("ids"), "Users");
+        let mut described = FormField::new("account_ids", FieldKind::string_array());
+        described.description = Some("Ids of the accounts to deactivate.".to_owned());
+        assert_eq!(
+            picked_rows_label(&described, "accounts", "id"),
+            "Accounts to deactivate"
+        );
         let mut titled = FormField::new("x_ids", FieldKind::string_array());
         titled.title = Some("Accounts to close".to_owned());
         assert_eq!(
