@@ -2,34 +2,13 @@
 //! prompts are templates over `data`, the grown schema subset (multipleOf, default, nullable,
 //! title/description/examples) reaches the page's controls, and display-only asks.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use crate::helpers::{on_both_backends, spawn_app, spawn_app_on, Backend, TestApp};
-
-async fn created(app: &TestApp, body: &Value) -> anyhow::Result<(String, String)> {
-    let response = app.api_post("/api/asks", body).await?;
-    let status = response.status();
-    let created: Value = response.json().await?;
-    assert_eq!(status, 201, "{created:#}");
-    let id = created["id"].as_str().context("an id")?.to_owned();
-    let link = created["link"].as_str().context("a link")?;
-    let path = link
-        .split_once("/p/")
-        .map(|(_, token)| format!("/p/{token}"))
-        .context("a page link")?;
-    Ok((id, path))
-}
-
-fn csrf_of(html: &str) -> String {
-    html.split("name=\"_csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_default()
-        .to_owned()
-}
+use crate::{
+    asks::{answer_of, create, submit},
+    helpers::{on_both_backends, spawn_app, spawn_app_on, Backend, TestApp},
+};
 
 /// The opening tag of the control named `name`.
 fn control<'h>(html: &'h str, name: &str) -> Option<&'h str> {
@@ -37,31 +16,6 @@ fn control<'h>(html: &'h str, name: &str) -> Option<&'h str> {
     let start = html[..at].rfind('<')?;
     let end = at + html[at..].find('>')?;
     Some(&html[start..=end])
-}
-
-async fn submit(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwest::Response> {
-    let html = app.get(path).await?.text().await?;
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
-        .send()
-        .await?)
-}
-
-async fn response_of(app: &TestApp, id: &str) -> anyhow::Result<Value> {
-    let started = Instant::now();
-    loop {
-        let ask = app.api_json(&format!("/api/asks/{id}")).await?;
-        if ask["status"] == "submitted" {
-            return Ok(ask["response"].clone());
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("ask {id} was never submitted: {ask:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn refusal(app: &TestApp, body: &Value) -> anyhow::Result<(u16, Value)> {
@@ -77,7 +31,7 @@ async fn the_prompt_is_rendered_over_the_data_before_anyone_sees_it() -> anyhow:
     let claims: Vec<Value> = (1..=38)
         .map(|index| json!({"id": format!("c{index}"), "amount": index}))
         .collect();
-    let (_, path) = created(
+    let (_, path) = create(
         &app,
         &json!({
             "prompt": "Review these {{ claims | length }} expense claims. Owner: {{ owner.name }}.",
@@ -125,7 +79,7 @@ async fn a_display_only_ask_shows_a_page_with_no_form_until_it_expires(
     let Some(app) = spawn_app_on(backend, |_| {}).await? else {
         return Ok(());
     };
-    let (id, path) = created(
+    let (id, path) = create(
         &app,
         &json!({
             "prompt": "Q3 spending: {{ total }} across {{ teams | length }} teams.",
@@ -168,7 +122,7 @@ async fn half_hours_money_and_a_plain_yes_no_are_answered_as_given() -> anyhow::
         },
         "required": ["hours", "amount", "billable"]
     });
-    let (id, path) = created(&app, &json!({"prompt": "Log your time.", "schema": schema})).await?;
+    let (id, path) = create(&app, &json!({"prompt": "Log your time.", "schema": schema})).await?;
     let html = app.get(&path).await?.text().await?;
     let hours = control(&html, "hours").context("an hours control")?;
     assert!(hours.contains("step=\"0.5\""), "{hours}");
@@ -182,7 +136,7 @@ async fn half_hours_money_and_a_plain_yes_no_are_answered_as_given() -> anyhow::
     let response = submit(&app, &path, "hours=7.5&amount=12.50").await?;
     assert_eq!(response.status(), 303);
     assert_eq!(
-        response_of(&app, &id).await?,
+        answer_of(&app, &id).await?,
         json!({"hours": 7.5, "amount": 12.5, "billable": false})
     );
     app.cleanup().await
@@ -202,7 +156,7 @@ async fn defaults_examples_and_descriptions_fill_the_page_and_survive_a_422() ->
         },
         "required": ["team", "headcount", "notes", "email"]
     });
-    let (id, path) = created(&app, &json!({"prompt": "Plan the team.", "schema": schema})).await?;
+    let (id, path) = create(&app, &json!({"prompt": "Plan the team.", "schema": schema})).await?;
     let html = app.get(&path).await?.text().await?;
     let team = control(&html, "team").context("a team control")?;
     assert!(team.contains("value=\"Platform\""), "{team}");
@@ -237,7 +191,7 @@ async fn defaults_examples_and_descriptions_fill_the_page_and_survive_a_422() ->
     .await?;
     assert_eq!(response.status(), 303);
     assert_eq!(
-        response_of(&app, &id).await?,
+        answer_of(&app, &id).await?,
         json!({"team": "Platform", "headcount": 4, "email": "a@example.com"})
     );
     app.cleanup().await

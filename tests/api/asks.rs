@@ -38,7 +38,7 @@ async fn ask_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
 }
 
 /// Polls the ask until `done` holds (the runner works in the background).
-async fn wait_for_ask(
+pub(crate) async fn wait_for_ask(
     app: &TestApp,
     id: &str,
     done: impl Fn(&Value) -> bool,
@@ -56,13 +56,19 @@ async fn wait_for_ask(
     }
 }
 
-fn page_path(link: &str) -> anyhow::Result<String> {
+/// The typed answer of ask `id`, once a person has submitted it.
+pub(crate) async fn answer_of(app: &TestApp, id: &str) -> anyhow::Result<Value> {
+    let ask = wait_for_ask(app, id, |ask| ask["status"] == "submitted").await?;
+    Ok(ask["response"].clone())
+}
+
+pub(crate) fn page_path(link: &str) -> anyhow::Result<String> {
     link.split_once("/p/")
         .map(|(_, token)| format!("/p/{token}"))
         .context("the link is a page link")
 }
 
-fn csrf_of(html: &str) -> String {
+pub(crate) fn csrf_of(html: &str) -> String {
     html.split("name=\"_csrf\" value=\"")
         .nth(1)
         .and_then(|rest| rest.split('"').next())
@@ -71,17 +77,22 @@ fn csrf_of(html: &str) -> String {
 }
 
 /// Creates an ask and returns `(id, page path)`.
-async fn create(app: &TestApp, body: &Value) -> anyhow::Result<(String, String)> {
+pub(crate) async fn create(app: &TestApp, body: &Value) -> anyhow::Result<(String, String)> {
     let response = post_ask(app, body).await?;
-    assert_eq!(response.status(), 201);
+    let status = response.status();
     let created: Value = response.json().await?;
+    assert_eq!(status, 201, "{created:#}");
     assert_eq!(created["status"], "waiting", "{created:#}");
     let id = created["id"].as_str().context("an id")?.to_owned();
     let path = page_path(created["link"].as_str().context("a link")?)?;
     Ok((id, path))
 }
 
-async fn submit(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwest::Response> {
+pub(crate) async fn submit(
+    app: &TestApp,
+    path: &str,
+    fields: &str,
+) -> anyhow::Result<reqwest::Response> {
     let html = app.get(path).await?.text().await?;
     Ok(app
         .client

@@ -102,21 +102,9 @@ async fn page_html(app: &TestApp, fixture: &Fixture) -> anyhow::Result<String> {
         Some(schema) => ask["schema"] = schema.clone(),
         None => ask["display"] = json!(true),
     }
-    let response = app.api_post("/api/asks", &ask).await?;
-    let status = response.status();
-    let created: Value = response.json().await?;
-    ensure!(
-        status == 201,
-        "{}: the ask was refused: {created:#}",
-        fixture.name
-    );
-    let link = created["link"]
-        .as_str()
-        .with_context(|| format!("{}: the ask answers its link", fixture.name))?;
-    let path = link
-        .split_once("/p/")
-        .map(|(_, token)| format!("/p/{token}"))
-        .context("a page link")?;
+    let (_, path) = crate::asks::create(app, &ask)
+        .await
+        .with_context(|| format!("{}: asking", fixture.name))?;
     let page = app.get(&path).await?;
     ensure!(
         page.status() == 200,

@@ -2,36 +2,13 @@
 //! rows (one decision table for several arrays over the same rows), and a 5,000-row selection is
 //! one small page that is searched and paged through its form, keeping every tick.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use crate::helpers::{on_both_backends, spawn_app_on, Backend, TestApp};
-
-async fn create(app: &TestApp, body: &Value) -> anyhow::Result<(String, String)> {
-    let response = app.api_post("/api/asks", body).await?;
-    assert_eq!(response.status(), 201);
-    let created: Value = response.json().await?;
-    let id = created["id"].as_str().context("an id")?.to_owned();
-    let link = created["link"].as_str().context("a link")?;
-    let token = link.split_once("/p/").context("a page link")?.1;
-    Ok((id, format!("/p/{token}")))
-}
-
-async fn wait_for_answer(app: &TestApp, id: &str) -> anyhow::Result<Value> {
-    let started = Instant::now();
-    loop {
-        let ask = app.api_json(&format!("/api/asks/{id}")).await?;
-        if ask["status"] == "submitted" {
-            return Ok(ask["response"].clone());
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("ask {id} was never answered: {ask:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use crate::{
+    asks::{answer_of, create, csrf_of},
+    helpers::{on_both_backends, spawn_app_on, Backend, TestApp},
+};
 
 /// Every `value` of the inputs of `html` whose tag contains `marker`.
 fn values_of(html: &str, marker: &str) -> Vec<String> {
@@ -43,10 +20,6 @@ fn values_of(html: &str, marker: &str) -> Vec<String> {
         .filter_map(|rest| rest.split('"').next())
         .map(str::to_owned)
         .collect()
-}
-
-fn csrf_of(html: &str) -> String {
-    values_of(html, "name=\"_csrf\"").pop().unwrap_or_default()
 }
 
 /// The node id of the paged table (from its state field `_t.<node>.page`).
@@ -124,7 +97,7 @@ async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
     );
     let response = post(&app, &path, body).await?;
     assert_eq!(response.status(), 303);
-    let answer = wait_for_answer(&app, &id).await?;
+    let answer = answer_of(&app, &id).await?;
     assert_eq!(
         answer,
         json!({"approved_ids": ["CLM-1", "CLM-3"], "rejected_ids": ["CLM-2"]})
@@ -210,7 +183,7 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
     )
     .await?;
     assert_eq!(response.status(), 303);
-    let answer = wait_for_answer(&app, &id).await?;
+    let answer = answer_of(&app, &id).await?;
     assert_eq!(answer, json!({"deactivate_ids": ["u3", "u310"]}));
     app.cleanup().await
 }
