@@ -181,6 +181,28 @@ fn text_of(value: &Value) -> Option<String> {
     }
 }
 
+/// What a text control (Input or TextArea) takes from a string field: its shortest length and
+/// the first example as placeholder. Never `maxLength`: see `control_max_length`.
+fn insert_text_hints(
+    props: &mut Map<String, Value>,
+    field: &FormField,
+    placeholder: Option<String>,
+) {
+    if let FieldKind::String {
+        min_length: Some(shortest),
+        ..
+    } = &field.kind
+    {
+        props.insert(
+            "minLength".into(),
+            json!(u32::try_from(*shortest).unwrap_or(u32::MAX)),
+        );
+    }
+    if let Some(placeholder) = placeholder {
+        props.insert("placeholder".into(), json!(placeholder));
+    }
+}
+
 /// The props a `component` placed for `field` gets from the schema. Only keys the component
 /// accepts; `name` is not among them.
 #[must_use]
@@ -215,38 +237,14 @@ pub fn schema_props(component: &str, field: &FormField) -> Map<String, Value> {
                     props.insert("max".into(), high);
                 }
             }
-            if let FieldKind::String {
-                min_length: Some(shortest),
-                ..
-            } = &field.kind
-            {
-                props.insert(
-                    "minLength".into(),
-                    json!(u32::try_from(*shortest).unwrap_or(u32::MAX)),
-                );
-            }
-            if let Some(placeholder) = placeholder {
-                props.insert("placeholder".into(), json!(placeholder));
-            }
+            insert_text_hints(&mut props, field, placeholder);
             if let Some(default) = default.filter(|value| value.is_string() || value.is_number()) {
                 props.insert("value".into(), default);
             }
         }
         "TextArea" => {
             props.insert("required".into(), json!(demands_value(field)));
-            if let FieldKind::String {
-                min_length: Some(shortest),
-                ..
-            } = &field.kind
-            {
-                props.insert(
-                    "minLength".into(),
-                    json!(u32::try_from(*shortest).unwrap_or(u32::MAX)),
-                );
-            }
-            if let Some(placeholder) = placeholder {
-                props.insert("placeholder".into(), json!(placeholder));
-            }
+            insert_text_hints(&mut props, field, placeholder);
             if let Some(default) = default.filter(Value::is_string) {
                 props.insert("value".into(), default);
             }
