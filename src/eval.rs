@@ -203,9 +203,8 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         }
     };
     let calls = metered.calls();
-    let text_tool_calls = record.transcript["attempts"][0]["text_tool_calls"]
-        .as_u64()
-        .unwrap_or(0);
+    let first_attempt = &record.transcript["attempts"][0];
+    let text_tool_calls = first_attempt["text_tool_calls"].as_u64().unwrap_or(0);
     let (html_bytes, nodes) = tree.as_ref().map_or((0, 0), |tree| {
         (html_bytes(tree, &scenario.data), tree.nodes.len())
     });
@@ -217,11 +216,44 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         turns: u32::try_from(calls.iter().filter(|call| call.answered).count()).unwrap_or(u32::MAX),
         tokens: Tokens::of(&calls),
         text_tool_calls,
+        rules_reported: rules_reported(first_attempt),
         latency_ms,
         html_bytes,
         nodes,
         expect,
     })
+}
+
+/// The rules code reported to the model in an attempt's tool results (`ValidateForm` reports,
+/// refused calls, a refused `Finish`), each once, in the order first seen.
+fn rules_reported(attempt: &serde_json::Value) -> Vec<String> {
+    let mut rules: Vec<String> = Vec::new();
+    let mut note = |issue: &serde_json::Value| {
+        if let Some(rule) = issue["rule"].as_str() {
+            if !rules.iter().any(|seen| seen == rule) {
+                rules.push(rule.to_owned());
+            }
+        }
+    };
+    let turns = attempt["transcript"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    for call in turns
+        .iter()
+        .filter_map(|turn| turn["calls"].as_array())
+        .flatten()
+    {
+        let result = &call["result"];
+        let error = &result["error"];
+        let nested = error["errors"].as_array().or(result["errors"].as_array());
+        if error["rule"] != "not_finished" {
+            note(error);
+        }
+        for issue in nested.into_iter().flatten() {
+            note(issue);
+        }
+    }
+    rules
 }
 
 /// The page as a person gets it, without the document shell: the size a model's choices decide.

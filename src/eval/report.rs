@@ -66,6 +66,8 @@ pub struct ScenarioResult {
     pub tokens: Tokens,
     /// Tool calls the loop read from the model's text.
     pub text_tool_calls: u64,
+    /// The rules code reported to the model (`ValidateForm` errors, refused calls), in order.
+    pub rules_reported: Vec<String>,
     /// Wall time of the whole generation, fallback included, ms.
     pub latency_ms: u64,
     /// The rendered page without the document shell, bytes.
@@ -104,6 +106,17 @@ impl ScenarioResult {
             unmet.push(format!(
                 "{} text tool calls (claimed {calls})",
                 self.text_tool_calls
+            ));
+        }
+        let missed: Vec<&String> = expect
+            .reported
+            .iter()
+            .filter(|rule| !self.rules_reported.contains(rule))
+            .collect();
+        if !missed.is_empty() {
+            unmet.push(format!(
+                "never reported {missed:?} (reported {:?})",
+                self.rules_reported
             ));
         }
         (!unmet.is_empty()).then(|| unmet.join(", "))
@@ -366,6 +379,7 @@ mod tests {
             turns: 10,
             tokens: Tokens::default(),
             text_tool_calls: 0,
+            rules_reported: vec!["missing_field".into()],
             latency_ms: 1,
             html_bytes: 1,
             nodes: 1,
@@ -373,11 +387,15 @@ mod tests {
                 outcome: ExpectedOutcome::Ok,
                 turns: Some(3),
                 text_tool_calls: Some(2),
+                reported: vec!["missing_field".into(), "no_submit".into()],
             }),
         };
         assert_eq!(
             result.unmet_expectation().as_deref(),
-            Some("outcome fell_back (claimed ok), 10 turns (claimed 3), 0 text tool calls (claimed 2)")
+            Some(
+                "outcome fell_back (claimed ok), 10 turns (claimed 3), 0 text tool calls \
+                 (claimed 2), never reported [\"no_submit\"] (reported [\"missing_field\"])"
+            )
         );
     }
 }

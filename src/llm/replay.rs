@@ -78,6 +78,10 @@ pub struct Expectation {
     /// How many tool calls the loop read from the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_tool_calls: Option<u32>,
+    /// Rules code must report to the model along the way (`ValidateForm` errors such as
+    /// `field_outside_form`, refusals such as `invalid_props`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported: Vec<String>,
 }
 
 /// How a replayed generation ends.
