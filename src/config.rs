@@ -499,7 +499,8 @@ fn parse_model(raw: &str) -> Result<String, String> {
 #[must_use]
 pub fn help_text() -> String {
     let mut text = String::from(
-        "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\n\
+        "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\
+         \x20      tessera eval [--scenarios DIR] [--transcripts DIR] [--json]   (see tessera eval --help)\n\n\
          Settings (environment variable, else the tessera.toml key, else the default):\n\n",
     );
     for setting in all_settings() {

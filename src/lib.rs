@@ -14,6 +14,7 @@ pub mod auth;
 pub mod chat;
 pub mod config;
 pub mod demo;
+pub mod eval;
 pub mod forms;
 pub mod http;
 pub mod llm;

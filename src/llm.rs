@@ -10,7 +10,10 @@
 //! - [`retry`]: [`Retrying`] adds the per-call timeout and backoff around any model;
 //! - [`config`]: [`model_from_spec`] picks and wraps a provider from `TESSERA_MODEL` and its env
 //!   vars (listed there);
-//! - [`scripted`]: a replayed script of turns for tests.
+//! - [`scripted`]: a replayed script of turns for tests;
+//! - [`replay`]: transcripts of realistic model behaviour (`tests/transcripts/*.json`) replayed
+//!   as a model, for the test suite and `tessera eval --transcripts`;
+//! - [`text_calls`]: tool calls a model wrote as text, read into real calls for every provider.
 //!
 //! Errors: every fallible function here returns [`ModelError`]; whether to retry is decided by
 //! [`ModelError::is_retryable`] alone. API keys are [`crate::config::Secret`]s: they appear only
@@ -24,8 +27,10 @@ pub mod gemini;
 mod mock;
 pub mod model;
 pub mod openai;
+pub mod replay;
 pub mod retry;
 pub mod scripted;
+pub mod text_calls;
 mod transport;
 
 pub use config::{model_from_spec, retry_policy_from_env};
@@ -33,5 +38,7 @@ pub use model::{
     ChatModel, ChatRequest, ChatResponse, MalformedArguments, Message, ModelError, ModelName,
     StopReason, ToolCall, ToolDefinition, Usage,
 };
+pub use replay::{ReplayModel, Transcript, TranscriptError};
 pub use retry::{RetryPolicy, Retrying};
 pub use scripted::{ScriptedModel, ScriptedTurn};
+pub use text_calls::adopt_text_tool_calls;

@@ -1,9 +1,12 @@
-//! The `tessera` binary: read the configuration, build the application, serve until a signal.
+//! The `tessera` binary: read the configuration, build the application, serve until a signal;
+//! or, as `tessera eval`, measure the configured model on the scenario set.
 
 use std::process::ExitCode;
 
 use tessera::{
+    agent::Models,
     config::{help_text, Config, Sources},
+    eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application},
     telemetry,
 };
@@ -22,6 +25,7 @@ async fn main() -> ExitCode {
             println!("tessera {}", tessera::VERSION);
             return ExitCode::SUCCESS;
         }
+        Some("eval") => return eval(&arguments[1..]).await,
         Some(other) => {
             eprintln!("tessera: unknown argument `{other}`; settings come from the environment or tessera.toml (see --help)");
             return ExitCode::from(2);
@@ -40,6 +44,65 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tessera: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `tessera eval`: the configured model (or replayed transcripts) on the scenario set; exits 1
+/// only when the evaluation itself fails or a case got no page at all, never for a weak model.
+#[expect(clippy::print_stdout, reason = "the report is the command's output")]
+async fn eval(arguments: &[String]) -> ExitCode {
+    if arguments
+        .iter()
+        .any(|argument| argument == "--help" || argument == "-h")
+    {
+        print!("{EVAL_USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match EvalOptions::parse(arguments) {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("tessera eval: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match Sources::from_process().and_then(|sources| Config::from_sources(&sources)) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("tessera eval: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let models = match Models::from_spec(&config.model, &|name| std::env::var(name).ok()) {
+        Ok(models) => models,
+        Err(error) => {
+            eprintln!("tessera eval: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let Ok(model) = models.choose(None) else {
+        eprintln!("tessera eval: no model is configured");
+        return ExitCode::from(2);
+    };
+    match tessera::eval::run(&options, model, models.configured_spec()).await {
+        Ok(report) => {
+            if options.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                );
+            } else {
+                print!("{}", report.render());
+            }
+            if report.any_failed() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(error) => {
+            eprintln!("tessera eval: {error}");
             ExitCode::FAILURE
         }
     }

@@ -5,7 +5,9 @@
 //! with the data summary, one tool per component plus the loop's own tools — turn by turn,
 //! executing every tool call in order against the page being built. The loop ends only when the
 //! model calls `Finish` (or stops calling tools) **and** code's own `ValidateForm` passes; if the
-//! model stops early, code tells it what is still wrong and goes on. Past `max_steps` turns, or
+//! model stops early, code tells it what is still wrong and goes on. Tool calls a model writes as
+//! JSON in its text are read as calls of that turn (`llm::text_calls`) and counted in the record
+//! (`text_tool_calls` per turn and per attempt). Past `max_steps` turns, or
 //! when the model call fails after its retries, the heuristic model builds the page through the
 //! same loop and the generation is recorded as fallen back. Every generation leaves a
 //! [`GenerationRecord`] and a stream of [`GenerationEvent`]s in the store.
@@ -34,7 +36,10 @@ use crate::{
         validate_form::{validate_form, FormIssue, FormReport},
         FormSchema,
     },
-    llm::{ChatModel, ChatRequest, Message, ModelError, ModelName, ToolDefinition, Usage},
+    llm::{
+        adopt_text_tool_calls, ChatModel, ChatRequest, Message, ModelError, ModelName,
+        ToolDefinition, Usage,
+    },
     store::{now_ms, Store, StoreError},
 };
 
@@ -164,6 +169,8 @@ struct Attempt {
     end: AttemptEnd,
     turns: i64,
     usage: Usage,
+    /// Tool calls read from the model's text rather than its `tool_calls` (`llm::text_calls`).
+    text_tool_calls: usize,
     tree: PageTree,
     report: FormReport,
     transcript: Vec<Value>,
@@ -183,6 +190,7 @@ impl Attempt {
             "turns": self.turns,
             "tokens_in": self.usage.input_tokens,
             "tokens_out": self.usage.output_tokens,
+            "text_tool_calls": self.text_tool_calls,
             "last_errors": self.report.errors,
             "transcript": self.transcript,
         })
@@ -438,6 +446,7 @@ async fn attempt(
         end: AttemptEnd::Exhausted,
         turns: 0,
         usage: Usage::default(),
+        text_tool_calls: 0,
         tree: PageTree::default(),
         report: FormReport::default(),
         transcript: Vec::new(),
@@ -449,7 +458,7 @@ async fn attempt(
             max_tokens: Some(MAX_TOKENS),
             temperature: None,
         };
-        let response = match model.chat(request).await {
+        let mut response = match model.chat(request).await {
             Ok(response) => response,
             Err(error) => {
                 log.push(
@@ -462,6 +471,10 @@ async fn attempt(
             }
         };
         attempt.turns += 1;
+        // Small models often write their calls as JSON text; they count as calls of this turn.
+        let text_tool_calls =
+            adopt_text_tool_calls(&mut response, &setup.tools, &format!("text_{turn}_"));
+        attempt.text_tool_calls += text_tool_calls;
         attempt.usage.input_tokens += response.usage.input_tokens;
         attempt.usage.output_tokens += response.usage.output_tokens;
         messages.push(Message::assistant(&response));
@@ -518,6 +531,7 @@ async fn attempt(
             "text": response.text,
             "stop_reason": response.stop_reason,
             "usage": response.usage,
+            "text_tool_calls": text_tool_calls,
             "calls": calls,
         }));
         if finish_called {

@@ -59,7 +59,7 @@ use super::{
 };
 use crate::{
     forms::{decode_values, FormSchema},
-    llm::{ChatModel, ChatRequest, Message, ToolCall},
+    llm::{adopt_text_tool_calls, ChatModel, ChatRequest, Message, ToolCall},
     store::{
         chat::{BeginExecutionError, Decision},
         Store,
@@ -1169,7 +1169,7 @@ impl Orchestrator {
                 max_tokens: None,
                 temperature: None,
             };
-            let response = match model.chat(request).await {
+            let mut response = match model.chat(request).await {
                 Ok(response) => response,
                 Err(error) => {
                     tracing::warn!(chat.session = %turn.session.id, model = %model.name(), error = %error, "the chat model failed");
@@ -1188,6 +1188,15 @@ impl Orchestrator {
                     return Ok(());
                 }
             };
+            // Small models often write their calls as JSON text; the ids stay unique per session.
+            let text_calls = adopt_text_tool_calls(
+                &mut response,
+                &tools,
+                &format!("text_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]),
+            );
+            if text_calls > 0 {
+                tracing::info!(chat.session = %turn.session.id, model = %model.name(), text_tool_calls = text_calls, "read tool calls from the model's text");
+            }
             self.append_model(turn.session.id, thread.id, &Message::assistant(&response))
                 .await?;
             if response.tool_calls.is_empty() {

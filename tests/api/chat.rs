@@ -42,6 +42,7 @@ use crate::helpers::store_contract;
 
 store_contract!(
     a_simple_query_runs_one_read_and_needs_no_confirmation,
+    a_search_the_model_wrote_as_text_runs_as_a_tool_call,
     a_bulk_delete_previews_and_sends_nothing_until_confirmed,
     a_confirmation_is_used_once_and_changed_arguments_need_a_new_one,
     a_247_item_bulk_update_is_chunked_100_100_47_with_progress,
@@ -386,6 +387,34 @@ async fn a_simple_query_runs_one_read_and_needs_no_confirmation(
         Some(completed.len())
     );
     assert_eq!(model.requests()[0].tools.len(), 7);
+    Ok(())
+}
+
+/// A small model that writes its call as fenced JSON instead of `tool_calls` still gets it run,
+/// through the same gate, and sees its result as a tool result.
+async fn a_search_the_model_wrote_as_text_runs_as_a_tool_call(store: &Store) -> anyhow::Result<()> {
+    let site = demo_site(store, Duration::ZERO, None).await?;
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::text(
+            "Let me look.\n```json\n{\"name\": \"searchItems\", \"arguments\": {\"status\": \"completed\"}}\n```",
+        ),
+        ScriptedTurn::text("Those are the completed items."),
+    ]);
+    let orchestrator = scripted(store, &site, &model)?;
+    let session = orchestrator.create_session(None, None).await?;
+    let outcome = orchestrator
+        .handle_turn(session.id, "show completed items")
+        .await?;
+    assert_eq!(
+        statuses(&outcome),
+        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+    );
+    assert_eq!(site.requests().len(), 1, "the search was sent once");
+    let results = tool_results(&model, 1);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].0, "searchItems");
+    assert!(!results[0].2, "{:?}", results[0].1);
+    assert!(outcome.reply.ends_with("Those are the completed items."));
     Ok(())
 }
 

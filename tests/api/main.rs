@@ -12,6 +12,7 @@ mod chat_views;
 mod components;
 mod crash;
 mod demo_items;
+mod eval;
 mod health;
 mod helpers;
 mod home;
