@@ -26,3 +26,4 @@ mod selections;
 mod store;
 mod tokens;
 mod workflow;
+mod yaml;
