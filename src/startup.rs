@@ -224,8 +224,7 @@ fn register_yaml(
             .context("building the HTTP client of YAML workflows")?,
         hosts,
         public_url: config.public_url.clone(),
-        notifier: (!notifier.channels().is_empty())
-            .then(|| Arc::new(notifier) as Arc<dyn Notify>),
+        notifier: (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>),
     };
     for workflow in workflows {
         registry

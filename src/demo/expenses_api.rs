@@ -112,10 +112,7 @@ async fn decide(
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
     {
-        let mut decisions = api
-            .decisions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut decisions = api.decisions.lock().unwrap_or_else(PoisonError::into_inner);
         match decisions.get(&claim.id) {
             Some(earlier) if key.is_some() && earlier.key == key => {}
             Some(_) => return problem(StatusCode::CONFLICT, "this claim is already decided"),

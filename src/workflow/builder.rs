@@ -723,7 +723,11 @@ fn ui_step(
 
 /// Asks the runner's page factory for `page` and hands its handle to the next step: the one
 /// path every kind of `ui` step takes.
-pub(crate) async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> StepResult<StepDone> {
+pub(crate) async fn make_page(
+    context: &StepContext,
+    state: Value,
+    page: DynamicPage,
+) -> StepResult<StepDone> {
     let factory = context.services.page_factory.clone().ok_or_else(|| {
         StepError::fatal(anyhow::anyhow!(
             "the runner has no page factory for ui steps"

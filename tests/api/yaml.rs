@@ -27,7 +27,9 @@ use crate::{
 };
 
 fn examples() -> anyhow::Result<Vec<YamlWorkflow>> {
-    Ok(load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows"))?)
+    Ok(load_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows"),
+    )?)
 }
 
 async fn spawn_with_examples() -> anyhow::Result<TestApp> {
@@ -91,7 +93,14 @@ async fn the_expense_approval_example_approves_through_its_page_and_posts_to_the
     assert_eq!(state["recorded"]["status"], 200);
     assert_eq!(
         step_names(&run),
-        ["review", "ask", "answer", "route", "record-approval", "tell"],
+        [
+            "review",
+            "ask",
+            "answer",
+            "route",
+            "record-approval",
+            "tell"
+        ],
         "the rejection branch never ran"
     );
     let recorded = app.api_json("/demo-api/expenses/exp-101").await?;
@@ -109,7 +118,14 @@ async fn the_expense_approval_example_branches_to_the_rejection() -> anyhow::Res
     let run = decide_expense(&app, "exp-102", "reject").await?;
     assert_eq!(
         step_names(&run),
-        ["review", "ask", "answer", "route", "record-rejection", "tell"]
+        [
+            "review",
+            "ask",
+            "answer",
+            "route",
+            "record-rejection",
+            "tell"
+        ]
     );
     let recorded = app.api_json("/demo-api/expenses/exp-102").await?;
     assert_eq!(recorded["decision"]["decision"], "reject", "{recorded:#}");
@@ -119,8 +135,7 @@ async fn the_expense_approval_example_branches_to_the_rejection() -> anyhow::Res
 }
 
 #[tokio::test]
-async fn the_weekly_digest_example_shows_its_data_on_a_page_without_a_form() -> anyhow::Result<()>
-{
+async fn the_weekly_digest_example_shows_its_data_on_a_page_without_a_form() -> anyhow::Result<()> {
     let app = spawn_with_examples().await?;
     let id = start(&app, "weekly-digest", json!({})).await?;
     let run = wait_for_status(&app, &id, "succeeded").await?;
@@ -130,43 +145,49 @@ async fn the_weekly_digest_example_shows_its_data_on_a_page_without_a_form() -> 
     let LinkChange::Done(link) = reissue_link(&app.store, &app.address, page.id).await? else {
         anyhow::bail!("the display page is open until it expires");
     };
-    let path = link.split_once("/p/").map(|(_, token)| format!("/p/{token}"));
-    let html = app
-        .get(&path.context("a page link")?)
-        .await?
-        .text()
-        .await?;
+    let path = link
+        .split_once("/p/")
+        .map(|(_, token)| format!("/p/{token}"));
+    let html = app.get(&path.context("a page link")?).await?.text().await?;
     assert!(html.contains("Initech"), "the page shows the data");
     assert!(!html.contains("<form"), "a display page has no form");
     Ok(())
 }
 
+type Calls = Arc<Mutex<Vec<(String, Value)>>>;
+
 /// A local API that answers 503 `failures` times, then 200, recording every call.
-async fn flaky_api(failures: usize) -> anyhow::Result<(String, Arc<Mutex<Vec<(String, Value)>>>)> {
-    let calls: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let app = Router::new()
-        .route(
-            "/hooks/{name}",
-            post(
-                move |State(calls): State<Arc<Mutex<Vec<(String, Value)>>>>,
-                      headers: HeaderMap,
-                      Json(body): Json<Value>| async move {
-                    let mut calls = calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let key = headers
-                        .get("idempotency-key")
-                        .and_then(|value| value.to_str().ok())
-                        .unwrap_or_default()
-                        .to_owned();
-                    calls.push((key, body));
-                    if calls.len() <= failures {
-                        (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({"busy": true})))
-                    } else {
-                        (axum::http::StatusCode::OK, Json(json!({"ok": calls.len()})))
-                    }
-                },
-            ),
-        )
-        .with_state(Arc::clone(&calls));
+async fn flaky_api(failures: usize) -> anyhow::Result<(String, Calls)> {
+    let calls: Calls = Arc::default();
+    let app =
+        Router::new()
+            .route(
+                "/hooks/{name}",
+                post(
+                    move |State(calls): State<Calls>,
+                          headers: HeaderMap,
+                          Json(body): Json<Value>| async move {
+                        let mut calls = calls
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let key = headers
+                            .get("idempotency-key")
+                            .and_then(|value| value.to_str().ok())
+                            .unwrap_or_default()
+                            .to_owned();
+                        calls.push((key, body));
+                        if calls.len() <= failures {
+                            (
+                                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                                Json(json!({"busy": true})),
+                            )
+                        } else {
+                            (axum::http::StatusCode::OK, Json(json!({"ok": calls.len()})))
+                        }
+                    },
+                ),
+            )
+            .with_state(Arc::clone(&calls));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -209,8 +230,14 @@ steps:
     let app = spawn_with(&format!("self,{host}"), vec![definition]).await?;
     let id = start(&app, "hook", json!({})).await?;
     let run = wait_for_status(&app, &id, "succeeded").await?;
-    assert_eq!(run["state"]["reply"], json!({"status": 200, "body": {"ok": 3}}));
-    let calls = calls.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clone();
+    assert_eq!(
+        run["state"]["reply"],
+        json!({"status": 200, "body": {"ok": 3}})
+    );
+    let calls = calls
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
     assert_eq!(calls.len(), 3, "two 503s, then the 200");
     for (key, body) in &calls {
         assert_eq!(key, &format!("{id}/call"));
@@ -234,7 +261,10 @@ async fn an_http_step_to_a_host_off_the_allowlist_fails_the_run_without_calling_
         error.contains("is not allowed: add it to TESSERA_WORKFLOW_HTTP_HOSTS"),
         "{error}"
     );
-    assert!(calls.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.is_empty());
+    assert!(calls
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .is_empty());
     Ok(())
 }
 
@@ -298,7 +328,10 @@ async fn a_run_whose_file_changed_since_it_started_is_stopped_naming_both_digest
     assert_eq!(submit(&app, &path, "ok=on").await?.status(), 303);
     let run = wait_for_status(&app, &id, "failed").await?;
     let error = run["error"].as_str().unwrap_or_default();
-    assert!(error.contains("the workflow file changed since this run started"), "{error}");
+    assert!(
+        error.contains("the workflow file changed since this run started"),
+        "{error}"
+    );
     Ok(())
 }
 

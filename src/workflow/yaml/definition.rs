@@ -345,7 +345,11 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
         }
     };
     if document.steps.is_empty() {
-        return Err(error(None, "steps", "a workflow needs at least one step".into()));
+        return Err(error(
+            None,
+            "steps",
+            "a workflow needs at least one step".into(),
+        ));
     }
     // Names first: `branch` and `next` may name any step, and a name used twice is an error
     // however far apart the two are.
@@ -360,7 +364,10 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
         if doc.name.trim().is_empty() {
             return Err(error(Some(&label), "name", "must not be empty".into()));
         }
-        if let Some(earlier) = docs.iter().position(|other: &StepDoc| other.name == doc.name) {
+        if let Some(earlier) = docs
+            .iter()
+            .position(|other: &StepDoc| other.name == doc.name)
+        {
             return Err(error(
                 Some(&doc.name),
                 "name",
@@ -408,12 +415,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
             .collect();
         let kind_name = match given.as_slice() {
             [one] => *one,
-            [] => {
-                return Err(fail(
-                    "step",
-                    format!("needs one of {}", KINDS.join(", ")),
-                ))
-            }
+            [] => return Err(fail("step", format!("needs one of {}", KINDS.join(", ")))),
             many => {
                 return Err(fail(
                     "step",
@@ -504,33 +506,32 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     .as_deref()
                     .map(|text| duration(text, "wait.timeout", &fail))
                     .transpose()?;
-                let on_timeout = match (spec.on_timeout.as_deref(), spec.default) {
-                    (_, Some(_)) if timeout.is_none() => {
-                        return Err(fail("wait.default", "needs a `timeout`".into()))
-                    }
-                    (None | Some("fail"), None) => OnTimeoutSpec::Fail,
-                    (Some("cancel"), None) => OnTimeoutSpec::Cancel,
-                    (Some("continue"), Some(default)) => OnTimeoutSpec::Continue(default),
-                    (Some("continue"), None) => {
-                        return Err(fail(
+                let on_timeout =
+                    match (spec.on_timeout.as_deref(), spec.default) {
+                        (_, Some(_)) if timeout.is_none() => {
+                            return Err(fail("wait.default", "needs a `timeout`".into()))
+                        }
+                        (None | Some("fail"), None) => OnTimeoutSpec::Fail,
+                        (Some("cancel"), None) => OnTimeoutSpec::Cancel,
+                        (Some("continue"), Some(default)) => OnTimeoutSpec::Continue(default),
+                        (Some("continue"), None) => return Err(fail(
                             "wait.default",
                             "`on_timeout: continue` needs the `default` answer to continue with"
                                 .into(),
-                        ))
-                    }
-                    (Some("fail" | "cancel") | None, Some(_)) => {
-                        return Err(fail(
-                            "wait.default",
-                            "a default answer is only used with `on_timeout: continue`".into(),
-                        ))
-                    }
-                    (Some(other), _) => {
-                        return Err(fail(
-                            "wait.on_timeout",
-                            format!("`{other}` is not fail, cancel or continue"),
-                        ))
-                    }
-                };
+                        )),
+                        (Some("fail" | "cancel") | None, Some(_)) => {
+                            return Err(fail(
+                                "wait.default",
+                                "a default answer is only used with `on_timeout: continue`".into(),
+                            ))
+                        }
+                        (Some(other), _) => {
+                            return Err(fail(
+                                "wait.on_timeout",
+                                format!("`{other}` is not fail, cancel or continue"),
+                            ))
+                        }
+                    };
                 if spec.on_timeout.is_some() && timeout.is_none() {
                     return Err(fail("wait.on_timeout", "needs a `timeout`".into()));
                 }
@@ -642,7 +643,10 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                 }
                 let mut cases = Vec::new();
                 for (value, wanted) in &spec.cases {
-                    cases.push((value.clone(), target(&format!("branch.cases.{value}"), wanted)?));
+                    cases.push((
+                        value.clone(),
+                        target(&format!("branch.cases.{value}"), wanted)?,
+                    ));
                 }
                 let default = spec
                     .default
@@ -742,10 +746,9 @@ fn check_body(
 ) -> Result<(), LoadError> {
     match body {
         Value::String(template) => known.template(template, field, fail),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .try_for_each(|(index, item)| check_body(item, &format!("{field}[{index}]"), known, fail)),
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(index, item)| {
+            check_body(item, &format!("{field}[{index}]"), known, fail)
+        }),
         Value::Object(map) => {
             if let Some(pointer) = map.get("$pointer") {
                 let Some(pointer) = pointer.as_str().filter(|_| map.len() == 1) else {
@@ -756,8 +759,9 @@ fn check_body(
                 };
                 return known.read(pointer, &format!("{field}.$pointer"), fail);
             }
-            map.iter()
-                .try_for_each(|(key, item)| check_body(item, &format!("{field}.{key}"), known, fail))
+            map.iter().try_for_each(|(key, item)| {
+                check_body(item, &format!("{field}.{key}"), known, fail)
+            })
         }
         _ => Ok(()),
     }
@@ -822,7 +826,9 @@ impl Known {
             .map(|map| map.keys().cloned().collect())
             .unwrap_or_default();
         for pointer in self.exact.iter().chain(&self.opaque) {
-            if let Some(first) = pointer::tokens(pointer).and_then(|tokens| tokens.into_iter().next()) {
+            if let Some(first) =
+                pointer::tokens(pointer).and_then(|tokens| tokens.into_iter().next())
+            {
                 roots.insert(first);
             }
         }
@@ -975,7 +981,10 @@ steps:
 
     #[test]
     fn a_template_variable_the_state_never_has_is_refused() {
-        let text = GOOD.replace("Claim {{ claim.id }} decided", "Claim {{ clam.id }} decided");
+        let text = GOOD.replace(
+            "Claim {{ claim.id }} decided",
+            "Claim {{ clam.id }} decided",
+        );
         assert_eq!(
             load(&text).err().as_deref(),
             Some("invalid workflow file workflows/bad.yaml: step `done`: notify.title: the template uses `clam`, which neither the initial `state` nor an earlier step's `save` provides")
@@ -985,20 +994,23 @@ steps:
     #[test]
     fn durations_methods_and_kinds_are_checked() {
         let text = GOOD.replace("timeout: 1d", "timeout: soon");
-        assert!(load(&text)
-            .err()
-            .is_some_and(|error| error.contains("step `decided`: wait.timeout: `soon` is not a duration")));
+        assert!(load(&text).err().is_some_and(
+            |error| error.contains("step `decided`: wait.timeout: `soon` is not a duration")
+        ));
         let text = GOOD.replace("method: POST", "method: BREW");
         assert!(load(&text)
             .err()
             .is_some_and(|error| error.contains("step `pay`: http.method: `BREW`")));
-        let text = GOOD.replace("  - name: done\n", "  - name: done\n    wait: {timeout: 1s}\n");
+        let text = GOOD.replace(
+            "  - name: done\n",
+            "  - name: done\n    wait: {timeout: 1s}\n",
+        );
         assert!(load(&text)
             .err()
             .is_some_and(|error| error.contains("step `done`: step: has wait and notify")));
-        assert!(load("steps: [}")
-            .err()
-            .is_some_and(|error| error.starts_with("invalid workflow file workflows/bad.yaml: yaml: ")));
+        assert!(load("steps: [}").err().is_some_and(
+            |error| error.starts_with("invalid workflow file workflows/bad.yaml: yaml: ")
+        ));
     }
 }
 
@@ -1009,7 +1021,10 @@ mod shipped {
     #[test]
     fn the_shipped_examples_load() -> Result<(), LoadError> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows");
-        let names: Vec<String> = load_dir(&dir)?.into_iter().map(|workflow| workflow.name).collect();
+        let names: Vec<String> = load_dir(&dir)?
+            .into_iter()
+            .map(|workflow| workflow.name)
+            .collect();
         assert_eq!(names, ["expense-approval", "weekly-digest"]);
         Ok(())
     }

@@ -35,10 +35,15 @@ impl HostAllowlist {
     /// A message naming the entry that is not a host or `host:port`.
     pub fn parse(raw: &str, public_url: &str) -> Result<Self, String> {
         let mut entries = Vec::new();
-        for entry in raw.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        for entry in raw
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+        {
             if entry == "self" {
-                let own = url::Url::parse(public_url)
-                    .map_err(|error| format!("`self`: TESSERA_PUBLIC_URL does not parse: {error}"))?;
+                let own = url::Url::parse(public_url).map_err(|error| {
+                    format!("`self`: TESSERA_PUBLIC_URL does not parse: {error}")
+                })?;
                 entries.push(authority(&own).ok_or("`self`: TESSERA_PUBLIC_URL has no host")?);
                 continue;
             }
@@ -85,7 +90,11 @@ pub(crate) fn resolve(rendered: &str, public_url: &str) -> Result<url::Url, Step
     } else {
         url::Url::parse(rendered)
     }
-    .map_err(|error| StepError::fatal(anyhow::anyhow!("the URL `{rendered}` does not parse: {error}")))?;
+    .map_err(|error| {
+        StepError::fatal(anyhow::anyhow!(
+            "the URL `{rendered}` does not parse: {error}"
+        ))
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(StepError::fatal(anyhow::anyhow!(
             "the URL `{rendered}` is not http or https"
@@ -96,9 +105,10 @@ pub(crate) fn resolve(rendered: &str, public_url: &str) -> Result<url::Url, Step
 
 /// One attempt: the response's status and body (JSON when it parses, else text).
 pub(crate) async fn send(request: reqwest::RequestBuilder) -> Result<Value, StepError> {
-    let response = request.send().await.map_err(|error| {
-        StepError::retryable(anyhow::anyhow!("the request failed: {error}"))
-    })?;
+    let response = request
+        .send()
+        .await
+        .map_err(|error| StepError::retryable(anyhow::anyhow!("the request failed: {error}")))?;
     let status = response.status();
     let text = response.text().await.map_err(|error| {
         StepError::retryable(anyhow::anyhow!("reading the response failed: {error}"))
@@ -129,7 +139,10 @@ mod tests {
 
     #[test]
     fn the_allowlist_takes_hosts_ports_and_self() -> Result<(), String> {
-        let hosts = HostAllowlist::parse("api.example.com, self, 10.0.0.1:8080", "http://127.0.0.1:3000")?;
+        let hosts = HostAllowlist::parse(
+            "api.example.com, self, 10.0.0.1:8080",
+            "http://127.0.0.1:3000",
+        )?;
         let allowed = |raw: &str| url::Url::parse(raw).is_ok_and(|url| hosts.allows(&url));
         assert!(allowed("https://api.example.com/x"));
         assert!(allowed("http://API.example.com:9000/x"));

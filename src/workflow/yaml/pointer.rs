@@ -43,7 +43,11 @@ pub(crate) fn set(state: &mut Value, pointer: &str, value: Value) -> Result<(), 
                 }
                 slot
             }
-            _ => return Err(format!("`{pointer}` goes through a value that is not an object")),
+            _ => {
+                return Err(format!(
+                    "`{pointer}` goes through a value that is not an object"
+                ))
+            }
         };
     }
     // The empty token list cannot happen (`/` gives one empty token); replace the whole state.

@@ -119,14 +119,15 @@ impl Compiled {
             .and_then(|previous| self.workflow.steps.get(previous));
         let mut page: Option<PageHandle> = None;
         match previous.map(|previous| &previous.kind) {
-            Some(StepSpec::Wait { save, .. }) => {
-                if let Some(save) = save {
-                    pointer::set(&mut state, save, input).map_err(fatal)?;
-                }
-            }
+            Some(StepSpec::Wait {
+                save: Some(save), ..
+            }) => pointer::set(&mut state, save, input).map_err(fatal)?,
+            // An answer nobody saves is dropped, never mistaken for a page.
+            Some(StepSpec::Wait { save: None, .. }) => {}
             _ if input.get("page_id").is_some() => {
-                page = serde_json::from_value(input)
-                    .map_err(|error| fatal(format!("the page handed on does not decode: {error}")))?;
+                page = serde_json::from_value(input).map_err(|error| {
+                    fatal(format!("the page handed on does not decode: {error}"))
+                })?;
             }
             _ => {}
         }
@@ -151,7 +152,9 @@ impl Compiled {
                 let data = match data {
                     None => state.clone(),
                     Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
-                        fatal(format!("the data pointer {pointer} matches nothing in the state"))
+                        fatal(format!(
+                            "the data pointer {pointer} matches nothing in the state"
+                        ))
                     })?,
                 };
                 let catalog = Catalog::defaults();
@@ -237,11 +240,17 @@ impl Compiled {
             } => {
                 let answer = prompt(&context, &state, template, schema.as_ref()).await?;
                 match (save, answer) {
-                    (Some(save), answer) => pointer::set(&mut state, save, answer).map_err(fatal)?,
+                    (Some(save), answer) => {
+                        pointer::set(&mut state, save, answer).map_err(fatal)?;
+                    }
                     (None, Value::Object(fields)) => {
                         for (key, value) in fields {
-                            pointer::set(&mut state, &format!("/{}", key.replace('~', "~0").replace('/', "~1")), value)
-                                .map_err(fatal)?;
+                            pointer::set(
+                                &mut state,
+                                &format!("/{}", key.replace('~', "~0").replace('/', "~1")),
+                                value,
+                            )
+                            .map_err(fatal)?;
                         }
                     }
                     (None, _) => {}
@@ -291,7 +300,8 @@ impl Compiled {
             tracing::info!(run.id = %context.run_id, run.page = %run_page, notify.title = %title, "no notification channel is configured; the run's page has the link");
             return Ok(());
         };
-        let url = url::Url::parse(&link).map_err(|error| fatal(format!("the link does not parse: {error}")))?;
+        let url = url::Url::parse(&link)
+            .map_err(|error| fatal(format!("the link does not parse: {error}")))?;
         let report = notifier
             .notify(&Notification::new(title, message, url))
             .await;
@@ -347,7 +357,9 @@ fn body_value(body: &Value, state: &Value) -> StepResult<Value> {
         ),
         Value::Object(map) => match map.get("$pointer").and_then(Value::as_str) {
             Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
-                fatal(format!("the body's pointer {pointer} matches nothing in the state"))
+                fatal(format!(
+                    "the body's pointer {pointer} matches nothing in the state"
+                ))
             })?,
             None => Value::Object(
                 map.iter()
