@@ -672,6 +672,25 @@ mod tests {
     }
 
     #[test]
+    fn yaml_workflows_load_from_workflows_and_may_call_this_server_by_default(
+    ) -> Result<(), ConfigError> {
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.workflows_dir, Some(PathBuf::from("workflows")));
+        assert_eq!(config.workflow_http_hosts, "self");
+        let error = Config::from_sources(&sources(
+            &[("TESSERA_WORKFLOW_HTTP_HOSTS", "api.example.com, http://x/y")],
+            &[],
+        ))
+        .err()
+        .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_WORKFLOW_HTTP_HOSTS: `http://x/y` is not a host or host:port")
+        );
+        Ok(())
+    }
+
+    #[test]
     fn unknown_providers_are_rejected() {
         let error = Config::from_sources(&sources(&[("TESSERA_MODEL", "skynet:v1")], &[]))
             .err()
