@@ -19,6 +19,8 @@
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
+//! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
+//! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
 
 use std::{
     collections::BTreeMap,
@@ -121,6 +123,12 @@ pub struct Config {
     /// When set, the `crash-drill` workflow is registered and every execution of its steps is
     /// appended to this file (see `demo::drill`); never set in production.
     pub drill_log: Option<PathBuf>,
+    /// The folder of declarative workflow files (`*.yaml`), checked at start; `None` loads
+    /// none (tests). A missing folder holds no workflows.
+    pub workflows_dir: Option<PathBuf>,
+    /// The hosts declarative workflows' `http` steps may call, comma-separated `host` or
+    /// `host:port`; `self` is this server's public URL.
+    pub workflow_http_hosts: String,
 }
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
@@ -217,6 +225,20 @@ pub const SETTINGS: &[Setting] = &[
         key: "drill_log",
         default: "(unset: no drill workflow)",
         help: "crash drills only: registers the crash-drill workflow and appends each step execution to this file",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_WORKFLOWS_DIR",
+        key: "workflows_dir",
+        default: "workflows",
+        help: "folder of YAML workflow files (*.yaml), checked at start: a bad file stops the server",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_WORKFLOW_HTTP_HOSTS",
+        key: "workflow_http_hosts",
+        default: "self",
+        help: "hosts YAML http steps may call, comma-separated host or host:port; self is this server (TESSERA_PUBLIC_URL)",
         secret: false,
     },
     Setting {
@@ -441,6 +463,17 @@ impl Config {
             .map(|(_, raw)| raw.trim().to_owned())
             .filter(|raw| !raw.is_empty())
             .map(PathBuf::from);
+        let workflows_dir = lookup("TESSERA_WORKFLOWS_DIR")
+            .map_or_else(|| "workflows".to_owned(), |(_, raw)| raw.trim().to_owned());
+        let workflows_dir = Some(PathBuf::from(workflows_dir));
+        let workflow_http_hosts = match lookup("TESSERA_WORKFLOW_HTTP_HOSTS") {
+            Some((name, raw)) => {
+                crate::workflow::yaml::HostAllowlist::parse(&raw, &public_url)
+                    .map_err(|reason| invalid(name, reason))?;
+                raw
+            }
+            None => "self".to_owned(),
+        };
         Ok(Self {
             addr,
             database_url,
@@ -454,6 +487,8 @@ impl Config {
             notify,
             runner_lease,
             drill_log,
+            workflows_dir,
+            workflow_http_hosts,
         })
     }
 
@@ -473,6 +508,8 @@ impl Config {
             notify: crate::notify::NotifyConfig::default(),
             runner_lease: DEFAULT_RUNNER_LEASE,
             drill_log: None,
+            workflows_dir: None,
+            workflow_http_hosts: "self".to_owned(),
         }
     }
 }
@@ -632,6 +669,25 @@ mod tests {
             .err()
             .map(|error| error.to_string());
         assert!(error.is_some_and(|text| text.starts_with("invalid TESSERA_RUNNER_LEASE_SECS")));
+        Ok(())
+    }
+
+    #[test]
+    fn yaml_workflows_load_from_workflows_and_may_call_this_server_by_default(
+    ) -> Result<(), ConfigError> {
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.workflows_dir, Some(PathBuf::from("workflows")));
+        assert_eq!(config.workflow_http_hosts, "self");
+        let error = Config::from_sources(&sources(
+            &[("TESSERA_WORKFLOW_HTTP_HOSTS", "api.example.com, http://x/y")],
+            &[],
+        ))
+        .err()
+        .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_WORKFLOW_HTTP_HOSTS: `http://x/y` is not a host or host:port")
+        );
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 pub mod drill;
 pub mod emails;
 pub mod expenses;
+pub mod expenses_api;
 pub mod field_types;
 pub mod items;
 pub mod workflows;

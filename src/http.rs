@@ -119,6 +119,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::chat::api::routes(&state))
         .merge(chat::routes(&state))
         .merge(crate::demo::items::routes(state.store.clone()))
+        .merge(crate::demo::expenses_api::routes())
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
         .fallback(home::not_found)

@@ -7,8 +7,9 @@ use tessera::{
     agent::Models,
     config::{help_text, Config, Sources},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
-    startup::{shutdown_signal, Application},
+    startup::{shutdown_signal, Application, Options},
     telemetry,
+    workflow::yaml::{load_dir, YamlWorkflow},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -39,8 +40,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A bad workflow file is a bad configuration: one line naming file, step and field.
+    let yaml_workflows = match config.workflows_dir.as_deref().map(load_dir).transpose() {
+        Ok(workflows) => workflows.unwrap_or_default(),
+        Err(error) => {
+            eprintln!("tessera: {error}");
+            return ExitCode::from(2);
+        }
+    };
     telemetry::init(&config.log);
-    match serve(config).await {
+    match serve(config, yaml_workflows).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tessera: {error:#}");
@@ -108,9 +117,13 @@ async fn eval(arguments: &[String]) -> ExitCode {
     }
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, yaml_workflows: Vec<YamlWorkflow>) -> anyhow::Result<()> {
     let signal = shutdown_signal();
-    let application = Application::build(config).await?;
+    let options = Options {
+        yaml_workflows: Some(yaml_workflows),
+        ..Options::default()
+    };
+    let application = Application::build_with(config, options).await?;
     if let Some(token) = &application.generated_api_token {
         // Printed once, on the start that generated it; only its hash is stored.
         eprintln!(

@@ -17,7 +17,10 @@ use crate::{
     notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
     store::Store,
-    workflow::{PageFactory, Registry, Runner, RunnerConfig},
+    workflow::{
+        yaml::{load_dir, HostAllowlist, YamlServices, YamlWorkflow},
+        PageFactory, Registry, Runner, RunnerConfig,
+    },
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -43,6 +46,10 @@ pub struct Options {
     /// Runner-level components: offered to every `ui` step that names none, and known to the
     /// page server (with every component a `ui_with` step names) when a link is opened.
     pub components: Vec<tessera_app::catalog::ComponentSpec>,
+    /// Declarative workflows, already checked (`main` loads them first, to exit with code 2 on
+    /// a bad file); loaded from `TESSERA_WORKFLOWS_DIR` when `None`. Registered beside the
+    /// others either way.
+    pub yaml_workflows: Option<Vec<YamlWorkflow>>,
 }
 
 impl Application {
@@ -160,6 +167,14 @@ fn build_runner(
         Some(registry) => registry,
         None => demo_registry(config)?,
     };
+    let yaml_workflows = match options.yaml_workflows {
+        Some(workflows) => workflows,
+        None => match &config.workflows_dir {
+            Some(dir) => load_dir(dir)?,
+            None => Vec::new(),
+        },
+    };
+    register_yaml(config, &mut registry, &yaml_workflows)?;
     let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
         store.clone(),
         Arc::new(models.clone()),
@@ -189,6 +204,35 @@ fn build_runner(
         .model(models.configured_spec(), model)
         .page_factory(factory)
         .build())
+}
+
+/// Compiles the checked YAML workflows with what their steps call and registers them.
+fn register_yaml(
+    config: &Config,
+    registry: &mut Registry,
+    workflows: &[YamlWorkflow],
+) -> anyhow::Result<()> {
+    if workflows.is_empty() {
+        return Ok(());
+    }
+    let hosts = HostAllowlist::parse(&config.workflow_http_hosts, &config.public_url)
+        .map_err(|reason| anyhow::anyhow!("invalid TESSERA_WORKFLOW_HTTP_HOSTS: {reason}"))?;
+    let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
+    let services = YamlServices {
+        client: reqwest::Client::builder()
+            .build()
+            .context("building the HTTP client of YAML workflows")?,
+        hosts,
+        public_url: config.public_url.clone(),
+        notifier: (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>),
+    };
+    for workflow in workflows {
+        registry
+            .register(workflow.compile(&services)?)
+            .with_context(|| format!("registering the workflow of {}", workflow.file))?;
+        tracing::info!(workflow.name = %workflow.name, workflow.file = %workflow.file, workflow.digest = %workflow.digest, "YAML workflow loaded");
+    }
+    Ok(())
 }
 
 /// The demo workflows and the built-in asks workflow.

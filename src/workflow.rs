@@ -17,7 +17,8 @@
 //! - [`registry`]: workflow names to definitions, starting runs;
 //! - [`runner`]: claiming runs under a lease, heartbeats, the step transaction, retries,
 //!   timeouts, shutdown;
-//! - [`run`]: the run, its steps and the lease, as stored.
+//! - [`run`]: the run, its steps and the lease, as stored;
+//! - [`yaml`]: declarative workflows from YAML files, compiled into the same steps.
 //!
 //! Errors: step closures return [`StepError`]; everything else here returns
 //! [`WorkflowError`], which wraps [`StoreError`](crate::store::StoreError) for database failures.
@@ -34,6 +35,7 @@ pub mod retry;
 pub mod run;
 pub mod runner;
 pub mod step;
+pub mod yaml;
 
 pub use builder::{
     workflow, DynamicPage, PromptOutput, StepKind, Then, Workflow, WorkflowBuilder, WorkflowState,

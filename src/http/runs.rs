@@ -463,5 +463,6 @@ pub async fn show_run_api(
         "steps": steps,
         "pages": pages,
         "waiting_page": overview.waiting_page,
+        "definition_digest": overview.run.definition_digest,
     })))
 }

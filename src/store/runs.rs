@@ -48,7 +48,8 @@ const MAX_LIST_LIMIT: i64 = 500;
 
 const RUN_COLUMNS: &str = "id, workflow, status, cursor, state, attempts, error, failed_step, \
      failed_step_index, wait_page_id, wait_deadline, wait_on_timeout, lease_owner, \
-     lease_expires_at, lease_epoch, next_attempt_at, created_at, updated_at, finished_at";
+     lease_expires_at, lease_epoch, next_attempt_at, created_at, updated_at, finished_at, \
+     definition_digest";
 
 const STEP_COLUMNS: &str =
     "run_id, step_index, name, status, input, output, error, attempts, started_at, finished_at";
@@ -74,6 +75,7 @@ struct RunRow {
     created_at: i64,
     updated_at: i64,
     finished_at: Option<i64>,
+    definition_digest: Option<String>,
 }
 
 impl TryFrom<RunRow> for Run {
@@ -128,6 +130,7 @@ impl TryFrom<RunRow> for Run {
             created_at_ms: row.created_at,
             updated_at_ms: row.updated_at,
             finished_at_ms: row.finished_at,
+            definition_digest: row.definition_digest,
         })
     }
 }
@@ -206,6 +209,8 @@ impl TryFrom<StepRow> for RunStep {
 /// for a wait, from whether its page was already submitted).
 struct RunAdvance<'a> {
     status: RunStatus,
+    /// The run's next cursor: the next step, or a jump's target.
+    cursor: i64,
     keep_lease: bool,
     wait: Option<&'a WaitInfo>,
     finished_at: Option<i64>,
@@ -214,14 +219,20 @@ struct RunAdvance<'a> {
 impl<'a> RunAdvance<'a> {
     fn plan(completion: &'a StepCompletion, page_already_submitted: bool, now: i64) -> Self {
         use crate::workflow::run::NextRun;
+        let cursor = match &completion.next {
+            NextRun::Jump(target) => *target,
+            _ => completion.index + 1,
+        };
         match &completion.next {
-            NextRun::Continue => Self {
+            NextRun::Continue | NextRun::Jump(_) => Self {
                 status: RunStatus::Running,
+                cursor,
                 keep_lease: true,
                 wait: None,
                 finished_at: None,
             },
             NextRun::Wait(wait) => Self {
+                cursor,
                 status: if page_already_submitted {
                     RunStatus::Ready
                 } else {
@@ -232,12 +243,14 @@ impl<'a> RunAdvance<'a> {
                 finished_at: None,
             },
             NextRun::Finish => Self {
+                cursor,
                 status: RunStatus::Succeeded,
                 keep_lease: false,
                 wait: None,
                 finished_at: Some(now),
             },
             NextRun::Cancel => Self {
+                cursor,
                 status: RunStatus::Cancelled,
                 keep_lease: false,
                 wait: None,
@@ -264,6 +277,30 @@ impl Store {
             Self::Postgres(pool) => postgres::insert(pool, id, new_run, now).await?,
         };
         row.try_into()
+    }
+
+    /// Records the digest of the declarative workflow file run `id` starts on.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn set_run_definition_digest(&self, id: RunId, digest: &str) -> Result<()> {
+        match self {
+            Self::Sqlite(pool) => {
+                sqlx::query("UPDATE runs SET definition_digest = ? WHERE id = ?")
+                    .bind(digest)
+                    .bind(id.to_string())
+                    .execute(pool)
+                    .await?;
+            }
+            Self::Postgres(pool) => {
+                sqlx::query("UPDATE runs SET definition_digest = $1 WHERE id = $2")
+                    .bind(digest)
+                    .bind(id.to_string())
+                    .execute(pool)
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Reads a run.

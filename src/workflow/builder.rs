@@ -48,6 +48,9 @@ pub(crate) struct StepContext {
     pub step_index: i64,
     pub step_name: String,
     pub attempt: i64,
+    /// The index of the step whose output this step is handed (the one that ran before it,
+    /// which a jump may have brought from further back); `None` for the first step.
+    pub previous_index: Option<i64>,
     pub services: Arc<Services>,
 }
 
@@ -70,6 +73,17 @@ pub(crate) struct Services {
 pub(crate) struct StepDone {
     pub state: Value,
     pub output: StepOutput,
+    /// Where the run goes next when not to the following step (declarative workflows only).
+    pub goto: Option<Goto>,
+}
+
+/// A step's choice of what runs after it, instead of the following step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Goto {
+    /// The step at this index, later than the current one.
+    Step(usize),
+    /// Nothing: the run succeeds.
+    End,
 }
 
 /// A step with its types erased: `(context, state, input) → (state, output)`.
@@ -110,6 +124,9 @@ pub(crate) struct WorkflowDef {
     pub steps: Vec<StepDef>,
     pub default_retry: RetryPolicy,
     pub check_state: fn(&Value) -> Result<(), serde_json::Error>,
+    /// The digest of the file a declarative workflow was loaded from; a run records it at its
+    /// start, and a run whose file changed since is failed rather than resumed (see `yaml`).
+    pub digest: Option<String>,
 }
 
 impl WorkflowDef {
@@ -125,6 +142,22 @@ impl WorkflowDef {
 pub struct Workflow<S> {
     pub(crate) definition: WorkflowDef,
     state: PhantomData<fn() -> S>,
+}
+
+impl Workflow<Value> {
+    /// A workflow over a JSON state from an erased definition (declarative workflows).
+    pub(crate) fn from_definition(definition: WorkflowDef) -> Result<Self, WorkflowError> {
+        if definition.steps.is_empty() {
+            return Err(WorkflowError::Invalid {
+                workflow: definition.name,
+                reason: "it has no step".into(),
+            });
+        }
+        Ok(Self {
+            definition,
+            state: PhantomData,
+        })
+    }
 }
 
 impl<S> Workflow<S> {
@@ -229,6 +262,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
                     output: StepOutput::None,
+                    goto: None,
                 })
             })
         });
@@ -402,6 +436,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
                 steps: self.steps,
                 default_retry: self.default_retry,
                 check_state: |state| serde_json::from_value::<S>(state.clone()).map(|_| ()),
+                digest: None,
             },
             state: PhantomData,
         })
@@ -433,6 +468,7 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
                     output: then.into_output()?,
+                    goto: None,
                 })
             })
         });
@@ -505,7 +541,7 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
 /// The link the step after a `ui` step sends: the one this process minted with the page, or —
 /// when another process made it, or this one restarted since — a fresh one for the same page
 /// (the stored output holds no link, only the page's id), which stops the old one working.
-async fn working_link(context: &StepContext, page_id: PageId) -> StepResult<String> {
+pub(crate) async fn working_link(context: &StepContext, page_id: PageId) -> StepResult<String> {
     if let Some(link) = context.services.links.get(page_id) {
         return Ok(link);
     }
@@ -547,6 +583,7 @@ where
             Ok(StepDone {
                 state: encode("the run's state", &state)?,
                 output: StepOutput::None,
+                goto: None,
             })
         })
     })
@@ -686,7 +723,11 @@ fn ui_step(
 
 /// Asks the runner's page factory for `page` and hands its handle to the next step: the one
 /// path every kind of `ui` step takes.
-async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> StepResult<StepDone> {
+pub(crate) async fn make_page(
+    context: &StepContext,
+    state: Value,
+    page: DynamicPage,
+) -> StepResult<StepDone> {
     let factory = context.services.page_factory.clone().ok_or_else(|| {
         StepError::fatal(anyhow::anyhow!(
             "the runner has no page factory for ui steps"
@@ -742,6 +783,7 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
     Ok(StepDone {
         state,
         output: StepOutput::Page { page },
+        goto: None,
     })
 }
 
@@ -768,9 +810,9 @@ mod sealed {
 }
 
 /// The tool a model answers a schema prompt with.
-const ANSWER_TOOL: &str = "Answer";
+pub(crate) const ANSWER_TOOL: &str = "Answer";
 
-async fn ask_model(
+pub(crate) async fn ask_model(
     context: &StepContext,
     prompt: String,
     tools: Vec<ToolDefinition>,
@@ -823,6 +865,7 @@ impl sealed::PromptKind for Text {
                     output: StepOutput::Value {
                         value: encode("the reply", &text)?,
                     },
+                    goto: None,
                 })
             })
         }))
@@ -880,6 +923,7 @@ where
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
                     output: StepOutput::None,
+                    goto: None,
                 })
             })
         }))

@@ -143,6 +143,12 @@ impl Registry {
                 status: RunStatus::Ready,
             })
             .await?;
+        let mut run = run;
+        if let Some(digest) = &definition.digest {
+            // A runner that claims the run before this lands runs it on this same definition.
+            store.set_run_definition_digest(run.id, digest).await?;
+            run.definition_digest = Some(digest.clone());
+        }
         tracing::info!(run.id = %run.id, workflow.name = %run.workflow, "run started");
         Ok(run)
     }

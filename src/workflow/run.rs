@@ -121,6 +121,8 @@ pub struct Run {
     pub updated_at_ms: i64,
     /// When it succeeded, failed or was cancelled, unix ms.
     pub finished_at_ms: Option<i64>,
+    /// The digest of the YAML file it started on (`sha256:…`); `None` for Rust workflows.
+    pub definition_digest: Option<String>,
 }
 
 impl Run {
@@ -295,6 +297,9 @@ pub enum LeaseOutcome {
 pub enum NextRun {
     /// Keep running under the same lease, at the next step.
     Continue,
+    /// Keep running under the same lease, at this later step (a declarative workflow's
+    /// `branch` or `next`); the steps in between are skipped, never run.
+    Jump(i64),
     /// Suspend until the page is submitted or the deadline passes (ready at once if the page
     /// was already submitted).
     Wait(WaitInfo),

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::{
-    builder::{Services, StepContext, WorkflowDef},
+    builder::{Goto, Services, StepContext, WorkflowDef},
     page::PageFactory,
     registry::Registry,
     run::{
@@ -600,11 +600,29 @@ impl Runner {
             let _ = store.release_run(&lease, now_ms()).await?;
             return Ok(());
         };
+        if let (Some(now), Some(then)) = (&definition.digest, &run.definition_digest) {
+            if now != then {
+                // Its cursor and stored outputs index the steps of a file the server no longer
+                // has: resuming could run the wrong step or skip one.
+                let reason = format!(
+                    "the workflow file changed since this run started ({then}, now {now}); \
+                     the run was stopped instead of resumed on different steps: start a new run"
+                );
+                tracing::warn!(run.id = %run.id, workflow.name = %run.workflow, error = %reason, "run failed");
+                report.runs_failed += 1;
+                let step_ref = StepRef {
+                    index: run.cursor,
+                    name: step_name(&definition, run.cursor),
+                };
+                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                return Ok(());
+            }
+        }
         let mut state = run.state;
         let mut cursor = run.cursor;
         loop {
-            let input = match self.step_input(run.id, cursor).await {
-                Ok(input) => input,
+            let (input, previous_index) = match self.step_input(run.id, cursor).await {
+                Ok(found) => found,
                 Err(InputError::Fatal(reason)) => {
                     tracing::warn!(run.id = %run.id, step.index = cursor, error = %reason, "step input unusable; run failed");
                     report.runs_failed += 1;
@@ -663,6 +681,7 @@ impl Runner {
                 step_index: cursor,
                 step_name: step.name.clone(),
                 attempt: started.attempts,
+                previous_index,
                 services: Arc::clone(&self.inner.services),
             };
             let span = tracing::info_span!("step", run.id = %run.id, workflow.name = %run.workflow, step.name = %step.name, step.index = cursor, step.attempt = started.attempts);
@@ -700,10 +719,39 @@ impl Runner {
                             on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
                         }),
                         _ if unanswered.is_some() => NextRun::Cancel,
-                        _ if usize::try_from(cursor + 1).ok() == Some(definition.steps.len()) => {
-                            NextRun::Finish
-                        }
-                        _ => NextRun::Continue,
+                        _ => match done.goto {
+                            Some(Goto::End) => NextRun::Finish,
+                            Some(Goto::Step(index)) if index >= definition.steps.len() => {
+                                NextRun::Finish
+                            }
+                            // Only forward: a step that ran never runs again.
+                            Some(Goto::Step(index))
+                                if i64::try_from(index).is_ok_and(|index| index > cursor) =>
+                            {
+                                NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
+                            }
+                            Some(Goto::Step(_)) => {
+                                let error = StepError::fatal(anyhow::anyhow!(
+                                    "a step may only jump forward"
+                                ));
+                                self.record_failure(
+                                    &definition,
+                                    &lease,
+                                    &step_ref,
+                                    started.attempts,
+                                    &error,
+                                    report,
+                                )
+                                .await?;
+                                return Ok(());
+                            }
+                            None if usize::try_from(cursor + 1).ok()
+                                == Some(definition.steps.len()) =>
+                            {
+                                NextRun::Finish
+                            }
+                            None => NextRun::Continue,
+                        },
                     };
                     let completion = StepCompletion {
                         index: cursor,
@@ -718,11 +766,12 @@ impl Runner {
                             return Ok(());
                         }
                     }
-                    if completion.next != NextRun::Continue {
-                        return Ok(());
-                    }
+                    cursor = match completion.next {
+                        NextRun::Continue => cursor + 1,
+                        NextRun::Jump(target) => target,
+                        _ => return Ok(()),
+                    };
                     state = completion.state;
-                    cursor += 1;
                 }
                 Err(error) => {
                     self.record_failure(
@@ -809,39 +858,49 @@ impl Runner {
         }
     }
 
-    /// What step `cursor` is handed: its stored input when an earlier attempt recorded one,
-    /// else the previous step's output — resolving a wait to the page's response (or the
-    /// timeout's default).
-    async fn step_input(&self, run_id: RunId, cursor: i64) -> Result<Value, InputError> {
+    /// What step `cursor` is handed, and the index of the step that handed it: its stored input
+    /// when an earlier attempt recorded one, else the output of the step that ran before it
+    /// (the one just before, or the one that jumped here) — resolving a wait to the page's
+    /// response (or the timeout's default).
+    async fn step_input(
+        &self,
+        run_id: RunId,
+        cursor: i64,
+    ) -> Result<(Value, Option<i64>), InputError> {
         if cursor == 0 {
-            return Ok(Value::Null);
+            return Ok((Value::Null, None));
         }
         let store = &self.inner.store;
         let steps = store.run_steps(run_id).await?;
+        // Skipped steps have no row, so the latest row before the cursor is the one that ran.
+        let previous_index = steps
+            .iter()
+            .map(|step| step.index)
+            .filter(|index| *index < cursor)
+            .max();
         if let Some(input) = steps
             .iter()
             .find(|step| step.index == cursor)
             .and_then(|step| step.input.clone())
         {
-            return Ok(input);
+            return Ok((input, previous_index));
         }
+        let previous = previous_index.unwrap_or(cursor - 1);
         let Some(output) = steps
             .into_iter()
-            .find(|step| step.index == cursor - 1)
+            .find(|step| step.index == previous)
             .and_then(|step| step.output)
         else {
             return Err(InputError::Fatal(format!(
-                "the output of step {} is missing",
-                cursor - 1
+                "the output of step {previous} is missing"
             )));
         };
         let output: StepOutput = serde_json::from_value(output).map_err(|error| {
             InputError::Fatal(format!(
-                "the output of step {} does not decode: {error}",
-                cursor - 1
+                "the output of step {previous} does not decode: {error}"
             ))
         })?;
-        Ok(match output {
+        let input = match output {
             StepOutput::None => Value::Null,
             StepOutput::Value { value } => value,
             StepOutput::Page { page } => serde_json::to_value(page).unwrap_or(Value::Null),
@@ -864,7 +923,8 @@ impl Runner {
                     }
                 }
             }
-        })
+        };
+        Ok((input, previous_index))
     }
 }
 

@@ -7,7 +7,7 @@
 //! PostgreSQL with two processes sharing the database.
 //!
 //! The seed is printed; `TESSERA_CRASH_SEED=<n>` replays the same choices (the timing of a
-//! real machine still varies).
+//! real machine still varies). `crash::yaml` is a reduced drill for a YAML workflow.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -25,6 +25,8 @@ use tessera::demo::drill::DrillEvent;
 use tokio::sync::broadcast;
 
 use crate::helpers::{spawn_app, FreshPostgres, API_TOKEN};
+
+mod yaml;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_tessera");
 

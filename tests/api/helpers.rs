@@ -112,6 +112,21 @@ pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow:
     start(config, dir, None, options).await
 }
 
+/// Starts the application on a fresh SQLite database with `customize` applied to its
+/// configuration and other workflows or runner settings.
+pub async fn spawn_app_configured(
+    customize: impl FnOnce(&mut Config),
+    options: Options,
+) -> anyhow::Result<TestApp> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("tessera.db");
+    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
+    config.api_token = Some(Secret::new(API_TOKEN));
+    config.body_limit = 64 * 1024;
+    customize(&mut config);
+    start(config, dir, None, options).await
+}
+
 async fn start(
     config: Config,
     dir: tempfile::TempDir,

@@ -27,3 +27,4 @@ mod selections;
 mod store;
 mod tokens;
 mod workflow;
+mod yaml;

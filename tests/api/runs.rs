@@ -13,7 +13,11 @@ async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
     app.api_json(&format!("/api/runs/{id}")).await
 }
 
-async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Result<Value> {
+pub(crate) async fn wait_for_status(
+    app: &TestApp,
+    id: &str,
+    status: &str,
+) -> anyhow::Result<Value> {
     let started = Instant::now();
     loop {
         let run = run_json(app, id).await?;

@@ -226,7 +226,7 @@ pub(super) async fn complete_step(
     };
     let advance = RunAdvance::plan(completion, page_submitted, now);
     let sql = format!(
-        "UPDATE runs SET state = $1, cursor = cursor + 1, attempts = 0, error = NULL, status = $2, \
+        "UPDATE runs SET state = $1, cursor = $14, attempts = 0, error = NULL, status = $2, \
          wait_page_id = $3, wait_deadline = $4, wait_on_timeout = $5, \
          lease_owner = CASE WHEN $6 THEN lease_owner ELSE NULL END, \
          lease_expires_at = CASE WHEN $6 THEN lease_expires_at ELSE NULL END, \
@@ -252,6 +252,7 @@ pub(super) async fn complete_step(
         .bind(lease.epoch)
         .bind(now)
         .bind(completion.index)
+        .bind(advance.cursor)
         .execute(&mut *transaction)
         .await?;
     if held.rows_affected() != 1 {

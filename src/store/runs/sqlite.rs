@@ -208,7 +208,7 @@ pub(super) async fn complete_step(
     };
     let advance = RunAdvance::plan(completion, page_submitted, now);
     let sql = format!(
-        "UPDATE runs SET state = ?, cursor = cursor + 1, attempts = 0, error = NULL, status = ?, \
+        "UPDATE runs SET state = ?, cursor = ?, attempts = 0, error = NULL, status = ?, \
          wait_page_id = ?, wait_deadline = ?, wait_on_timeout = ?, \
          lease_owner = CASE WHEN ? THEN lease_owner ELSE NULL END, \
          lease_expires_at = CASE WHEN ? THEN lease_expires_at ELSE NULL END, \
@@ -217,6 +217,7 @@ pub(super) async fn complete_step(
     );
     let held = sqlx::query(&sql)
         .bind(completion.state.to_string())
+        .bind(advance.cursor)
         .bind(advance.status.as_str())
         .bind(
             advance
