@@ -495,7 +495,7 @@ impl<'a> Workspace<'a> {
                                 component: component.to_owned(),
                             },
                         ),
-                        Err(refused) => Reply::from_subtree_issue(refused),
+                        Err(refused) => Reply::from_subtree_issue(*refused),
                     },
                 }
             }

@@ -230,7 +230,7 @@ impl PageTree {
         data: &Value,
         subtree: &Subtree,
         parent: Option<&str>,
-    ) -> Result<Placed, SubtreeIssue> {
+    ) -> Result<Placed, Box<SubtreeIssue>> {
         let before = (!subtree.children.is_empty()).then(|| self.clone());
         let mut placed = Vec::new();
         let result = self.place(catalog, data, subtree, parent, "", &mut placed);
@@ -270,11 +270,13 @@ impl PageTree {
         parent: Option<&str>,
         path: &str,
         placed: &mut Vec<(String, String)>,
-    ) -> Result<Placed, SubtreeIssue> {
-        let refused = |issue| SubtreeIssue {
-            path: path.to_owned(),
-            component: subtree.component.clone(),
-            issue,
+    ) -> Result<Placed, Box<SubtreeIssue>> {
+        let refused = |issue| {
+            Box::new(SubtreeIssue {
+                path: path.to_owned(),
+                component: subtree.component.clone(),
+                issue,
+            })
         };
         if !subtree.children.is_empty()
             && catalog.get(&subtree.component).is_some()
@@ -612,15 +614,17 @@ mod tests {
     }
 
     #[test]
-    fn a_subtree_is_placed_in_one_call_with_every_id_returned() -> Result<(), SubtreeIssue> {
+    fn a_subtree_is_placed_in_one_call_with_every_id_returned() -> Result<(), Box<SubtreeIssue>> {
         let catalog = Catalog::defaults();
         let data = json!({});
         let mut tree = PageTree::default();
         tree.add(&catalog, &data, "Heading", json!({"text": "Hi"}), None)
-            .map_err(|issue| SubtreeIssue {
-                path: String::new(),
-                component: "Heading".into(),
-                issue,
+            .map_err(|issue| {
+                Box::new(SubtreeIssue {
+                    path: String::new(),
+                    component: "Heading".into(),
+                    issue,
+                })
             })?;
         let form = node(
             "Form",
