@@ -388,7 +388,7 @@ impl<'a> Workspace<'a> {
                 return Err(refused(
                     child_path.clone(),
                     format!(
-                        "{child_path} ({name}) has the unknown key \"{unknown}\"; props go in \"props\"."
+                        "{child_path} ({name}) has the unknown key \"{unknown}\"; a child takes only \"component\", \"props\" and \"children\"."
                     ),
                 ));
             }
