@@ -11,7 +11,7 @@ use tessera::{
         generate_page,
         generation::GenerationOutcome,
         tools::AGENT_TOOLS,
-        CachePolicy, EventSink, GenerationInput, HeuristicModel,
+        AgentError, CachePolicy, EventSink, GenerationInput, HeuristicModel,
     },
     forms::{validate_form::validate_form, FieldKind, FormField, FormSchema},
     llm::{
@@ -339,6 +339,31 @@ async fn a_field_placed_outside_the_form_is_moved_in_and_the_page_then_finishes(
     assert!(page.contains("\nc5 TextArea "), "{page}");
     assert_eq!(generated.tree.nodes["c2"].children, vec!["c3", "c5", "c4"]);
     assert!(generated.report.ok, "{:?}", generated.report.errors);
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn a_component_may_not_take_the_name_of_a_new_agent_tool() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    for reserved in ["MoveComponent", "GetPage"] {
+        let mut catalog = Catalog::defaults();
+        let mut spec = catalog
+            .get("Badge")
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no Badge"))?;
+        spec.name = reserved.to_owned();
+        catalog.register(spec);
+        let mut request = input();
+        request.catalog = catalog;
+        let model = ScriptedModel::new(Vec::new());
+        let refused = generate_page(request, &model, &database.store, None).await;
+        assert!(
+            matches!(&refused, Err(AgentError::ReservedToolName(name)) if name == reserved),
+            "{reserved}: {:?}",
+            refused.err()
+        );
+        assert!(model.requests().is_empty(), "no model was asked");
+    }
     database.cleanup().await
 }
 
