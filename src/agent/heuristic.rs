@@ -429,7 +429,18 @@ fn row_pick_component(
                 .is_some_and(|rows| rows.pointer == entry.pointer)
         })
         .collect();
-    if siblings.len() < 2 || !offered.contains("DecisionTable") {
+    // A DecisionTable's choices can all be left empty, so a field that needs at least one row
+    // gets a selectable Table of its own, which can demand one.
+    let one_needs_a_row = siblings.iter().any(|sibling| {
+        matches!(
+            sibling.kind,
+            FieldKind::StringArray {
+                min_items: Some(fewest),
+                ..
+            } if fewest > 0
+        )
+    });
+    if siblings.len() < 2 || !offered.contains("DecisionTable") || one_needs_a_row {
         return offered
             .contains("Table")
             .then(|| selectable_table(field, entry));
