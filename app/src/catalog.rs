@@ -448,7 +448,8 @@ impl Catalog {
     ///                 "required": ["props"], "additionalProperties": false}}
     /// ```
     ///
-    /// In `props`, data-like props also accept `{"$data": "/pointer"}`. The tool's answer (the new
+    /// In `props`, data-like props also accept `{"$data": "/pointer"}`. A layout's tool also takes
+    /// `children`, an array of `{"component", "props", "children"?}`. The tool's answer (the new
     /// node's id, or an error) is the agent loop's business.
     #[must_use]
     pub fn tool_definitions(&self) -> Vec<Value> {
@@ -460,9 +461,25 @@ impl Catalog {
             .collect();
         self.specs
             .iter()
-            .map(|spec| spec.tool_definition(&layouts))
+            .map(|spec| with_children(spec.role, spec.tool_definition(&layouts)))
             .collect()
     }
+}
+
+/// A layout's tool also takes `children`: nested component calls placed inside it in the same
+/// call (the agent's tools check each node as if placed alone). Kept to one short line, because
+/// every model turn sends it; the system prompt says the rest.
+fn with_children(role: Role, mut tool: Value) -> Value {
+    if role == Role::Layout {
+        if let Some(Value::Object(properties)) = tool.pointer_mut("/parameters/properties") {
+            properties.insert(
+                "children".to_owned(),
+                json!({"type": "array", "items": {"type": "object"},
+                       "description": "Nodes to place inside: {component, props, children?}."}),
+            );
+        }
+    }
+    tool
 }
 
 #[cfg(test)]
@@ -591,12 +608,27 @@ mod tests {
     }
 
     #[test]
+    fn only_layout_tools_take_children() {
+        let catalog = Catalog::defaults();
+        for (spec, tool) in catalog.specs().iter().zip(catalog.tool_definitions()) {
+            let children = &tool["parameters"]["properties"]["children"];
+            assert_eq!(
+                children.is_object(),
+                spec.role == Role::Layout,
+                "{}: {children}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
     fn the_tool_definitions_stay_small() {
         let size = serde_json::to_string(&Catalog::defaults().tool_definitions())
             .map(|text| text.len())
             .unwrap_or(usize::MAX);
         // 29 components, the DecisionTable included; keep each description to what a model needs.
-        assert!(size < 41_000, "tool definitions grew to {size} bytes");
+        // (The four layouts' `children` cost about 480 bytes.)
+        assert!(size < 41_500, "tool definitions grew to {size} bytes");
     }
 
     #[test]

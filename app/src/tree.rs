@@ -20,6 +20,7 @@ use crate::catalog::{Catalog, FieldYield};
 mod edit;
 mod validate;
 
+pub use edit::{Placed, Subtree, SubtreeIssue};
 pub use validate::TreeIssue;
 
 /// One placed component.
@@ -144,6 +145,42 @@ impl PageTree {
             }
         }
         ordered
+    }
+
+    /// The page as text, as short as it can be read: one line per node in document order,
+    /// `id Component {props}` (props as compact JSON, left out when empty), indented two spaces
+    /// per level under its parent. What the model reads back with `GetPage`.
+    #[must_use]
+    pub fn outline(&self) -> String {
+        let mut text = String::new();
+        let mut visited = BTreeSet::new();
+        let mut stack: Vec<(&str, usize)> = self
+            .top_level()
+            .into_iter()
+            .rev()
+            .map(|id| (id, 0))
+            .collect();
+        while let Some((id, depth)) = stack.pop() {
+            let Some((key, node)) = self.nodes.get_key_value(id) else {
+                continue;
+            };
+            if !visited.insert(key.as_str()) {
+                continue;
+            }
+            text.push_str(&"  ".repeat(depth));
+            text.push_str(key);
+            text.push(' ');
+            text.push_str(&node.component);
+            if node.props.as_object().is_none_or(|props| !props.is_empty()) {
+                text.push(' ');
+                text.push_str(&node.props.to_string());
+            }
+            text.push('\n');
+            for child in node.children.iter().rev() {
+                stack.push((child.as_str(), depth + 1));
+            }
+        }
+        text
     }
 
     /// The first node (in id order) that lists `id` as a child.
@@ -359,6 +396,26 @@ mod tests {
             fields[0].options,
             Some(vec!["m1".to_owned(), "2".to_owned()])
         );
+        Ok(())
+    }
+
+    #[test]
+    fn the_outline_is_one_indented_line_per_node() -> Result<(), serde_json::Error> {
+        let parsed = tree(json!({
+            "nodes": {
+                "c1": {"component": "Heading", "props": {"text": "Hi", "level": 1}},
+                "c2": {"component": "Form", "children": ["c3", "c4"]},
+                "c3": {"component": "Input", "props": {"name": "a", "label": "A"}},
+                "c4": {"component": "Container", "children": ["c5"]},
+                "c5": {"component": "Button", "props": {"label": "Go"}}
+            },
+            "order": ["c1", "c2"]
+        }))?;
+        assert_eq!(
+            parsed.outline(),
+            "c1 Heading {\"text\":\"Hi\",\"level\":1}\nc2 Form\n  c3 Input {\"name\":\"a\",\"label\":\"A\"}\n  c4 Container\n    c5 Button {\"label\":\"Go\"}\n"
+        );
+        assert_eq!(PageTree::default().outline(), "");
         Ok(())
     }
 }

@@ -579,11 +579,26 @@ fn validation_event(log: &mut EventLog<'_>, turn: usize, source: &str, report: &
 fn call_event(log: &mut EventLog<'_>, turn: usize, call_id: &str, tool: &str, reply: &Reply) {
     let base = json!({"turn": turn, "call_id": call_id, "tool": tool});
     let (kind, extra) = match &reply.effect {
-        Effect::Placed { id, component } => (
+        Effect::Placed {
+            id,
+            component,
+            inside,
+        } if inside.is_empty() => (
             EventKind::ToolCall,
             json!({"component": component, "node": id}),
         ),
-        Effect::Updated { id } => (EventKind::ToolCall, json!({ "node": id })),
+        Effect::Placed {
+            id,
+            component,
+            inside,
+        } => (
+            EventKind::ToolCall,
+            json!({"component": component, "node": id, "inside": inside}),
+        ),
+        Effect::Updated { id } | Effect::Moved { id } => {
+            (EventKind::ToolCall, json!({ "node": id }))
+        }
+        Effect::Read => (EventKind::ToolCall, json!({})),
         Effect::Removed { ids } => (EventKind::ToolCall, json!({ "removed": ids })),
         Effect::Finish => (EventKind::ToolCall, json!({})),
         Effect::Validated(report) => {

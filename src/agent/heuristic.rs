@@ -9,16 +9,16 @@
 //! data summary), and the tool results of its own earlier calls. It answers with tool calls the
 //! loop executes and checks like anyone else's:
 //!
-//! 1. first turn: a level-1 Heading from the request's first sentence, the rest of the request as
-//!    Text, headline numbers as Stats (in a row Container), other top-level values as KeyValue,
-//!    one KeyValue section per nested record, a Table (or List, for arrays of single values) per
-//!    array bound with `{"$data": …}`, and the Form;
-//! 2. second turn (it needs the Form's id from the first turn's results): one field per schema
-//!    field (enum → `RadioGroup` up to 5 options, else Select; boolean → Checkbox; array of enum →
-//!    `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids
-//!    (one `DecisionTable` for several such fields over the same rows), else `MultiTextInput`; numbers → Input type number; strings → Input of the format's type, or
-//!    `TextArea` when the name or description hints at long text), then the submit and cancel
-//!    Buttons, then `Finish`.
+//! one turn: a level-1 Heading from the request's first sentence, the rest of the request as
+//! Text, headline numbers as Stats (in a row Container), other top-level values as KeyValue, one
+//! KeyValue section per nested record, a Table (or List, for arrays of single values) per array
+//! bound with `{"$data": …}`, and the Form placed whole in one call with its `children`: one field
+//! per schema field (enum → `RadioGroup` up to 5 options, else Select; boolean → Checkbox; array of
+//! enum → `CheckboxGroup`; array of string → a selectable Table when the field names the rows' ids
+//! (one `DecisionTable` for several such fields over the same rows), else `MultiTextInput`;
+//! numbers → Input type number; strings → Input of the format's type, or `TextArea` when the name
+//! or description hints at long text), then the submit and cancel Buttons; then `Finish`, in the
+//! same turn.
 //!
 //! Display-only pages (no schema) get no Form. It never improvises beyond that: a page that a
 //! later check finds wrong is answered with `Finish` again, and the loop's limits apply.
@@ -135,34 +135,21 @@ impl HeuristicModel {
             .filter(|message| matches!(message, Message::Assistant { .. }))
             .count();
         let mut calls = Vec::new();
-        match turn {
-            0 => {
-                for (index, node) in plan.top.iter().enumerate() {
-                    let id = match node.slot_id {
-                        Some(slot) => format!("heuristic_{slot}"),
-                        None => format!("heuristic_0_{index}"),
-                    };
-                    calls.push(component_call(id, node, None));
-                }
-                if plan.inside.values().all(Vec::is_empty) {
-                    calls.push(finish_call(0));
-                }
+        if turn == 0 {
+            for (index, node) in plan.top.iter().enumerate() {
+                let children = node
+                    .slot_id
+                    .and_then(|slot| plan.inside.get(slot))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                calls.push(component_call(
+                    format!("heuristic_0_{index}"),
+                    node,
+                    children,
+                ));
             }
-            1 => {
-                for (slot, nodes) in &plan.inside {
-                    let parent = placed_id(request, &format!("heuristic_{slot}"));
-                    for (index, node) in nodes.iter().enumerate() {
-                        calls.push(component_call(
-                            format!("heuristic_1_{slot}_{index}"),
-                            node,
-                            parent.clone(),
-                        ));
-                    }
-                }
-                calls.push(finish_call(1));
-            }
-            later => calls.push(finish_call(later)),
         }
+        calls.push(finish_call(turn));
         ChatResponse {
             text: None,
             tool_calls: calls,
@@ -183,10 +170,14 @@ impl ChatModel for HeuristicModel {
     }
 }
 
-fn component_call(id: String, node: &Planned, parent: Option<String>) -> ToolCall {
+/// The call placing `node` with `children` inside it, in one call.
+fn component_call(id: String, node: &Planned, children: &[Planned]) -> ToolCall {
     let mut arguments = json!({ "props": node.props });
-    if let Some(parent) = parent {
-        arguments["parent"] = Value::String(parent);
+    if !children.is_empty() {
+        arguments["children"] = children
+            .iter()
+            .map(|child| json!({"component": child.component, "props": child.props}))
+            .collect();
     }
     ToolCall::new(id, node.component, arguments)
 }
@@ -195,25 +186,12 @@ fn finish_call(turn: usize) -> ToolCall {
     ToolCall::new(format!("heuristic_{turn}_finish"), FINISH, json!({}))
 }
 
-/// The id the loop answered to the earlier call `call_id`, if it succeeded.
-fn placed_id(request: &ChatRequest, call_id: &str) -> Option<String> {
-    request.messages.iter().find_map(|message| match message {
-        Message::ToolResult {
-            call_id: answered,
-            content,
-            is_error: false,
-            ..
-        } if answered == call_id => content.get("id").and_then(Value::as_str).map(str::to_owned),
-        _ => None,
-    })
-}
-
 /// One component to place.
 #[derive(Clone, Debug, PartialEq)]
 struct Planned {
     component: &'static str,
     props: Value,
-    /// For layouts that get children in the second turn: the slot name.
+    /// For layouts placed with children: the slot (key of [`Plan::inside`]) that holds them.
     slot_id: Option<&'static str>,
 }
 
@@ -451,7 +429,18 @@ fn row_pick_component(
                 .is_some_and(|rows| rows.pointer == entry.pointer)
         })
         .collect();
-    if siblings.len() < 2 || !offered.contains("DecisionTable") {
+    // A DecisionTable's choices can all be left empty, so a field that needs at least one row
+    // gets a selectable Table of its own, which can demand one.
+    let one_needs_a_row = siblings.iter().any(|sibling| {
+        matches!(
+            sibling.kind,
+            FieldKind::StringArray {
+                min_items: Some(fewest),
+                ..
+            } if fewest > 0
+        )
+    });
+    if siblings.len() < 2 || !offered.contains("DecisionTable") || one_needs_a_row {
         return offered
             .contains("Table")
             .then(|| selectable_table(field, entry));
@@ -1262,7 +1251,10 @@ mod tests {
             let schema = schema_json.map(parse_schema).transpose()?;
             let (tree, report, turns) = build(prompt, schema.as_ref(), &data)?;
             assert!(report.ok, "{prompt}: {:#?}\n{tree:#?}", report.errors);
-            assert!(turns <= 2, "{prompt}: {turns} turns");
+            assert_eq!(
+                turns, 1,
+                "{prompt}: the whole page, Form included, in one turn"
+            );
             assert_eq!(components(&tree).first(), Some(&"Heading"), "{prompt}");
             assert!(
                 !report
@@ -1367,7 +1359,7 @@ mod tests {
         let (prompt, _, data) = &cases[6];
         let (tree, report, turns) = build(prompt, None, data)?;
         assert!(report.ok);
-        assert_eq!(turns, 2, "the stats row needs its id first");
+        assert_eq!(turns, 1, "the stats row is placed with its Stats inside");
         assert_eq!(
             components(&tree),
             vec![

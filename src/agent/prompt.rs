@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     summary::{prompt_json, DataSummary},
-    tools::{FINISH, REMOVE_COMPONENT, UPDATE_COMPONENT, VALIDATE_FORM},
+    tools::{FINISH, GET_PAGE, MOVE_COMPONENT, REMOVE_COMPONENT, UPDATE_COMPONENT, VALIDATE_FORM},
 };
 use crate::forms::{validate_form::FormIssue, FormSchema};
 
@@ -69,6 +69,8 @@ pub fn system_prompt(has_schema: bool) -> Result<String, minijinja::Error> {
         validate_tool => VALIDATE_FORM,
         update_tool => UPDATE_COMPONENT,
         remove_tool => REMOVE_COMPONENT,
+        move_tool => MOVE_COMPONENT,
+        page_tool => GET_PAGE,
         finish_tool => FINISH,
     })
 }

@@ -1,11 +1,21 @@
 //! The tools a model builds a page with, and what code does when one is called.
 //!
 //! One tool per catalog component (its definition comes from the component's spec, DESIGN.md §3)
-//! plus four of the loop's own: [`VALIDATE_FORM`], [`REMOVE_COMPONENT`], [`UPDATE_COMPONENT`] and
-//! [`FINISH`]. [`Workspace::execute`] runs one call against the page being built and answers the
-//! way the model can act on: `{"id": "c7"}` for a placed component, or a tool error
-//! `{"error": {"rule", "message", "fix", …}}` naming what to change. Nothing here talks to a model
-//! or the store; the loop (`generate.rs`) does.
+//! plus the loop's own: [`VALIDATE_FORM`], [`REMOVE_COMPONENT`], [`UPDATE_COMPONENT`],
+//! [`MOVE_COMPONENT`], [`GET_PAGE`] and [`FINISH`]. [`Workspace::execute`] runs one call against
+//! the page being built and answers the way the model can act on: `{"id": "c7"}` for a placed
+//! component, or a tool error `{"error": {"rule", "message", "fix", …}}` naming what to change.
+//! Nothing here talks to a model or the store; the loop (`generate.rs`) does.
+//!
+//! **Whole subtrees in one call.** A layout's call may carry `children`:
+//! `[{"component": "Input", "props": {…}, "children": [...]}]`, nested as deep as needed, so a
+//! model places a Form with all its fields and buttons in one turn instead of learning the Form's
+//! id first. Every node is checked exactly as if it were placed alone (props completed from the
+//! schema, props validation, parent and Form rules, field names). The call is atomic: one refused
+//! node and nothing of the call is placed; the error names the node by its path and component
+//! (`"path": "children[2].children[0]", "component": "Input"`), so the model resends the same call
+//! with that node fixed. Success answers every new id, nested like the call:
+//! `{"id": "c3", "children": [{"id": "c4"}, {"id": "c5"}]}`. Ids stay code's.
 
 use std::cell::RefCell;
 
@@ -13,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::{
     catalog::Catalog,
-    tree::{PageTree, TreeIssue},
+    tree::{PageTree, Subtree, SubtreeIssue, TreeIssue},
 };
 
 use crate::{
@@ -30,11 +40,22 @@ pub const VALIDATE_FORM: &str = "ValidateForm";
 pub const REMOVE_COMPONENT: &str = "RemoveComponent";
 /// Replaces the props of a placed component.
 pub const UPDATE_COMPONENT: &str = "UpdateComponent";
+/// Moves a placed component (with what is inside it) to another parent or position.
+pub const MOVE_COMPONENT: &str = "MoveComponent";
+/// Returns the page as placed so far, one line per node.
+pub const GET_PAGE: &str = "GetPage";
 /// Says the page is complete; code then checks it.
 pub const FINISH: &str = "Finish";
 
 /// The names of the loop's own tools, which no component may take.
-pub const AGENT_TOOLS: [&str; 4] = [VALIDATE_FORM, REMOVE_COMPONENT, UPDATE_COMPONENT, FINISH];
+pub const AGENT_TOOLS: [&str; 6] = [
+    VALIDATE_FORM,
+    REMOVE_COMPONENT,
+    UPDATE_COMPONENT,
+    MOVE_COMPONENT,
+    GET_PAGE,
+    FINISH,
+];
 
 /// Every tool offered to the model: one per component, in catalog order, then the loop's own.
 #[must_use]
@@ -86,6 +107,29 @@ place in the page stays."
         }),
     });
     tools.push(ToolDefinition {
+        name: MOVE_COMPONENT.to_owned(),
+        description: "Moves a placed component, with its children, into layout `parent` (omit: \
+top level) at `index` (omit: last)."
+            .to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "parent": {"type": "string"},
+                "index": {"type": "integer", "minimum": 0}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        }),
+    });
+    tools.push(ToolDefinition {
+        name: GET_PAGE.to_owned(),
+        description: "Returns the page as placed: a line `id Component props` per node, \
+indented under its parent."
+            .to_owned(),
+        parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    });
+    tools.push(ToolDefinition {
         name: FINISH.to_owned(),
         description: "Call once the page is complete. The application validates the page; if \
 something is still wrong you are told what, and you continue."
@@ -102,13 +146,22 @@ something is still wrong you are told what, and you continue."
 /// What a call did, for the loop's bookkeeping and events.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
-    /// A component was placed with this id.
+    /// A component was placed with this id (with `inside` placed within it in the same call).
     Placed {
         /// The new node's id.
         id: String,
         /// Its component.
         component: String,
+        /// The ids of the nodes its call placed inside it, depth first.
+        inside: Vec<String>,
     },
+    /// A component was moved.
+    Moved {
+        /// The node's id.
+        id: String,
+    },
+    /// The model read the page back.
+    Read,
     /// A component's props were replaced.
     Updated {
         /// The node's id.
@@ -155,6 +208,23 @@ impl Reply {
         }
     }
 
+    /// A refused subtree: the issue, plus the failing node's path and component when it is not
+    /// the called component itself; the reply says nothing of the call was placed.
+    fn from_subtree_issue(refused: SubtreeIssue) -> Self {
+        let mut reply = Self::from_issue(refused.issue);
+        if !refused.path.is_empty() {
+            let error = &mut reply.content["error"];
+            let message = error["message"].as_str().unwrap_or_default().to_owned();
+            error["message"] = json!(format!(
+                "{} ({}): {message} Nothing of this call was placed.",
+                refused.path, refused.component
+            ));
+            error["path"] = json!(refused.path);
+            error["component"] = json!(refused.component);
+        }
+        reply
+    }
+
     fn from_issue(issue: TreeIssue) -> Self {
         let mut error = json!({"rule": issue.rule, "message": issue.message, "fix": issue.fix});
         if let Some(node) = issue.node {
@@ -177,6 +247,19 @@ struct ComponentArgs {
     props: Value,
     #[serde(default)]
     parent: Option<String>,
+    /// Raw nodes, read by [`Workspace::subtree`] so an error can name a node's path.
+    #[serde(default)]
+    children: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveArgs {
+    id: String,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    index: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -251,6 +334,73 @@ impl<'a> Workspace<'a> {
         props
     }
 
+    /// The nodes of a component call, props completed from the schema like a single call's,
+    /// or the refusal naming the first child that is not a `{component, props?, children?}`.
+    fn subtree(
+        &self,
+        component: &str,
+        props: Value,
+        children: Value,
+        path: &str,
+    ) -> Result<Subtree, Box<Reply>> {
+        let refused = |at: String, message: String| {
+            let mut reply = Reply::refused(
+                "invalid_children",
+                &message,
+                "Write each child as {\"component\": \"Input\", \"props\": {…}} with an \
+                 optional \"children\" array of the same shape.",
+            );
+            reply.content["error"]["path"] = json!(at);
+            Box::new(reply)
+        };
+        let children = match lenient_props(children) {
+            Value::Object(empty) if empty.is_empty() => Vec::new(),
+            Value::Array(children) => children,
+            _ => {
+                return Err(refused(
+                    path.to_owned(),
+                    format!("`children` of {} must be an array.", at(path, component)),
+                ))
+            }
+        };
+        let mut nodes = Vec::with_capacity(children.len());
+        for (index, child) in children.into_iter().enumerate() {
+            let child_path = if path.is_empty() {
+                format!("children[{index}]")
+            } else {
+                format!("{path}.children[{index}]")
+            };
+            let Value::Object(mut fields) = lenient_props(child) else {
+                return Err(refused(
+                    child_path.clone(),
+                    format!("{child_path} is not an object."),
+                ));
+            };
+            let Some(Value::String(name)) = fields.remove("component") else {
+                return Err(refused(
+                    child_path.clone(),
+                    format!("{child_path} has no \"component\" name."),
+                ));
+            };
+            let child_props = fields.remove("props").unwrap_or(Value::Null);
+            let grandchildren = fields.remove("children").unwrap_or(Value::Null);
+            if let Some(unknown) = fields.keys().next() {
+                return Err(refused(
+                    child_path.clone(),
+                    format!(
+                        "{child_path} ({name}) has the unknown key \"{unknown}\"; a child takes only \"component\", \"props\" and \"children\"."
+                    ),
+                ));
+            }
+            nodes.push(self.subtree(&name, child_props, grandchildren, &child_path)?);
+        }
+        Ok(Subtree {
+            props: self.completed(component, lenient_props(props)),
+            component: component.to_owned(),
+            children: nodes,
+        })
+    }
+
     /// Runs one call and answers it.
     pub fn execute(&mut self, call: &ToolCall) -> Reply {
         let arguments = match &call.arguments {
@@ -273,6 +423,31 @@ impl<'a> Workspace<'a> {
                 Reply::ok(content, Effect::Validated(report))
             }
             FINISH => Reply::ok(json!({"received": true}), Effect::Finish),
+            GET_PAGE => {
+                let outline = self.tree.outline();
+                let content = if outline.is_empty() {
+                    "(nothing placed yet)".to_owned()
+                } else {
+                    outline
+                };
+                Reply::ok(Value::String(content), Effect::Read)
+            }
+            MOVE_COMPONENT => match parse::<MoveArgs>(MOVE_COMPONENT, arguments) {
+                Err(reply) => *reply,
+                Ok(args) => {
+                    let parent = args.parent.as_deref().filter(|parent| !parent.is_empty());
+                    match self
+                        .tree
+                        .move_node(self.catalog, &args.id, parent, args.index)
+                    {
+                        Ok(index) => Reply::ok(
+                            json!({"id": args.id, "parent": parent, "index": index}),
+                            Effect::Moved { id: args.id },
+                        ),
+                        Err(issue) => Reply::from_issue(issue),
+                    }
+                }
+            },
             REMOVE_COMPONENT => match parse::<RemoveArgs>(REMOVE_COMPONENT, arguments) {
                 Err(reply) => *reply,
                 Ok(args) => match self.tree.remove(&args.id) {
@@ -300,27 +475,28 @@ impl<'a> Workspace<'a> {
                 }
             },
             component if self.catalog.get(component).is_some() => {
-                match parse::<ComponentArgs>(component, arguments) {
+                let parsed = parse::<ComponentArgs>(component, arguments).and_then(|args| {
+                    let subtree = self.subtree(component, args.props, args.children, "")?;
+                    Ok((subtree, args.parent))
+                });
+                match parsed {
                     Err(reply) => *reply,
-                    Ok(args) => {
-                        let props = self.completed(component, lenient_props(args.props));
-                        match self.tree.add(
-                            self.catalog,
-                            self.data,
-                            component,
-                            props,
-                            args.parent.as_deref().filter(|parent| !parent.is_empty()),
-                        ) {
-                            Ok(id) => Reply::ok(
-                                json!({ "id": id }),
-                                Effect::Placed {
-                                    id,
-                                    component: component.to_owned(),
-                                },
-                            ),
-                            Err(issue) => Reply::from_issue(issue),
-                        }
-                    }
+                    Ok((subtree, parent)) => match self.tree.add_subtree(
+                        self.catalog,
+                        self.data,
+                        &subtree,
+                        parent.as_deref().filter(|parent| !parent.is_empty()),
+                    ) {
+                        Ok(placed) => Reply::ok(
+                            serde_json::to_value(&placed).unwrap_or(Value::Null),
+                            Effect::Placed {
+                                inside: placed.inside(),
+                                id: placed.id,
+                                component: component.to_owned(),
+                            },
+                        ),
+                        Err(refused) => Reply::from_subtree_issue(*refused),
+                    },
                 }
             }
             unknown => {
@@ -341,13 +517,23 @@ impl<'a> Workspace<'a> {
     }
 }
 
+/// `path` and the component at it, for messages: the called component itself when `path` is empty.
+fn at(path: &str, component: &str) -> String {
+    if path.is_empty() {
+        format!("the {component}")
+    } else {
+        format!("{path} ({component})")
+    }
+}
+
 /// Reads a tool's arguments into its typed input, or answers with what is wrong.
 fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, Box<Reply>> {
     T::deserialize(arguments).map_err(|error| {
         let shape = match tool {
             REMOVE_COMPONENT => "{\"id\": \"c3\"}",
             UPDATE_COMPONENT => "{\"id\": \"c3\", \"props\": {…}}",
-            _ => "{\"props\": {…}, \"parent\": \"c2\"} (parent optional)",
+            MOVE_COMPONENT => "{\"id\": \"c3\", \"parent\": \"c2\", \"index\": 0} (parent, index optional)",
+            _ => "{\"props\": {…}, \"parent\": \"c2\", \"children\": [{\"component\": \"Input\", \"props\": {…}}]} (parent, children optional)",
         };
         Box::new(Reply::refused(
             "invalid_arguments",
@@ -383,10 +569,10 @@ mod tests {
     }
 
     #[test]
-    fn every_component_and_the_four_agent_tools_are_offered() {
+    fn every_component_and_the_agent_tools_are_offered() {
         let catalog = Catalog::defaults();
         let tools = tool_definitions(&catalog);
-        assert_eq!(tools.len(), catalog.specs().len() + 4);
+        assert_eq!(tools.len(), catalog.specs().len() + AGENT_TOOLS.len());
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         for name in AGENT_TOOLS {
             assert!(names.contains(&name), "{name}");
@@ -466,5 +652,248 @@ mod tests {
         let removed = workspace.execute(&call(REMOVE_COMPONENT, json!({"id": "c1"})));
         assert_eq!(removed.content, json!({"removed": ["c1"]}));
         assert!(!workspace.check().ok);
+    }
+
+    fn contact_schema() -> FormSchema {
+        FormSchema::new(vec![
+            FormField::new("email", FieldKind::string()),
+            FormField::new("age", FieldKind::integer()),
+            FormField::new("news", FieldKind::Boolean),
+        ])
+    }
+
+    #[test]
+    fn a_whole_form_is_placed_in_one_call_and_every_id_is_answered() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = contact_schema();
+        let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+        let placed = workspace.execute(&call(
+            "Form",
+            json!({"props": {}, "children": [
+                {"component": "Input", "props": {"name": "email", "label": "Email"}},
+                {"component": "Input", "props": {"name": "age", "label": "Age"}},
+                {"component": "Checkbox", "props": {"name": "news", "label": "News"}},
+                {"component": "Container", "props": {"direction": "row"}, "children": [
+                    {"component": "Button", "props": {"label": "Send"}},
+                    {"component": "Button", "props": {"label": "Cancel", "kind": "cancel"}}
+                ]}
+            ]}),
+        ));
+        assert_eq!(
+            placed.content,
+            json!({"id": "c1", "children": [{"id": "c2"}, {"id": "c3"}, {"id": "c4"},
+                   {"id": "c5", "children": [{"id": "c6"}, {"id": "c7"}]}]})
+        );
+        assert_eq!(
+            placed.effect,
+            Effect::Placed {
+                id: "c1".into(),
+                component: "Form".into(),
+                inside: ["c2", "c3", "c4", "c5", "c6", "c7"]
+                    .map(String::from)
+                    .to_vec(),
+            }
+        );
+        // Children get their props completed from the schema like a single call's.
+        assert_eq!(workspace.tree.nodes["c3"].props["type"], "number");
+        assert_eq!(workspace.tree.nodes["c2"].props["required"], true);
+        let report = workspace.check();
+        assert!(report.ok, "{:?}", report.errors);
+    }
+
+    #[test]
+    fn one_bad_child_refuses_the_call_with_its_path_and_places_nothing() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = contact_schema();
+        let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+        workspace.execute(&call(
+            "Heading",
+            json!({"props": {"text": "Hi", "level": 1}}),
+        ));
+        let before = workspace.tree.clone();
+        let refused = workspace.execute(&call(
+            "Form",
+            json!({"props": {}, "children": [
+                {"component": "Input", "props": {"name": "email", "label": "Email"}},
+                {"component": "Card", "props": {}, "children": [
+                    {"component": "Select", "props": {"name": "age", "label": "Age", "options": "many"}}
+                ]},
+                {"component": "Button", "props": {"label": "Send"}}
+            ]}),
+        ));
+        assert!(refused.is_error);
+        let error = &refused.content["error"];
+        assert_eq!(error["rule"], "invalid_props");
+        assert_eq!(error["path"], "children[1].children[0]");
+        assert_eq!(error["component"], "Select");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("children[1].children[0] (Select): Invalid props for Select"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("Nothing of this call was placed."),
+            "{message}"
+        );
+        assert_eq!(workspace.tree, before, "the call is atomic");
+    }
+
+    #[test]
+    fn children_that_are_not_nodes_are_refused_with_their_path() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut workspace = Workspace::new(&catalog, None, &data);
+        let refusal = |workspace: &mut Workspace<'_>, children: Value| {
+            let reply =
+                workspace.execute(&call("Card", json!({"props": {}, "children": children})));
+            (
+                reply.content["error"]["rule"].clone(),
+                reply.content["error"]["path"].clone(),
+            )
+        };
+        assert_eq!(
+            refusal(
+                &mut workspace,
+                json!([{"component": "Text", "props": {"text": "a"}}, {"props": {}}])
+            ),
+            (json!("invalid_children"), json!("children[1]"))
+        );
+        assert_eq!(
+            refusal(
+                &mut workspace,
+                json!([{"component": "Card", "children": [{"component": "Text", "text": "a"}]}])
+            ),
+            (json!("invalid_children"), json!("children[0].children[0]"))
+        );
+        assert_eq!(
+            refusal(
+                &mut workspace,
+                json!([{"component": "Marquee", "props": {}}])
+            ),
+            (json!("unknown_component"), json!("children[0]"))
+        );
+        let text = workspace.execute(&call(
+            "Text",
+            json!({"props": {"text": "a"}, "children": [{"component": "Divider"}]}),
+        ));
+        assert_eq!(text.content["error"]["rule"], "children_not_allowed");
+        assert!(workspace.tree.is_empty());
+    }
+
+    #[test]
+    fn a_field_placed_outside_the_form_is_moved_in_as_validate_form_says() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = FormSchema::new(vec![FormField::new("email", FieldKind::string())]);
+        let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+        workspace.execute(&call(
+            "Form",
+            json!({"props": {}, "children": [{"component": "Button", "props": {"label": "Send"}}]}),
+        ));
+        workspace.execute(&call(
+            "Input",
+            json!({"props": {"name": "email", "label": "Email"}}),
+        ));
+        let report = workspace.check();
+        let outside = report
+            .errors
+            .iter()
+            .find(|issue| issue.rule == "field_outside_form");
+        assert_eq!(
+            outside.map(|issue| issue.fix.as_str()),
+            Some("move it into the Form: call MoveComponent with {\"id\": \"c3\", \"parent\": \"c1\"}")
+        );
+        let moved = workspace.execute(&call(
+            MOVE_COMPONENT,
+            json!({"id": "c3", "parent": "c1", "index": 0}),
+        ));
+        assert_eq!(
+            moved.content,
+            json!({"id": "c3", "parent": "c1", "index": 0})
+        );
+        assert_eq!(workspace.tree.nodes["c1"].children, vec!["c3", "c2"]);
+        let report = workspace.execute(&call(VALIDATE_FORM, json!({})));
+        assert_eq!(report.content["ok"], json!(true), "{}", report.content);
+    }
+
+    #[test]
+    fn moves_into_a_non_layout_into_itself_or_of_unknown_ids_are_refused() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut workspace = Workspace::new(&catalog, None, &data);
+        workspace.execute(&call(
+            "Card",
+            json!({"props": {}, "children": [{"component": "Container", "props": {}},
+                                             {"component": "Text", "props": {"text": "x"}}]}),
+        ));
+        let before = workspace.tree.clone();
+        let mut rule = |arguments: Value| {
+            workspace.execute(&call(MOVE_COMPONENT, arguments)).content["error"]["rule"].clone()
+        };
+        assert_eq!(rule(json!({"id": "c1", "parent": "c2"})), "cycle");
+        assert_eq!(
+            rule(json!({"id": "c2", "parent": "c3"})),
+            "parent_not_layout"
+        );
+        assert_eq!(rule(json!({"id": "c9"})), "unknown_node");
+        assert_eq!(rule(json!({"id": "c3", "parent": "c9"})), "unknown_parent");
+        assert_eq!(rule(json!({"id": "c3", "index": -1})), "invalid_arguments");
+        assert_eq!(workspace.tree, before);
+    }
+
+    #[test]
+    fn get_page_reads_the_page_back_after_edits() {
+        let catalog = Catalog::defaults();
+        let data = json!({"rows": [{"id": 1}]});
+        let mut workspace = Workspace::new(&catalog, None, &data);
+        let empty = workspace.execute(&call(GET_PAGE, json!({})));
+        assert_eq!(empty.content, json!("(nothing placed yet)"));
+        workspace.execute(&call(
+            "Heading",
+            json!({"props": {"text": "Rows", "level": 1}}),
+        ));
+        workspace.execute(&call(
+            "Card",
+            json!({"props": {}, "children": [{"component": "Table", "props": {"rows": {"$data": "/rows"}}},
+                                             {"component": "Divider"}]}),
+        ));
+        workspace.execute(&call(
+            UPDATE_COMPONENT,
+            json!({"id": "c1", "props": {"text": "All rows", "level": 1}}),
+        ));
+        workspace.execute(&call(MOVE_COMPONENT, json!({"id": "c3", "index": 0})));
+        workspace.execute(&call(REMOVE_COMPONENT, json!({"id": "c4"})));
+        let page = workspace.execute(&call(GET_PAGE, json!({})));
+        assert_eq!(page.effect, Effect::Read);
+        assert_eq!(
+            page.content,
+            json!("c3 Table {\"rows\":{\"$data\":\"/rows\"}}\nc1 Heading {\"text\":\"All rows\",\"level\":1}\nc2 Card\n")
+        );
+    }
+
+    #[test]
+    fn the_subtree_tools_add_little_to_every_turn() {
+        let catalog = Catalog::defaults();
+        let tools = tool_definitions(&catalog);
+        let size = |value: &Value| value.to_string().len();
+        let new_tools: usize = tools
+            .iter()
+            .filter(|tool| tool.name == MOVE_COMPONENT || tool.name == GET_PAGE)
+            .map(|tool| tool.name.len() + tool.description.len() + size(&tool.parameters))
+            .sum();
+        let children: usize = catalog
+            .tool_definitions()
+            .iter()
+            .map(|tool| size(&tool["parameters"]["properties"]["children"]))
+            .filter(|bytes| *bytes > 4)
+            .sum();
+        // Sent with every model turn: keep `children`, MoveComponent and GetPage together
+        // under 1.2 KB (the system prompt explains the rest once).
+        assert!(
+            new_tools + children <= 1_200,
+            "{new_tools} bytes of new tools, {children} of `children`"
+        );
     }
 }

@@ -163,7 +163,7 @@ fn check_against_schema(
                     "field `{}` is outside the Form, so it is never submitted",
                     placed.name
                 ),
-                "move it into the Form (use the Form's id as `parent`)".into(),
+                move_into_form(&placed.node, forms.first().copied()),
             ));
         }
         if check_field_type(placed, field, errors) {
@@ -211,6 +211,19 @@ fn check_against_schema(
             "the Form has no submit Button".into(),
             "place a Button with kind \"submit\" inside the Form".into(),
         ));
+    }
+}
+
+/// The fix for a field outside the Form: the `MoveComponent` call that moves it in (the agent's
+/// tool; the name is written out because forms know nothing of the agent).
+fn move_into_form(node: &str, form: Option<&str>) -> String {
+    match form {
+        Some(form) => format!(
+            "move it into the Form: call MoveComponent with {{\"id\": \"{node}\", \"parent\": \"{form}\"}}"
+        ),
+        None => format!(
+            "place a Form, then move it in: call MoveComponent with {{\"id\": \"{node}\", \"parent\": <the Form's id>}}"
+        ),
     }
 }
 

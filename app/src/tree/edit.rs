@@ -1,12 +1,21 @@
-//! Edits the agent loop's tools make to a tree: add, update and remove a component.
+//! Edits the agent loop's tools make to a tree: add (one component or a whole subtree), update,
+//! move and remove a component.
 //!
 //! Each edit checks what it can check locally (the component exists, the parent is a layout, the
-//! props are valid against the data, the field name is free, there is one Form) and refuses with a
-//! [`TreeIssue`] the model can act on, leaving the tree unchanged. Whole-tree checks stay in
-//! [`PageTree::validate`].
+//! props are valid against the data, the field name is free, there is one Form, a move makes no
+//! cycle) and refuses with a [`TreeIssue`] the model can act on, leaving the tree unchanged.
+//! Whole-tree checks stay in [`PageTree::validate`].
+//!
+//! **A subtree is placed whole or not at all.** [`PageTree::add_subtree`] places its nodes one by
+//! one, depth first, each checked exactly as if it were placed alone under its parent; the first
+//! refusal undoes the whole call and names the failing node by its path in the call
+//! (`children[2].children[0]`). Atomic rather than "keep what passed", because a half-built Form
+//! is worse than none: the model would have to read back which children exist before it could
+//! retry, while after a refusal it simply sends the same call with one node fixed.
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{Node, PageTree, TreeIssue};
@@ -21,6 +30,59 @@ fn refuse(node: Option<&str>, rule: &'static str, message: String, fix: String) 
         message,
         fix,
     }
+}
+
+/// A component to place together with the components inside it, as one tool call writes them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Subtree {
+    /// The component's name in the catalog.
+    pub component: String,
+    /// Its props, bindings unresolved.
+    pub props: Value,
+    /// What to place inside it, in display order (layouts only).
+    pub children: Vec<Subtree>,
+}
+
+/// The ids code gave a placed subtree, nested as the call nested its nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Placed {
+    /// The node's new id.
+    pub id: String,
+    /// Its placed children, in order; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Placed>,
+}
+
+impl Placed {
+    /// Every id placed inside this node (not its own), depth first.
+    #[must_use]
+    pub fn inside(&self) -> Vec<String> {
+        let mut ids = Vec::new();
+        for child in &self.children {
+            ids.push(child.id.clone());
+            ids.extend(child.inside());
+        }
+        ids
+    }
+}
+
+/// Why a subtree was refused: which of its nodes, and the issue as if it had been placed alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubtreeIssue {
+    /// The failing node's path in the call: empty for the called component itself,
+    /// `children[2]`, `children[2].children[0]` for the nodes inside it.
+    pub path: String,
+    /// The failing node's component.
+    pub component: String,
+    /// The refusal.
+    pub issue: TreeIssue,
+}
+
+/// Whether `component` is a layout, which may hold children.
+fn is_layout(catalog: &Catalog, component: &str) -> bool {
+    catalog
+        .get(component)
+        .is_some_and(|spec| spec.role == Role::Layout)
 }
 
 impl PageTree {
@@ -152,6 +214,174 @@ impl PageTree {
         }
         self.order.retain(|entry| !doomed.contains(entry));
         Ok(doomed.into_iter().collect())
+    }
+
+    /// Places `subtree` as the last child of `parent` (or at the end of the top level), its own
+    /// children inside it, depth first; returns every new id, nested like the call.
+    ///
+    /// # Errors
+    ///
+    /// The first node refused, by its path: any refusal of [`PageTree::add`] for that node, or
+    /// `children_not_allowed` when a node that is not a layout is given children. The tree is
+    /// then exactly as before the call (nothing of the subtree stays).
+    pub fn add_subtree(
+        &mut self,
+        catalog: &Catalog,
+        data: &Value,
+        subtree: &Subtree,
+        parent: Option<&str>,
+    ) -> Result<Placed, Box<SubtreeIssue>> {
+        let before = (!subtree.children.is_empty()).then(|| self.clone());
+        let mut placed = Vec::new();
+        let result = self.place(catalog, data, subtree, parent, "", &mut placed);
+        result.map_err(|mut refused| {
+            if let Some(before) = before {
+                *self = before;
+            }
+            // The nodes this call placed are gone again: name them by their paths, not by ids
+            // the model never saw.
+            for (id, path) in &placed {
+                let name = if path.is_empty() {
+                    format!("the {}", subtree.component)
+                } else {
+                    path.clone()
+                };
+                let quoted = format!("\"{id}\"");
+                refused.issue.message = refused.issue.message.replace(&quoted, &name);
+                refused.issue.fix = refused.issue.fix.replace(&quoted, &name);
+            }
+            if refused
+                .issue
+                .node
+                .as_ref()
+                .is_some_and(|node| !self.nodes.contains_key(node))
+            {
+                refused.issue.node = None;
+            }
+            refused
+        })
+    }
+
+    fn place(
+        &mut self,
+        catalog: &Catalog,
+        data: &Value,
+        subtree: &Subtree,
+        parent: Option<&str>,
+        path: &str,
+        placed: &mut Vec<(String, String)>,
+    ) -> Result<Placed, Box<SubtreeIssue>> {
+        let refused = |issue| {
+            Box::new(SubtreeIssue {
+                path: path.to_owned(),
+                component: subtree.component.clone(),
+                issue,
+            })
+        };
+        if !subtree.children.is_empty()
+            && catalog.get(&subtree.component).is_some()
+            && !is_layout(catalog, &subtree.component)
+        {
+            return Err(refused(refuse(
+                None,
+                "children_not_allowed",
+                format!("A {} cannot hold children.", subtree.component),
+                "Give `children` only to a Form, Container, Card or Details; place the others \
+                 next to it."
+                    .to_owned(),
+            )));
+        }
+        let id = self
+            .add(
+                catalog,
+                data,
+                &subtree.component,
+                subtree.props.clone(),
+                parent,
+            )
+            .map_err(refused)?;
+        placed.push((id.clone(), path.to_owned()));
+        let mut children = Vec::with_capacity(subtree.children.len());
+        for (index, child) in subtree.children.iter().enumerate() {
+            let child_path = if path.is_empty() {
+                format!("children[{index}]")
+            } else {
+                format!("{path}.children[{index}]")
+            };
+            children.push(self.place(catalog, data, child, Some(&id), &child_path, placed)?);
+        }
+        Ok(Placed { id, children })
+    }
+
+    /// Moves node `id`, with everything inside it, to position `index` among the children of
+    /// `parent` (or of the top level); an index past the end, or none, means last. Returns the
+    /// position it ended at.
+    ///
+    /// # Errors
+    ///
+    /// `unknown_node`, `unknown_parent`, `parent_not_layout`, or `cycle` when `parent` is the node
+    /// itself or inside it; the tree is unchanged.
+    pub fn move_node(
+        &mut self,
+        catalog: &Catalog,
+        id: &str,
+        parent: Option<&str>,
+        index: Option<usize>,
+    ) -> Result<usize, TreeIssue> {
+        let Some(component) = self.nodes.get(id).map(|node| node.component.clone()) else {
+            return Err(self.unknown_node(id));
+        };
+        if let Some(parent_id) = parent {
+            let Some(parent_node) = self.nodes.get(parent_id) else {
+                return Err(refuse(
+                    Some(parent_id),
+                    "unknown_parent",
+                    format!("There is no node \"{parent_id}\" to move the {component} into."),
+                    "Use an id returned by an earlier call, or omit `parent` for the top level."
+                        .to_owned(),
+                ));
+            };
+            if !is_layout(catalog, &parent_node.component) {
+                return Err(refuse(
+                    Some(parent_id),
+                    "parent_not_layout",
+                    format!(
+                        "Node \"{parent_id}\" is a {}, which cannot hold children.",
+                        parent_node.component
+                    ),
+                    "Use the id of a Form, Container, Card or Details as `parent`.".to_owned(),
+                ));
+            }
+            if parent_id == id || self.ancestors(parent_id).contains(&id) {
+                return Err(refuse(
+                    Some(id),
+                    "cycle",
+                    format!("Node \"{parent_id}\" is \"{id}\" or inside it; a node cannot be moved into itself."),
+                    format!("Choose a `parent` outside \"{id}\"."),
+                ));
+            }
+        }
+        for node in self.nodes.values_mut() {
+            node.children.retain(|child| child != id);
+        }
+        self.order.retain(|entry| entry != id);
+        if parent.is_none() {
+            // The top level's display order includes nodes `order` does not list; write it out
+            // so the index counts what the page shows.
+            self.order = self
+                .top_level()
+                .into_iter()
+                .filter(|top| *top != id)
+                .map(str::to_owned)
+                .collect();
+        }
+        let siblings = match parent.and_then(|parent_id| self.nodes.get_mut(parent_id)) {
+            Some(parent_node) => &mut parent_node.children,
+            None => &mut self.order,
+        };
+        let position = index.unwrap_or(usize::MAX).min(siblings.len());
+        siblings.insert(position, id.to_owned());
+        Ok(position)
     }
 
     fn unknown_node(&self, id: &str) -> TreeIssue {
@@ -368,6 +598,242 @@ mod tests {
         assert_eq!(tree.order, vec![kept.clone()]);
         assert_eq!(tree.nodes.keys().collect::<Vec<_>>(), vec![&kept]);
         assert_eq!(rule(tree.remove("c1")), Some("unknown_node"));
+        Ok(())
+    }
+
+    fn node(component: &str, props: Value, children: Vec<Subtree>) -> Subtree {
+        Subtree {
+            component: component.to_owned(),
+            props,
+            children,
+        }
+    }
+
+    fn input(name: &str) -> Subtree {
+        node("Input", json!({"name": name, "label": name}), Vec::new())
+    }
+
+    #[test]
+    fn a_subtree_is_placed_in_one_call_with_every_id_returned() -> Result<(), Box<SubtreeIssue>> {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut tree = PageTree::default();
+        tree.add(&catalog, &data, "Heading", json!({"text": "Hi"}), None)
+            .map_err(|issue| {
+                Box::new(SubtreeIssue {
+                    path: String::new(),
+                    component: "Heading".into(),
+                    issue,
+                })
+            })?;
+        let form = node(
+            "Form",
+            json!({}),
+            vec![
+                input("a"),
+                node(
+                    "Container",
+                    json!({"direction": "row"}),
+                    vec![
+                        node("Button", json!({"label": "Go"}), Vec::new()),
+                        node(
+                            "Button",
+                            json!({"label": "No", "kind": "cancel"}),
+                            Vec::new(),
+                        ),
+                    ],
+                ),
+            ],
+        );
+        let placed = tree.add_subtree(&catalog, &data, &form, None)?;
+        assert_eq!(
+            serde_json::to_value(&placed).unwrap_or_default(),
+            json!({"id": "c2", "children": [{"id": "c3"},
+                  {"id": "c4", "children": [{"id": "c5"}, {"id": "c6"}]}]})
+        );
+        assert_eq!(placed.inside(), vec!["c3", "c4", "c5", "c6"]);
+        assert_eq!(tree.order, vec!["c1", "c2"]);
+        assert_eq!(tree.nodes["c2"].children, vec!["c3", "c4"]);
+        assert_eq!(tree.nodes["c4"].children, vec!["c5", "c6"]);
+        assert_eq!(tree.nodes["c6"].props["kind"], "cancel");
+        assert!(tree.validate(&catalog, &data).is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn one_bad_node_refuses_the_whole_subtree_naming_its_path() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut tree = PageTree::default();
+        let before = tree.clone();
+        let bad_child = node(
+            "Form",
+            json!({}),
+            vec![
+                input("a"),
+                input("b"),
+                node("Input", json!({"label": "no name"}), Vec::new()),
+                node("Button", json!({"label": "Go"}), Vec::new()),
+            ],
+        );
+        let refused = tree.add_subtree(&catalog, &data, &bad_child, None).err();
+        assert_eq!(
+            refused.as_ref().map(|refused| (
+                refused.path.as_str(),
+                refused.component.as_str(),
+                refused.issue.rule
+            )),
+            Some(("children[2]", "Input", "invalid_props"))
+        );
+        assert_eq!(
+            refused.and_then(|refused| refused.issue.node),
+            None,
+            "the refused node's id was never kept"
+        );
+        assert_eq!(tree, before, "nothing of the call stays");
+    }
+
+    #[test]
+    fn errors_deep_in_a_subtree_name_the_nested_path() {
+        let catalog = Catalog::defaults();
+        let data = json!({"rows": []});
+        let mut tree = PageTree::default();
+        let deep = node(
+            "Card",
+            json!({}),
+            vec![
+                node("Text", json!({"text": "x"}), Vec::new()),
+                node(
+                    "Container",
+                    json!({}),
+                    vec![node(
+                        "Details",
+                        json!({"summary": "More"}),
+                        vec![node(
+                            "Table",
+                            json!({"rows": {"$data": "/nope"}}),
+                            Vec::new(),
+                        )],
+                    )],
+                ),
+            ],
+        );
+        let refused = tree.add_subtree(&catalog, &data, &deep, None).err();
+        assert_eq!(
+            refused.map(|refused| (refused.path, refused.component, refused.issue.rule)),
+            Some((
+                "children[1].children[0].children[0]".to_owned(),
+                "Table".to_owned(),
+                "unbound_data"
+            ))
+        );
+        assert!(tree.is_empty());
+        let text_with_children = node(
+            "Card",
+            json!({}),
+            vec![node(
+                "Text",
+                json!({"text": "x"}),
+                vec![node("Divider", json!({}), Vec::new())],
+            )],
+        );
+        let refused = tree
+            .add_subtree(&catalog, &data, &text_with_children, None)
+            .err();
+        assert_eq!(
+            refused.map(|refused| (refused.path, refused.issue.rule)),
+            Some(("children[0]".to_owned(), "children_not_allowed"))
+        );
+        assert!(tree.is_empty());
+    }
+
+    #[test]
+    fn a_name_clash_inside_one_call_names_the_sibling_by_its_path() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut tree = PageTree::default();
+        let clash = node("Form", json!({}), vec![input("email"), input("email")]);
+        let refused = tree.add_subtree(&catalog, &data, &clash, None).err();
+        let issue = refused.map(|refused| (refused.path, refused.issue));
+        assert_eq!(
+            issue
+                .as_ref()
+                .map(|(path, issue)| (path.as_str(), issue.rule)),
+            Some(("children[1]", "duplicate_field_name"))
+        );
+        let message = issue.map(|(_, issue)| issue.message).unwrap_or_default();
+        assert!(message.contains("children[0]"), "{message}");
+        assert!(!message.contains("\"c2\""), "{message}");
+    }
+
+    #[test]
+    fn moving_puts_a_node_and_its_subtree_under_another_parent_at_an_index() -> Result<(), TreeIssue>
+    {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut tree = PageTree::default();
+        let form = tree.add(&catalog, &data, "Form", json!({}), None)?;
+        let first = tree.add(
+            &catalog,
+            &data,
+            "Checkbox",
+            json!({"name": "a", "label": "A"}),
+            Some(&form),
+        )?;
+        let card = tree.add(&catalog, &data, "Card", json!({}), None)?;
+        let inside = tree.add(
+            &catalog,
+            &data,
+            "Input",
+            json!({"name": "b", "label": "B"}),
+            Some(&card),
+        )?;
+        assert_eq!(tree.move_node(&catalog, &card, Some(&form), Some(0))?, 0);
+        assert_eq!(
+            tree.nodes[&form].children,
+            vec![card.clone(), first.clone()]
+        );
+        assert_eq!(tree.nodes[&card].children, vec![inside.clone()]);
+        assert_eq!(tree.top_level(), vec![form.as_str()]);
+        // Back to the top level, first; an index past the end means last.
+        assert_eq!(tree.move_node(&catalog, &card, None, Some(0))?, 0);
+        assert_eq!(tree.top_level(), vec![card.as_str(), form.as_str()]);
+        assert_eq!(tree.move_node(&catalog, &first, Some(&form), Some(99))?, 0);
+        assert_eq!(tree.nodes[&form].children, vec![first]);
+        assert!(tree.validate(&catalog, &data).is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn moves_that_would_break_the_tree_are_refused_and_change_nothing() -> Result<(), TreeIssue> {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let mut tree = PageTree::default();
+        let card = tree.add(&catalog, &data, "Card", json!({}), None)?;
+        let inner = tree.add(&catalog, &data, "Container", json!({}), Some(&card))?;
+        let text = tree.add(&catalog, &data, "Text", json!({"text": "x"}), None)?;
+        let before = tree.clone();
+        assert_eq!(
+            rule(tree.move_node(&catalog, &card, Some(&inner), None)),
+            Some("cycle")
+        );
+        assert_eq!(
+            rule(tree.move_node(&catalog, &card, Some(&card), None)),
+            Some("cycle")
+        );
+        assert_eq!(
+            rule(tree.move_node(&catalog, &card, Some(&text), None)),
+            Some("parent_not_layout")
+        );
+        assert_eq!(
+            rule(tree.move_node(&catalog, &card, Some("c99"), None)),
+            Some("unknown_parent")
+        );
+        assert_eq!(
+            rule(tree.move_node(&catalog, "c42", None, None)),
+            Some("unknown_node")
+        );
+        assert_eq!(tree, before);
         Ok(())
     }
 }
