@@ -126,7 +126,7 @@ fn tessera_eval_prints_a_row_per_scenario_and_exits_zero() -> anyhow::Result<()>
     let scenarios = std::fs::read_dir(repository().join("tests/quality"))?.count();
     assert!(stdout.starts_with(&format!("tessera eval: {scenarios} cases with heuristic")));
     assert!(stdout.contains("\nemployee-onboarding "), "{stdout}");
-    assert!(stdout.contains("\nturns        median 2.0"), "{stdout}");
+    assert!(stdout.contains("\nturns        median 1.0"), "{stdout}");
     Ok(())
 }
 
