@@ -463,9 +463,22 @@ impl Config {
             .map(|(_, raw)| raw.trim().to_owned())
             .filter(|raw| !raw.is_empty())
             .map(PathBuf::from);
-        let workflows_dir = lookup("TESSERA_WORKFLOWS_DIR")
-            .map_or_else(|| "workflows".to_owned(), |(_, raw)| raw.trim().to_owned());
-        let workflows_dir = Some(PathBuf::from(workflows_dir));
+        // The default folder may be absent (no YAML workflows); a folder someone named must exist,
+        // or a typo would silently start the server without the workflows they wrote.
+        let workflows_dir = match lookup("TESSERA_WORKFLOWS_DIR") {
+            Some((name, raw)) => {
+                let dir = PathBuf::from(raw.trim());
+                if !dir.is_dir() {
+                    return Err(invalid(
+                        name,
+                        format!("`{}` is not a folder", dir.display()),
+                    ));
+                }
+                dir
+            }
+            None => PathBuf::from("workflows"),
+        };
+        let workflows_dir = Some(workflows_dir);
         let workflow_http_hosts = match lookup("TESSERA_WORKFLOW_HTTP_HOSTS") {
             Some((name, raw)) => {
                 crate::workflow::yaml::HostAllowlist::parse(&raw, &public_url)
@@ -677,6 +690,16 @@ mod tests {
     ) -> Result<(), ConfigError> {
         let config = Config::from_sources(&Sources::default())?;
         assert_eq!(config.workflows_dir, Some(PathBuf::from("workflows")));
+        let error = Config::from_sources(&sources(
+            &[("TESSERA_WORKFLOWS_DIR", "/nonexistent/workflwos")],
+            &[],
+        ))
+        .err()
+        .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_WORKFLOWS_DIR: `/nonexistent/workflwos` is not a folder")
+        );
         assert_eq!(config.workflow_http_hosts, "self");
         let error = Config::from_sources(&sources(
             &[("TESSERA_WORKFLOW_HTTP_HOSTS", "api.example.com, http://x/y")],
