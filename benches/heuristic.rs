@@ -97,9 +97,17 @@ fn prompt_sizes() -> anyhow::Result<()> {
             Some(&schema),
             &DataSummary::of(&data),
         )?;
+        // Baseline: the same prompt with the schema and the summary pretty-printed, as sent
+        // before issue 13 (only the indentation differs).
+        let summary = DataSummary::of(&data);
+        let pretty = user.len() + serde_json::to_string_pretty(&schema.to_json_schema())?.len()
+            - serde_json::to_string(&schema.to_json_schema())?.len()
+            + serde_json::to_string_pretty(&summary)?.len()
+            - serde_json::to_string(&summary)?.len();
         eprintln!(
-            "prompt size, {count} rows: user prompt {} bytes; with system prompt ({system} bytes) \
-             and tool definitions ({tools} bytes): {} bytes; the data itself: {} bytes",
+            "prompt size, {count} rows: user prompt {} bytes (pretty-printed: {pretty}); with \
+             system prompt ({system} bytes) and tool definitions ({tools} bytes): {} bytes; the \
+             data itself: {} bytes",
             user.len(),
             user.len() + system + tools,
             serde_json::to_string(&data)?.len(),

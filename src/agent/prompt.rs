@@ -211,6 +211,10 @@ mod tests {
         ] {
             assert_eq!(system.matches(rule).count(), 1, "{rule:?} in\n{system}");
         }
+        // Every rule starts a line of its own, with or without a schema.
+        for text in [&system, &system_prompt(false)?] {
+            assert!(!text.contains(".-"), "{text}");
+        }
         for repeated in ["$data", "json/pointer", "layout", "Role:", "the Form."] {
             assert!(
                 !tools.contains(repeated),
