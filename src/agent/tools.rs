@@ -493,6 +493,7 @@ mod tests {
                 checked += 1;
             }
         }
+        eprintln!("{checked} mutations checked");
         assert!(checked > 100, "only {checked} mutations");
     }
 
