@@ -360,6 +360,10 @@ fn terse(schema: &mut Value) {
             // Inner schemas first, so the rules below see them already terse. A `properties`
             // map holds props, not keywords: a prop named `description` stays.
             for (key, value) in object.iter_mut() {
+                if key == "enum" || key == "const" {
+                    // Values, not schemas.
+                    continue;
+                }
                 if key == "properties" {
                     if let Value::Object(properties) = value {
                         properties.values_mut().for_each(terse);
@@ -380,22 +384,15 @@ fn terse(schema: &mut Value) {
                 object.insert("enum".to_owned(), json!([constant]));
             }
             if let Some(Value::Array(choices)) = object.get("oneOf") {
-                let constants: Option<Vec<Value>> = choices
+                // Inner constants are already enums: a `oneOf` of enums is their union.
+                let values: Option<Vec<Value>> = choices
                     .iter()
-                    .map(|choice| {
-                        choice.get("const").cloned().or_else(|| {
-                            choice
-                                .get("enum")
-                                .and_then(|values| {
-                                    values.as_array().and_then(|values| values.first())
-                                })
-                                .cloned()
-                        })
-                    })
-                    .collect();
-                if let Some(constants) = constants {
+                    .map(|choice| choice.get("enum").and_then(Value::as_array).cloned())
+                    .collect::<Option<Vec<_>>>()
+                    .map(|lists| lists.into_iter().flatten().collect());
+                if let Some(values) = values {
                     object.remove("oneOf");
-                    object.insert("enum".to_owned(), Value::Array(constants));
+                    object.insert("enum".to_owned(), Value::Array(values));
                 }
             }
             if object.contains_key("enum") {
@@ -808,6 +805,41 @@ mod tests {
             };
             assert_eq!(tag, expected, "{description}");
         }
+    }
+
+    #[test]
+    fn a_model_schema_keeps_the_constraints_of_a_schemars_schema_and_drops_the_rest() {
+        let schema = json!({
+            "type": "object", "additionalProperties": false, "description": "Props.",
+            "properties": {
+                "mode": {"description": "How.", "oneOf": [
+                    {"type": "string", "const": "a", "description": "A."},
+                    {"type": "string", "enum": ["b", "c"]}
+                ]},
+                "value": {"description": "What.", "anyOf": [
+                    {"type": "number", "description": "A number."}, {"type": "string"}
+                ]},
+                "rows": {"type": "array", "items": true, BINDABLE: true, "description": "Rows."},
+                "step": {"type": "number", FROM_SCHEMA: true, "minimum": 0},
+                "level": {"type": "integer", "minimum": 1, "maximum": 4, "default": 2},
+                "description": {"type": "string", "default": null}
+            },
+            "required": ["mode", "step"]
+        });
+        assert_eq!(
+            model_schema(&schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "mode": {"enum": ["a", "b", "c"]},
+                    "value": {"type": ["number", "string"]},
+                    "rows": {"type": ["array", "object"]},
+                    "level": {"type": "integer", "minimum": 1, "maximum": 4},
+                    "description": {"type": "string"}
+                },
+                "required": ["mode"]
+            })
+        );
     }
 
     #[test]
