@@ -2,7 +2,8 @@
 //! and the record on a fresh SQLite store) for a 30-field schema over 10,000 data rows, the
 //! cache-hit path for the same request, and two baselines on the same data (serializing the rows,
 //! building the data summary). Also prints the size of the prompt a model would be sent for 10 and
-//! for 10,000 rows. Run with `cargo bench --bench heuristic`; figures go in BENCHMARKS.md.
+//! for 10,000 rows, and the bytes of each tool definition. Run with
+//! `cargo bench --bench heuristic`; figures go in BENCHMARKS.md.
 
 use std::time::Duration;
 
@@ -72,8 +73,23 @@ fn input(data: &Value, cache: CachePolicy) -> GenerationInput {
 
 fn prompt_sizes() -> anyhow::Result<()> {
     let schema = thirty_fields();
-    let tools = serde_json::to_string(&tool_definitions(&Catalog::defaults()))?.len();
+    let definitions = tool_definitions(&Catalog::defaults());
+    let tools = serde_json::to_string(&definitions)?.len();
     let system = system_prompt(true)?.len();
+    let mut per_tool: Vec<String> = Vec::new();
+    for tool in &definitions {
+        per_tool.push(format!(
+            "{} {}",
+            tool.name,
+            serde_json::to_string(tool)?.len()
+        ));
+    }
+    eprintln!("tool definitions, bytes each: {}", per_tool.join(", "));
+    eprintln!(
+        "offer (system prompt + tool definitions): {} bytes, about {} tokens at 4 bytes a token",
+        system + tools,
+        (system + tools) / 4
+    );
     for count in [10, 10_000] {
         let data = rows(count);
         let user = user_prompt(
@@ -81,9 +97,17 @@ fn prompt_sizes() -> anyhow::Result<()> {
             Some(&schema),
             &DataSummary::of(&data),
         )?;
+        // Baseline: the same prompt with the schema and the summary pretty-printed, as sent
+        // before issue 13 (only the indentation differs).
+        let summary = DataSummary::of(&data);
+        let pretty = user.len() + serde_json::to_string_pretty(&schema.to_json_schema())?.len()
+            - serde_json::to_string(&schema.to_json_schema())?.len()
+            + serde_json::to_string_pretty(&summary)?.len()
+            - serde_json::to_string(&summary)?.len();
         eprintln!(
-            "prompt size, {count} rows: user prompt {} bytes; with system prompt ({system} bytes) \
-             and tool definitions ({tools} bytes): {} bytes; the data itself: {} bytes",
+            "prompt size, {count} rows: user prompt {} bytes (pretty-printed: {pretty}); with \
+             system prompt ({system} bytes) and tool definitions ({tools} bytes): {} bytes; the \
+             data itself: {} bytes",
             user.len(),
             user.len() + system + tools,
             serde_json::to_string(&data)?.len(),

@@ -20,6 +20,15 @@ test('the gallery shows all 29 components, each rendered and with its tool defin
   // No example renders the error box a broken node gets instead of its component.
   await expect(page.getByTestId('node-error')).toHaveCount(0);
   await expect(page.getByRole('heading', { level: 1, name: 'Components', exact: true })).toBeVisible();
+  // People get every prop documented; the tool definition a model gets is terse and leaves out
+  // the props code takes from the response schema.
+  const input = entries.filter({ has: page.getByRole('heading', { level: 2, name: 'Input', exact: true }) });
+  const props = input.getByTestId('gallery-props');
+  await props.locator('summary').click();
+  const step = props.getByRole('row').filter({ has: page.getByRole('cell', { name: 'step', exact: true }) });
+  await expect(step).toContainText('Granularity of a number');
+  await expect(step).toContainText('not offered to the model');
+  await expect(input.locator('pre code')).not.toContainText('"step"');
 });
 
 test('the gallery has no serious or critical axe violations in the light and the dark theme', async ({ page }) => {

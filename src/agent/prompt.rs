@@ -159,6 +159,7 @@ mod tests {
 
     use super::*;
     use crate::forms::{FieldKind, FormField};
+    use tessera_app::catalog::Catalog;
 
     #[test]
     fn a_user_prompt_reads_back_into_its_parts() -> anyhow::Result<()> {
@@ -190,6 +191,38 @@ mod tests {
         assert!(text.contains("{{/json/pointer}}"));
         assert!(text.contains("exactly one Form"));
         assert!(!system_prompt(false)?.contains("exactly one Form"));
+        Ok(())
+    }
+
+    #[test]
+    fn the_system_prompt_says_once_what_the_tool_schemas_leave_out() -> anyhow::Result<()> {
+        let system = system_prompt(true)?;
+        let tools =
+            serde_json::to_string(&crate::agent::tools::tool_definitions(&Catalog::defaults()))?;
+        // What each prop and tool used to repeat: the binding rule, what `parent` is, what a
+        // role means, that a prop may be left out, and which props code takes from the schema.
+        for rule in [
+            "{\"$data\": \"/json/pointer\"}",
+            "{{/json/pointer}}",
+            "\"parent\": the id that layout's call returned",
+            "Layout (holds others)",
+            "Field (submits under\n  its `name`; inside the Form)",
+            "Action (a Button; inside the Form)",
+            "Leave a prop out for its default",
+            "Code fills in what the\n  schema says (type, required, bounds, step, help, placeholder, default)",
+        ] {
+            assert_eq!(system.matches(rule).count(), 1, "{rule:?} in\n{system}");
+        }
+        // Every rule starts a line of its own, with or without a schema.
+        for text in [&system, &system_prompt(false)?] {
+            assert!(!text.contains(".-"), "{text}");
+        }
+        for repeated in ["$data", "json/pointer", "layout", "Role:", "the Form."] {
+            assert!(
+                !tools.contains(repeated),
+                "{repeated:?} is still in the tools"
+            );
+        }
         Ok(())
     }
 

@@ -185,10 +185,12 @@ impl DataSummary {
     }
 }
 
-/// Pretty JSON with every `<` escaped as `\u003c` (`<` only occurs inside JSON strings).
+/// Compact JSON with every `<` escaped as `\u003c` (`<` only occurs inside JSON strings).
+/// Compact, not pretty: indentation is a third of a pretty summary's bytes and tells a model
+/// nothing the braces do not.
 #[must_use]
 pub fn prompt_json(value: &Value) -> String {
-    serde_json::to_string_pretty(value)
+    serde_json::to_string(value)
         .unwrap_or_default()
         .replace('<', "\\u003c")
 }

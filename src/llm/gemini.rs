@@ -865,6 +865,41 @@ mod tests {
     }
 
     #[test]
+    fn every_default_component_tool_is_declared_in_geminis_subset() {
+        let catalog = tessera_app::catalog::Catalog::defaults();
+        let body = GeminiChat::body(&ChatRequest {
+            messages: vec![Message::User("Build the page.".into())],
+            tools: crate::agent::tools::tool_definitions(&catalog),
+            max_tokens: None,
+            temperature: None,
+        });
+        let declarations = body["tools"][0]["functionDeclarations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(declarations.len(), catalog.specs().len() + 4);
+        for declaration in &declarations {
+            let parameters = &declaration["parameters"];
+            assert_eq!(
+                find_rejected_keyword(parameters),
+                None,
+                "{}",
+                declaration["name"]
+            );
+        }
+        let select = declarations
+            .iter()
+            .find(|declaration| declaration["name"] == "Select")
+            .map(|declaration| declaration["parameters"]["properties"]["props"].clone())
+            .unwrap_or_default();
+        assert_eq!(
+            select["properties"]["options"]["anyOf"][1],
+            json!({"type": "object"}),
+            "a bindable prop's type list becomes alternatives"
+        );
+    }
+
+    #[test]
     fn a_recursive_schema_is_cut_instead_of_looping() {
         let tree = json!({
             "$ref": "#/$defs/Node",

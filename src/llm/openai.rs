@@ -924,6 +924,28 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn a_request_offering_every_default_component_matches_the_spec() -> anyhow::Result<()> {
+        let catalog = tessera_app::catalog::Catalog::defaults();
+        let provider = OpenAiChat::new(OpenAiConfig::openai("gpt-4.1-mini", Secret::new(KEY)))?;
+        let body = provider.body(&ChatRequest {
+            messages: vec![
+                Message::System(crate::agent::prompt::system_prompt(true)?),
+                Message::User("Build the page.".into()),
+            ],
+            tools: crate::agent::tools::tool_definitions(&catalog),
+            max_tokens: Some(1024),
+            temperature: None,
+        });
+        assert_eq!(
+            body["tools"].as_array().map(Vec::len),
+            Some(catalog.specs().len() + 4)
+        );
+        Spec::load()?
+            .check_request(&body)
+            .map_err(|error| anyhow::anyhow!(error))
+    }
+
     #[tokio::test]
     async fn the_spec_check_is_not_vacuous() -> anyhow::Result<()> {
         let spec = Spec::load()?;

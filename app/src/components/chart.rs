@@ -59,9 +59,7 @@ impl ComponentProps for ChartProps {
     const NAME: &'static str = "Chart";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str =
-        "A bar chart (compare categories) or line chart (a trend over \
-time) of bound data, drawn as accessible SVG with axes and a data table for screen readers. Bind \
-`data` to objects with a label and a value. Use Stat for one number, Table for exact values.";
+        "A bar (compare) or line (trend) chart of points; labelKey and valueKey name their keys.";
 
     fn example() -> (Value, Value) {
         (

@@ -41,6 +41,7 @@ pub struct CheckboxProps {
     pub label: String,
     /// Whether it must be ticked to submit (for consent); a required box always yields true.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// One sentence of help shown under the box.
     #[serde(default)]
@@ -53,10 +54,7 @@ pub struct CheckboxProps {
 impl ComponentProps for CheckboxProps {
     const NAME: &'static str = "Checkbox";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str =
-        "One tick box for a yes/no answer (a boolean field: ticked is \
-true, unticked false). Use CheckboxGroup to pick several values from a list, and RadioGroup when \
-both answers need their own wording.";
+    const DESCRIPTION: &'static str = "One yes/no answer; the label says what ticking means.";
 
     fn example() -> (Value, Value) {
         (
@@ -157,6 +155,7 @@ pub struct SelectProps {
     pub multiple: bool,
     /// Whether a choice must be made.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// One sentence of help shown under the list.
     #[serde(default)]
@@ -172,9 +171,7 @@ pub struct SelectProps {
 impl ComponentProps for SelectProps {
     const NAME: &'static str = "Select";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A drop-down list: one value from many options (a string or \
-enum field), or several with `multiple` (an array field). Prefer RadioGroup for up to five options \
-so all are visible, and CheckboxGroup for picking several from a short list.";
+    const DESCRIPTION: &'static str = "A drop-down: one of many options, or several with multiple.";
 
     fn example() -> (Value, Value) {
         (
@@ -287,6 +284,7 @@ pub struct RadioGroupProps {
     pub options: Vec<Choice>,
     /// Whether a choice must be made.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// One sentence of help shown under the legend.
     #[serde(default)]
@@ -299,10 +297,7 @@ pub struct RadioGroupProps {
 impl ComponentProps for RadioGroupProps {
     const NAME: &'static str = "RadioGroup";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str =
-        "Round buttons for exactly one choice from a short list (two \
-to about five options, all visible), yielding a string or enum value. Use Select for longer lists, \
-CheckboxGroup when several may be chosen, Checkbox for a single yes/no.";
+    const DESCRIPTION: &'static str = "One of two to five options, all visible.";
 
     fn example() -> (Value, Value) {
         (
@@ -347,6 +342,7 @@ pub struct CheckboxGroupProps {
     pub options: Vec<Choice>,
     /// Whether at least one must be ticked (shown to the person; the server checks it on submit).
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// One sentence of help shown under the legend.
     #[serde(default)]
@@ -359,9 +355,7 @@ pub struct CheckboxGroupProps {
 impl ComponentProps for CheckboxGroupProps {
     const NAME: &'static str = "CheckboxGroup";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "Tick boxes to pick any number of values from a short list, \
-yielding an array of strings (or enum values). Use RadioGroup when only one may be chosen, a \
-multiple Select for long lists, and a Table with `selectable` to pick rows of data.";
+    const DESCRIPTION: &'static str = "Any number of values from a short list.";
 
     fn example() -> (Value, Value) {
         (

@@ -34,9 +34,8 @@ pub struct ListProps {
 impl ComponentProps for ListProps {
     const NAME: &'static str = "List";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A bulleted or numbered list of short entries, such as the \
-names of affected files or the steps that will run. Use Table when entries have several columns, \
-Timeline for dated events, KeyValue for labelled facts.";
+    const DESCRIPTION: &'static str =
+        "Short entries, bulleted or numbered; itemKey picks what to show of objects.";
 
     fn example() -> (Value, Value) {
         (
@@ -112,8 +111,8 @@ pub struct KeyValueProps {
 impl ComponentProps for KeyValueProps {
     const NAME: &'static str = "KeyValue";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "Labelled facts about one thing (a record, a request, an \
-order) as a two-column description list. Use Table for many records, Stat for one headline number.";
+    const DESCRIPTION: &'static str =
+        "Labelled facts about one record: {label, value} pairs or an object.";
 
     fn example() -> (Value, Value) {
         (
@@ -180,9 +179,7 @@ impl ComponentProps for StatProps {
     const NAME: &'static str = "Stat";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str =
-        "One headline number with a label and an optional change, for \
-dashboards and summaries; put several in a row Container. Use ProgressBar for progress towards a \
-goal, KeyValue for several facts, Chart for a series.";
+        "One headline number with a label, and a delta such as \"+12%\".";
 
     fn example() -> (Value, Value) {
         (
@@ -272,9 +269,7 @@ pub struct ProgressBarProps {
 impl ComponentProps for ProgressBarProps {
     const NAME: &'static str = "ProgressBar";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A labelled bar showing progress towards a known total, such \
-as a batch being processed. Use Stat for a number without a goal, Chart to compare values.";
+    const DESCRIPTION: &'static str = "Progress of value towards max (default 100).";
 
     fn example() -> (Value, Value) {
         (
@@ -356,9 +351,7 @@ pub struct TimelineProps {
 impl ComponentProps for TimelineProps {
     const NAME: &'static str = "Timeline";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "Dated events in order, such as a run's history or the replies \
-in a thread. Use List for undated entries and Table when events have many fields.";
+    const DESCRIPTION: &'static str = "Dated events in order.";
 
     fn example() -> (Value, Value) {
         (

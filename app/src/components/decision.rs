@@ -63,9 +63,8 @@ pub struct DecisionTableProps {
 impl ComponentProps for DecisionTableProps {
     const NAME: &'static str = "DecisionTable";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A table of bound rows with one choice per row, for two \
-or more id-array fields over the same rows (approved_ids, rejected_ids): each choice's `name` is \
-one of those fields. One id field: a selectable Table.";
+    const DESCRIPTION: &'static str =
+        "One choice per row for two or more id-array fields over the same rows; each choice names one.";
 
     fn example() -> (Value, Value) {
         (

@@ -81,10 +81,7 @@ pub struct DownloadLinkProps {
 impl ComponentProps for DownloadLinkProps {
     const NAME: &'static str = "DownloadLink";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A link that downloads bound page data as a CSV or JSON file \
-built on the server, so the person can keep or analyse it. Bind `data`; never copy rows. Use Link \
-for other pages and Table to show the rows on the page.";
+    const DESCRIPTION: &'static str = "Offers data as a CSV or JSON file.";
 
     fn example() -> (Value, Value) {
         (

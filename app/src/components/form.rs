@@ -23,10 +23,8 @@ pub struct FormProps {
 impl ComponentProps for FormProps {
     const NAME: &'static str = "Form";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str = "The page's one form. Every field and button that must be \
-submitted goes inside it (pass its id as `parent`), in reading order, ending with a Button. \
-Use it once per page, and only when the person must answer; for read-only pages use Card or \
-Container instead.";
+    const DESCRIPTION: &'static str =
+        "The page's one form, around every field and Button; only when the person must answer.";
 
     fn example() -> (Value, Value) {
         (
@@ -134,9 +132,8 @@ pub struct ButtonProps {
 impl ComponentProps for ButtonProps {
     const NAME: &'static str = "Button";
     const ROLE: Role = Role::Action;
-    const DESCRIPTION: &'static str = "A button inside the Form: `kind` submit sends the answers, \
-cancel lets the person decline. Every Form needs one submit Button, usually last. Use variant \
-danger for destructive actions. To navigate somewhere, use Link instead.";
+    const DESCRIPTION: &'static str =
+        "Submits the Form (kind submit) or declines (kind cancel); the label names the action.";
 
     fn example() -> (Value, Value) {
         (

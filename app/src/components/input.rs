@@ -126,6 +126,7 @@ pub struct InputProps {
     pub input_type: InputType,
     /// Whether the person must fill it in.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// An example of the expected input, shown greyed inside the box; never a substitute for the label.
     #[serde(default)]
@@ -135,22 +136,28 @@ pub struct InputProps {
     pub help: Option<String>,
     /// Smallest allowed value (number or date, e.g. 0 or "2024-01-01").
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub min: Option<NumberOrText>,
     /// Largest allowed value (number or date).
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub max: Option<NumberOrText>,
     /// Granularity of a number: "any" for a decimal with any digits, the schema's multipleOf
     /// (0.5, 0.01) for steps; omit or use a whole number for integers.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub step: Option<Step>,
     /// A regular expression the whole value must match (HTML `pattern`).
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub pattern: Option<String>,
     /// Fewest characters allowed.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub min_length: Option<u32>,
     /// Most characters allowed.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub max_length: Option<u32>,
     /// The initial value.
     #[serde(default)]
@@ -160,10 +167,8 @@ pub struct InputProps {
 impl ComponentProps for InputProps {
     const NAME: &'static str = "Input";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A one-line field for a string (text, email, url, password, \
-date) or a number (type number, yields an integer unless `step` is \"any\" or has a fraction). Use TextArea for \
-more than one line, Select or RadioGroup when the answer is one of a known list, Checkbox for \
-yes/no, MultiTextInput for a list of strings.";
+    const DESCRIPTION: &'static str =
+        "A one-line answer: text, email, url, date, password or number.";
 
     fn example() -> (Value, Value) {
         (
@@ -281,6 +286,7 @@ pub struct TextAreaProps {
     pub label: String,
     /// Whether the person must fill it in.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// An example of the expected text, shown greyed inside the box.
     #[serde(default)]
@@ -294,9 +300,11 @@ pub struct TextAreaProps {
     pub rows: Option<u8>,
     /// Fewest characters allowed.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub min_length: Option<u32>,
     /// Most characters allowed.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub max_length: Option<u32>,
     /// The initial text.
     #[serde(default)]
@@ -306,9 +314,7 @@ pub struct TextAreaProps {
 impl ComponentProps for TextAreaProps {
     const NAME: &'static str = "TextArea";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A multi-line text field for a free-form string such as a \
-comment, a reason or a message. Use Input for a single line, and MultiTextInput when the answer \
-is a list of separate strings.";
+    const DESCRIPTION: &'static str = "Free text longer than one line.";
 
     fn example() -> (Value, Value) {
         (

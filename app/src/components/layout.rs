@@ -54,9 +54,8 @@ fn yes() -> bool {
 impl ComponentProps for ContainerProps {
     const NAME: &'static str = "Container";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str = "An invisible box that arranges its children in a row (for \
-example Stats side by side, or submit and cancel Buttons) or a column. Use Card when the group \
-needs a visible border and title, Details when it may stay collapsed.";
+    const DESCRIPTION: &'static str =
+        "An invisible row or column, such as Stats or Buttons side by side.";
 
     fn example() -> (Value, Value) {
         (
@@ -110,10 +109,7 @@ pub struct CardProps {
 impl ComponentProps for CardProps {
     const NAME: &'static str = "Card";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str =
-        "A bordered panel with an optional title that groups related \
-content, such as a summary beside a table. Use Container for invisible arrangement, Details for \
-content that may stay collapsed, and Form (not Card) around fields.";
+    const DESCRIPTION: &'static str = "A bordered panel with a title that groups related content.";
 
     fn example() -> (Value, Value) {
         (
@@ -169,9 +165,8 @@ pub struct DetailsProps {
 impl ComponentProps for DetailsProps {
     const NAME: &'static str = "Details";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str = "A collapsible section (works without JavaScript) for \
-secondary content: raw data, long explanations, technical details. Use Card for content that must \
-always be visible; never hide required fields in it.";
+    const DESCRIPTION: &'static str =
+        "A collapsed section for secondary content behind its summary line.";
 
     fn example() -> (Value, Value) {
         (

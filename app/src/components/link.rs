@@ -23,9 +23,7 @@ pub struct LinkProps {
 impl ComponentProps for LinkProps {
     const NAME: &'static str = "Link";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A text link to another page or site (external links open in a \
-new tab). Use Button to submit the form and DownloadLink to offer bound data as a file.";
+    const DESCRIPTION: &'static str = "A link to a page or site: http(s), mailto: or a path.";
 
     fn example() -> (Value, Value) {
         (
@@ -68,6 +66,7 @@ pub fn LinkView(props: LinkProps) -> impl IntoView {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ImageProps {
     /// The picture's address: an http(s) URL or a data:image/… URL.
+    #[schemars(extend("x-bindable" = true))]
     pub src: String,
     /// What the picture shows, for people who cannot see it; empty only if purely decorative.
     pub alt: String,
@@ -79,9 +78,7 @@ pub struct ImageProps {
 impl ComponentProps for ImageProps {
     const NAME: &'static str = "Image";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A picture from an http(s) or data:image URL, with alt text, \
-such as a screenshot or a product photo. Use Chart to draw data, never an image of a chart.";
+    const DESCRIPTION: &'static str = "A picture from an http(s) or data:image URL.";
 
     fn example() -> (Value, Value) {
         (

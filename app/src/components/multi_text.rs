@@ -27,6 +27,7 @@ pub struct MultiTextInputProps {
     pub label: String,
     /// Whether at least one row must be filled in.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub required: bool,
     /// One sentence of help shown under the rows.
     #[serde(default)]
@@ -50,9 +51,7 @@ pub struct MultiTextInputProps {
 impl ComponentProps for MultiTextInputProps {
     const NAME: &'static str = "MultiTextInput";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "Several one-line text boxes for a list of free strings (an \
-array-of-strings field), such as email addresses or tags; empty rows are ignored and the person \
-can add rows. Use CheckboxGroup when the values come from a known list, TextArea for one long text.";
+    const DESCRIPTION: &'static str = "A list of free strings, one per row.";
 
     fn example() -> (Value, Value) {
         (

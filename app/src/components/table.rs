@@ -92,11 +92,8 @@ impl ComponentProps for TableProps {
     const NAME: &'static str = "Table";
     const ROLE: Role = Role::Display;
     const CAN_SUBMIT: bool = true;
-    const DESCRIPTION: &'static str = "Rows of bound data in columns, sortable, optionally paged. \
-With `selectable` each row gets a tick box and the table becomes an array-of-strings field that \
-submits the chosen row ids (place it inside the Form). Always bind `rows`; never copy data. Use \
-DecisionTable for several id fields over the same rows, KeyValue for one record, List for single \
-values, Chart to compare numbers.";
+    const DESCRIPTION: &'static str =
+        "Rows of data in columns. With selectable, a field: ticked rows submit their idKey values.";
 
     fn example() -> (Value, Value) {
         (

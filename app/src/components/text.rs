@@ -22,10 +22,7 @@ pub struct TextProps {
 impl ComponentProps for TextProps {
     const NAME: &'static str = "Text";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A paragraph of plain text (never HTML or Markdown) to explain \
-or summarise. Use Heading for titles, Alert for something the person must notice, KeyValue for \
-labelled facts and Code for logs or diffs.";
+    const DESCRIPTION: &'static str = "A paragraph of plain text (no HTML or Markdown).";
 
     fn example() -> (Value, Value) {
         (
@@ -69,9 +66,8 @@ fn default_level() -> u8 {
 impl ComponentProps for HeadingProps {
     const NAME: &'static str = "Heading";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A title for the page (level 1, once, first) or a section \
-(levels 2 to 4, in order without skipping). Use Text for sentences and a Card's `title` when the \
-section is a card.";
+    const DESCRIPTION: &'static str =
+        "The page title (level 1, once, first) or a section title (levels 2 to 4, in order).";
 
     fn example() -> (Value, Value) {
         (
@@ -160,9 +156,7 @@ pub struct AlertProps {
 impl ComponentProps for AlertProps {
     const NAME: &'static str = "Alert";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A coloured box for a message the person must notice: info, \
-success, warning (for example before a destructive action) or error. Use it sparingly; use Text for \
-ordinary explanations and Badge for a one-word status.";
+    const DESCRIPTION: &'static str = "A message the person must notice.";
 
     fn example() -> (Value, Value) {
         (
@@ -208,9 +202,7 @@ pub struct BadgeProps {
 impl ComponentProps for BadgeProps {
     const NAME: &'static str = "Badge";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A small coloured pill with one or two words of status, such as \
-\"Overdue\" or \"3 new\". Use Alert for sentences and Stat for a headline number.";
+    const DESCRIPTION: &'static str = "One or two words of status.";
 
     fn example() -> (Value, Value) {
         (
@@ -242,9 +234,7 @@ pub struct DividerProps {}
 impl ComponentProps for DividerProps {
     const NAME: &'static str = "Divider";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "A horizontal rule between two parts of a page; takes no props. \
-Prefer Heading or Card to structure content; use Divider only for a visual pause.";
+    const DESCRIPTION: &'static str = "A horizontal rule between parts of a page.";
 
     fn example() -> (Value, Value) {
         (json!({}), json!({}))
@@ -266,6 +256,7 @@ pub fn DividerView() -> impl IntoView {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CodeProps {
     /// The text shown exactly as it is, in a fixed-width font: a diff, a log excerpt, a command.
+    #[schemars(extend("x-bindable" = true))]
     pub code: String,
     /// A label naming the language or format, such as "diff" or "log".
     #[serde(default)]
@@ -275,8 +266,8 @@ pub struct CodeProps {
 impl ComponentProps for CodeProps {
     const NAME: &'static str = "Code";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "Preformatted text in a fixed-width font, shown exactly as \
-given: a diff, a log excerpt, a configuration snippet. Use Text for prose and Table for rows.";
+    const DESCRIPTION: &'static str =
+        "Text shown exactly as given in a fixed-width font: diffs, logs, snippets.";
 
     fn example() -> (Value, Value) {
         (
