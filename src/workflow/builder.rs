@@ -632,6 +632,9 @@ impl<R: Serialize + Send + 'static> Then for Wait<R> {
 pub struct DynamicPage {
     /// The prompt, used as written (not a template: callers' text may contain `{{`).
     pub prompt: String,
+    /// The template `prompt` was rendered from, if the caller rendered one: the page cache keys
+    /// on it, so pages differing only in interpolated values share a cached tree.
+    pub template: Option<String>,
     /// The response schema; `None` for a display-only page.
     pub schema: Option<FormSchema>,
     /// The page's data.
@@ -666,6 +669,7 @@ fn ui_step(
             };
             let page = DynamicPage {
                 prompt,
+                template: Some(template.source().to_owned()),
                 schema,
                 data,
                 options,
@@ -694,6 +698,7 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
     })?;
     let DynamicPage {
         prompt,
+        template,
         schema,
         data,
         mut options,
@@ -725,6 +730,7 @@ async fn make_page(context: &StepContext, state: Value, page: DynamicPage) -> St
             step_name: context.step_name.clone(),
             attempt: context.attempt,
             prompt,
+            template,
             schema,
             data,
             options,

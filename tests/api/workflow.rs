@@ -1287,6 +1287,7 @@ async fn a_component_chosen_at_run_time_must_be_registered_with_the_runner() -> 
                 .ui_from_state("Show", move |_state: &Value| {
                     Ok(DynamicPage {
                         prompt: "Show the status".to_owned(),
+                        template: None,
                         schema: None,
                         data: json!({}),
                         options: UiOptions {
