@@ -43,6 +43,9 @@ pub struct Options {
     /// Runner-level components: offered to every `ui` step that names none, and known to the
     /// page server (with every component a `ui_with` step names) when a link is opened.
     pub components: Vec<tessera_app::catalog::ComponentSpec>,
+    /// The models pages are generated with; from the config (`TESSERA_MODEL` and the provider's
+    /// environment) when `None` (tests bring a model pointed at a local server).
+    pub models: Option<Models>,
 }
 
 impl Application {
@@ -58,7 +61,7 @@ impl Application {
     ///
     /// # Errors
     /// As [`Application::build`].
-    pub async fn build_with(mut config: Config, options: Options) -> anyhow::Result<Self> {
+    pub async fn build_with(mut config: Config, mut options: Options) -> anyhow::Result<Self> {
         let store = Store::connect(&config.database_url)
             .await
             .context("opening the database (DATABASE_URL)")?;
@@ -71,8 +74,11 @@ impl Application {
         let admin = ensure_admin_password(&store, config.admin_password.as_ref())
             .await
             .context("settling the admin password")?;
-        let models = Models::from_spec(&config.model, &|name| std::env::var(name).ok())
-            .context("configuring the model (TESSERA_MODEL)")?;
+        let models = match options.models.take() {
+            Some(models) => models,
+            None => Models::from_spec(&config.model, &|name| std::env::var(name).ok())
+                .context("configuring the model (TESSERA_MODEL)")?,
+        };
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;

@@ -103,6 +103,7 @@ impl Provenance {
         let fixed = request.fixed();
         let interpolated = request.interpolated(&fixed);
         let literal = literal_tokens(tree);
+        let sequences = literal_sequences(tree);
         let candidates: HashSet<&str> = literal
             .iter()
             .filter(|token| !fixed.contains(&token.word))
@@ -117,8 +118,8 @@ impl Provenance {
                     .insert(Origin::Prompt);
             }
         }
-        walk_data(request.data, &mut String::new(), &mut |word, origin| {
-            if candidates.contains(word) {
+        walk_data(request.data, &mut String::new(), &mut |value_words, origin| {
+            for word in copied_words(value_words, &sequences, |word| candidates.contains(word)) {
                 values.entry(word.to_owned()).or_default().insert(origin());
             }
         });
@@ -159,9 +160,10 @@ pub fn stale_values(
     }
     let fixed = request.fixed();
     let interpolated = request.interpolated(&fixed);
+    let sequences = literal_sequences(tree);
     let mut held: BTreeSet<(String, Origin)> = BTreeSet::new();
-    walk_data(request.data, &mut String::new(), &mut |word, origin| {
-        if present.contains(word) {
+    walk_data(request.data, &mut String::new(), &mut |value_words, origin| {
+        for word in copied_words(value_words, &sequences, |word| present.contains(word)) {
             held.insert((word.to_owned(), origin()));
         }
     });
@@ -454,9 +456,65 @@ fn for_each_text_mut(value: &mut Value, visit: &mut impl FnMut(&mut String)) {
     }
 }
 
-/// Walks the data's scalars, calling `found(word, origin)` for each token of each value (origin
-/// `Data(pattern)`) and for each array's length (`Length(pattern)`). The origin is built lazily.
-fn walk_data(value: &Value, pattern: &mut String, found: &mut impl FnMut(&str, &dyn Fn() -> Origin)) {
+/// Values of at most this many words are names, ids and labels: each of their words is a value
+/// (a page saying "from Ada" copied part of "Ada Lovelace"). Longer values are prose, whose words
+/// are everyday vocabulary: they count only when the whole value was copied.
+const SHORT_VALUE_WORDS: usize = 3;
+
+/// The words of a data value that the literal text copied: each word of a short value that
+/// `wanted` accepts, or every word of a long value whose whole word sequence occurs in one piece
+/// of literal text.
+fn copied_words<'w>(
+    value_words: &'w [String],
+    sequences: &[Vec<String>],
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<&'w str> {
+    if value_words.len() <= SHORT_VALUE_WORDS {
+        return value_words
+            .iter()
+            .map(String::as_str)
+            .filter(|word| wanted(word))
+            .collect();
+    }
+    if !value_words.iter().all(|word| wanted(word)) {
+        return Vec::new();
+    }
+    let copied = sequences.iter().any(|sequence| {
+        sequence
+            .windows(value_words.len())
+            .any(|window| window == value_words)
+    });
+    if copied {
+        value_words.iter().map(String::as_str).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// The word sequence of each piece of literal text.
+fn literal_sequences(tree: &PageTree) -> Vec<Vec<String>> {
+    let mut sequences = Vec::new();
+    for node in tree.nodes.values() {
+        visit_literals(&node.props, &mut |value| {
+            if let Value::String(text) = value {
+                for (piece, is_placeholder) in split_placeholders(text) {
+                    if !is_placeholder {
+                        sequences.push(words(piece).collect());
+                    }
+                }
+            }
+        });
+    }
+    sequences
+}
+
+/// Walks the data's scalars, calling `found(words, origin)` with the words of each value (origin
+/// `Data(pattern)`) and of each array's length (`Length(pattern)`). The origin is built lazily.
+fn walk_data(
+    value: &Value,
+    pattern: &mut String,
+    found: &mut impl FnMut(&[String], &dyn Fn() -> Origin),
+) {
     match value {
         Value::Object(map) => {
             for (key, child) in map {
@@ -468,7 +526,7 @@ fn walk_data(value: &Value, pattern: &mut String, found: &mut impl FnMut(&str, &
             }
         }
         Value::Array(items) => {
-            let length = items.len().to_string();
+            let length = [items.len().to_string()];
             let here = pattern.clone();
             found(&length, &|| Origin::Length(here.clone()));
             let before = pattern.len();
@@ -480,16 +538,13 @@ fn walk_data(value: &Value, pattern: &mut String, found: &mut impl FnMut(&str, &
         }
         Value::String(text) => {
             let here = pattern.clone();
-            for word in words(text) {
-                found(&word, &|| Origin::Data(here.clone()));
-            }
+            let value_words: Vec<String> = words(text).collect();
+            found(&value_words, &|| Origin::Data(here.clone()));
         }
         Value::Number(number) => {
             let here = pattern.clone();
-            let text = number.to_string();
-            for word in words(&text) {
-                found(&word, &|| Origin::Data(here.clone()));
-            }
+            // A number is one value however it is written ("12.5" is not "12" and "5").
+            found(&[number.to_string()], &|| Origin::Data(here.clone()));
         }
         Value::Bool(_) | Value::Null => {}
     }
