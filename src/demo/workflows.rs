@@ -107,22 +107,43 @@ pub struct Dashboard {
 /// Only if the definition is inconsistent (a bug caught at startup).
 pub fn email_digest(notifier: Option<Arc<dyn Notify>>) -> Result<Workflow<Digest>, WorkflowError> {
     workflow::<Digest>("email-digest")
-        .step("Fetch", |state: Digest| async move { Ok(Digest { emails: inbox(), ..state }) })
-        .ui(
-            "ShowDigest",
-            Prompt::<DigestForm>::new(DIGEST_PROMPT),
+        .step("Fetch", |state: Digest| async move {
+            Ok(Digest {
+                emails: inbox(),
+                ..state
+            })
+        })
+        .ui("ShowDigest", Prompt::<DigestForm>::new(DIGEST_PROMPT))
+        .step_with_page(
+            "Notify",
+            move |state: Digest, page: PageHandle<DigestForm>| {
+                let notifier = notifier.clone();
+                async move {
+                    send_link(
+                        notifier.as_ref(),
+                        "Which emails should be archived?",
+                        &page.link,
+                    )
+                    .await;
+                    Ok((state, wait_for(page.webhook)))
+                }
+            },
         )
-        .step_with_page("Notify", move |state: Digest, page: PageHandle<DigestForm>| {
-            let notifier = notifier.clone();
-            async move {
-                send_link(notifier.as_ref(), "Which emails should be archived?", &page.link).await;
-                Ok((state, wait_for(page.webhook)))
-            }
-        })
-        .step_with_response("Archive", |state: Digest, response: DigestForm| async move {
-            let archived: Vec<String> = response.archive_ids.into_iter().filter(|id| state.emails.iter().any(|email| &email.id == id)).collect();
-            Ok(Digest { archived, note: response.note, ..state })
-        })
+        .step_with_response(
+            "Archive",
+            |state: Digest, response: DigestForm| async move {
+                let archived: Vec<String> = response
+                    .archive_ids
+                    .into_iter()
+                    .filter(|id| state.emails.iter().any(|email| &email.id == id))
+                    .collect();
+                Ok(Digest {
+                    archived,
+                    note: response.note,
+                    ..state
+                })
+            },
+        )
         .display(
             "Result",
             Prompt::<NoResponse>::new(DIGEST_RESULT_PROMPT),
@@ -139,22 +160,43 @@ pub fn bulk_approval(
     notifier: Option<Arc<dyn Notify>>,
 ) -> Result<Workflow<Approvals>, WorkflowError> {
     workflow::<Approvals>("bulk-approval")
-        .step("Collect", |state: Approvals| async move { Ok(Approvals { claims: claims(), ..state }) })
+        .step("Collect", |state: Approvals| async move {
+            Ok(Approvals {
+                claims: claims(),
+                ..state
+            })
+        })
         .ui("Review", Prompt::<ApprovalForm>::new(APPROVAL_PROMPT))
-        .step_with_page("Notify", move |state: Approvals, page: PageHandle<ApprovalForm>| {
-            let notifier = notifier.clone();
-            async move {
-                send_link(notifier.as_ref(), "Expense claims need a decision", &page.link).await;
-                Ok((state, wait_for(page.webhook)))
-            }
-        })
-        .step_with_response("Record", |state: Approvals, response: ApprovalForm| async move {
-            let decision = match response.decision {
-                Decision::Approve => "approve",
-                Decision::Reject => "reject",
-            };
-            Ok(Approvals { decision: Some(decision.to_owned()), selected: response.claim_ids, reason: Some(response.reason), ..state })
-        })
+        .step_with_page(
+            "Notify",
+            move |state: Approvals, page: PageHandle<ApprovalForm>| {
+                let notifier = notifier.clone();
+                async move {
+                    send_link(
+                        notifier.as_ref(),
+                        "Expense claims need a decision",
+                        &page.link,
+                    )
+                    .await;
+                    Ok((state, wait_for(page.webhook)))
+                }
+            },
+        )
+        .step_with_response(
+            "Record",
+            |state: Approvals, response: ApprovalForm| async move {
+                let decision = match response.decision {
+                    Decision::Approve => "approve",
+                    Decision::Reject => "reject",
+                };
+                Ok(Approvals {
+                    decision: Some(decision.to_owned()),
+                    selected: response.claim_ids,
+                    reason: Some(response.reason),
+                    ..state
+                })
+            },
+        )
         .build()
 }
 

@@ -184,9 +184,7 @@ pub async fn spawn_app_on_with(
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
     customize(&mut config);
-    start(config, dir, postgres, options)
-        .await
-        .map(Some)
+    start(config, dir, postgres, options).await.map(Some)
 }
 
 impl TestApp {

@@ -211,7 +211,11 @@ async fn asks_that_differ_only_in_data_values_share_a_page_with_no_model_request
         &json!({"prompt": REFUND, "data": {"amount": 75, "customer": "Grace Hopper"}}),
     )
     .await?;
-    assert_eq!(mock.requests(), after_first, "the second ask asked no model");
+    assert_eq!(
+        mock.requests(),
+        after_first,
+        "the second ask asked no model"
+    );
     let second_html = app.get(&second).await?.text().await?;
     // The cached heading was re-bound to the new prompt: none of the old values show.
     assert!(
@@ -219,7 +223,10 @@ async fn asks_that_differ_only_in_data_values_share_a_page_with_no_model_request
         "{second_html}"
     );
     for old in ["Ada", "Lovelace", ">40", " 40 "] {
-        assert!(!second_html.contains(old), "{old} leaked into {second_html}");
+        assert!(
+            !second_html.contains(old),
+            "{old} leaked into {second_html}"
+        );
     }
     assert_eq!(
         lookups(&app).await?,
@@ -283,7 +290,10 @@ async fn refresh_rebuilds_and_stores_while_off_neither_reads_nor_writes(
     let body: Value = response.json().await?;
     assert_eq!(body["error"]["field"], "cache", "{body:#}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("refresh") && message.contains("sometimes"), "{message}");
+    assert!(
+        message.contains("refresh") && message.contains("sometimes"),
+        "{message}"
+    );
     app.cleanup().await
 }
 
@@ -299,14 +309,29 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
             .collect::<Vec<_>>()
     };
     let prompt = "Which tickets should be closed?";
-    mock.place_first(vec![("Text", json!({"props": {"text": "3 tickets are open"}}))]);
-    crate::asks::create(&app, &json!({"prompt": prompt, "data": {"tickets": rows(3)}})).await?;
+    mock.place_first(vec![(
+        "Text",
+        json!({"props": {"text": "3 tickets are open"}}),
+    )]);
+    crate::asks::create(
+        &app,
+        &json!({"prompt": prompt, "data": {"tickets": rows(3)}}),
+    )
+    .await?;
     let seen = mock.requests();
-    mock.place_first(vec![("Text", json!({"props": {"text": "5 tickets are open"}}))]);
-    let (_, second) =
-        crate::asks::create(&app, &json!({"prompt": prompt, "data": {"tickets": rows(5)}}))
-            .await?;
-    assert!(mock.requests() > seen, "the stale page fell through to the model");
+    mock.place_first(vec![(
+        "Text",
+        json!({"props": {"text": "5 tickets are open"}}),
+    )]);
+    let (_, second) = crate::asks::create(
+        &app,
+        &json!({"prompt": prompt, "data": {"tickets": rows(5)}}),
+    )
+    .await?;
+    assert!(
+        mock.requests() > seen,
+        "the stale page fell through to the model"
+    );
     let html = app.get(&second).await?.text().await?;
     assert!(html.contains("5 tickets are open"), "{html}");
     assert!(!html.contains("3 tickets are open"));
@@ -322,7 +347,11 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
 
     // The same count again is that request's value too: the page is reused.
     let seen = mock.requests();
-    crate::asks::create(&app, &json!({"prompt": prompt, "data": {"tickets": rows(5)}})).await?;
+    crate::asks::create(
+        &app,
+        &json!({"prompt": prompt, "data": {"tickets": rows(5)}}),
+    )
+    .await?;
     assert_eq!(mock.requests(), seen);
     let metrics = app.get("/metrics").await?.text().await?;
     assert!(
@@ -349,16 +378,25 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
         "Text",
         json!({"props": {"text": "Oldest: {{/tickets/2/title}}"}}),
     )]);
-    crate::asks::create(&app, &json!({"prompt": prompt, "data": {"tickets": rows(3)}})).await?;
+    crate::asks::create(
+        &app,
+        &json!({"prompt": prompt, "data": {"tickets": rows(3)}}),
+    )
+    .await?;
     let seen = mock.requests();
     mock.place_first(vec![(
         "Text",
         json!({"props": {"text": "Oldest: {{/tickets/0/title}}"}}),
     )]);
-    let (_, second) =
-        crate::asks::create(&app, &json!({"prompt": prompt, "data": {"tickets": rows(1)}}))
-            .await?;
-    assert!(mock.requests() > seen, "the invalid page fell through to the model");
+    let (_, second) = crate::asks::create(
+        &app,
+        &json!({"prompt": prompt, "data": {"tickets": rows(1)}}),
+    )
+    .await?;
+    assert!(
+        mock.requests() > seen,
+        "the invalid page fell through to the model"
+    );
     let html = app.get(&second).await?.text().await?;
     assert!(html.contains("Oldest: Ticket 0"), "{html}");
     let records = {
@@ -407,7 +445,11 @@ mod demo_pages {
 
     /// The four demo pages for variation `round`: different row counts and values each round.
     fn demo_pages(round: usize) -> anyhow::Result<Vec<DemoPage>> {
-        let emails: Vec<_> = inbox().into_iter().skip(round * 3).take(3 + round).collect();
+        let emails: Vec<_> = inbox()
+            .into_iter()
+            .skip(round * 3)
+            .take(3 + round)
+            .collect();
         let all_claims = claims();
         let claim_count = all_claims.len();
         let some_claims: Vec<_> = all_claims
@@ -416,12 +458,19 @@ mod demo_pages {
             .skip(round)
             .take(1 + round % claim_count)
             .collect();
-        let archived: Vec<_> = emails.iter().take(round % 3).map(|email| email.id.clone()).collect();
+        let archived: Vec<_> = emails
+            .iter()
+            .take(round % 3)
+            .map(|email| email.id.clone())
+            .collect();
         let categories = ["newsletter", "receipt", "notification", "personal", "work"];
         let by_category: Vec<Value> = categories
             .iter()
             .map(|category| {
-                let count = emails.iter().filter(|email| email.category == *category).count();
+                let count = emails
+                    .iter()
+                    .filter(|email| email.category == *category)
+                    .count();
                 json!({"category": category, "count": count})
             })
             .collect();
@@ -481,12 +530,24 @@ mod demo_pages {
         out
     }
 
-    /// Runs every demo page ten times with varying data; returns (hits, generations).
-    async fn run_rounds(store: &Store, mock: &Mock, model: &dyn ChatModel) -> anyhow::Result<(usize, usize)> {
+    /// Runs every demo page ten times with varying data; returns (hits, generations, hits the
+    /// earlier key over the rendered prompt would have had).
+    async fn run_rounds(
+        store: &Store,
+        mock: &Mock,
+        model: &dyn ChatModel,
+    ) -> anyhow::Result<(usize, usize, usize)> {
         let mut hits = 0;
         let mut generations = 0;
+        let mut rendered_keys = std::collections::HashSet::new();
+        let mut rendered_hits = 0;
         for round in 0..10 {
             for (index, page) in demo_pages(round)?.iter().enumerate() {
+                let rendered = input(page, CachePolicy::Use)?.prompt;
+                let shape = tessera::agent::summary::DataSummary::of(&page.state).shape_signature();
+                if !rendered_keys.insert((index, rendered, shape)) {
+                    rendered_hits += 1;
+                }
                 let before = mock.requests();
                 let generated = generate_page(input(page, CachePolicy::Use)?, model, store, None)
                     .await
@@ -511,23 +572,26 @@ mod demo_pages {
                 } else {
                     eprintln!(
                         "page {index}, round {round}: {:?} {}",
-                        generated.record.cache_lookup, generated.record.transcript["cache"]["stale"]
+                        generated.record.cache_lookup,
+                        generated.record.transcript["cache"]["stale"]
                     );
                     assert!(mock.requests() > before, "a miss reached the model");
                 }
             }
         }
-        Ok((hits, generations))
+        Ok((hits, generations, rendered_hits))
     }
 
     async fn the_demo_pages_hit_the_cache_with_other_row_counts_and_values(
         store: &Store,
     ) -> anyhow::Result<()> {
         let (mock, model) = start_mock().await?;
-        let (hits, generations) = run_rounds(store, &mock, model.as_ref()).await?;
+        let (hits, generations, rendered_hits) = run_rounds(store, &mock, model.as_ref()).await?;
         eprintln!(
-            "page cache over the demo workflows: {hits} hits of {generations} generations ({:.0}%)",
-            hits as f64 * 100.0 / generations as f64
+            "page cache over the demo workflows: {hits} hits of {generations} generations ({:.0}%); \
+             keyed on the rendered prompt: {rendered_hits} ({:.0}%)",
+            hits as f64 * 100.0 / generations as f64,
+            rendered_hits as f64 * 100.0 / generations as f64
         );
         // Only each page's first round reaches the model, plus one for the result page's second
         // data shape: round 0 (and every third round) has no archived ids and no note (`[]`,

@@ -118,11 +118,16 @@ impl Provenance {
                     .insert(Origin::Prompt);
             }
         }
-        walk_data(request.data, &mut String::new(), &mut |value_words, origin| {
-            for word in copied_words(value_words, &sequences, |word| candidates.contains(word)) {
-                values.entry(word.to_owned()).or_default().insert(origin());
-            }
-        });
+        walk_data(
+            request.data,
+            &mut String::new(),
+            &mut |value_words, origin| {
+                for word in copied_words(value_words, &sequences, |word| candidates.contains(word))
+                {
+                    values.entry(word.to_owned()).or_default().insert(origin());
+                }
+            },
+        );
         for token in &literal {
             if token.in_text
                 && !fixed.contains(&token.word)
@@ -162,18 +167,24 @@ pub fn stale_values(
     let interpolated = request.interpolated(&fixed);
     let sequences = literal_sequences(tree);
     let mut held: BTreeSet<(String, Origin)> = BTreeSet::new();
-    walk_data(request.data, &mut String::new(), &mut |value_words, origin| {
-        for word in copied_words(value_words, &sequences, |word| present.contains(word)) {
-            held.insert((word.to_owned(), origin()));
-        }
-    });
+    walk_data(
+        request.data,
+        &mut String::new(),
+        &mut |value_words, origin| {
+            for word in copied_words(value_words, &sequences, |word| present.contains(word)) {
+                held.insert((word.to_owned(), origin()));
+            }
+        },
+    );
     present
         .into_iter()
         .filter_map(|word| {
             let origins = &provenance.values[&word];
             let kept = origins.iter().any(|origin| match origin {
                 Origin::Prompt => interpolated.contains(&word),
-                Origin::Data(_) | Origin::Length(_) => held.contains(&(word.clone(), origin.clone())),
+                Origin::Data(_) | Origin::Length(_) => {
+                    held.contains(&(word.clone(), origin.clone()))
+                }
                 Origin::Unverifiable => false,
             });
             (!kept).then(|| StaleValue {
@@ -248,8 +259,14 @@ impl Change {
         while let Some(found) = lower[cursor..].find(&needle) {
             let start = cursor + found;
             let end = start + needle.len();
-            let fits = !piece[..start].chars().next_back().is_some_and(char::is_alphanumeric)
-                && !piece[end..].chars().next().is_some_and(char::is_alphanumeric)
+            let fits = !piece[..start]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+                && !piece[end..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
                 && neighbour_fits(last_word(&piece[..start]), self.before.as_deref())
                 && neighbour_fits(first_word(&piece[end..]), self.after.as_deref());
             if fits {
@@ -346,13 +363,14 @@ fn prompt_changes(old: &str, new: &str) -> Vec<Change> {
         let (old_from, new_from) = previous.map_or((0, 0), |(i, j)| (i + 1, j + 1));
         let (old_to, new_to) = pair.unwrap_or((old_tokens.len(), new_tokens.len()));
         if old_from < old_to {
-            let text_of = |tokens: &[(usize, usize, String)], source: &str, from: usize, to: usize| {
-                if from < to {
-                    source[tokens[from].0..tokens[to - 1].1].to_owned()
-                } else {
-                    String::new()
-                }
-            };
+            let text_of =
+                |tokens: &[(usize, usize, String)], source: &str, from: usize, to: usize| {
+                    if from < to {
+                        source[tokens[from].0..tokens[to - 1].1].to_owned()
+                    } else {
+                        String::new()
+                    }
+                };
             changes.push(Change {
                 old: text_of(&old_tokens, old, old_from, old_to),
                 new: text_of(&new_tokens, new, new_from, new_to),
@@ -609,7 +627,9 @@ fn last_word(text: &str) -> Option<&str> {
     let text = text.trim_end_matches(|character: char| !character.is_alphanumeric());
     let start = text
         .rfind(|character: char| !character.is_alphanumeric())
-        .map_or(0, |index| index + text[index..].chars().next().map_or(1, char::len_utf8));
+        .map_or(0, |index| {
+            index + text[index..].chars().next().map_or(1, char::len_utf8)
+        });
     (start < text.len()).then(|| &text[start..])
 }
 
@@ -623,15 +643,19 @@ mod tests {
 
     use super::*;
 
-    fn tree(nodes: Value) -> PageTree {
+    fn tree(nodes: &Value) -> PageTree {
         serde_json::from_value(json!({ "nodes": nodes })).unwrap_or_default()
     }
 
     fn text_of(tree: &PageTree, id: &str) -> String {
-        tree.nodes[id].props["text"].as_str().unwrap_or_default().to_owned()
+        tree.nodes[id].props["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 
-    const TEMPLATE: &str = "Present these {{ emails | length }} emails from {{ sender }}; pick which to archive.";
+    const TEMPLATE: &str =
+        "Present these {{ emails | length }} emails from {{ sender }}; pick which to archive.";
 
     fn request<'a>(prompt: &'a str, data: &'a Value) -> Request<'a> {
         Request {
@@ -646,7 +670,7 @@ mod tests {
     fn a_count_copied_from_the_old_prompt_is_rebound_to_the_new_one() {
         let old_data = json!({"emails": [{"id": "a"}, {"id": "b"}], "sender": "Ada Lovelace"});
         let old_prompt = "Present these 2 emails from Ada Lovelace; pick which to archive.";
-        let mut page = tree(json!({
+        let mut page = tree(&json!({
             "c1": {"component": "Heading", "props": {"text": "Present these 2 emails from Ada Lovelace"}},
             "c2": {"component": "Text", "props": {"text": "2 waiting"}},
         }));
@@ -655,17 +679,24 @@ mod tests {
         assert!(provenance.values["2"].contains(&Origin::Length("/emails".into())));
         assert!(provenance.values["ada"].contains(&Origin::Data("/sender".into())));
 
-        let new_data = json!({"emails": [{"id": "c"}, {"id": "d"}, {"id": "e"}], "sender": "Grace Hopper"});
+        let new_data =
+            json!({"emails": [{"id": "c"}, {"id": "d"}, {"id": "e"}], "sender": "Grace Hopper"});
         let new_prompt = "Present these 3 emails from Grace Hopper; pick which to archive.";
         let replaced = rebind_prompt_text(&mut page, old_prompt, new_prompt);
         assert_eq!(replaced, 2, "{page:?}");
-        assert_eq!(text_of(&page, "c1"), "Present these 3 emails from Grace Hopper");
+        assert_eq!(
+            text_of(&page, "c1"),
+            "Present these 3 emails from Grace Hopper"
+        );
         // "2 waiting" is at the start of its text and followed by another word than the prompt's:
         // it is not re-bound, so it is stale.
         assert_eq!(text_of(&page, "c2"), "2 waiting");
         let stale = stale_values(&page, &provenance, &request(new_prompt, &new_data));
         assert_eq!(
-            stale.iter().map(|value| value.value.as_str()).collect::<Vec<_>>(),
+            stale
+                .iter()
+                .map(|value| value.value.as_str())
+                .collect::<Vec<_>>(),
             vec!["2"]
         );
     }
@@ -674,7 +705,7 @@ mod tests {
     fn a_name_copied_from_a_row_is_stale_unless_the_new_data_has_it_at_the_same_place() {
         let old_data = json!({"emails": [{"id": "a", "from": "Ada"}], "sender": "x"});
         let prompt = "Present these 1 emails from x; pick which to archive.";
-        let page = tree(json!({
+        let page = tree(&json!({
             "c1": {"component": "Text", "props": {"text": "Mostly from Ada", "tone": {"$data": "/sender"}}},
         }));
         let provenance = Provenance::record(&page, &request(prompt, &old_data));
@@ -683,16 +714,20 @@ mod tests {
             BTreeSet::from([Origin::Data("/emails/*/from".into())])
         );
         let moved = json!({"emails": [{"id": "b", "from": "Bob"}], "sender": "Ada"});
-        assert_eq!(stale_values(&page, &provenance, &request(prompt, &moved)).len(), 1);
+        assert_eq!(
+            stale_values(&page, &provenance, &request(prompt, &moved)).len(),
+            1
+        );
         let kept = json!({"emails": [{"id": "b", "from": "Bob"}, {"id": "c", "from": "Ada"}], "sender": "x"});
         assert!(stale_values(&page, &provenance, &request(prompt, &kept)).is_empty());
     }
 
     #[test]
     fn a_number_the_model_computed_is_never_reused_but_fixed_text_and_bindings_are() {
-        let data = json!({"emails": [{"id": "a", "size": 10}, {"id": "b", "size": 20}], "sender": "x"});
+        let data =
+            json!({"emails": [{"id": "a", "size": 10}, {"id": "b", "size": 20}], "sender": "x"});
         let prompt = "Present these 2 emails from x; pick which to archive.";
-        let page = tree(json!({
+        let page = tree(&json!({
             "c1": {"component": "Text", "props": {"text": "Total size 30, see {{/emails/0/id}}"}},
             "c2": {"component": "Heading", "props": {"text": "Pick which to archive", "level": 2}},
             "c3": {"component": "Stat", "props": {"label": "Emails", "value": {"$data": "/emails", "$count": true}}},
@@ -702,15 +737,22 @@ mod tests {
             provenance.values,
             BTreeMap::from([("30".to_owned(), BTreeSet::from([Origin::Unverifiable]))])
         );
-        assert_eq!(stale_values(&page, &provenance, &request(prompt, &data)).len(), 1);
-        let clean = tree(json!({"c2": {"component": "Heading", "props": {"text": "Pick which to archive", "level": 2}}}));
+        assert_eq!(
+            stale_values(&page, &provenance, &request(prompt, &data)).len(),
+            1
+        );
+        let clean = tree(
+            &json!({"c2": {"component": "Heading", "props": {"text": "Pick which to archive", "level": 2}}}),
+        );
         let provenance = Provenance::record(&clean, &request(prompt, &data));
         assert!(provenance.values.is_empty(), "{provenance:?}");
     }
 
     #[test]
     fn a_value_at_the_start_of_a_heading_is_rebound_whatever_its_case() {
-        let mut page = tree(json!({"c1": {"component": "Heading", "props": {"text": "Ada asks for 3 approvals"}}}));
+        let mut page = tree(
+            &json!({"c1": {"component": "Heading", "props": {"text": "Ada asks for 3 approvals"}}}),
+        );
         let replaced = rebind_prompt_text(
             &mut page,
             "ada asks for 3 approvals.",
@@ -722,7 +764,8 @@ mod tests {
 
     #[test]
     fn placeholders_are_left_alone_by_rebinding() {
-        let mut page = tree(json!({"c1": {"component": "Text", "props": {"text": "{{/rows/2/name}} 2"}}}));
+        let mut page =
+            tree(&json!({"c1": {"component": "Text", "props": {"text": "{{/rows/2/name}} 2"}}}));
         rebind_prompt_text(&mut page, "Show 2", "Show 5");
         assert_eq!(text_of(&page, "c1"), "{{/rows/2/name}} 5");
     }
