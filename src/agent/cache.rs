@@ -231,6 +231,20 @@ mod tests {
     }
 
     #[test]
+    fn the_policy_reads_use_refresh_and_off_and_still_reads_bypass() {
+        assert_eq!(CachePolicy::parse("use"), Some(CachePolicy::Use));
+        assert_eq!(CachePolicy::parse("refresh"), Some(CachePolicy::Refresh));
+        assert_eq!(CachePolicy::parse("off"), Some(CachePolicy::Bypass));
+        assert_eq!(CachePolicy::parse("bypass"), Some(CachePolicy::Bypass));
+        assert_eq!(CachePolicy::parse("sometimes"), None);
+        let read: CachePolicy = serde_json::from_value(json!("bypass")).unwrap_or_default();
+        assert_eq!(read, CachePolicy::Bypass);
+        assert_eq!(json!(CachePolicy::Bypass), json!("off"));
+        assert!(CachePolicy::Refresh.writes() && !CachePolicy::Refresh.reads());
+        assert!(!CachePolicy::Bypass.writes() && !CachePolicy::Bypass.reads());
+    }
+
+    #[test]
     fn canonical_json_sorts_keys_at_every_level() {
         assert_eq!(
             canonical_json(&json!({"b": 1, "a": {"d": [{"z": 1, "y": 2}], "c": null}})),
