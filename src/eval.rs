@@ -188,6 +188,7 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         catalog: Catalog::defaults(),
         max_steps: crate::agent::generate::DEFAULT_MAX_STEPS,
         cache: CachePolicy::Bypass,
+        template: None,
     };
     let started = Instant::now();
     let generated = generate_page(input, &metered, store, None).await;

@@ -50,6 +50,9 @@ pub struct Options {
     /// a bad file); loaded from `TESSERA_WORKFLOWS_DIR` when `None`. Registered beside the
     /// others either way.
     pub yaml_workflows: Option<Vec<YamlWorkflow>>,
+    /// The models pages are generated with; from the config (`TESSERA_MODEL` and the provider's
+    /// environment) when `None` (tests bring a model pointed at a local server).
+    pub models: Option<Models>,
 }
 
 impl Application {
@@ -65,7 +68,7 @@ impl Application {
     ///
     /// # Errors
     /// As [`Application::build`].
-    pub async fn build_with(mut config: Config, options: Options) -> anyhow::Result<Self> {
+    pub async fn build_with(mut config: Config, mut options: Options) -> anyhow::Result<Self> {
         let store = Store::connect(&config.database_url)
             .await
             .context("opening the database (DATABASE_URL)")?;
@@ -78,8 +81,11 @@ impl Application {
         let admin = ensure_admin_password(&store, config.admin_password.as_ref())
             .await
             .context("settling the admin password")?;
-        let models = Models::from_spec(&config.model, &|name| std::env::var(name).ok())
-            .context("configuring the model (TESSERA_MODEL)")?;
+        let models = match options.models.take() {
+            Some(models) => models,
+            None => Models::from_spec(&config.model, &|name| std::env::var(name).ok())
+                .context("configuring the model (TESSERA_MODEL)")?,
+        };
         let listener = TcpListener::bind(config.addr)
             .await
             .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;

@@ -3,12 +3,18 @@
 //!
 //! Pages bind their data (DESIGN.md §4), so a tree that was right for one snapshot is usually
 //! right for the next one with the same shape. The key ([`cache_key`]) is a SHA-256 over
-//! everything that decides the page except the data values: the prompt templates, the rendered
-//! prompt text, the canonical response schema, the data shape signature
-//! ([`DataSummary::shape_signature`]), the component set (names, roles, descriptions and props
-//! schemas) and the model. A hit is re-validated against the new data before it is used; a tree
-//! that no longer validates is regenerated. Only pages the requested model built itself are
-//! stored: a heuristic fallback is never cached under a real model's key.
+//! everything that decides the page except values (DESIGN.md §14): the agent's prompt templates,
+//! the request's *template source* (the prompt text itself when it has none — never the rendered
+//! prompt, whose interpolated counts and names differ per request), the canonical response schema,
+//! the data shape signature ([`DataSummary::shape_signature`]), the component set (names, roles,
+//! descriptions and props schemas) and the model. A hit is re-bound to the new request
+//! ([`literals`]: text copied from the old prompt follows the new one; a value of the old request
+//! the new one lacks makes the hit stale), then re-validated against the new data with code's
+//! `ValidateForm`; a hit that fails either falls through to the model and the record says why.
+//! Only pages the requested model built itself are stored: a heuristic fallback is never cached
+//! under a real model's key.
+
+pub mod literals;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -16,6 +22,7 @@ use sha2::{Digest, Sha256};
 use tessera_app::catalog::Catalog;
 use uuid::Uuid;
 
+use self::literals::Provenance;
 use super::{
     prompt::{template_digest, TEMPLATE_ID},
     summary::DataSummary,
@@ -29,8 +36,80 @@ pub enum CachePolicy {
     /// Reuse a cached page when one validates, and store the page the model builds.
     #[default]
     Use,
-    /// Neither read nor write the cache (the step opted out).
+    /// Do not read the cache, but store the page the model builds (replacing the cached one).
+    Refresh,
+    /// Neither read nor write the cache (the step opted out). Spelled `off`; `bypass` is read too.
+    #[serde(rename = "off", alias = "bypass")]
     Bypass,
+}
+
+impl CachePolicy {
+    /// The spellings a request may use, for error messages.
+    pub const SPELLINGS: &'static str = "`use`, `refresh` or `off`";
+
+    /// Parses `use`, `refresh`, `off` (or `bypass`, its older name).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "use" => Some(Self::Use),
+            "refresh" => Some(Self::Refresh),
+            "off" | "bypass" => Some(Self::Bypass),
+            _ => None,
+        }
+    }
+
+    /// Whether a cached page may answer.
+    #[must_use]
+    pub fn reads(self) -> bool {
+        self == Self::Use
+    }
+
+    /// Whether the page the model builds is stored.
+    #[must_use]
+    pub fn writes(self) -> bool {
+        self != Self::Bypass
+    }
+}
+
+/// What the page cache did for one generation: the label of `/metrics`'
+/// `tessera_page_cache_lookups_total` and the `cache.result` of the record's transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheLookup {
+    /// A cached page answered: no model ran.
+    Hit,
+    /// Nothing (readable) was cached under the key: the model ran.
+    Miss,
+    /// A cached page no longer fitted (stale literal text, or it failed validation against the
+    /// new data): the model ran.
+    Stale,
+    /// The policy was `refresh`: the cache was not read, the model ran.
+    Refresh,
+    /// The policy was `off`.
+    Off,
+}
+
+impl CacheLookup {
+    /// Every result, in a fixed order.
+    pub const ALL: [Self; 5] = [Self::Hit, Self::Miss, Self::Stale, Self::Refresh, Self::Off];
+
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+            Self::Stale => "stale",
+            Self::Refresh => "refresh",
+            Self::Off => "off",
+        }
+    }
+
+    /// Parses the stored spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|lookup| lookup.as_str() == text)
+    }
 }
 
 /// A page stored in the cache.
@@ -40,6 +119,8 @@ pub struct CachedPage {
     pub key: String,
     /// The validated page tree.
     pub tree: Value,
+    /// What its literal text owes to the request it was built for (see [`literals`]).
+    pub provenance: Provenance,
     /// The generation that built it.
     pub generation_id: Uuid,
     /// The model that built it, `provider:model`.
@@ -50,10 +131,11 @@ pub struct CachedPage {
     pub created_at_ms: i64,
 }
 
-/// The cache key of a generation, as lower-case hex SHA-256.
+/// The cache key of a generation, as lower-case hex SHA-256. `source` is the request's template
+/// source, or its prompt text when it has no template.
 #[must_use]
 pub fn cache_key(
-    prompt: &str,
+    source: &str,
     schema: Option<&FormSchema>,
     summary: &DataSummary,
     catalog: &Catalog,
@@ -75,7 +157,7 @@ pub fn cache_key(
     let mut hasher = Sha256::new();
     for part in [
         format!("{TEMPLATE_ID}:{}", template_digest()),
-        prompt.to_owned(),
+        source.to_owned(),
         canonical_json(&schema_json),
         summary.shape_signature(),
         canonical_json(&Value::Array(components)),
@@ -146,6 +228,20 @@ mod tests {
         );
         assert_ne!(base, key("Delete", &json!({"emails": [{"id": "a"}]}), "m"));
         assert_ne!(base, key("Archive", &json!({"emails": [{"id": "a"}]}), "n"));
+    }
+
+    #[test]
+    fn the_policy_reads_use_refresh_and_off_and_still_reads_bypass() {
+        assert_eq!(CachePolicy::parse("use"), Some(CachePolicy::Use));
+        assert_eq!(CachePolicy::parse("refresh"), Some(CachePolicy::Refresh));
+        assert_eq!(CachePolicy::parse("off"), Some(CachePolicy::Bypass));
+        assert_eq!(CachePolicy::parse("bypass"), Some(CachePolicy::Bypass));
+        assert_eq!(CachePolicy::parse("sometimes"), None);
+        let read: CachePolicy = serde_json::from_value(json!("bypass")).unwrap_or_default();
+        assert_eq!(read, CachePolicy::Bypass);
+        assert_eq!(json!(CachePolicy::Bypass), json!("off"));
+        assert!(CachePolicy::Refresh.writes() && !CachePolicy::Refresh.reads());
+        assert!(!CachePolicy::Bypass.writes() && !CachePolicy::Bypass.reads());
     }
 
     #[test]

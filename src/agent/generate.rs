@@ -23,7 +23,11 @@ use tessera_app::{catalog::Catalog, tree::PageTree};
 use uuid::Uuid;
 
 use super::{
-    cache::{cache_key, CachePolicy, CachedPage},
+    cache::{
+        cache_key, canonical_json,
+        literals::{rebind_prompt_text, stale_values, Provenance, Request},
+        CacheLookup, CachePolicy, CachedPage,
+    },
     events::{EventKind, EventLog, EventSink},
     generation::{GenerationOutcome, GenerationRecord},
     heuristic::{HeuristicModel, HEURISTIC},
@@ -85,6 +89,10 @@ pub struct GenerationInput {
     pub id: Uuid,
     /// The request, already rendered from the step's prompt template.
     pub prompt: String,
+    /// The template `prompt` was rendered from, when there is one: the page cache keys on it
+    /// rather than on the rendering, so requests differing only in interpolated values share
+    /// a page (see `agent::cache`).
+    pub template: Option<String>,
     /// The response schema; `None` for a page that only shows data.
     pub schema: Option<FormSchema>,
     /// The step's data, which the page binds to.
@@ -105,6 +113,7 @@ impl GenerationInput {
         Self {
             id: Uuid::new_v4(),
             prompt: prompt.into(),
+            template: None,
             schema: None,
             data: json!({}),
             catalog: Catalog::defaults(),
@@ -131,6 +140,13 @@ impl GenerationInput {
     #[must_use]
     pub fn with_max_steps(mut self, max_steps: usize) -> Self {
         self.max_steps = max_steps;
+        self
+    }
+
+    /// The same input, rendered from `template` (the page cache keys on the template).
+    #[must_use]
+    pub fn with_template(mut self, template: impl Into<String>) -> Self {
+        self.template = Some(template.into());
         self
     }
 
@@ -242,9 +258,21 @@ pub async fn generate_page(
         json!({"model": model_name.to_string(), "cache": input.cache, "max_steps": input.max_steps,
                "prompt_bytes": setup.user.len(), "prompt": input.prompt}),
     );
-    let key = (input.cache == CachePolicy::Use).then(|| {
+    let schema_text = canonical_json(
+        &input
+            .schema
+            .as_ref()
+            .map_or(Value::Null, FormSchema::to_json_schema),
+    );
+    let request = Request {
+        source: input.template.as_deref().unwrap_or(&input.prompt),
+        prompt: &input.prompt,
+        schema: &schema_text,
+        data: &input.data,
+    };
+    let key = input.cache.writes().then(|| {
         cache_key(
-            &input.prompt,
+            request.source,
             input.schema.as_ref(),
             &summary,
             &input.catalog,
@@ -257,17 +285,32 @@ pub async fn generate_page(
         prompt_hash: &prompt_hash,
         started,
     };
-    if let Some(key) = &key {
-        if let Some(hit) = cached(&input, store, key, &mut log).await? {
-            let record = base.record(
-                GenerationOutcome::Ok,
-                &[],
-                true,
-                json!({"cache": {"policy": input.cache, "key": key, "hit": true,
-                                 "source_generation": hit.source}}),
-                &hit.tree,
-            );
-            return finish(store, &mut log, record, hit.tree, hit.report).await;
+    let mut lookup = match input.cache {
+        CachePolicy::Use => CacheLookup::Miss,
+        CachePolicy::Refresh => CacheLookup::Refresh,
+        CachePolicy::Bypass => CacheLookup::Off,
+    };
+    let mut why = Value::Null;
+    if let (Some(key), true) = (&key, input.cache.reads()) {
+        match cached(&input, &request, store, key, &mut log).await? {
+            Lookup::Hit(hit) => {
+                let mut record = base.record(
+                    GenerationOutcome::Ok,
+                    &[],
+                    true,
+                    json!({"cache": {"policy": input.cache, "key": key, "hit": true,
+                                     "result": CacheLookup::Hit, "rebound": hit.rebound,
+                                     "source_generation": hit.source}}),
+                    &hit.tree,
+                );
+                record.cache_lookup = Some(CacheLookup::Hit);
+                return finish(store, &mut log, record, hit.tree, hit.report).await;
+            }
+            Lookup::Miss => {}
+            Lookup::Stale(reason) => {
+                lookup = CacheLookup::Stale;
+                why = reason;
+            }
         }
     }
     log.flush().await?;
@@ -303,6 +346,7 @@ pub async fn generate_page(
                 .put_cached_page(&CachedPage {
                     key: key.clone(),
                     tree: serde_json::to_value(&tree).unwrap_or(Value::Null),
+                    provenance: Provenance::record(&tree, &request),
                     generation_id: input.id,
                     model: model_name.to_string(),
                     hits: 0,
@@ -312,10 +356,12 @@ pub async fn generate_page(
         }
     }
     let transcript = json!({
-        "cache": {"policy": input.cache, "key": key, "hit": false},
+        "cache": {"policy": input.cache, "key": key, "hit": false, "result": lookup,
+                  "stale": why},
         "attempts": attempts.iter().map(Attempt::summary).collect::<Vec<_>>(),
     });
-    let record = base.record(outcome, &attempts, false, transcript, &tree);
+    let mut record = base.record(outcome, &attempts, false, transcript, &tree);
+    record.cache_lookup = Some(lookup);
     if outcome == GenerationOutcome::Failed {
         let errors = report.errors.clone();
         finish(store, &mut log, record.clone(), tree, report).await?;
@@ -357,6 +403,7 @@ impl RecordBase<'_> {
             tokens_out: sum(|attempt| attempt.usage.output_tokens),
             latency_ms: i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX),
             cache_hit,
+            cache_lookup: None,
             transcript,
             tree: serde_json::to_value(tree).ok(),
             created_at_ms: now_ms(),
@@ -392,40 +439,64 @@ struct CacheHit {
     tree: PageTree,
     report: FormReport,
     source: Uuid,
+    /// Pieces of literal text re-bound from the old prompt to the new one.
+    rebound: usize,
 }
 
-/// The cached page under `key`, when there is one and it validates against this data.
+/// What the cache holds for one generation.
+enum Lookup {
+    /// A page that fits the new request, re-bound to it.
+    Hit(CacheHit),
+    /// Nothing usable under the key.
+    Miss,
+    /// A page that no longer fits; why, for the record.
+    Stale(Value),
+}
+
+/// The cached page under `key`, re-bound to this request, when there is one and it fits: no
+/// literal text holds a value of the old request that this one lacks, and code's `ValidateForm`
+/// passes against this data.
 async fn cached(
     input: &GenerationInput,
+    request: &Request<'_>,
     store: &Store,
     key: &str,
     log: &mut EventLog<'_>,
-) -> Result<Option<CacheHit>, AgentError> {
+) -> Result<Lookup, AgentError> {
     let Some(page) = store.cached_page(key).await? else {
         log.push(EventKind::CacheMiss, json!({"reason": "empty"}));
-        return Ok(None);
+        return Ok(Lookup::Miss);
     };
-    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else {
+    let Ok(mut tree) = serde_json::from_value::<PageTree>(page.tree) else {
         log.push(EventKind::CacheMiss, json!({"reason": "unreadable"}));
-        return Ok(None);
+        return Ok(Lookup::Miss);
     };
+    let rebound = rebind_prompt_text(&mut tree, &page.provenance.prompt, &input.prompt);
+    let stale = stale_values(&tree, &page.provenance, request);
+    if !stale.is_empty() {
+        let why = json!({"reason": "stale_literal", "values": stale,
+                         "source_generation": page.generation_id});
+        log.push(EventKind::CacheMiss, why.clone());
+        return Ok(Lookup::Stale(why));
+    }
     let report = validate_form(&tree, &input.catalog, input.schema.as_ref(), &input.data);
     if !report.ok {
-        log.push(
-            EventKind::CacheMiss,
-            json!({"reason": "no_longer_valid", "errors": report.errors}),
-        );
-        return Ok(None);
+        let why = json!({"reason": "no_longer_valid", "errors": report.errors,
+                         "source_generation": page.generation_id});
+        log.push(EventKind::CacheMiss, why.clone());
+        return Ok(Lookup::Stale(why));
     }
     store.record_cache_hit(key, now_ms()).await?;
     log.push(
         EventKind::CacheHit,
-        json!({"source_generation": page.generation_id, "hits": page.hits + 1}),
+        json!({"source_generation": page.generation_id, "hits": page.hits + 1,
+               "rebound": rebound}),
     );
-    Ok(Some(CacheHit {
+    Ok(Lookup::Hit(CacheHit {
         tree,
         report,
         source: page.generation_id,
+        rebound,
     }))
 }
 

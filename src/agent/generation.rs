@@ -59,6 +59,9 @@ pub struct GenerationRecord {
     pub latency_ms: i64,
     /// Whether the page cache answered instead of a model.
     pub cache_hit: bool,
+    /// What the page cache did: hit, miss, stale (a cached page no longer fitted), refresh or
+    /// off; `None` in records made before it was recorded.
+    pub cache_lookup: Option<crate::agent::cache::CacheLookup>,
     /// Every tool call with its arguments and result.
     pub transcript: serde_json::Value,
     /// The final tree, if any.

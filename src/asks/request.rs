@@ -8,7 +8,8 @@
 //!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
 //!   "notify": true,                                 // optional, default false, or recipients:
 //!   // "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://…"},
-//!   "callback_url": "https://example.com/hooks/ask" }   // optional, http(s)
+//!   "callback_url": "https://example.com/hooks/ask",   // optional, http(s)
+//!   "cache": "use" }                                // optional: use (default), refresh or off
 //! ```
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
@@ -24,6 +25,9 @@
 //!   ask's own recipients instead, each within the operator's allowlist
 //!   ([`RecipientAllowlist`]); one outside it is refused naming it (`notify.email[0]`).
 //! - `callback_url` needs `TESSERA_WEBHOOK_SECRET`, the key deliveries are signed with.
+//! - `cache` is the page cache's policy for this ask's page: `use` reuses a cached page built for
+//!   the same prompt *template*, schema and data shape (asks differing only in data values share
+//!   it), `refresh` builds a new page and caches it, `off` neither reads nor writes the cache.
 //!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
@@ -34,13 +38,14 @@ use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
 use crate::{
+    agent::CachePolicy,
     forms::FormSchema,
     notify::{AskRecipients, RecipientAllowlist},
     pages::factory::DEFAULT_EXPIRY,
 };
 
 /// The fields a request may have.
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "prompt",
     "schema",
     "display",
@@ -48,6 +53,7 @@ const FIELDS: [&str; 7] = [
     "expires_in",
     "notify",
     "callback_url",
+    "cache",
 ];
 /// The longest prompt accepted, in characters.
 pub const MAX_PROMPT_CHARS: usize = 10_000;
@@ -90,6 +96,8 @@ pub struct NewAsk {
     pub recipients: Option<AskRecipients>,
     /// Where to POST the response.
     pub callback_url: Option<url::Url>,
+    /// The page cache's policy for the ask's page.
+    pub cache: CachePolicy,
 }
 
 /// The schema used when a request has none: one required free-text field, `answer`.
@@ -166,6 +174,7 @@ impl NewAsk {
             }
         };
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
+        let cache = parse_cache(body.remove("cache"))?;
         Ok(Self {
             prompt,
             prompt_template,
@@ -175,6 +184,7 @@ impl NewAsk {
             notify,
             recipients,
             callback_url,
+            cache,
         })
     }
 
@@ -192,7 +202,24 @@ impl NewAsk {
             notify: self.notify,
             recipients: self.recipients,
             callback_url: self.callback_url.map(String::from),
+            cache: self.cache,
         }
+    }
+}
+
+fn parse_cache(value: Option<Value>) -> Result<CachePolicy, AskError> {
+    match value {
+        None | Some(Value::Null) => Ok(CachePolicy::Use),
+        Some(Value::String(text)) => CachePolicy::parse(&text).ok_or_else(|| {
+            AskError::invalid(
+                "cache",
+                format!("must be {}, not `{text}`", CachePolicy::SPELLINGS),
+            )
+        }),
+        Some(_) => Err(AskError::invalid(
+            "cache",
+            format!("must be one of the strings {}", CachePolicy::SPELLINGS),
+        )),
     }
 }
 

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    agent::CachePolicy,
     forms::FormSchema,
     notify::{send_link, AskRecipients, Notify, NotifyError, WebhookSender},
     workflow::{
@@ -59,6 +60,9 @@ pub struct AskState {
     /// Where to POST the response.
     #[serde(default)]
     pub callback_url: Option<String>,
+    /// The page cache's policy for the ask's page (`use` in asks made before it was an option).
+    #[serde(default)]
+    pub cache: CachePolicy,
 }
 
 /// What the callback POSTs.
@@ -110,10 +114,13 @@ pub fn ask_workflow(
             };
             Ok(DynamicPage {
                 prompt: state.prompt.clone(),
+                // The page cache keys on what the caller wrote, not on its rendering over `data`.
+                template: state.prompt_template.clone(),
                 schema,
                 data: state.data.clone(),
                 options: UiOptions {
                     expires_in: Some(Duration::from_secs(state.expires_in_secs)),
+                    cache: state.cache,
                     ..UiOptions::default()
                 },
             })

@@ -18,6 +18,17 @@ use crate::{
     },
 };
 
+/// The email digest's page prompt (a template over [`Digest`]).
+pub const DIGEST_PROMPT: &str = "Present these {{ emails | length }} emails grouped by category; let the person pick which to archive and add a note.";
+/// The email digest's result page prompt.
+pub const DIGEST_RESULT_PROMPT: &str =
+    "Archived {{ archived | length }} of {{ emails | length }} emails. Note: {{ note or \"none\" }}.";
+/// The bulk approval's page prompt (a template over [`Approvals`]).
+pub const APPROVAL_PROMPT: &str = "Approve or reject these {{ claims | length }} expense claims; select the claims and give a reason.";
+/// The dashboard's page prompt.
+pub const DASHBOARD_PROMPT: &str =
+    "Inbox and expenses at a glance: emails per category and claim totals.";
+
 /// The email digest's state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Digest {
@@ -96,27 +107,46 @@ pub struct Dashboard {
 /// Only if the definition is inconsistent (a bug caught at startup).
 pub fn email_digest(notifier: Option<Arc<dyn Notify>>) -> Result<Workflow<Digest>, WorkflowError> {
     workflow::<Digest>("email-digest")
-        .step("Fetch", |state: Digest| async move { Ok(Digest { emails: inbox(), ..state }) })
-        .ui(
-            "ShowDigest",
-            Prompt::<DigestForm>::new(
-                "Present these {{ emails | length }} emails grouped by category; let the person pick which to archive and add a note.",
-            ),
+        .step("Fetch", |state: Digest| async move {
+            Ok(Digest {
+                emails: inbox(),
+                ..state
+            })
+        })
+        .ui("ShowDigest", Prompt::<DigestForm>::new(DIGEST_PROMPT))
+        .step_with_page(
+            "Notify",
+            move |state: Digest, page: PageHandle<DigestForm>| {
+                let notifier = notifier.clone();
+                async move {
+                    send_link(
+                        notifier.as_ref(),
+                        "Which emails should be archived?",
+                        &page.link,
+                    )
+                    .await;
+                    Ok((state, wait_for(page.webhook)))
+                }
+            },
         )
-        .step_with_page("Notify", move |state: Digest, page: PageHandle<DigestForm>| {
-            let notifier = notifier.clone();
-            async move {
-                send_link(notifier.as_ref(), "Which emails should be archived?", &page.link).await;
-                Ok((state, wait_for(page.webhook)))
-            }
-        })
-        .step_with_response("Archive", |state: Digest, response: DigestForm| async move {
-            let archived: Vec<String> = response.archive_ids.into_iter().filter(|id| state.emails.iter().any(|email| &email.id == id)).collect();
-            Ok(Digest { archived, note: response.note, ..state })
-        })
+        .step_with_response(
+            "Archive",
+            |state: Digest, response: DigestForm| async move {
+                let archived: Vec<String> = response
+                    .archive_ids
+                    .into_iter()
+                    .filter(|id| state.emails.iter().any(|email| &email.id == id))
+                    .collect();
+                Ok(Digest {
+                    archived,
+                    note: response.note,
+                    ..state
+                })
+            },
+        )
         .display(
             "Result",
-            Prompt::<NoResponse>::new("Archived {{ archived | length }} of {{ emails | length }} emails. Note: {{ note or \"none\" }}."),
+            Prompt::<NoResponse>::new(DIGEST_RESULT_PROMPT),
             UiOptions::default(),
         )
         .build()
@@ -130,22 +160,43 @@ pub fn bulk_approval(
     notifier: Option<Arc<dyn Notify>>,
 ) -> Result<Workflow<Approvals>, WorkflowError> {
     workflow::<Approvals>("bulk-approval")
-        .step("Collect", |state: Approvals| async move { Ok(Approvals { claims: claims(), ..state }) })
-        .ui("Review", Prompt::<ApprovalForm>::new("Approve or reject these {{ claims | length }} expense claims; select the claims and give a reason."))
-        .step_with_page("Notify", move |state: Approvals, page: PageHandle<ApprovalForm>| {
-            let notifier = notifier.clone();
-            async move {
-                send_link(notifier.as_ref(), "Expense claims need a decision", &page.link).await;
-                Ok((state, wait_for(page.webhook)))
-            }
+        .step("Collect", |state: Approvals| async move {
+            Ok(Approvals {
+                claims: claims(),
+                ..state
+            })
         })
-        .step_with_response("Record", |state: Approvals, response: ApprovalForm| async move {
-            let decision = match response.decision {
-                Decision::Approve => "approve",
-                Decision::Reject => "reject",
-            };
-            Ok(Approvals { decision: Some(decision.to_owned()), selected: response.claim_ids, reason: Some(response.reason), ..state })
-        })
+        .ui("Review", Prompt::<ApprovalForm>::new(APPROVAL_PROMPT))
+        .step_with_page(
+            "Notify",
+            move |state: Approvals, page: PageHandle<ApprovalForm>| {
+                let notifier = notifier.clone();
+                async move {
+                    send_link(
+                        notifier.as_ref(),
+                        "Expense claims need a decision",
+                        &page.link,
+                    )
+                    .await;
+                    Ok((state, wait_for(page.webhook)))
+                }
+            },
+        )
+        .step_with_response(
+            "Record",
+            |state: Approvals, response: ApprovalForm| async move {
+                let decision = match response.decision {
+                    Decision::Approve => "approve",
+                    Decision::Reject => "reject",
+                };
+                Ok(Approvals {
+                    decision: Some(decision.to_owned()),
+                    selected: response.claim_ids,
+                    reason: Some(response.reason),
+                    ..state
+                })
+            },
+        )
         .build()
 }
 
@@ -167,7 +218,7 @@ pub fn dashboard() -> Result<Workflow<Dashboard>, WorkflowError> {
             let totals = serde_json::json!({"claims": claims.len(), "amount": (total * 100.0).round() / 100.0, "emails": emails.len()});
             Ok(Dashboard { by_category, totals })
         })
-        .display("Show", Prompt::<NoResponse>::new("Inbox and expenses at a glance: emails per category and claim totals."), UiOptions::default())
+        .display("Show", Prompt::<NoResponse>::new(DASHBOARD_PROMPT), UiOptions::default())
         .build()
 }
 

@@ -92,7 +92,7 @@ pub struct GenerateRequest {
     /// The generation's id, to subscribe to its events before posting; fresh when absent.
     #[serde(default)]
     pub id: Option<Uuid>,
-    /// `use` (default) or `bypass` the page cache.
+    /// The page cache: `use` (default), `refresh` (build and store) or `off` (`bypass`).
     #[serde(default)]
     pub cache: Option<CachePolicy>,
     /// Model turns allowed, 1 to 30 (default 10).

@@ -55,8 +55,12 @@ impl PageFactory for GeneratedPageFactory {
         let catalog = Catalog::resolve(&request.options.components, &[]);
         // Recorded with the page, so it renders with these specs and no other step's.
         let component_set = ComponentSet::of(&catalog);
-        let mut input =
-            GenerationInput::new(request.prompt.clone()).with_data(request.data.clone());
+        let mut input = GenerationInput::new(request.prompt.clone())
+            .with_data(request.data.clone())
+            .with_cache(request.options.cache);
+        if let Some(template) = &request.template {
+            input = input.with_template(template.clone());
+        }
         input.catalog = catalog;
         // Derived from the run, step and attempt, so the run's timeline can link the record.
         input.id = request.generation_id();

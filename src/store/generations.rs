@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::{decode_json, decode_uuid, Result, Store, StoreError};
 use crate::agent::{
+    cache::CacheLookup,
     events::{EventKind, GenerationEvent},
     generation::{GenerationOutcome, GenerationRecord},
 };
@@ -30,6 +31,7 @@ struct GenerationRow {
     tokens_out: i64,
     latency_ms: i64,
     cache_hit: bool,
+    cache_lookup: Option<String>,
     transcript: String,
     tree: Option<String>,
     created_at: i64,
@@ -53,6 +55,8 @@ impl TryFrom<GenerationRow> for GenerationRecord {
             tokens_out: row.tokens_out,
             latency_ms: row.latency_ms,
             cache_hit: row.cache_hit,
+            // An unknown spelling (a newer server's) reads as not recorded.
+            cache_lookup: row.cache_lookup.as_deref().and_then(CacheLookup::parse),
             transcript: decode_json("generations.transcript", &row.transcript)?,
             tree: row
                 .tree

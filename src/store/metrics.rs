@@ -1,5 +1,5 @@
 //! Figures for `/metrics` read from the database at scrape time: runs by status, generations by
-//! provider and outcome, model tokens and latency, page-cache hits.
+//! provider and outcome, model tokens and latency, page-cache hits and lookups by result.
 //!
 //! Reading them from the store (rather than counting in memory) makes them cover every process
 //! sharing the database and survive restarts (DESIGN.md §13). The SQL is plain aggregates with
@@ -40,6 +40,9 @@ pub struct StoreFigures {
     pub providers: BTreeMap<String, ProviderFigures>,
     /// Generations served from the page cache.
     pub cache_hits: i64,
+    /// Generations per page-cache result (`hit`, `miss`, `stale`, `refresh`, `off`); generations
+    /// recorded before the result was kept are absent.
+    pub cache_lookups: BTreeMap<String, i64>,
 }
 
 fn generations_sql() -> String {
@@ -62,6 +65,9 @@ fn generations_sql() -> String {
 }
 
 const RUNS_SQL: &str = "SELECT status, COUNT(*) AS runs FROM runs GROUP BY status";
+
+const LOOKUPS_SQL: &str = "SELECT cache_lookup, COUNT(*) AS generations FROM generations \
+     WHERE cache_lookup IS NOT NULL GROUP BY cache_lookup";
 
 /// One aggregate row, whichever driver read it.
 struct GenerationGroup {
@@ -100,7 +106,7 @@ where
     })
 }
 
-/// Reads one row of [`RUNS_SQL`].
+/// Reads one row of [`RUNS_SQL`] or [`LOOKUPS_SQL`]: a label and a count.
 fn status_count<'r, R>(row: &'r R) -> std::result::Result<(String, i64), sqlx::Error>
 where
     R: sqlx::Row,
@@ -123,8 +129,13 @@ impl Store {
             ($pool:expr) => {{
                 let runs = sqlx::query(RUNS_SQL).fetch_all($pool).await?;
                 let groups = sqlx::query(&sql).fetch_all($pool).await?;
+                let lookups = sqlx::query(LOOKUPS_SQL).fetch_all($pool).await?;
                 (
                     runs.iter()
+                        .map(status_count)
+                        .collect::<std::result::Result<Vec<_>, _>>()?,
+                    lookups
+                        .iter()
                         .map(status_count)
                         .collect::<std::result::Result<Vec<_>, _>>()?,
                     groups
@@ -134,12 +145,13 @@ impl Store {
                 )
             }};
         }
-        let (runs, groups) = match self {
+        let (runs, lookups, groups) = match self {
             Self::Sqlite(pool) => read!(pool),
             Self::Postgres(pool) => read!(pool),
         };
         let mut figures = StoreFigures {
             runs_by_status: runs.into_iter().collect(),
+            cache_lookups: lookups.into_iter().collect(),
             ..StoreFigures::default()
         };
         for group in groups {

@@ -13,6 +13,7 @@ use crate::agent::cache::CachedPage;
 struct CachedPageRow {
     key: String,
     tree: String,
+    provenance: String,
     generation_id: String,
     model: String,
     hits: i64,
@@ -26,6 +27,12 @@ impl TryFrom<CachedPageRow> for CachedPage {
         Ok(Self {
             key: row.key,
             tree: decode_json("page_cache.tree", &row.tree)?,
+            provenance: serde_json::from_str(&row.provenance).map_err(|error| {
+                StoreError::Corrupt {
+                    column: "page_cache.provenance",
+                    reason: error.to_string(),
+                }
+            })?,
             generation_id: decode_uuid("page_cache.generation_id", &row.generation_id)?,
             model: row.model,
             hits: row.hits,

@@ -11,6 +11,7 @@
 use std::{collections::BTreeMap, fmt::Write as _, sync::Mutex, time::Duration};
 
 use crate::{
+    agent::cache::CacheLookup,
     store::metrics::{StoreFigures, LATENCY_BOUNDS_MS},
     workflow::{run::RunStatus, DrainReport},
 };
@@ -282,6 +283,23 @@ pub fn render(metrics: &Metrics, runner: Option<DrainReport>, store: &StoreFigur
         &[],
         store.cache_hits as f64,
     );
+    out.family(
+        "tessera_page_cache_lookups_total",
+        "counter",
+        "Generations by what the page cache did: hit, miss, stale (a cached page no longer fitted the request, so the model ran), refresh, off (whole database).",
+    );
+    for lookup in CacheLookup::ALL {
+        let count = store
+            .cache_lookups
+            .get(lookup.as_str())
+            .copied()
+            .unwrap_or(0);
+        out.sample(
+            "tessera_page_cache_lookups_total",
+            &[("result", lookup.as_str())],
+            count as f64,
+        );
+    }
     out.0
 }
 

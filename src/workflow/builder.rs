@@ -669,6 +669,9 @@ impl<R: Serialize + Send + 'static> Then for Wait<R> {
 pub struct DynamicPage {
     /// The prompt, used as written (not a template: callers' text may contain `{{`).
     pub prompt: String,
+    /// The template `prompt` was rendered from, if the caller rendered one: the page cache keys
+    /// on it, so pages differing only in interpolated values share a cached tree.
+    pub template: Option<String>,
     /// The response schema; `None` for a display-only page.
     pub schema: Option<FormSchema>,
     /// The page's data.
@@ -703,6 +706,7 @@ fn ui_step(
             };
             let page = DynamicPage {
                 prompt,
+                template: Some(template.source().to_owned()),
                 schema,
                 data,
                 options,
@@ -735,6 +739,7 @@ pub(crate) async fn make_page(
     })?;
     let DynamicPage {
         prompt,
+        template,
         schema,
         data,
         mut options,
@@ -766,6 +771,7 @@ pub(crate) async fn make_page(
             step_name: context.step_name.clone(),
             attempt: context.attempt,
             prompt,
+            template,
             schema,
             data,
             options,

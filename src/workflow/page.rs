@@ -14,7 +14,7 @@ use super::{
     run::RunId,
     step::{PageHandle, StepError},
 };
-use crate::{forms::FormSchema, pages::page::PageId};
+use crate::{agent::CachePolicy, forms::FormSchema, pages::page::PageId};
 
 /// Per-step options of a `ui` step (`.ui_with(name, prompt, options)`).
 #[derive(Clone, Debug, Default)]
@@ -29,6 +29,9 @@ pub struct UiOptions {
     pub model: Option<String>,
     /// A JSON pointer into the state selecting the page's data; the whole state when `None`.
     pub data: Option<String>,
+    /// Whether the page cache may answer (`Use`, the default), is only written (`Refresh`) or is
+    /// left alone (`Bypass`). The page cache is the agent's; this only passes the choice on.
+    pub cache: CachePolicy,
 }
 
 /// Everything a factory needs to make one page.
@@ -45,6 +48,8 @@ pub struct PageRequest {
     pub attempt: i64,
     /// The prompt, rendered over the run's state.
     pub prompt: String,
+    /// The template the prompt was rendered from, when there is one (the page cache keys on it).
+    pub template: Option<String>,
     /// The response schema; `None` for a display-only page.
     pub schema: Option<FormSchema>,
     /// The page's data: the state, or the part of it [`UiOptions::data`] selects.

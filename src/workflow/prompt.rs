@@ -70,6 +70,11 @@ impl Template {
         environment().template_from_str(&self.0).map(|_| ())
     }
 
+    /// The template's source text (the page cache keys on it, not on a rendering).
+    pub(crate) fn source(&self) -> &str {
+        &self.0
+    }
+
     /// Renders the template with `state` as its context.
     pub(crate) fn render(&self, state: &Value) -> Result<String, minijinja::Error> {
         environment().render_str(&self.0, state)

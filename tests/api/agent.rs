@@ -867,6 +867,17 @@ async fn a_cached_page_is_replaced_and_counts_its_hits(store: &Store) -> anyhow:
     let page = CachedPage {
         key: "k".repeat(64),
         tree: json!({"nodes": {}, "order": []}),
+        // Round-trips through the store: what the literal text owes to the old request.
+        provenance: tessera::agent::cache::literals::Provenance {
+            prompt: "Show the 3 rows".into(),
+            values: std::collections::BTreeMap::from([(
+                "3".to_owned(),
+                std::collections::BTreeSet::from([
+                    tessera::agent::cache::literals::Origin::Prompt,
+                    tessera::agent::cache::literals::Origin::Length("/rows".into()),
+                ]),
+            )]),
+        },
         generation_id: Uuid::new_v4(),
         model: "heuristic:heuristic".into(),
         hits: 0,

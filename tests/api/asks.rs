@@ -29,7 +29,7 @@ fn decision_schema() -> Value {
     })
 }
 
-async fn post_ask(app: &TestApp, body: &Value) -> anyhow::Result<reqwest::Response> {
+pub(crate) async fn post_ask(app: &TestApp, body: &Value) -> anyhow::Result<reqwest::Response> {
     app.api_post("/api/asks", body).await
 }
 

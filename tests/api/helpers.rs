@@ -166,6 +166,15 @@ pub async fn spawn_app_on(
     backend: Backend,
     customize: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Option<TestApp>> {
+    spawn_app_on_with(backend, customize, Options::default()).await
+}
+
+/// As [`spawn_app_on`], with other workflows, runner settings or models.
+pub async fn spawn_app_on_with(
+    backend: Backend,
+    customize: impl FnOnce(&mut Config),
+    options: Options,
+) -> anyhow::Result<Option<TestApp>> {
     let dir = tempfile::tempdir()?;
     let (database_url, postgres) = match backend {
         Backend::Sqlite => {
@@ -190,9 +199,7 @@ pub async fn spawn_app_on(
     config.api_token = Some(Secret::new(API_TOKEN));
     config.body_limit = 64 * 1024;
     customize(&mut config);
-    start(config, dir, postgres, Options::default())
-        .await
-        .map(Some)
+    start(config, dir, postgres, options).await.map(Some)
 }
 
 impl TestApp {

@@ -20,6 +20,7 @@ mod llm;
 mod login;
 mod metrics;
 mod notify;
+mod page_cache;
 mod pages;
 mod quality;
 mod runs;

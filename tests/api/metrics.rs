@@ -34,6 +34,11 @@ fn generation(
         tokens_out: if cache_hit { 0 } else { 200 },
         latency_ms,
         cache_hit,
+        cache_lookup: Some(if cache_hit {
+            tessera::agent::cache::CacheLookup::Hit
+        } else {
+            tessera::agent::cache::CacheLookup::Miss
+        }),
         transcript: json!([]),
         tree: None,
         created_at_ms: now_ms(),

@@ -137,6 +137,7 @@ async fn a_generation_record_round_trips(store: &Store) -> anyhow::Result<()> {
         tokens_out: 300,
         latency_ms: 812,
         cache_hit: false,
+        cache_lookup: Some(tessera::agent::cache::CacheLookup::Stale),
         transcript: json!([{"tool": "Heading", "arguments": {"text": "Hi"}, "result": {"id": "c1"}}]),
         tree: Some(json!({"nodes": {}, "order": []})),
         created_at_ms: now_ms(),

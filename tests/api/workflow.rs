@@ -1287,6 +1287,7 @@ async fn a_component_chosen_at_run_time_must_be_registered_with_the_runner() -> 
                 .ui_from_state("Show", move |_state: &Value| {
                     Ok(DynamicPage {
                         prompt: "Show the status".to_owned(),
+                        template: None,
                         schema: None,
                         data: json!({}),
                         options: UiOptions {
@@ -1565,6 +1566,11 @@ async fn a_typed_workflow_asks_through_a_page_and_carries_on_with_the_typed_resp
         "Group these 3 emails; pick some to archive."
     );
     assert_eq!(requests[0].step_name, "ShowDigest");
+    // The template travels with its rendering: the page cache keys on it, not on the count.
+    assert_eq!(
+        requests[0].template.as_deref(),
+        Some("Group these {{ emails | length }} emails; pick some to archive.")
+    );
     assert_eq!(requests[0].data["emails"], json!(["e1", "e2", "e3"]));
     let schema = requests[0]
         .schema

@@ -3,14 +3,14 @@ use uuid::Uuid;
 
 use super::{EventRow, GenerationRow};
 use crate::{
-    agent::{events::GenerationEvent, generation::GenerationRecord},
+    agent::{cache::CacheLookup, events::GenerationEvent, generation::GenerationRecord},
     store::Result,
 };
 
 pub(super) async fn insert(pool: &PgPool, record: &GenerationRecord) -> Result<()> {
     sqlx::query(
         "INSERT INTO generations (id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, \
-         latency_ms, cache_hit, transcript, tree, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+         latency_ms, cache_hit, cache_lookup, transcript, tree, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(record.id.to_string())
     .bind(&record.model)
@@ -22,6 +22,7 @@ pub(super) async fn insert(pool: &PgPool, record: &GenerationRecord) -> Result<(
     .bind(record.tokens_out)
     .bind(record.latency_ms)
     .bind(record.cache_hit)
+    .bind(record.cache_lookup.map(CacheLookup::as_str))
     .bind(record.transcript.to_string())
     .bind(record.tree.as_ref().map(ToString::to_string))
     .bind(record.created_at_ms)
@@ -33,7 +34,7 @@ pub(super) async fn insert(pool: &PgPool, record: &GenerationRecord) -> Result<(
 pub(super) async fn get(pool: &PgPool, id: Uuid) -> Result<Option<GenerationRow>> {
     Ok(sqlx::query_as(
         "SELECT id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, latency_ms, cache_hit, \
-         transcript, tree, created_at FROM generations WHERE id = $1",
+         cache_lookup, transcript, tree, created_at FROM generations WHERE id = $1",
     )
     .bind(id.to_string())
     .fetch_optional(pool)
@@ -43,7 +44,7 @@ pub(super) async fn get(pool: &PgPool, id: Uuid) -> Result<Option<GenerationRow>
 pub(super) async fn recent(pool: &PgPool, limit: i64) -> Result<Vec<GenerationRow>> {
     Ok(sqlx::query_as(
         "SELECT id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, latency_ms, cache_hit, \
-         transcript, tree, created_at FROM generations ORDER BY created_at DESC, id DESC LIMIT $1",
+         cache_lookup, transcript, tree, created_at FROM generations ORDER BY created_at DESC, id DESC LIMIT $1",
     )
     .bind(limit)
     .fetch_all(pool)

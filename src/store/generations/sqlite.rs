@@ -3,14 +3,14 @@ use uuid::Uuid;
 
 use super::{EventRow, GenerationRow};
 use crate::{
-    agent::{events::GenerationEvent, generation::GenerationRecord},
+    agent::{cache::CacheLookup, events::GenerationEvent, generation::GenerationRecord},
     store::Result,
 };
 
 pub(super) async fn insert(pool: &SqlitePool, record: &GenerationRecord) -> Result<()> {
     sqlx::query(
         "INSERT INTO generations (id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, \
-         latency_ms, cache_hit, transcript, tree, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         latency_ms, cache_hit, cache_lookup, transcript, tree, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(record.id.to_string())
     .bind(&record.model)
@@ -22,6 +22,7 @@ pub(super) async fn insert(pool: &SqlitePool, record: &GenerationRecord) -> Resu
     .bind(record.tokens_out)
     .bind(record.latency_ms)
     .bind(record.cache_hit)
+    .bind(record.cache_lookup.map(CacheLookup::as_str))
     .bind(record.transcript.to_string())
     .bind(record.tree.as_ref().map(ToString::to_string))
     .bind(record.created_at_ms)
@@ -33,7 +34,7 @@ pub(super) async fn insert(pool: &SqlitePool, record: &GenerationRecord) -> Resu
 pub(super) async fn get(pool: &SqlitePool, id: Uuid) -> Result<Option<GenerationRow>> {
     Ok(sqlx::query_as(
         "SELECT id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, latency_ms, cache_hit, \
-         transcript, tree, created_at FROM generations WHERE id = ?",
+         cache_lookup, transcript, tree, created_at FROM generations WHERE id = ?",
     )
     .bind(id.to_string())
     .fetch_optional(pool)
@@ -43,7 +44,7 @@ pub(super) async fn get(pool: &SqlitePool, id: Uuid) -> Result<Option<Generation
 pub(super) async fn recent(pool: &SqlitePool, limit: i64) -> Result<Vec<GenerationRow>> {
     Ok(sqlx::query_as(
         "SELECT id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, latency_ms, cache_hit, \
-         transcript, tree, created_at FROM generations ORDER BY created_at DESC, id DESC LIMIT ?",
+         cache_lookup, transcript, tree, created_at FROM generations ORDER BY created_at DESC, id DESC LIMIT ?",
     )
     .bind(limit)
     .fetch_all(pool)

@@ -5,7 +5,7 @@ use crate::{agent::cache::CachedPage, store::Result};
 
 pub(super) async fn get(pool: &SqlitePool, key: &str) -> Result<Option<CachedPageRow>> {
     Ok(sqlx::query_as(
-        "SELECT key, tree, generation_id, model, hits, created_at FROM page_cache WHERE key = ?",
+        "SELECT key, tree, provenance, generation_id, model, hits, created_at FROM page_cache WHERE key = ?",
     )
     .bind(key)
     .fetch_optional(pool)
@@ -14,13 +14,15 @@ pub(super) async fn get(pool: &SqlitePool, key: &str) -> Result<Option<CachedPag
 
 pub(super) async fn put(pool: &SqlitePool, page: &CachedPage) -> Result<()> {
     sqlx::query(
-        "INSERT INTO page_cache (key, tree, generation_id, model, hits, created_at) \
-         VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT (key) DO UPDATE SET tree = excluded.tree, \
+        "INSERT INTO page_cache (key, tree, provenance, generation_id, model, hits, created_at) \
+         VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (key) DO UPDATE SET tree = excluded.tree, \
+         provenance = excluded.provenance, \
          generation_id = excluded.generation_id, model = excluded.model, hits = 0, \
          created_at = excluded.created_at, last_hit_at = NULL",
     )
     .bind(&page.key)
     .bind(page.tree.to_string())
+    .bind(serde_json::to_string(&page.provenance).unwrap_or_else(|_| "{}".to_owned()))
     .bind(page.generation_id.to_string())
     .bind(&page.model)
     .bind(page.created_at_ms)

@@ -148,7 +148,8 @@ impl Compiled {
                 expires_in,
                 max_steps,
             } => {
-                let prompt = render(prompt, &state, "the prompt")?;
+                let template = prompt;
+                let prompt = render(template, &state, "the prompt")?;
                 let data = match data {
                     None => state.clone(),
                     Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
@@ -167,9 +168,12 @@ impl Compiled {
                     expires_in: *expires_in,
                     model: None,
                     data: None,
+                    ..UiOptions::default()
                 };
                 let request = DynamicPage {
                     prompt,
+                    // The cache keys on the template, so runs that differ only in state share a page.
+                    template: Some(template.clone()),
                     schema: schema.clone(),
                     data,
                     options,
