@@ -17,6 +17,7 @@ pub mod demo;
 pub mod forms;
 pub mod http;
 pub mod llm;
+pub mod mcp;
 pub mod notify;
 pub mod pages;
 pub mod startup;

@@ -17,6 +17,7 @@ mod helpers;
 mod home;
 mod llm;
 mod login;
+mod mcp;
 mod metrics;
 mod notify;
 mod pages;
