@@ -18,6 +18,10 @@ use rmcp::{
 };
 use serde_json::json;
 
+/// The least time the client gets to answer an elicitation (the person sees it, agrees to
+/// open the page), whatever the call's `wait_seconds`.
+pub const MIN_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The method of the notice that a URL-mode elicitation is complete.
 pub const COMPLETE_METHOD: &str = "notifications/elicitation/complete";
 

@@ -111,6 +111,7 @@ impl TesseraMcp {
                 let ask_id = arguments::cancel_ask(arguments)?;
                 Answer::of(&cancel_ask(&self.runner, &ask_id).await?)
             }
+            // `list_asks`: `call_tool` refused every other name.
             _ => {
                 let status = arguments::list_asks(arguments)?;
                 let asks = list_asks(self.runner.store(), status).await?;
@@ -141,8 +142,12 @@ impl TesseraMcp {
                 "This client did not declare the elicitation `url` capability: give the person the link.",
             ));
         }
+        // `wait` bounds the whole call: the client's answer to the elicitation, then the
+        // person's answer; the elicitation always gets at least a minute to reach the person.
+        let started = tokio::time::Instant::now();
         if eliciting {
-            match elicit::send_link(&context.peer, &created.id, &prompt, &link, call.wait).await {
+            let timeout = call.wait.max(elicit::MIN_TIMEOUT);
+            match elicit::send_link(&context.peer, &created.id, &prompt, &link, timeout).await {
                 Sent::Accepted => {}
                 Sent::Refused => {
                     let cancelled = cancel_ask(&self.runner, &created.id).await?;
@@ -159,7 +164,7 @@ impl TesseraMcp {
             wait_for_answer(
                 self.runner.store(),
                 &created.id,
-                call.wait,
+                call.wait.saturating_sub(started.elapsed()),
                 progress(context),
                 &context.ct,
             )
