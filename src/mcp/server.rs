@@ -100,6 +100,7 @@ impl TesseraMcp {
                 let view = wait_for_answer(
                     self.runner.store(),
                     &call.ask_id,
+                    tokio::time::Instant::now(),
                     call.wait,
                     progress(context),
                     &context.ct,
@@ -164,7 +165,8 @@ impl TesseraMcp {
             wait_for_answer(
                 self.runner.store(),
                 &created.id,
-                call.wait.saturating_sub(started.elapsed()),
+                started,
+                call.wait,
                 progress(context),
                 &context.ct,
             )

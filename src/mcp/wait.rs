@@ -34,19 +34,20 @@ pub struct Progress<'a> {
     pub token: ProgressToken,
 }
 
-/// Waits up to `wait` for ask `ask_id` to be answered or closed, and returns it as it is then.
+/// Waits until `wait` after `started` (the call's start: progress counts from there, out of
+/// `wait`) for ask `ask_id` to be answered or closed, and returns it as it is then.
 ///
 /// # Errors
 /// [`AskError::NotFound`] for an unknown id; database failures.
 pub async fn wait_for_answer(
     store: &Store,
     ask_id: &str,
+    started: tokio::time::Instant,
     wait: Duration,
     progress: Option<Progress<'_>>,
     cancelled: &CancellationToken,
 ) -> Result<AskView, AskError> {
-    let started = tokio::time::Instant::now();
-    let mut next_progress = started + PROGRESS_EVERY;
+    let mut next_progress = tokio::time::Instant::now() + PROGRESS_EVERY;
     loop {
         let view = ask_status(store, ask_id).await?;
         let now = tokio::time::Instant::now();
