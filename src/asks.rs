@@ -20,7 +20,7 @@ use std::time::Duration;
 
 pub use lifecycle::{cancel_ask, extend_ask, reissue_ask};
 pub use request::{parse_extension, AskCapabilities, AskRequest, NewAsk};
-pub use status::{ask_status, AskStatus, AskView, CallbackView};
+pub use status::{ask_status, list_asks, AskStatus, AskSummary, AskView, CallbackView};
 pub use workflow::{ask_workflow, AskState, CallbackPayload, NotifierFor, ASK_WORKFLOW};
 
 use tokio::sync::broadcast;

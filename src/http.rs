@@ -15,6 +15,7 @@ pub mod generation_page;
 pub mod health;
 pub mod home;
 pub mod login;
+pub mod mcp;
 pub mod metrics;
 pub mod pages;
 pub mod preview;
@@ -115,6 +116,7 @@ pub fn router(state: AppState) -> Router {
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
+        .merge(mcp::routes(&state))
         .merge(admin_pages)
         .merge(crate::chat::api::routes(&state))
         .merge(chat::routes(&state))

@@ -18,6 +18,7 @@ pub mod eval;
 pub mod forms;
 pub mod http;
 pub mod llm;
+pub mod mcp;
 pub mod notify;
 pub mod pages;
 pub mod startup;

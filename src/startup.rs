@@ -144,9 +144,14 @@ impl Application {
             Some(chat) => Some(chat.spawn(&shutdown).await),
             None => None,
         };
+        let sessions = self.state.shutdown().clone();
         let app = router(self.state);
         axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .with_graceful_shutdown(async move {
+                shutdown.cancelled().await;
+                // Long-lived streams (MCP sessions) end, so the shutdown does not wait on them.
+                sessions.cancel();
+            })
             .await
             .context("serving HTTP")?;
         if let Some(workers) = workers {

@@ -40,7 +40,7 @@ use super::{workflow::AskState, AskError};
 use crate::{
     agent::CachePolicy,
     forms::FormSchema,
-    notify::{AskRecipients, RecipientAllowlist},
+    notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::factory::DEFAULT_EXPIRY,
 };
 
@@ -75,6 +75,19 @@ pub struct AskCapabilities {
     pub callbacks: bool,
     /// The recipients an ask may name itself.
     pub recipients: RecipientAllowlist,
+}
+
+impl AskCapabilities {
+    /// What the notification settings allow an ask: `notify: true` needs a channel, a
+    /// `callback_url` needs the signing key, named recipients need the allowlist.
+    #[must_use]
+    pub fn of(notify: &NotifyConfig) -> Self {
+        Self {
+            notify: notify.ntfy.is_some() || notify.webhook_url.is_some() || notify.email.is_some(),
+            callbacks: notify.webhook_secret.is_some(),
+            recipients: notify.ask_recipients.clone(),
+        }
+    }
 }
 
 /// A checked ask, ready to start.
@@ -120,6 +133,20 @@ impl NewAsk {
     /// an empty or too long prompt, a schema outside the form subset, an expiry out of range,
     /// `notify` or `callback_url` the server cannot honour, a callback that is not http(s).
     pub fn parse(request: AskRequest, can: &AskCapabilities) -> Result<Self, AskError> {
+        Self::parse_beside(request, can, &[])
+    }
+
+    /// Checks `request` as [`NewAsk::parse`] does, for a door that takes fields of its own
+    /// beside an ask's (the MCP tool's `wait_seconds`, `elicit`): the caller removes those
+    /// first, and an unknown field's message lists them with the ask's fields.
+    ///
+    /// # Errors
+    /// As [`NewAsk::parse`].
+    pub fn parse_beside(
+        request: AskRequest,
+        can: &AskCapabilities,
+        own_fields: &[&str],
+    ) -> Result<Self, AskError> {
         let Value::Object(mut body) = request.0 else {
             return Err(AskError::invalid(
                 "body",
@@ -127,11 +154,12 @@ impl NewAsk {
             ));
         };
         if let Some(unknown) = body.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            let known: Vec<&str> = FIELDS.iter().chain(own_fields).copied().collect();
             return Err(AskError::invalid(
                 unknown.clone(),
                 format!(
                     "unknown field `{unknown}`; the fields are {}",
-                    FIELDS.join(", ")
+                    known.join(", ")
                 ),
             ));
         }
@@ -309,17 +337,14 @@ fn parse_schema(value: Option<Value>) -> Result<FormSchema, AskError> {
         Some(schema) => schema,
     };
     FormSchema::from_json_schema(&schema).map_err(|error| {
-        AskError::invalid(
-            "schema",
-            if error.field.is_empty() {
-                format!("not a form schema: {}", error.reason)
-            } else {
-                format!(
-                    "field `{}` is not in the form subset: {}",
-                    error.field, error.reason
-                )
-            },
-        )
+        if error.field.is_empty() {
+            AskError::invalid("schema", format!("not a form schema: {}", error.reason))
+        } else {
+            AskError::invalid(
+                format!("schema.properties.{}", error.field),
+                format!("is not in the form subset: {}", error.reason),
+            )
+        }
     })
 }
 
@@ -601,7 +626,7 @@ mod tests {
         let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
         assert_eq!(
             field_of(json!({"prompt": "q", "schema": nested}), &ALL).as_deref(),
-            Some("schema")
+            Some("schema.properties.a")
         );
         assert_eq!(field_of(json!(["q"]), &ALL).as_deref(), Some("body"));
     }

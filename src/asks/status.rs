@@ -25,7 +25,7 @@ use crate::{
     store::{now_ms, Store},
     workflow::{
         overview::{run_overview, RunOverview},
-        run::{RunId, RunStatus, StepStatus},
+        run::{RunFilter, RunId, RunStatus, StepStatus},
         step::is_cancelled_response,
     },
 };
@@ -46,6 +46,43 @@ pub enum AskStatus {
     Cancelled,
     /// The page could not be made.
     Failed,
+}
+
+impl AskStatus {
+    /// Every status, in the order the table above lists them.
+    pub const ALL: [Self; 6] = [
+        Self::Pending,
+        Self::Waiting,
+        Self::Submitted,
+        Self::Expired,
+        Self::Cancelled,
+        Self::Failed,
+    ];
+
+    /// Its name as the API writes it (`waiting`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Waiting => "waiting",
+            Self::Submitted => "submitted",
+            Self::Expired => "expired",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The status named `raw`, if any.
+    #[must_use]
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == raw)
+    }
+
+    /// Whether an answer may still come (the page is being made, or its link is open).
+    #[must_use]
+    pub fn is_open(self) -> bool {
+        matches!(self, Self::Pending | Self::Waiting)
+    }
 }
 
 /// The callback's delivery.
@@ -93,6 +130,49 @@ pub async fn ask_status(store: &Store, id: &str) -> Result<AskView, AskError> {
         return Err(AskError::NotFound);
     }
     Ok(view(&overview))
+}
+
+/// An ask in a list: its view and what it asks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AskSummary {
+    /// The ask as [`ask_status`] shows it.
+    #[serde(flatten)]
+    pub view: AskView,
+    /// What the person is asked (the prompt rendered over the ask's data).
+    pub prompt: String,
+}
+
+/// How many of the newest asks [`list_asks`] reads.
+pub const LIST_LIMIT: i64 = 100;
+
+/// The newest [`LIST_LIMIT`] asks, newest first, only those in `status` when given.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_asks(
+    store: &Store,
+    status: Option<AskStatus>,
+) -> Result<Vec<AskSummary>, AskError> {
+    let listed = store
+        .list_runs(&RunFilter {
+            workflow: Some(ASK_WORKFLOW.to_owned()),
+            limit: LIST_LIMIT,
+            ..RunFilter::default()
+        })
+        .await?;
+    let mut asks = Vec::new();
+    for run in listed.runs {
+        let overview = run_overview(store, run.id).await?;
+        let view = view(&overview);
+        if status.is_some_and(|wanted| wanted != view.status) {
+            continue;
+        }
+        let prompt = serde_json::from_value::<AskState>(overview.run.state.clone())
+            .map(|state| state.prompt)
+            .unwrap_or_default();
+        asks.push(AskSummary { view, prompt });
+    }
+    Ok(asks)
 }
 
 /// The API's view of an ask's run.

@@ -37,12 +37,7 @@ impl From<AskError> for AppError {
 }
 
 fn capabilities(state: &AppState) -> AskCapabilities {
-    let notify = &state.config.notify;
-    AskCapabilities {
-        notify: notify.ntfy.is_some() || notify.webhook_url.is_some() || notify.email.is_some(),
-        callbacks: notify.webhook_secret.is_some(),
-        recipients: notify.ask_recipients.clone(),
-    }
+    AskCapabilities::of(&state.config.notify)
 }
 
 fn runner(state: &AppState) -> Result<&Runner, AppError> {

@@ -44,6 +44,8 @@ pub struct Inner {
     chat: OnceLock<Orchestrator>,
     /// What this process measured of its requests, for `/metrics`.
     metrics: Metrics,
+    /// Cancelled when the server shuts down: ends what would outlive requests (MCP sessions).
+    shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -72,6 +74,7 @@ impl AppState {
             runner: OnceLock::new(),
             chat: OnceLock::new(),
             metrics: Metrics::default(),
+            shutdown: tokio_util::sync::CancellationToken::new(),
         }))
     }
 
@@ -90,6 +93,12 @@ impl AppState {
     #[must_use]
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    /// Cancelled when the server shuts down (`Application::run_until`).
+    #[must_use]
+    pub fn shutdown(&self) -> &tokio_util::sync::CancellationToken {
+        &self.0.shutdown
     }
 
     /// The workflow runner (absent only in a state built without `startup`).

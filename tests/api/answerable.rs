@@ -212,9 +212,9 @@ async fn what_no_control_can_express_is_still_refused_naming_the_field() -> anyh
         )
         .await?;
         assert_eq!(status, 422, "{properties}");
-        assert_eq!(error["field"], "schema");
+        assert_eq!(error["field"], "schema.properties.tags");
         let message = error["message"].as_str().unwrap_or_default();
-        assert!(message.contains("field `tags`"), "{message}");
+        assert!(message.starts_with("schema.properties.tags: "), "{message}");
     }
     app.cleanup().await
 }

@@ -515,12 +515,17 @@ pub fn captured_logs() -> &'static CapturedLogs {
     LOGS.get_or_init(|| {
         let logs = CapturedLogs(Arc::new(Mutex::new(Vec::new())));
         let sink = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            // Every level: the token scan reads debug and trace lines too.
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || sink.clone())
-            .finish();
+        // Every level, through the server's own filter (`TESSERA_LOG=trace`): the token scan
+        // reads debug and trace lines too, as an operator's most verbose log would have them.
+        let subscriber = tracing_subscriber::layer::SubscriberExt::with(
+            tracing_subscriber::registry(),
+            tracing_subscriber::Layer::with_filter(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(move || sink.clone()),
+                tessera::telemetry::log_filter("trace"),
+            ),
+        );
         // Fails only if something else installed one first; then nothing is captured and the
         // tests that read the logs fail, naming what they missed.
         let _ = tracing::subscriber::set_global_default(subscriber);

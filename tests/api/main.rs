@@ -18,6 +18,7 @@ mod helpers;
 mod home;
 mod llm;
 mod login;
+mod mcp;
 mod metrics;
 mod notify;
 mod page_cache;

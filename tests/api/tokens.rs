@@ -1,6 +1,6 @@
 //! Page tokens exist at rest and in logs only as their hash: after full runs (an ask notified,
-//! reissued, extended, answered and called back; a demo workflow answered through a link from
-//! the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
+//! reissued, extended, answered and called back; an ask made and answered over MCP; a demo
+//! workflow answered through a link from the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
 //! in the captured tracing output, or in the runs, asks, generations and metrics answers.
 
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use tessera::{config::Secret, notify::NotifyConfig, store::Store};
 
 use crate::{
     helpers::{on_both_backends, spawn_app_on, Backend, HttpSink, TestApp},
+    mcp::McpClient,
     runs::admin_cookie,
 };
 
@@ -152,6 +153,28 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     })
     .await?;
 
+    // An ask over MCP: the link is in the ask_person result only; answered through it.
+    let mcp = McpClient::connect(&app, json!({})).await?;
+    let asked = mcp
+        .call("ask_person", json!({"prompt": "Approve over MCP?"}))
+        .await?;
+    let mcp_ask = &asked["structuredContent"];
+    let mcp_ask_id = mcp_ask["id"].as_str().context("an MCP ask id")?.to_owned();
+    let mcp_link = mcp_ask["link"].as_str().context("the MCP link")?.to_owned();
+    tokens.push(token_of(&mcp_link)?);
+    assert_eq!(answer(&app, &mcp_link, "answer=yes").await?, 303);
+    let mcp_answer = mcp
+        .call(
+            "get_answer",
+            json!({"ask_id": mcp_ask_id, "wait_seconds": 30}),
+        )
+        .await?;
+    anyhow::ensure!(
+        mcp_answer["structuredContent"]["status"] == "submitted",
+        "{mcp_answer:#}"
+    );
+    let mcp_listed = mcp.call("list_asks", json!({})).await?;
+
     // A demo workflow answered through the link an admin gets on the run page.
     let run = post_json(&app, "/api/runs", &json!({"workflow": "bulk-approval"})).await?;
     let run_id = run["id"].as_str().context("a run id")?.to_owned();
@@ -184,14 +207,15 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
         run["status"] == "succeeded"
     })
     .await?;
-    assert_eq!(tokens.len(), 4, "every link was seen: {tokens:?}");
+    assert_eq!(tokens.len(), 5, "every link was seen: {tokens:?}");
 
     // What the API shows.
-    let mut shown = String::new();
+    let mut shown = format!("{mcp_answer}{mcp_listed}");
     for path in [
         format!("/api/runs/{run_id}"),
         format!("/api/runs/{ask_id}"),
         format!("/api/asks/{ask_id}"),
+        format!("/api/asks/{mcp_ask_id}"),
         "/api/runs".to_owned(),
         "/api/generations".to_owned(),
     ] {

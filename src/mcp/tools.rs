@@ -1,0 +1,224 @@
+//! The tools' definitions as `tools/list` shows them: names, descriptions written for a model,
+//! input schemas and output schemas.
+//!
+//! The input schemas describe what [`super::arguments`] and `crate::asks::request` accept; they
+//! are documentation for the client and its model, not the check (the server checks every
+//! field itself and answers a wrong one with a tool error naming it). The output schema is an
+//! ask as `GET /api/asks/{id}` shows it.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{json, Value};
+
+use super::arguments::MAX_WAIT;
+use crate::asks::{
+    request::{MAX_EXPIRES_IN, MAX_PROMPT_CHARS, MIN_EXPIRES_IN},
+    AskStatus,
+};
+
+/// Creates an ask and hands over the link (or the answer).
+pub const ASK_PERSON: &str = "ask_person";
+/// Reads an ask, optionally waiting for its answer.
+pub const GET_ANSWER: &str = "get_answer";
+/// Cancels an ask.
+pub const CANCEL_ASK: &str = "cancel_ask";
+/// Lists the newest asks.
+pub const LIST_ASKS: &str = "list_asks";
+
+/// Every tool, in the order `tools/list` shows them.
+#[must_use]
+pub fn definitions() -> Vec<Tool> {
+    let ask = Arc::new(object(ask_output_schema()));
+    vec![
+        Tool::new(ASK_PERSON, ASK_PERSON_DESCRIPTION, object(ask_person_input()))
+            .with_title("Ask a person")
+            .with_raw_output_schema(ask.clone())
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(true),
+            ),
+        Tool::new(
+            GET_ANSWER,
+            "Read an ask made with ask_person: its status and, once the person submitted, the typed answer in `response`. With `wait_seconds`, wait up to that long for the answer first (progress notifications while waiting). Never returns the link.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "ask_id": {"type": "string", "description": "The id ask_person answered."},
+                    "wait_seconds": wait_seconds("Wait up to this many seconds for the answer; 0 (the default) reads it at once."),
+                },
+                "required": ["ask_id"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("Get a person's answer")
+        .with_raw_output_schema(ask.clone())
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            CANCEL_ASK,
+            "Cancel an ask that is still waiting: its link stops working and it ends `cancelled`. Fails once the ask is answered, expired or cancelled.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "ask_id": {"type": "string", "description": "The id ask_person answered."},
+                },
+                "required": ["ask_id"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("Cancel an ask")
+        .with_raw_output_schema(ask)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        Tool::new(
+            LIST_ASKS,
+            "List the newest asks (at most 100), newest first, each with its prompt and status; only those in `status` when given.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "status": {"type": "string", "enum": statuses(), "description": "Only asks in this status."},
+                },
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("List asks")
+        .with_raw_output_schema(Arc::new(object(list_output_schema())))
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+    ]
+}
+
+const ASK_PERSON_DESCRIPTION: &str = "Ask a person a question through a generated web page and get their typed answer. \
+The page is a form built for `schema` (a flat JSON Schema: string, number, integer, boolean, enum, arrays of strings or enums) showing `data`; \
+the person opens a single-use link, answers, and the answer is validated against the schema. \
+Returns the ask's id and status `waiting` with the link to give the person (the link is shown only in this result), \
+or, when the answer arrives within `wait_seconds`, status `submitted` and the typed answer in `response`. \
+With `elicit: \"url\"` and a client that can open URLs for elicitation, the link is sent to the person as a URL-mode elicitation and the call waits for the answer. \
+Read it later with get_answer.";
+
+fn ask_person_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "prompt": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_PROMPT_CHARS,
+                "description": "What to ask the person. A minijinja template rendered over `data`, e.g. \"Approve {{ claims | length }} claims?\".",
+            },
+            "schema": {
+                "type": "object",
+                "description": "The answer's JSON Schema, in the form subset: an object whose properties are string, number, integer, boolean, enum, or arrays of string or enum (title, description, default, min/max, pattern and format allowed). Default: one required free-text field `answer`.",
+            },
+            "data": {"description": "JSON the page shows (tables, figures) and the prompt may refer to."},
+            "display": {"type": "boolean", "description": "A page with no form, readable until it expires (takes no schema)."},
+            "expires_in": {
+                "type": "integer",
+                "minimum": MIN_EXPIRES_IN.as_secs(),
+                "maximum": MAX_EXPIRES_IN.as_secs(),
+                "description": "Seconds until the link expires (default 7 days).",
+            },
+            "notify": {
+                "type": ["boolean", "object"],
+                "description": "true: send the link through the server's notification channels; or recipients such as {\"email\": [\"a@example.com\"]}, within the operator's allowlist.",
+            },
+            "callback_url": {"type": "string", "description": "An http(s) URL the server POSTs the answer to, signed."},
+            "wait_seconds": wait_seconds("Wait up to this many seconds for the answer before returning (progress notifications while waiting); 0 (the default) returns the link at once. With elicit, the default is 300."),
+            "elicit": {
+                "type": "string",
+                "enum": ["url"],
+                "description": "\"url\": send the link as a URL-mode elicitation when the client supports it, then wait for the answer; otherwise the link is returned.",
+            },
+        },
+        "required": ["prompt"],
+        "additionalProperties": false,
+    })
+}
+
+fn wait_seconds(description: &str) -> Value {
+    json!({"type": "integer", "minimum": 0, "maximum": MAX_WAIT.as_secs(), "description": description})
+}
+
+fn statuses() -> Vec<&'static str> {
+    AskStatus::ALL
+        .iter()
+        .map(|status| status.as_str())
+        .collect()
+}
+
+/// The properties of an ask as the tools answer it (`AskView`).
+fn ask_properties() -> Value {
+    json!({
+        "id": {"type": "string", "description": "The ask's id."},
+        "status": {"type": "string", "enum": statuses()},
+        "link": {"type": ["string", "null"], "description": "The page's link: only in the ask_person result that created it, while the ask waits."},
+        "expires_at_ms": {"type": ["integer", "null"], "description": "When the link expires, unix ms."},
+        "response": {"description": "The typed answer, once submitted; null before."},
+        "submitted_at_ms": {"type": ["integer", "null"]},
+        "error": {"type": ["string", "null"], "description": "Why the ask failed."},
+        "callback": {"type": ["object", "null"], "description": "The callback's delivery, when the ask has a callback_url."},
+    })
+}
+
+fn ask_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": ask_properties(),
+        "required": ["id", "status"],
+    })
+}
+
+fn list_output_schema() -> Value {
+    let mut item = ask_properties();
+    if let Some(properties) = item.as_object_mut() {
+        properties.insert(
+            "prompt".to_owned(),
+            json!({"type": "string", "description": "What the person is asked."}),
+        );
+    }
+    json!({
+        "type": "object",
+        "properties": {
+            "asks": {
+                "type": "array",
+                "items": {"type": "object", "properties": item, "required": ["id", "status", "prompt"]},
+            },
+        },
+        "required": ["asks"],
+    })
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_takes_an_object_and_refuses_unknown_fields() {
+        let tools = definitions();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        assert_eq!(names, [ASK_PERSON, GET_ANSWER, CANCEL_ASK, LIST_ASKS]);
+        for tool in &tools {
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            assert_eq!(
+                tool.input_schema["additionalProperties"], false,
+                "{}",
+                tool.name
+            );
+            assert!(tool.output_schema.is_some(), "{}", tool.name);
+        }
+    }
+}
