@@ -877,7 +877,10 @@ mod tests {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        assert_eq!(declarations.len(), catalog.specs().len() + 4);
+        assert_eq!(
+            declarations.len(),
+            catalog.specs().len() + crate::agent::tools::AGENT_TOOLS.len()
+        );
         for declaration in &declarations {
             let parameters = &declaration["parameters"];
             assert_eq!(
