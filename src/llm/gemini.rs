@@ -877,7 +877,10 @@ mod tests {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        assert_eq!(declarations.len(), catalog.specs().len() + 4);
+        assert_eq!(
+            declarations.len(),
+            catalog.specs().len() + crate::agent::tools::AGENT_TOOLS.len()
+        );
         for declaration in &declarations {
             let parameters = &declaration["parameters"];
             assert_eq!(
@@ -890,7 +893,7 @@ mod tests {
         let select = declarations
             .iter()
             .find(|declaration| declaration["name"] == "Select")
-            .map(|declaration| declaration["parameters"]["properties"]["props"].clone())
+            .map(|declaration| declaration["parameters"].clone())
             .unwrap_or_default();
         assert_eq!(
             select["properties"]["options"]["anyOf"][1],

@@ -939,7 +939,7 @@ mod tests {
         });
         assert_eq!(
             body["tools"].as_array().map(Vec::len),
-            Some(catalog.specs().len() + 4)
+            Some(catalog.specs().len() + crate::agent::tools::AGENT_TOOLS.len())
         );
         Spec::load()?
             .check_request(&body)
