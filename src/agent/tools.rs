@@ -7,10 +7,15 @@
 //! component, or a tool error `{"error": {"rule", "message", "fix", …}}` naming what to change.
 //! Nothing here talks to a model or the store; the loop (`generate.rs`) does.
 //!
+//! **Flat calls.** A component call's arguments are its props, plus an optional `"parent"` (a
+//! layout's id; the system prompt says so once instead of every tool declaring it):
+//! `Input {"name": "email", "label": "Email", "parent": "c2"}`. The older wrapper
+//! `{"props": {…}, "parent"?, "children"?}` is read too, so recorded transcripts replay.
+//!
 //! **Whole subtrees in one call.** A layout's call may carry `children`:
-//! `[{"component": "Input", "props": {…}, "children": [...]}]`, nested as deep as needed, so a
-//! model places a Form with all its fields and buttons in one turn instead of learning the Form's
-//! id first. Every node is checked exactly as if it were placed alone (props completed from the
+//! `[{"component": "Input", "name": "email", …, "children": [...]}]` (or `{"component", "props"}`
+//! nodes), nested as deep as needed, so a model places a Form with all its fields and buttons in
+//! one turn instead of learning the Form's id first. Every node is checked exactly as if it were placed alone (props completed from the
 //! schema, props validation, parent and Form rules, field names). The call is atomic: one refused
 //! node and nothing of the call is placed; the error names the node by its path and component
 //! (`"path": "children[2].children[0]", "component": "Input"`), so the model resends the same call
@@ -223,7 +228,7 @@ impl Reply {
 
 /// A component call's arguments, read from either shape a model may send: the offered flat one,
 /// the props themselves plus `"parent"` and (layouts) `"children"`, or the older wrapper
-/// `{"props": {…}, "parent"?, "children"?}` that earlier transcripts and the heuristic use.
+/// `{"props": {…}, "parent"?, "children"?}` that earlier transcripts use.
 struct ComponentArgs {
     props: Value,
     parent: Option<String>,
@@ -252,37 +257,23 @@ impl ComponentArgs {
             Some(_) => return Err(invalid("`parent` must be a layout's id, a string")),
         };
         let children = fields.remove("children").unwrap_or(Value::Null);
-        let props = match split_wrapper(fields, &[]) {
-            Ok(props) => props,
-            Err(flat) => Value::Object(flat),
-        };
         Ok(Self {
-            props,
+            props: props_of(fields),
             parent,
             children,
         })
     }
 }
 
-/// The props of a node in the wrapper shape — a `props` key and nothing else but `extra` (the
-/// node's `children` and `component` are taken out before) — or, in the flat shape, the fields
-/// back: they are the props.
-fn split_wrapper(
-    mut fields: serde_json::Map<String, Value>,
-    extra: &[&str],
-) -> Result<Value, serde_json::Map<String, Value>> {
-    let wrapper = fields.contains_key("props")
-        && fields
-            .keys()
-            .all(|key| key == "props" || extra.contains(&key.as_str()));
-    match fields.remove("props") {
-        Some(props) if wrapper => Ok(props),
-        Some(props) => {
-            fields.insert("props".to_owned(), props);
-            Err(fields)
+/// A call's or node's props once `parent`, `children` and `component` are taken out: the
+/// wrapper's `props` when that is all that is left, else the fields themselves (the flat shape).
+fn props_of(mut fields: serde_json::Map<String, Value>) -> Value {
+    if fields.len() == 1 {
+        if let Some(props) = fields.remove("props") {
+            return props;
         }
-        None => Err(fields),
     }
+    Value::Object(fields)
 }
 
 #[derive(Deserialize)]
@@ -417,7 +408,7 @@ impl<'a> Workspace<'a> {
             };
             let grandchildren = fields.remove("children").unwrap_or(Value::Null);
             // Flat (`{"component", …props}`) or the wrapper (`{"component", "props"}`).
-            let child_props = split_wrapper(fields, &[]).unwrap_or_else(Value::Object);
+            let child_props = props_of(fields);
             nodes.push(self.subtree(&name, child_props, grandchildren, &child_path)?);
         }
         Ok(Subtree {
