@@ -281,8 +281,9 @@ const MODEL_OMITS: [&str; 5] = [
 /// `schema`, written tersely. Prop descriptions, defaults and `additionalProperties` go (the
 /// component's description and the system prompt say once what a model needs), props marked
 /// [`FROM_SCHEMA`] go, a [`BINDABLE`] prop also allows an object (its binding), a string
-/// constant becomes an `enum`, an `enum` drops its redundant `type`, and an `anyOf` of bare
-/// types or objects becomes a type list.
+/// constant becomes an `enum`, an `enum` drops its redundant `type`, an `anyOf` of bare types,
+/// objects and one array's `items` becomes a type list, and array items keep only their type
+/// and `required` keys (see `shallow_items`).
 ///
 /// A tool call is checked with [`ComponentSpec::validate`] after [`crate::binding::resolve_props`],
 /// not against this schema, so a binding on any prop and a [`FROM_SCHEMA`] prop are accepted too.
