@@ -250,14 +250,7 @@ impl ComponentSpec {
         json!({
             "name": self.name,
             "description": format!("{tag}{}", self.description),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "props": model_schema(&self.props_schema),
-                    "parent": {"type": "string"}
-                },
-                "required": ["props"]
-            }
+            "parameters": model_schema(&self.props_schema)
         })
     }
 }
@@ -288,8 +281,9 @@ const MODEL_OMITS: [&str; 5] = [
 /// `schema`, written tersely. Prop descriptions, defaults and `additionalProperties` go (the
 /// component's description and the system prompt say once what a model needs), props marked
 /// [`FROM_SCHEMA`] go, a [`BINDABLE`] prop also allows an object (its binding), a string
-/// constant becomes an `enum`, an `enum` drops its redundant `type`, and an `anyOf` of bare
-/// types becomes a type list.
+/// constant becomes an `enum`, an `enum` drops its redundant `type`, an `anyOf` of bare types,
+/// objects and one array's `items` becomes a type list, and array items keep only their type
+/// and `required` keys (see `shallow_items`).
 ///
 /// A tool call is checked with [`ComponentSpec::validate`] after [`crate::binding::resolve_props`],
 /// not against this schema, so a binding on any prop and a [`FROM_SCHEMA`] prop are accepted too.
@@ -327,7 +321,32 @@ pub fn model_schema(schema: &Value) -> Value {
         }
     }
     terse(&mut schema);
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.values_mut().for_each(shallow_items);
+    }
     schema
+}
+
+/// An array prop's object items keep their type and required keys, not each key's schema: the
+/// keys are all text here (columns `{key, label}`, choices `{name, label}`, events, facts), and
+/// the component's description names any optional key. Items of several shapes (a choice's
+/// `options`: strings or `{value, label}`) go, as the system prompt says them once. Every
+/// call is still checked against the full props type.
+fn shallow_items(property: &mut Value) {
+    let Some(Value::Object(items)) = property.get_mut("items") else {
+        return;
+    };
+    match items.get("type") {
+        Some(Value::String(kind)) if kind == "object" => {
+            items.remove("properties");
+        }
+        Some(Value::Array(_)) => {
+            if let Some(property) = property.as_object_mut() {
+                property.remove("items");
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Widens a bindable prop's schema to also accept its binding object.
@@ -399,18 +418,36 @@ fn terse(schema: &mut Value) {
                 object.remove("type");
             }
             if let Some(Value::Array(choices)) = object.get("anyOf") {
+                // An array alternative's `items` applies to arrays only, so it joins the type
+                // list as is. An object alternative's inner shape goes: the one such prop, a
+                // choice's `options`, is spelt out once in the system prompt.
+                let mut items = None;
                 let kinds: Option<Vec<Value>> = choices
                     .iter()
-                    .map(|choice| match choice.as_object() {
-                        Some(only) if only.len() == 1 => {
-                            only.get("type").filter(|kind| kind.is_string()).cloned()
+                    .map(|choice| {
+                        let only = choice.as_object()?;
+                        let kind = only.get("type").filter(|kind| kind.is_string())?;
+                        let rest = only.keys().filter(|key| *key != "type");
+                        match kind.as_str() {
+                            Some("object") => {}
+                            Some("array") if items.is_none() => {
+                                if rest.clone().any(|key| key != "items") {
+                                    return None;
+                                }
+                                items = only.get("items").cloned();
+                            }
+                            _ if rest.count() == 0 => {}
+                            _ => return None,
                         }
-                        _ => None,
+                        Some(kind.clone())
                     })
                     .collect();
                 if let Some(kinds) = kinds {
                     object.remove("anyOf");
                     object.insert("type".to_owned(), Value::Array(kinds));
+                    if let Some(items) = items {
+                        object.insert("items".to_owned(), items);
+                    }
                 }
             }
         }
@@ -558,16 +595,14 @@ impl Catalog {
     ///
     /// ```json
     /// {"name": "Heading", "description": "…",
-    ///  "parameters": {"type": "object",
-    ///                 "properties": {"props": {…model_schema of the props…},
-    ///                                "parent": {"type": "string"}},
-    ///                 "required": ["props"]}}
+    ///  "parameters": {…model_schema of the props…}}
     /// ```
     ///
-    /// Terse on purpose (issue 13): what every tool would repeat — the binding rule, what
-    /// `parent` and the role tags mean, defaults — the system prompt says once. The tool's answer
-    /// (the new node's id, or an error) is the agent loop's business. A layout's tool also takes
-    /// `children`, an array of `{"component", "props", "children"?}`.
+    /// Flat and terse on purpose (issue 13): the arguments are the props themselves. What every
+    /// tool would repeat — the binding rule, the optional `"parent"` every call may add, what the
+    /// role tags mean, defaults — the system prompt says once. The tool's answer (the new node's
+    /// id, or an error) is the agent loop's business. A layout's tool also takes `children`, an
+    /// array of nodes `{"component": "Input", …props, "children"?}`.
     #[must_use]
     pub fn tool_definitions(&self) -> Vec<Value> {
         self.specs
@@ -582,12 +617,16 @@ impl Catalog {
 /// every model turn sends it; the system prompt says the rest.
 fn with_children(role: Role, mut tool: Value) -> Value {
     if role == Role::Layout {
-        if let Some(Value::Object(properties)) = tool.pointer_mut("/parameters/properties") {
-            properties.insert(
-                "children".to_owned(),
-                // The node shape and the all-or-nothing rule are in the system prompt, once.
-                json!({"type": "array", "items": {"type": "object"}}),
-            );
+        if let Some(Value::Object(parameters)) = tool.get_mut("parameters") {
+            if let Value::Object(properties) =
+                parameters.entry("properties").or_insert_with(|| json!({}))
+            {
+                properties.insert(
+                    "children".to_owned(),
+                    // The node shape and the all-or-nothing rule are in the system prompt, once.
+                    json!({"type": "array"}),
+                );
+            }
         }
     }
     tool
@@ -658,11 +697,13 @@ mod tests {
         assert_eq!(names.len(), tools.len());
         for tool in &tools {
             assert_eq!(tool["parameters"]["type"], "object", "{tool}");
-            assert_eq!(
-                tool["parameters"]["properties"]["props"]["type"], "object",
-                "{tool}"
-            );
-            assert_eq!(tool["parameters"]["required"], json!(["props"]));
+            // Flat: the arguments are the props; `parent` is said once in the system prompt.
+            for wrapper in ["props", "parent", "component"] {
+                assert!(
+                    tool["parameters"]["properties"].get(wrapper).is_none(),
+                    "{tool}"
+                );
+            }
             assert!(
                 tool["description"]
                     .as_str()
@@ -702,7 +743,7 @@ mod tests {
             tools
                 .iter()
                 .find(|tool| tool["name"] == name)
-                .map(|tool| tool["parameters"]["properties"]["props"].clone())
+                .map(|tool| tool["parameters"].clone())
                 .unwrap_or_default()
         };
         assert_eq!(
@@ -738,7 +779,7 @@ mod tests {
             tools
                 .iter()
                 .find(|tool| tool["name"] == name)
-                .map(|tool| tool["parameters"]["properties"]["props"].clone())
+                .map(|tool| tool["parameters"].clone())
                 .unwrap_or_default()
         };
         let button = props_of("Button");
@@ -759,7 +800,7 @@ mod tests {
         let described: Vec<&str> = tools
             .iter()
             .filter(|tool| {
-                tool["parameters"]["properties"]["props"]["properties"]
+                tool["parameters"]["properties"]
                     .as_object()
                     .is_some_and(|props| {
                         props.values().any(|prop| prop.get("description").is_some())
@@ -776,7 +817,7 @@ mod tests {
             panic!("the default catalog has no Input");
         };
         let tool = input.tool_definition();
-        let offered = &tool["parameters"]["properties"]["props"];
+        let offered = &tool["parameters"];
         for prop in [
             "required",
             "min",
@@ -870,6 +911,21 @@ mod tests {
             json!({"type": "string", "description": "One sentence of help shown under the field."})
         );
         assert!(!input.to_string().contains("null"), "{input}");
+    }
+
+    #[test]
+    fn no_component_has_a_prop_named_like_a_call_key() {
+        // A call's arguments are the props plus `parent` and `children` (a node adds
+        // `component`; the older wrapper keeps them under `props`), so none may be a prop.
+        for spec in Catalog::defaults().specs() {
+            for key in ["parent", "children", "component", "props"] {
+                assert!(
+                    spec.props_schema["properties"].get(key).is_none(),
+                    "{}.{key}",
+                    spec.name
+                );
+            }
+        }
     }
 
     #[test]

@@ -170,13 +170,18 @@ impl ChatModel for HeuristicModel {
     }
 }
 
-/// The call placing `node` with `children` inside it, in one call.
+/// The call placing `node` with `children` inside it, in one call, in the flat shape the tools
+/// offer: the props are the arguments, a child is `{"component", …its props}`.
 fn component_call(id: String, node: &Planned, children: &[Planned]) -> ToolCall {
-    let mut arguments = json!({ "props": node.props });
+    let mut arguments = node.props.clone();
     if !children.is_empty() {
         arguments["children"] = children
             .iter()
-            .map(|child| json!({"component": child.component, "props": child.props}))
+            .map(|child| {
+                let mut flat = child.props.clone();
+                flat["component"] = json!(child.component);
+                flat
+            })
             .collect();
     }
     ToolCall::new(id, node.component, arguments)

@@ -199,19 +199,23 @@ mod tests {
         let system = system_prompt(true)?;
         let tools =
             serde_json::to_string(&crate::agent::tools::tool_definitions(&Catalog::defaults()))?;
-        // What each prop and tool used to repeat: the binding rule, what `parent` is, what a
+        // What each prop and tool used to repeat: the binding rule, the optional `parent` every
+        // component call may add, a child node's shape, the shape of a choice's options, what a
         // role means, that a prop may be left out, and which props code takes from the schema.
+        let flowing = system.replace("\n  ", " ");
         for rule in [
             "{\"$data\": \"/json/pointer\"}",
             "{{/json/pointer}}",
-            "\"parent\": the id that layout's call returned",
+            "Any call may add \"parent\": a Layout's id",
+            "\"children\": [{\"component\": \"Input\", ...its props, \"children\"?}]",
+            "Options are strings or {\"value\", \"label\"}",
             "Layout (holds others)",
-            "Field (submits under\n  its `name`; inside the Form)",
+            "Field (submits under its `name`; inside the Form)",
             "Action (a Button; inside the Form)",
-            "Leave a prop out for its default",
-            "Code fills in what the\n  schema says (type, required, bounds, step, help, placeholder, default)",
+            "leave a prop out for its default",
+            "Code fills in what the schema says (type, required, bounds, step, help, placeholder, default)",
         ] {
-            assert_eq!(system.matches(rule).count(), 1, "{rule:?} in\n{system}");
+            assert_eq!(flowing.matches(rule).count(), 1, "{rule:?} in\n{system}");
         }
         // Every rule starts a line of its own, with or without a schema.
         for text in [&system, &system_prompt(false)?] {

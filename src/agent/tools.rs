@@ -7,10 +7,15 @@
 //! component, or a tool error `{"error": {"rule", "message", "fix", …}}` naming what to change.
 //! Nothing here talks to a model or the store; the loop (`generate.rs`) does.
 //!
+//! **Flat calls.** A component call's arguments are its props, plus an optional `"parent"` (a
+//! layout's id; the system prompt says so once instead of every tool declaring it):
+//! `Input {"name": "email", "label": "Email", "parent": "c2"}`. The older wrapper
+//! `{"props": {…}, "parent"?, "children"?}` is read too, so recorded transcripts replay.
+//!
 //! **Whole subtrees in one call.** A layout's call may carry `children`:
-//! `[{"component": "Input", "props": {…}, "children": [...]}]`, nested as deep as needed, so a
-//! model places a Form with all its fields and buttons in one turn instead of learning the Form's
-//! id first. Every node is checked exactly as if it were placed alone (props completed from the
+//! `[{"component": "Input", "name": "email", …, "children": [...]}]` (or `{"component", "props"}`
+//! nodes), nested as deep as needed, so a model places a Form with all its fields and buttons in
+//! one turn instead of learning the Form's id first. Every node is checked exactly as if it were placed alone (props completed from the
 //! schema, props validation, parent and Form rules, field names). The call is atomic: one refused
 //! node and nothing of the call is placed; the error names the node by its path and component
 //! (`"path": "children[2].children[0]", "component": "Input"`), so the model resends the same call
@@ -73,14 +78,12 @@ pub fn tool_definitions(catalog: &Catalog) -> Vec<ToolDefinition> {
         .collect();
     tools.push(ToolDefinition {
         name: VALIDATE_FORM.to_owned(),
-        description:
-            "Checks the page now: {ok, errors, warnings}, each with a rule, message and fix."
-                .to_owned(),
-        parameters: json!({"type": "object", "properties": {}}),
+        description: "Checks the page: {ok, errors, warnings}.".to_owned(),
+        parameters: json!({"type": "object"}),
     });
     tools.push(ToolDefinition {
         name: REMOVE_COMPONENT.to_owned(),
-        description: "Removes a placed component and what is inside it.".to_owned(),
+        description: "Removes a component and what is inside it.".to_owned(),
         parameters: json!({
             "type": "object",
             "properties": {"id": {"type": "string"}},
@@ -89,7 +92,7 @@ pub fn tool_definitions(catalog: &Catalog) -> Vec<ToolDefinition> {
     });
     tools.push(ToolDefinition {
         name: UPDATE_COMPONENT.to_owned(),
-        description: "Replaces all props of a placed component; its place stays.".to_owned(),
+        description: "Replaces all props of a component; its place stays.".to_owned(),
         parameters: json!({
             "type": "object",
             "properties": {"id": {"type": "string"}, "props": {"type": "object"}},
@@ -98,8 +101,8 @@ pub fn tool_definitions(catalog: &Catalog) -> Vec<ToolDefinition> {
     });
     tools.push(ToolDefinition {
         name: MOVE_COMPONENT.to_owned(),
-        description: "Moves a placed component, with its children, into `parent` (omit: top \
-level) at `index` (omit: last)."
+        description: "Moves a component and its children into `parent` (omit: top level) at \
+`index` (omit: last)."
             .to_owned(),
         parameters: json!({
             "type": "object",
@@ -108,20 +111,18 @@ level) at `index` (omit: last)."
                 "parent": {"type": "string"},
                 "index": {"type": "integer", "minimum": 0}
             },
-            "required": ["id"],
-            "additionalProperties": false
+            "required": ["id"]
         }),
     });
     tools.push(ToolDefinition {
         name: GET_PAGE.to_owned(),
-        description: "Returns the page as placed: a line `id Component props` per node, \
-indented under its parent."
+        description: "The page so far, one `id Component props` line per node, indented."
             .to_owned(),
-        parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        parameters: json!({"type": "object"}),
     });
     tools.push(ToolDefinition {
         name: FINISH.to_owned(),
-        description: "Call when the page is complete; code checks it.".to_owned(),
+        description: "Call when the page is complete.".to_owned(),
         parameters: json!({"type": "object", "properties": {"summary": {"type": "string"}}}),
     });
     tools
@@ -225,15 +226,54 @@ impl Reply {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A component call's arguments, read from either shape a model may send: the offered flat one,
+/// the props themselves plus `"parent"` and (layouts) `"children"`, or the older wrapper
+/// `{"props": {…}, "parent"?, "children"?}` that earlier transcripts use.
 struct ComponentArgs {
     props: Value,
-    #[serde(default)]
     parent: Option<String>,
     /// Raw nodes, read by [`Workspace::subtree`] so an error can name a node's path.
-    #[serde(default)]
     children: Value,
+}
+
+impl ComponentArgs {
+    fn read(component: &str, arguments: &Value) -> Result<Self, Box<Reply>> {
+        let invalid = |error: &str| -> Box<Reply> {
+            Box::new(Reply::refused(
+                "invalid_arguments",
+                &format!("The arguments of {component} do not fit its schema: {error}"),
+                &format!(
+                    "Call {component} again with its props as the arguments, e.g. \
+                     {{\"label\": \"Email\", \"parent\": \"c2\"}} (parent optional)."
+                ),
+            ))
+        };
+        let Value::Object(mut fields) = lenient_props(arguments.clone()) else {
+            return Err(invalid("they are not a JSON object"));
+        };
+        let parent = match fields.remove("parent") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(parent)) => Some(parent),
+            Some(_) => return Err(invalid("`parent` must be a layout's id, a string")),
+        };
+        let children = fields.remove("children").unwrap_or(Value::Null);
+        Ok(Self {
+            props: props_of(fields),
+            parent,
+            children,
+        })
+    }
+}
+
+/// A call's or node's props once `parent`, `children` and `component` are taken out: the
+/// wrapper's `props` when that is all that is left, else the fields themselves (the flat shape).
+fn props_of(mut fields: serde_json::Map<String, Value>) -> Value {
+    if fields.len() == 1 {
+        if let Some(props) = fields.remove("props") {
+            return props;
+        }
+    }
+    Value::Object(fields)
 }
 
 #[derive(Deserialize)]
@@ -331,7 +371,7 @@ impl<'a> Workspace<'a> {
             let mut reply = Reply::refused(
                 "invalid_children",
                 &message,
-                "Write each child as {\"component\": \"Input\", \"props\": {…}} with an \
+                "Write each child as {\"component\": \"Input\", …its props} with an \
                  optional \"children\" array of the same shape.",
             );
             reply.content["error"]["path"] = json!(at);
@@ -366,16 +406,9 @@ impl<'a> Workspace<'a> {
                     format!("{child_path} has no \"component\" name."),
                 ));
             };
-            let child_props = fields.remove("props").unwrap_or(Value::Null);
             let grandchildren = fields.remove("children").unwrap_or(Value::Null);
-            if let Some(unknown) = fields.keys().next() {
-                return Err(refused(
-                    child_path.clone(),
-                    format!(
-                        "{child_path} ({name}) has the unknown key \"{unknown}\"; a child takes only \"component\", \"props\" and \"children\"."
-                    ),
-                ));
-            }
+            // Flat (`{"component", …props}`) or the wrapper (`{"component", "props"}`).
+            let child_props = props_of(fields);
             nodes.push(self.subtree(&name, child_props, grandchildren, &child_path)?);
         }
         Ok(Subtree {
@@ -459,7 +492,7 @@ impl<'a> Workspace<'a> {
                 }
             },
             component if self.catalog.get(component).is_some() => {
-                let parsed = parse::<ComponentArgs>(component, arguments).and_then(|args| {
+                let parsed = ComponentArgs::read(component, arguments).and_then(|args| {
                     let subtree = self.subtree(component, args.props, args.children, "")?;
                     Ok((subtree, args.parent))
                 });
@@ -514,10 +547,11 @@ fn at(path: &str, component: &str) -> String {
 fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, Box<Reply>> {
     T::deserialize(arguments).map_err(|error| {
         let shape = match tool {
-            REMOVE_COMPONENT => "{\"id\": \"c3\"}",
             UPDATE_COMPONENT => "{\"id\": \"c3\", \"props\": {…}}",
-            MOVE_COMPONENT => "{\"id\": \"c3\", \"parent\": \"c2\", \"index\": 0} (parent, index optional)",
-            _ => "{\"props\": {…}, \"parent\": \"c2\", \"children\": [{\"component\": \"Input\", \"props\": {…}}]} (parent, children optional)",
+            MOVE_COMPONENT => {
+                "{\"id\": \"c3\", \"parent\": \"c2\", \"index\": 0} (parent, index optional)"
+            }
+            _ => "{\"id\": \"c3\"}",
         };
         Box::new(Reply::refused(
             "invalid_arguments",
@@ -572,11 +606,10 @@ mod tests {
         system.len() + tools.len()
     }
 
-    /// The most bytes the offer for the default catalog may take. Issue 13 asked for 12 KB; the
-    /// compact offer is about 15.1 KB and cannot reach 12 KB without dropping prop types or props
-    /// a model uses (BENCHMARKS.md, "Prompt size per turn"). Additions — another tool, a prop on
-    /// every tool — must fit here or pay for themselves.
-    const OFFER_BUDGET: usize = 16_500;
+    /// The most bytes the offer for the default catalog may take: issue 13's 12 KB (BENCHMARKS.md,
+    /// "Prompt size per turn"). Additions — another tool, a prop on every tool — must fit here or
+    /// pay for themselves.
+    const OFFER_BUDGET: usize = 12_000;
 
     #[test]
     fn the_offer_for_the_default_catalog_stays_within_its_budget() {
@@ -589,9 +622,12 @@ mod tests {
         );
     }
 
-    /// The props schema a tool offers, compiled.
+    /// The props schema a tool offers (its parameters without a layout's `children`), compiled.
     fn offered_props(tool: &ToolDefinition) -> (Value, jsonschema::Validator) {
-        let schema = tool.parameters["properties"]["props"].clone();
+        let mut schema = tool.parameters.clone();
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            properties.remove("children");
+        }
         let validator = jsonschema::validator_for(&schema)
             .unwrap_or_else(|error| panic!("{}: {error}", tool.name));
         (schema, validator)
@@ -783,8 +819,10 @@ mod tests {
         let invalid = workspace.execute(&call("Heading", json!({"props": {"level": 9}})));
         assert_eq!(invalid.content["error"]["rule"], "invalid_props");
         assert!(invalid.content["error"]["fix"].as_str().is_some());
-        let flattened = workspace.execute(&call("Heading", json!({"text": "Hi"})));
-        assert_eq!(flattened.content["error"]["rule"], "invalid_arguments");
+        let bad_parent = workspace.execute(&call("Heading", json!({"text": "Hi", "parent": 5})));
+        assert_eq!(bad_parent.content["error"]["rule"], "invalid_arguments");
+        let not_an_object = workspace.execute(&call("Heading", json!(["Hi"])));
+        assert_eq!(not_an_object.content["error"]["rule"], "invalid_arguments");
         let unknown = workspace.execute(&call("Marquee", json!({})));
         assert_eq!(unknown.content["error"]["rule"], "unknown_tool");
         let missing = workspace.execute(&call(REMOVE_COMPONENT, json!({"id": "c9"})));
@@ -921,7 +959,7 @@ mod tests {
         assert_eq!(
             refusal(
                 &mut workspace,
-                json!([{"component": "Card", "children": [{"component": "Text", "text": "a"}]}])
+                json!([{"component": "Card", "children": [{"text": "a"}]}])
             ),
             (json!("invalid_children"), json!("children[0].children[0]"))
         );
@@ -938,6 +976,87 @@ mod tests {
         ));
         assert_eq!(text.content["error"]["rule"], "children_not_allowed");
         assert!(workspace.tree.is_empty());
+    }
+
+    #[test]
+    fn a_flat_call_and_a_wrapper_call_place_the_same_node() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = contact_schema();
+        let place = |arguments: Value| {
+            let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+            let reply = workspace.execute(&call("Input", arguments));
+            assert_eq!(reply.content, json!({"id": "c1"}), "{}", reply.content);
+            workspace.tree
+        };
+        let flat = place(json!({"name": "email", "label": "Email", "placeholder": "you@home"}));
+        let wrapper =
+            place(json!({"props": {"name": "email", "label": "Email", "placeholder": "you@home"}}));
+        assert_eq!(flat, wrapper);
+        assert_eq!(flat.nodes["c1"].props["placeholder"], "you@home");
+        assert_eq!(flat.nodes["c1"].props["required"], true, "completed alike");
+    }
+
+    #[test]
+    fn flat_and_wrapper_child_nodes_are_placed_alike_in_one_call() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = contact_schema();
+        let place = |children: Value| {
+            let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+            let reply = workspace.execute(&call("Form", json!({"children": children})));
+            assert!(!reply.is_error, "{}", reply.content);
+            workspace.tree
+        };
+        let flat = place(json!([
+            {"component": "Input", "name": "email", "label": "Email"},
+            {"component": "Container", "direction": "row", "children": [
+                {"component": "Button", "label": "Send"}
+            ]}
+        ]));
+        let wrapper = place(json!([
+            {"component": "Input", "props": {"name": "email", "label": "Email"}},
+            {"component": "Container", "props": {"direction": "row"}, "children": [
+                {"component": "Button", "props": {"label": "Send"}}
+            ]}
+        ]));
+        assert_eq!(flat, wrapper);
+        assert_eq!(flat.nodes["c3"].props["direction"], "row");
+        assert_eq!(flat.nodes["c4"].props["label"], "Send");
+        // The two shapes may be mixed in one call, node by node.
+        let mixed = place(json!([
+            {"component": "Input", "name": "email", "label": "Email"},
+            {"component": "Container", "props": {"direction": "row"}, "children": [
+                {"component": "Button", "label": "Send"}
+            ]}
+        ]));
+        assert_eq!(mixed, flat);
+    }
+
+    #[test]
+    fn a_flat_call_with_a_parent_lands_in_that_layout() {
+        let catalog = Catalog::defaults();
+        let data = json!({});
+        let schema = contact_schema();
+        let mut workspace = Workspace::new(&catalog, Some(&schema), &data);
+        workspace.execute(&call("Form", json!({})));
+        workspace.execute(&call("Card", json!({"title": "Contact"})));
+        let input = workspace.execute(&call(
+            "Input",
+            json!({"name": "email", "label": "Email", "parent": "c1"}),
+        ));
+        assert_eq!(input.content, json!({"id": "c3"}));
+        assert_eq!(workspace.tree.nodes["c1"].children, vec!["c3"]);
+        assert!(workspace.tree.nodes["c2"].children.is_empty());
+        assert!(
+            workspace.tree.nodes["c3"].props.get("parent").is_none(),
+            "`parent` is where the node goes, not a prop"
+        );
+        let misplaced = workspace.execute(&call(
+            "Input",
+            json!({"name": "age", "label": "Age", "parent": "c9"}),
+        ));
+        assert_eq!(misplaced.content["error"]["rule"], "unknown_parent");
     }
 
     #[test]

@@ -893,7 +893,7 @@ mod tests {
         let select = declarations
             .iter()
             .find(|declaration| declaration["name"] == "Select")
-            .map(|declaration| declaration["parameters"]["properties"]["props"].clone())
+            .map(|declaration| declaration["parameters"].clone())
             .unwrap_or_default();
         assert_eq!(
             select["properties"]["options"]["anyOf"][1],

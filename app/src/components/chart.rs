@@ -59,7 +59,7 @@ impl ComponentProps for ChartProps {
     const NAME: &'static str = "Chart";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str =
-        "A bar (compare) or line (trend) chart of points; labelKey and valueKey name their keys.";
+        "Bar (compare) or line (trend) chart; labelKey and valueKey name the points' keys.";
 
     fn example() -> (Value, Value) {
         (

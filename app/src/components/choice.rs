@@ -54,7 +54,7 @@ pub struct CheckboxProps {
 impl ComponentProps for CheckboxProps {
     const NAME: &'static str = "Checkbox";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "One yes/no answer; the label says what ticking means.";
+    const DESCRIPTION: &'static str = "A yes/no answer; the label says what ticking means.";
 
     fn example() -> (Value, Value) {
         (
@@ -171,7 +171,7 @@ pub struct SelectProps {
 impl ComponentProps for SelectProps {
     const NAME: &'static str = "Select";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A drop-down: one of many options, or several with multiple.";
+    const DESCRIPTION: &'static str = "A drop-down of many options; multiple picks several.";
 
     fn example() -> (Value, Value) {
         (
@@ -297,7 +297,7 @@ pub struct RadioGroupProps {
 impl ComponentProps for RadioGroupProps {
     const NAME: &'static str = "RadioGroup";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "One of two to five options, all visible.";
+    const DESCRIPTION: &'static str = "One of 2 to 5 visible options.";
 
     fn example() -> (Value, Value) {
         (
@@ -355,7 +355,7 @@ pub struct CheckboxGroupProps {
 impl ComponentProps for CheckboxGroupProps {
     const NAME: &'static str = "CheckboxGroup";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "Any number of values from a short list.";
+    const DESCRIPTION: &'static str = "Any of a short list of options.";
 
     fn example() -> (Value, Value) {
         (

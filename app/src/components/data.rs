@@ -35,7 +35,7 @@ impl ComponentProps for ListProps {
     const NAME: &'static str = "List";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str =
-        "Short entries, bulleted or numbered; itemKey picks what to show of objects.";
+        "Bulleted or numbered entries; itemKey picks what to show of objects.";
 
     fn example() -> (Value, Value) {
         (
@@ -111,8 +111,7 @@ pub struct KeyValueProps {
 impl ComponentProps for KeyValueProps {
     const NAME: &'static str = "KeyValue";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "Labelled facts about one record: {label, value} pairs or an object.";
+    const DESCRIPTION: &'static str = "Labelled facts about one record.";
 
     fn example() -> (Value, Value) {
         (
@@ -178,8 +177,7 @@ pub struct StatProps {
 impl ComponentProps for StatProps {
     const NAME: &'static str = "Stat";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "One headline number with a label, and a delta such as \"+12%\".";
+    const DESCRIPTION: &'static str = "A headline number, with a delta such as \"+12%\".";
 
     fn example() -> (Value, Value) {
         (
@@ -351,7 +349,7 @@ pub struct TimelineProps {
 impl ComponentProps for TimelineProps {
     const NAME: &'static str = "Timeline";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "Dated events in order.";
+    const DESCRIPTION: &'static str = "Dated events in order; each may add a description.";
 
     fn example() -> (Value, Value) {
         (

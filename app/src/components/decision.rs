@@ -64,7 +64,7 @@ impl ComponentProps for DecisionTableProps {
     const NAME: &'static str = "DecisionTable";
     const ROLE: Role = Role::Field;
     const DESCRIPTION: &'static str =
-        "One choice per row for two or more id-array fields over the same rows; each choice names one.";
+        "One choice per row for 2+ id-array fields over the same rows; a choice names one.";
 
     fn example() -> (Value, Value) {
         (

@@ -23,8 +23,7 @@ pub struct FormProps {
 impl ComponentProps for FormProps {
     const NAME: &'static str = "Form";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str =
-        "The page's one form, around every field and Button; only when the person must answer.";
+    const DESCRIPTION: &'static str = "The one form, holding every field and Button.";
 
     fn example() -> (Value, Value) {
         (
@@ -132,8 +131,7 @@ pub struct ButtonProps {
 impl ComponentProps for ButtonProps {
     const NAME: &'static str = "Button";
     const ROLE: Role = Role::Action;
-    const DESCRIPTION: &'static str =
-        "Submits the Form (kind submit) or declines (kind cancel); the label names the action.";
+    const DESCRIPTION: &'static str = "Submits the Form, or declines with kind cancel.";
 
     fn example() -> (Value, Value) {
         (

@@ -167,8 +167,7 @@ pub struct InputProps {
 impl ComponentProps for InputProps {
     const NAME: &'static str = "Input";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str =
-        "A one-line answer: text, email, url, date, password or number.";
+    const DESCRIPTION: &'static str = "A one-line answer.";
 
     fn example() -> (Value, Value) {
         (
@@ -314,7 +313,7 @@ pub struct TextAreaProps {
 impl ComponentProps for TextAreaProps {
     const NAME: &'static str = "TextArea";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "Free text longer than one line.";
+    const DESCRIPTION: &'static str = "Multi-line free text.";
 
     fn example() -> (Value, Value) {
         (

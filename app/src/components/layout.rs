@@ -54,8 +54,7 @@ fn yes() -> bool {
 impl ComponentProps for ContainerProps {
     const NAME: &'static str = "Container";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str =
-        "An invisible row or column, such as Stats or Buttons side by side.";
+    const DESCRIPTION: &'static str = "An invisible row or column, e.g. Buttons side by side.";
 
     fn example() -> (Value, Value) {
         (
@@ -109,7 +108,7 @@ pub struct CardProps {
 impl ComponentProps for CardProps {
     const NAME: &'static str = "Card";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str = "A bordered panel with a title that groups related content.";
+    const DESCRIPTION: &'static str = "A bordered panel grouping related content.";
 
     fn example() -> (Value, Value) {
         (
@@ -165,8 +164,7 @@ pub struct DetailsProps {
 impl ComponentProps for DetailsProps {
     const NAME: &'static str = "Details";
     const ROLE: Role = Role::Layout;
-    const DESCRIPTION: &'static str =
-        "A collapsed section for secondary content behind its summary line.";
+    const DESCRIPTION: &'static str = "Secondary content, collapsed behind its summary.";
 
     fn example() -> (Value, Value) {
         (

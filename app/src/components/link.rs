@@ -23,7 +23,7 @@ pub struct LinkProps {
 impl ComponentProps for LinkProps {
     const NAME: &'static str = "Link";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A link to a page or site: http(s), mailto: or a path.";
+    const DESCRIPTION: &'static str = "A link: http(s), mailto: or a path.";
 
     fn example() -> (Value, Value) {
         (
@@ -78,7 +78,7 @@ pub struct ImageProps {
 impl ComponentProps for ImageProps {
     const NAME: &'static str = "Image";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A picture from an http(s) or data:image URL.";
+    const DESCRIPTION: &'static str = "A picture: http(s) or data:image URL.";
 
     fn example() -> (Value, Value) {
         (

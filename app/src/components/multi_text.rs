@@ -51,7 +51,7 @@ pub struct MultiTextInputProps {
 impl ComponentProps for MultiTextInputProps {
     const NAME: &'static str = "MultiTextInput";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A list of free strings, one per row.";
+    const DESCRIPTION: &'static str = "Free strings, one per row.";
 
     fn example() -> (Value, Value) {
         (

@@ -93,7 +93,7 @@ impl ComponentProps for TableProps {
     const ROLE: Role = Role::Display;
     const CAN_SUBMIT: bool = true;
     const DESCRIPTION: &'static str =
-        "Rows of data in columns. With selectable, a field: ticked rows submit their idKey values.";
+        "Rows in columns. With selectable, a field submitting ticked rows' idKey values.";
 
     fn example() -> (Value, Value) {
         (

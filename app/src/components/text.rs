@@ -22,7 +22,7 @@ pub struct TextProps {
 impl ComponentProps for TextProps {
     const NAME: &'static str = "Text";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A paragraph of plain text (no HTML or Markdown).";
+    const DESCRIPTION: &'static str = "Plain text, no HTML or Markdown.";
 
     fn example() -> (Value, Value) {
         (
@@ -67,7 +67,7 @@ impl ComponentProps for HeadingProps {
     const NAME: &'static str = "Heading";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str =
-        "The page title (level 1, once, first) or a section title (levels 2 to 4, in order).";
+        "Page title (level 1, once, first) or section title (2 to 4, in order).";
 
     fn example() -> (Value, Value) {
         (
@@ -234,7 +234,7 @@ pub struct DividerProps {}
 impl ComponentProps for DividerProps {
     const NAME: &'static str = "Divider";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str = "A horizontal rule between parts of a page.";
+    const DESCRIPTION: &'static str = "A horizontal rule between parts.";
 
     fn example() -> (Value, Value) {
         (json!({}), json!({}))
@@ -266,8 +266,7 @@ pub struct CodeProps {
 impl ComponentProps for CodeProps {
     const NAME: &'static str = "Code";
     const ROLE: Role = Role::Display;
-    const DESCRIPTION: &'static str =
-        "Text shown exactly as given in a fixed-width font: diffs, logs, snippets.";
+    const DESCRIPTION: &'static str = "Verbatim fixed-width text: diffs, logs, snippets.";
 
     fn example() -> (Value, Value) {
         (
