@@ -13,7 +13,8 @@ use axum::{extract::State, routing::post, Json, Router};
 use serde_json::{json, Value};
 use tessera::{
     agent::{
-        cache::CacheLookup, generate_page, CachePolicy, GenerationInput, HeuristicModel, Models,
+        cache::CacheLookup, generate_page, generation::GenerationRecord, CachePolicy,
+        GenerationInput, HeuristicModel, Models,
     },
     llm::{model_from_spec, ChatModel, ChatRequest, Message, ToolCall, ToolDefinition},
     startup::Options,
@@ -183,10 +184,9 @@ async fn spawn_with_mock(backend: Backend) -> anyhow::Result<Option<(TestApp, Mo
 
 const REFUND: &str = "Approve the refund of {{ amount }} euros for {{ customer }}? Say yes or no.";
 
-/// The generation records, oldest first.
+/// The generation records' cache lookups, oldest first.
 async fn lookups(app: &TestApp) -> anyhow::Result<Vec<Option<CacheLookup>>> {
-    let mut records = app.store.recent_generations(50).await?;
-    records.sort_by_key(|record| record.created_at_ms);
+    let records = generations_oldest_first(app).await?;
     Ok(records.iter().map(|record| record.cache_lookup).collect())
 }
 
@@ -264,11 +264,7 @@ async fn refresh_rebuilds_and_stores_while_off_neither_reads_nor_writes(
     seen = mock.requests();
     crate::asks::create(&app, &ask(4, Some("use"))).await?;
     assert_eq!(mock.requests(), seen, "use reads what refresh stored");
-    let records = {
-        let mut records = app.store.recent_generations(50).await?;
-        records.sort_by_key(|record| record.created_at_ms);
-        records
-    };
+    let records = generations_oldest_first(&app).await?;
     let results: Vec<_> = records.iter().map(|record| record.cache_lookup).collect();
     assert_eq!(
         results,
@@ -303,11 +299,6 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
     let Some((app, mock)) = spawn_with_mock(backend).await? else {
         return Ok(());
     };
-    let rows = |count: usize| {
-        (0..count)
-            .map(|index| json!({"id": format!("t{index}"), "title": format!("Ticket {index}")}))
-            .collect::<Vec<_>>()
-    };
     let prompt = "Which tickets should be closed?";
     mock.place_first(vec![(
         "Text",
@@ -315,7 +306,7 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
     )]);
     crate::asks::create(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": rows(3)}}),
+        &json!({"prompt": prompt, "data": {"tickets": tickets(3)}}),
     )
     .await?;
     let seen = mock.requests();
@@ -325,7 +316,7 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
     )]);
     let (_, second) = crate::asks::create(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": rows(5)}}),
+        &json!({"prompt": prompt, "data": {"tickets": tickets(5)}}),
     )
     .await?;
     assert!(
@@ -335,11 +326,7 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
     let html = app.get(&second).await?.text().await?;
     assert!(html.contains("5 tickets are open"), "{html}");
     assert!(!html.contains("3 tickets are open"));
-    let records = {
-        let mut records = app.store.recent_generations(50).await?;
-        records.sort_by_key(|record| record.created_at_ms);
-        records
-    };
+    let records = generations_oldest_first(&app).await?;
     assert_eq!(records[1].cache_lookup, Some(CacheLookup::Stale));
     let why = &records[1].transcript["cache"]["stale"];
     assert_eq!(why["reason"], "stale_literal", "{why:#}");
@@ -349,7 +336,7 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
     let seen = mock.requests();
     crate::asks::create(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": rows(5)}}),
+        &json!({"prompt": prompt, "data": {"tickets": tickets(5)}}),
     )
     .await?;
     assert_eq!(mock.requests(), seen);
@@ -367,11 +354,6 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
     let Some((app, mock)) = spawn_with_mock(backend).await? else {
         return Ok(());
     };
-    let rows = |count: usize| {
-        (0..count)
-            .map(|index| json!({"id": format!("t{index}"), "title": format!("Ticket {index}")}))
-            .collect::<Vec<_>>()
-    };
     let prompt = "Which tickets should be closed?";
     // Bound to the third row, which the next snapshot (same shape) lacks.
     mock.place_first(vec![(
@@ -380,7 +362,7 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
     )]);
     crate::asks::create(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": rows(3)}}),
+        &json!({"prompt": prompt, "data": {"tickets": tickets(3)}}),
     )
     .await?;
     let seen = mock.requests();
@@ -390,7 +372,7 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
     )]);
     let (_, second) = crate::asks::create(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": rows(1)}}),
+        &json!({"prompt": prompt, "data": {"tickets": tickets(1)}}),
     )
     .await?;
     assert!(
@@ -399,11 +381,7 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
     );
     let html = app.get(&second).await?.text().await?;
     assert!(html.contains("Oldest: Ticket 0"), "{html}");
-    let records = {
-        let mut records = app.store.recent_generations(50).await?;
-        records.sort_by_key(|record| record.created_at_ms);
-        records
-    };
+    let records = generations_oldest_first(&app).await?;
     assert_eq!(records[1].cache_lookup, Some(CacheLookup::Stale));
     let why = &records[1].transcript["cache"]["stale"];
     assert_eq!(why["reason"], "no_longer_valid", "{why:#}");
@@ -601,4 +579,18 @@ mod demo_pages {
     }
 
     store_contract!(the_demo_pages_hit_the_cache_with_other_row_counts_and_values);
+}
+
+/// `count` tickets of one shape: `{id, title}`.
+fn tickets(count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|index| json!({"id": format!("t{index}"), "title": format!("Ticket {index}")}))
+        .collect()
+}
+
+/// The app's generation records, oldest first.
+async fn generations_oldest_first(app: &TestApp) -> anyhow::Result<Vec<GenerationRecord>> {
+    let mut records = app.store.recent_generations(50).await?;
+    records.sort_by_key(|record| record.created_at_ms);
+    Ok(records)
 }
