@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use rand::Rng as _;
-
 use super::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName, Result};
+use crate::util::backoff::Backoff;
 
 /// How long one call may take and how often to try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,12 +42,11 @@ impl RetryPolicy {
     /// The wait after failed attempt number `attempt` (1-based), or `None` to give up now.
     #[must_use]
     pub fn delay_after(&self, attempt: u32, error: &ModelError) -> Option<Duration> {
-        let exponent = attempt.saturating_sub(1).min(30);
-        let backoff = self
-            .base_delay
-            .saturating_mul(2_u32.saturating_pow(exponent))
-            .min(self.max_delay);
-        let jittered = backoff.mul_f64(rand::thread_rng().gen_range(0.5..=1.0));
+        let jittered = Backoff {
+            base: self.base_delay,
+            max: self.max_delay,
+        }
+        .jittered(attempt);
         match error {
             ModelError::RateLimited {
                 retry_after: Some(wait),
