@@ -137,7 +137,7 @@ mod tests {
     use crate::llm::{
         mock::{ensure, MockReply, MockServer, Received},
         model::{Message, StopReason, ToolDefinition, Usage},
-        retry::{RetryPolicy, Retrying},
+        retry::{ModelCallPolicy, Retrying},
     };
 
     const KEY: &str = "AIza-test-0123456789";
@@ -261,8 +261,8 @@ mod tests {
         })
     }
 
-    fn quick_policy(max_attempts: u32) -> RetryPolicy {
-        RetryPolicy {
+    fn quick_policy(max_attempts: u32) -> ModelCallPolicy {
+        ModelCallPolicy {
             max_attempts,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_secs(2),

@@ -15,7 +15,7 @@ use crate::util::backoff::Backoff;
 
 /// How long one call may take and how often to try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub struct ModelCallPolicy {
     /// Attempts in all, the first included; at least 1.
     pub max_attempts: u32,
     /// The wait before the first retry, before jitter.
@@ -26,7 +26,7 @@ pub struct RetryPolicy {
     pub call_timeout: Duration,
 }
 
-impl Default for RetryPolicy {
+impl Default for ModelCallPolicy {
     /// Three attempts, 500 ms base delay, 20 s longest wait, 60 s per call.
     fn default() -> Self {
         Self {
@@ -38,7 +38,7 @@ impl Default for RetryPolicy {
     }
 }
 
-impl RetryPolicy {
+impl ModelCallPolicy {
     /// The wait after failed attempt number `attempt` (1-based), or `None` to give up now.
     #[must_use]
     pub fn delay_after(&self, attempt: u32, error: &ModelError) -> Option<Duration> {
@@ -59,23 +59,23 @@ impl RetryPolicy {
     }
 }
 
-/// Any model, with the timeout and retries of a [`RetryPolicy`].
+/// Any model, with the timeout and retries of a [`ModelCallPolicy`].
 #[derive(Clone, Debug)]
 pub struct Retrying<M> {
     inner: M,
-    policy: RetryPolicy,
+    policy: ModelCallPolicy,
 }
 
 impl<M> Retrying<M> {
     /// Wraps `inner` with `policy`.
     #[must_use]
-    pub fn new(inner: M, policy: RetryPolicy) -> Self {
+    pub fn new(inner: M, policy: ModelCallPolicy) -> Self {
         Self { inner, policy }
     }
 
     /// The policy in force.
     #[must_use]
-    pub fn policy(&self) -> RetryPolicy {
+    pub fn policy(&self) -> ModelCallPolicy {
         self.policy
     }
 
@@ -128,8 +128,8 @@ mod tests {
     use super::*;
     use crate::llm::scripted::{ScriptedModel, ScriptedTurn};
 
-    fn quick(max_attempts: u32) -> RetryPolicy {
-        RetryPolicy {
+    fn quick(max_attempts: u32) -> ModelCallPolicy {
+        ModelCallPolicy {
             max_attempts,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(50),
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_with_jitter_and_stays_under_the_max() {
-        let policy = RetryPolicy {
+        let policy = ModelCallPolicy {
             max_attempts: 10,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(1000),
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn defaults_are_three_attempts_and_a_minute_per_call() {
-        let policy = RetryPolicy::default();
+        let policy = ModelCallPolicy::default();
         assert_eq!(policy.max_attempts, 3);
         assert_eq!(policy.base_delay, Duration::from_millis(500));
         assert_eq!(policy.max_delay, Duration::from_secs(20));
