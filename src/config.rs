@@ -624,7 +624,10 @@ mod tests {
     #[test]
     fn environment_wins_over_the_file() -> Result<(), ConfigError> {
         let config = Config::from_sources(&sources(
-            &[("TESSERA_ADDR", "0.0.0.0:8080"), ("OPENAI_API_KEY", "sk-test")],
+            &[
+                ("TESSERA_ADDR", "0.0.0.0:8080"),
+                ("OPENAI_API_KEY", "sk-test"),
+            ],
             &[("addr", "127.0.0.1:9000"), ("model", "openai:gpt-4.1-mini")],
         ))?;
         assert_eq!(config.addr.to_string(), "0.0.0.0:8080");

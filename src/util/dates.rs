@@ -150,25 +150,25 @@ fn digits(bytes: &[u8]) -> Option<u32> {
 /// An instant as RFC 3339 UTC text with second precision, e.g. `2026-10-14T09:30:00Z`.
 #[must_use]
 pub fn iso_datetime(unix_ms: i64) -> String {
-    let date = CivilDate::from_unix_ms(unix_ms);
-    let seconds_of_day = unix_ms.rem_euclid(MS_PER_DAY) / 1000;
-    format!(
-        "{date}T{:02}:{:02}:{:02}Z",
-        seconds_of_day / 3600,
-        seconds_of_day / 60 % 60,
-        seconds_of_day % 60
-    )
+    let (date, hours, minutes, seconds) = clock(unix_ms);
+    format!("{date}T{hours:02}:{minutes:02}:{seconds:02}Z")
 }
 
 /// An instant as `YYYY-MM-DD HH:MM UTC`, as receipts and the runs pages show it.
 #[must_use]
 pub fn format_utc(unix_ms: i64) -> String {
-    let date = CivilDate::from_unix_ms(unix_ms);
+    let (date, hours, minutes, _) = clock(unix_ms);
+    format!("{date} {hours:02}:{minutes:02} UTC")
+}
+
+/// The UTC date of an instant and its time of day in hours, minutes and seconds.
+fn clock(unix_ms: i64) -> (CivilDate, i64, i64, i64) {
     let seconds_of_day = unix_ms.rem_euclid(MS_PER_DAY) / 1000;
-    format!(
-        "{date} {:02}:{:02} UTC",
+    (
+        CivilDate::from_unix_ms(unix_ms),
         seconds_of_day / 3600,
-        seconds_of_day / 60 % 60
+        seconds_of_day / 60 % 60,
+        seconds_of_day % 60,
     )
 }
 

@@ -36,6 +36,15 @@ fn run_with_file(toml: &str, arguments: &[&str]) -> anyhow::Result<std::process:
     Ok(command.output()?)
 }
 
+/// The one stderr line of a start refused (exit code 2) for the settings in `toml`.
+fn refused(toml: &str) -> anyhow::Result<String> {
+    let output = run_with_file(toml, &[])?;
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    Ok(stderr)
+}
+
 #[test]
 fn help_lists_every_model_setting_with_its_file_key() -> anyhow::Result<()> {
     let output = run_with_file("", &["--help"])?;
@@ -53,13 +62,8 @@ fn help_lists_every_model_setting_with_its_file_key() -> anyhow::Result<()> {
 
 #[test]
 fn tessera_toml_sets_a_model_setting_and_a_bad_one_names_variable_and_key() -> anyhow::Result<()> {
-    let output = run_with_file(
-        "model = \"openai:qwen2.5\"\nopenai_base_url = \"ftp://models.example/v1\"\n",
-        &[],
-    )?;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8(output.stderr)?;
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let stderr =
+        refused("model = \"openai:qwen2.5\"\nopenai_base_url = \"ftp://models.example/v1\"\n")?;
     assert!(
         stderr.contains("invalid OPENAI_BASE_URL (tessera.toml `openai_base_url`)"),
         "{stderr}"
@@ -69,23 +73,18 @@ fn tessera_toml_sets_a_model_setting_and_a_bad_one_names_variable_and_key() -> a
 
 #[test]
 fn a_key_set_in_tessera_toml_is_used_and_never_echoed() -> anyhow::Result<()> {
-    // The key comes from the file (no variable is set), so the model builds and only the
-    // later, unrelated bad setting stops the start; the key itself never shows.
-    let output = run_with_file(
+    // The model is checked before the body limit: with the key in the file the start gets as
+    // far as the (deliberately) bad body limit, without it the key is what stops it.
+    let stderr = refused(
         "model = \"gemini:gemini-2.5-flash\"\ngemini_api_key = \"AIza-file-secret-value\"\n\
-         model_max_retries = 99\n",
-        &[],
+         body_limit = \"lots\"\n",
     )?;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8(output.stderr)?;
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("invalid TESSERA_MODEL_MAX_RETRIES (tessera.toml `model_max_retries`)"),
+        stderr.contains("invalid TESSERA_BODY_LIMIT (tessera.toml `body_limit`)"),
         "{stderr}"
     );
     assert!(!stderr.contains("AIza-file-secret-value"), "{stderr}");
-    let without_key = run_with_file("model = \"gemini:gemini-2.5-flash\"\n", &[])?;
-    let stderr = String::from_utf8(without_key.stderr)?;
+    let stderr = refused("model = \"gemini:gemini-2.5-flash\"\nbody_limit = \"lots\"\n")?;
     assert!(
         stderr.contains("invalid GEMINI_API_KEY: missing"),
         "{stderr}"
