@@ -21,6 +21,9 @@
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
+//!
+//! The notification channels' settings are listed in `notify::config`, the model providers' keys,
+//! base URLs, timeout and retries in `llm::config`; [`all_settings`] chains the three tables.
 
 use std::{
     collections::BTreeMap,
@@ -103,6 +106,9 @@ pub struct Config {
     pub database_url: DatabaseUrl,
     /// The model that generates pages, `provider:model` or `heuristic`.
     pub model: String,
+    /// The model providers' keys, base URLs, timeout and retries, as read; the lookup
+    /// [`crate::agent::Models::from_spec`] takes.
+    pub model_settings: crate::llm::ModelSettings,
     /// A fixed API token; when absent one is generated at first start.
     pub api_token: Option<Secret>,
     /// The admin login password; when absent one is generated at first start.
@@ -250,11 +256,13 @@ pub const SETTINGS: &[Setting] = &[
     },
 ];
 
-/// Every setting of every part of the server: the core ones above, then the notification channels
-/// (`notify::config::SETTINGS`). `--help`, the environment reader and the file's key check use this.
+/// Every setting of every part of the server: the core ones above, then the model providers
+/// (`llm::config::SETTINGS`) and the notification channels (`notify::config::SETTINGS`).
+/// `--help`, the environment reader and the file's key check use this.
 pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
     SETTINGS
         .iter()
+        .chain(crate::llm::config::SETTINGS.iter())
         .chain(crate::notify::config::SETTINGS.iter())
 }
 
@@ -394,6 +402,19 @@ impl Config {
             Some((name, raw)) => parse_model(&raw).map_err(|reason| invalid(name, reason))?,
             None => "heuristic".to_owned(),
         };
+        let model_settings = crate::llm::ModelSettings::from_sources(sources);
+        // Built once here and dropped (no I/O) so that a missing key or a bad base URL, timeout
+        // or retry count of the configured provider stops the start with one line naming it.
+        if model.contains(':') {
+            crate::llm::model_from_spec(&model, &|name| model_settings.get(name)).map_err(
+                |error| match error {
+                    crate::llm::ModelError::BadConfig { setting, reason } => {
+                        invalid(model_settings.origin(&setting), reason)
+                    }
+                    other => invalid("TESSERA_MODEL".to_owned(), other.to_string()),
+                },
+            )?;
+        }
         let api_token = match lookup("TESSERA_API_TOKEN") {
             Some((name, raw)) if raw.trim().len() < 16 => {
                 return Err(invalid(name, "must be at least 16 characters".to_owned()));
@@ -491,6 +512,7 @@ impl Config {
             addr,
             database_url,
             model,
+            model_settings,
             api_token,
             admin_password,
             public_url,
@@ -512,6 +534,7 @@ impl Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             database_url,
             model: "heuristic".to_owned(),
+            model_settings: crate::llm::ModelSettings::default(),
             api_token: Some(Secret::new("test-token-0123456789abcdef")),
             admin_password: Some(Secret::new("test-admin-password")),
             public_url: "http://127.0.0.1".to_owned(),
@@ -564,14 +587,6 @@ pub fn help_text() -> String {
             setting.env, setting.help, secret, "", setting.key, setting.default
         ));
     }
-    text.push_str(
-        "Model providers (read from the environment when TESSERA_MODEL names one):\n\n\
-         \x20 openai:MODEL     OPENAI_API_KEY [secret] (optional with OPENAI_BASE_URL), OPENAI_BASE_URL, OPENAI_API_VERSION (Azure style)\n\
-         \x20 ollama:MODEL     OLLAMA_BASE_URL (default http://localhost:11434/v1)\n\
-         \x20 anthropic:MODEL  ANTHROPIC_API_KEY [secret], ANTHROPIC_BASE_URL\n\
-         \x20 gemini:MODEL     GEMINI_API_KEY [secret], GEMINI_BASE_URL\n\
-         \x20 all              TESSERA_MODEL_TIMEOUT_SECS (default 60), TESSERA_MODEL_MAX_RETRIES (default 2)\n",
-    );
     text
 }
 
@@ -609,7 +624,10 @@ mod tests {
     #[test]
     fn environment_wins_over_the_file() -> Result<(), ConfigError> {
         let config = Config::from_sources(&sources(
-            &[("TESSERA_ADDR", "0.0.0.0:8080")],
+            &[
+                ("TESSERA_ADDR", "0.0.0.0:8080"),
+                ("OPENAI_API_KEY", "sk-test"),
+            ],
             &[("addr", "127.0.0.1:9000"), ("model", "openai:gpt-4.1-mini")],
         ))?;
         assert_eq!(config.addr.to_string(), "0.0.0.0:8080");
@@ -734,14 +752,94 @@ mod tests {
     }
 
     #[test]
+    fn model_settings_come_from_tessera_toml_unless_the_environment_sets_them() -> anyhow::Result<()>
+    {
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_MODEL_MAX_RETRIES", "0")],
+            &[
+                ("model", "openai:qwen2.5"),
+                ("openai_base_url", "http://localhost:8000/v1"),
+                ("model_max_retries", "5"),
+            ],
+        ))?;
+        let settings = &config.model_settings;
+        assert_eq!(
+            settings.get("OPENAI_BASE_URL").as_deref(),
+            Some("http://localhost:8000/v1")
+        );
+        assert_eq!(
+            settings.get("TESSERA_MODEL_MAX_RETRIES").as_deref(),
+            Some("0")
+        );
+        assert_eq!(settings.get("OPENAI_API_KEY"), None);
+        // A local server needs no key: the file's base URL is what lets this model build.
+        let models = crate::agent::Models::from_spec(&config.model, &|name| settings.get(name))?;
+        assert_eq!(models.configured_spec(), "openai:qwen2.5");
+        Ok(())
+    }
+
+    #[test]
+    fn a_bad_model_setting_is_one_line_naming_the_variable_and_the_file_key() {
+        let error = Config::from_sources(&sources(
+            &[("OPENAI_API_KEY", "sk-secret-value-1")],
+            &[("model", "openai:gpt-4.1"), ("model_timeout_secs", "soon")],
+        ))
+        .err()
+        .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_MODEL_TIMEOUT_SECS (tessera.toml `model_timeout_secs`): `soon` is not a number of seconds")
+        );
+        let error = Config::from_sources(&sources(&[("TESSERA_MODEL", "anthropic:claude")], &[]))
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid ANTHROPIC_API_KEY: missing: the provider needs an API key")
+        );
+    }
+
+    #[test]
+    fn model_settings_are_read_only_for_a_provider_model_and_keys_never_print(
+    ) -> Result<(), ConfigError> {
+        // The heuristic needs no provider, so provider settings are not judged (as before they
+        // moved into the table).
+        let config = Config::from_sources(&sources(&[], &[("model_timeout_secs", "soon")]))?;
+        assert_eq!(config.model, "heuristic");
+        let config = Config::from_sources(&sources(
+            &[("GEMINI_API_KEY", "AIza-very-secret-key")],
+            &[("model", "gemini:gemini-2.5-flash")],
+        ))?;
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("AIza-very-secret-key"), "{printed}");
+        assert!(printed.contains("GEMINI_API_KEY"), "{printed}");
+        Ok(())
+    }
+
+    #[test]
     fn help_lists_every_setting_with_its_default() {
         let help = help_text();
-        for setting in SETTINGS {
+        for setting in all_settings() {
             assert!(help.contains(setting.env), "{} missing", setting.env);
+            assert!(
+                help.contains(&format!("file key: {},", setting.key)),
+                "{} file key missing",
+                setting.env
+            );
             assert!(
                 help.contains(setting.default),
                 "{} default missing",
                 setting.env
+            );
+        }
+        for provider_setting in [
+            "OPENAI_API_KEY",
+            "GEMINI_BASE_URL",
+            "TESSERA_MODEL_TIMEOUT_SECS",
+        ] {
+            assert!(
+                help.contains(provider_setting),
+                "{provider_setting} missing"
             );
         }
     }

@@ -24,6 +24,7 @@ pub mod pages;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod util;
 pub mod workflow;
 
 /// The version shown on the home page and in `/healthz`.

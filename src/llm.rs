@@ -33,12 +33,12 @@ pub mod scripted;
 pub mod text_calls;
 mod transport;
 
-pub use config::{model_from_spec, retry_policy_from_env};
+pub use config::{model_from_spec, retry_policy_from_env, ModelSettings};
 pub use model::{
     ChatModel, ChatRequest, ChatResponse, MalformedArguments, Message, ModelError, ModelName,
     StopReason, ToolCall, ToolDefinition, Usage,
 };
 pub use replay::{ReplayModel, Transcript, TranscriptError};
-pub use retry::{RetryPolicy, Retrying};
+pub use retry::{ModelCallPolicy, Retrying};
 pub use scripted::{ScriptedModel, ScriptedTurn};
 pub use text_calls::adopt_text_tool_calls;

@@ -83,7 +83,7 @@ async fn eval(arguments: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let models = match Models::from_spec(&config.model, &|name| std::env::var(name).ok()) {
+    let models = match Models::from_spec(&config.model, &|name| config.model_settings.get(name)) {
         Ok(models) => models,
         Err(error) => {
             eprintln!("tessera eval: {error}");

@@ -83,7 +83,7 @@ impl Application {
             .context("settling the admin password")?;
         let models = match options.models.take() {
             Some(models) => models,
-            None => Models::from_spec(&config.model, &|name| std::env::var(name).ok())
+            None => Models::from_spec(&config.model, &|name| config.model_settings.get(name))
                 .context("configuring the model (TESSERA_MODEL)")?,
         };
         let listener = TcpListener::bind(config.addr)

@@ -10,6 +10,7 @@ pub mod chat;
 pub mod chat_stream;
 pub mod chat_tools;
 pub mod components;
+pub mod escape;
 pub mod gallery;
 pub mod generation;
 pub mod home;

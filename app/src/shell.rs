@@ -5,7 +5,9 @@
 
 use leptos::prelude::*;
 
-use crate::theme::ThemeToggle;
+// `<title>` cannot hold the `<!>` hydration markers Leptos puts after dynamic text (they would show
+// in the tab), so its content is set as escaped markup instead.
+use crate::{escape::escape_text, theme::ThemeToggle};
 
 /// Where the compiled browser assets live; built by the server from its configuration.
 #[derive(Clone, Debug)]
@@ -14,16 +16,6 @@ pub struct ShellOptions {
     pub leptos: LeptosOptions,
     /// The page title, shown in the tab and read by screen readers first.
     pub title: String,
-}
-
-/// Escapes text for an element whose content is raw text to the parser.
-///
-/// `<title>` cannot hold the `<!>` hydration markers Leptos puts after dynamic text (they would show
-/// in the tab), so its content is set as escaped markup instead.
-fn escape_text(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// The script that loads the browser bundle when the page is idle and hydrates its islands.

@@ -170,27 +170,7 @@ pub fn cache_key(
     hex::encode(hasher.finalize())
 }
 
-/// JSON text with object keys sorted at every level, whatever the map's iteration order.
-#[must_use]
-pub fn canonical_json(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(object) => {
-                let mut entries: Vec<(&String, &Value)> = object.iter().collect();
-                entries.sort_by(|left, right| left.0.cmp(right.0));
-                Value::Object(
-                    entries
-                        .into_iter()
-                        .map(|(key, child)| (key.clone(), sorted(child)))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
-}
+pub use crate::util::canonical_json::canonical_json;
 
 #[cfg(test)]
 mod tests {
@@ -242,13 +222,5 @@ mod tests {
         assert_eq!(json!(CachePolicy::Bypass), json!("off"));
         assert!(CachePolicy::Refresh.writes() && !CachePolicy::Refresh.reads());
         assert!(!CachePolicy::Bypass.writes() && !CachePolicy::Bypass.reads());
-    }
-
-    #[test]
-    fn canonical_json_sorts_keys_at_every_level() {
-        assert_eq!(
-            canonical_json(&json!({"b": 1, "a": {"d": [{"z": 1, "y": 2}], "c": null}})),
-            r#"{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}"#
-        );
     }
 }

@@ -49,43 +49,7 @@ pub fn operation_hash(operation: &str, arguments: &Value) -> OperationHash {
     OperationHash(hex::encode(hasher.finalize()))
 }
 
-/// JSON with object keys sorted (by UTF-8 bytes) and no whitespace.
-#[must_use]
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|left, right| left.0.as_bytes().cmp(right.0.as_bytes()));
-            out.push('{');
-            for (position, (key, item)) in entries.into_iter().enumerate() {
-                if position > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(item, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (position, item) in items.iter().enumerate() {
-                if position > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
+pub use crate::util::canonical_json::canonical_json;
 
 /// A confirmation's id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -293,14 +257,6 @@ mod tests {
             )
         );
         assert_eq!(base.0.len(), 64);
-    }
-
-    #[test]
-    fn canonical_json_sorts_keys_and_escapes_strings() {
-        assert_eq!(
-            canonical_json(&json!({"b": [1, {"d": "\"q\"", "c": null}], "a": true})),
-            r#"{"a":true,"b":[1,{"c":null,"d":"\"q\""}]}"#
-        );
     }
 
     #[test]

@@ -25,7 +25,10 @@ use super::{
     manifest::{AuthHeader, Manifest, Operation, Tag, DEFAULT_BATCH_ARGUMENT},
     policy::ChunkPlan,
 };
-use crate::config::Secret;
+use crate::{
+    config::Secret,
+    util::backoff::{retry_after, Backoff},
+};
 
 /// Timeouts and retry limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -352,12 +355,7 @@ impl HttpExecutor {
             let (error, wait) = match outcome {
                 Ok(response) => {
                     let status = response.status();
-                    let retry_after = response
-                        .headers()
-                        .get(http::header::RETRY_AFTER)
-                        .and_then(|value| value.to_str().ok())
-                        .and_then(|text| text.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
+                    let retry_after = retry_after(response.headers());
                     let text = response
                         .text()
                         .await
@@ -408,12 +406,12 @@ impl HttpExecutor {
             if attempt > self.config.max_retries {
                 return Err(error);
             }
-            let backoff = self
-                .config
-                .base_backoff
-                .saturating_mul(1 << (attempt - 1).min(16));
+            let backoff = Backoff {
+                base: self.config.base_backoff,
+                max: self.config.max_retry_wait,
+            };
             let wait = retry_after
-                .unwrap_or(backoff)
+                .unwrap_or_else(|| backoff.delay(attempt))
                 .min(self.config.max_retry_wait);
             tracing::info!(operation = %operation.name, attempt, wait_ms = wait.as_millis() as u64, error = %error, "retrying a site call");
             tokio::select! {

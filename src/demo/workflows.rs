@@ -72,7 +72,7 @@ pub struct Approvals {
 /// Approve or reject.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, FormEnum)]
 #[serde(rename_all = "snake_case")]
-pub enum Decision {
+pub enum ApprovalDecision {
     /// Pay the selected claims.
     Approve,
     /// Refuse the selected claims.
@@ -83,7 +83,7 @@ pub enum Decision {
 #[derive(Clone, Debug, Serialize, Deserialize, FormSchema)]
 pub struct ApprovalForm {
     /// Approve or reject the selected claims.
-    pub decision: Decision,
+    pub decision: ApprovalDecision,
     /// The claims the decision applies to (their ids).
     pub claim_ids: Vec<String>,
     /// Why, in one sentence.
@@ -186,8 +186,8 @@ pub fn bulk_approval(
             "Record",
             |state: Approvals, response: ApprovalForm| async move {
                 let decision = match response.decision {
-                    Decision::Approve => "approve",
-                    Decision::Reject => "reject",
+                    ApprovalDecision::Approve => "approve",
+                    ApprovalDecision::Reject => "reject",
                 };
                 Ok(Approvals {
                     decision: Some(decision.to_owned()),

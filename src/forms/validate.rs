@@ -26,6 +26,7 @@ use super::{
     decode::{decode_partial, raw_values},
     FieldErrors, FieldKind, FormField, FormSchema, StringFormat,
 };
+use crate::util::dates::CivilDate;
 
 /// The key used in [`FieldErrors`] for problems the backstop cannot place on one field.
 pub const FORM_ERROR_KEY: &str = "";
@@ -402,26 +403,7 @@ fn digits(text: &str) -> Option<u32> {
 
 /// A real calendar date written `YYYY-MM-DD`.
 fn is_date(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
-        return false;
-    }
-    let (Some(year), Some(month), Some(day)) = (
-        digits(&text[0..4]),
-        digits(&text[5..7]),
-        digits(&text[8..10]),
-    ) else {
-        return false;
-    };
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days_in_month).contains(&day)
+    CivilDate::parse_exact(text).is_some()
 }
 
 /// An RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`.

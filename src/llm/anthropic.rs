@@ -284,7 +284,7 @@ mod tests {
     use crate::llm::{
         mock::{ensure, MockReply, MockServer, Received},
         model::ToolDefinition,
-        retry::{RetryPolicy, Retrying},
+        retry::{ModelCallPolicy, Retrying},
     };
 
     const KEY: &str = "sk-ant-test-0123456789";
@@ -413,8 +413,8 @@ mod tests {
         })
     }
 
-    fn quick_policy(max_attempts: u32) -> RetryPolicy {
-        RetryPolicy {
+    fn quick_policy(max_attempts: u32) -> ModelCallPolicy {
+        ModelCallPolicy {
             max_attempts,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_secs(2),

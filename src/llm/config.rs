@@ -1,4 +1,4 @@
-//! Choosing a model from `TESSERA_MODEL` and the provider's environment variables.
+//! Choosing a model from `TESSERA_MODEL` and the provider settings.
 //!
 //! [`model_from_spec`] turns `provider:model` into a ready [`ChatModel`] wrapped in
 //! [`Retrying`], reading keys and base URLs through a lookup function so tests never touch the
@@ -6,35 +6,163 @@
 //! [`ModelError::BadConfig`] naming the variable, at startup rather than at the first page.
 //! `heuristic` is not a provider model; the caller handles it before calling this.
 //!
-//! | spec | env var | default |
-//! |---|---|---|
-//! | `openai:MODEL` | `OPENAI_API_KEY` | required unless `OPENAI_BASE_URL` is set |
-//! | | `OPENAI_BASE_URL` | `https://api.openai.com/v1` (vLLM, llama.cpp, `OpenRouter`, Azure deployment URLs) |
-//! | | `OPENAI_API_VERSION` | unset; when set, Azure style: `api-key` header and `?api-version=` |
-//! | `ollama:MODEL` | `OLLAMA_BASE_URL` | `http://localhost:11434/v1` (`/v1` added to a bare host) |
-//! | `anthropic:MODEL` | `ANTHROPIC_API_KEY` | required |
-//! | | `ANTHROPIC_BASE_URL` | `https://api.anthropic.com` |
-//! | `gemini:MODEL` | `GEMINI_API_KEY` | required |
-//! | | `GEMINI_BASE_URL` | `https://generativelanguage.googleapis.com` |
-//! | all | `TESSERA_MODEL_TIMEOUT_SECS` | `60` (per call) |
-//! | all | `TESSERA_MODEL_MAX_RETRIES` | `2` (so 3 attempts) |
+//! The provider settings are part of the server's settings table ([`SETTINGS`], chained into
+//! `config::all_settings`), so they are listed by `--help` and may be set in `tessera.toml`;
+//! [`ModelSettings`] holds their values as read (environment first, then the file).
+//!
+//! | spec | env var | `tessera.toml` key | default |
+//! |---|---|---|---|
+//! | `openai:MODEL` | `OPENAI_API_KEY` | `openai_api_key` | required unless `OPENAI_BASE_URL` is set |
+//! | | `OPENAI_BASE_URL` | `openai_base_url` | `https://api.openai.com/v1` (vLLM, llama.cpp, `OpenRouter`, Azure deployment URLs) |
+//! | | `OPENAI_API_VERSION` | `openai_api_version` | unset; when set, Azure style: `api-key` header and `?api-version=` |
+//! | `ollama:MODEL` | `OLLAMA_BASE_URL` | `ollama_base_url` | `http://localhost:11434/v1` (`/v1` added to a bare host) |
+//! | `anthropic:MODEL` | `ANTHROPIC_API_KEY` | `anthropic_api_key` | required |
+//! | | `ANTHROPIC_BASE_URL` | `anthropic_base_url` | `https://api.anthropic.com` |
+//! | `gemini:MODEL` | `GEMINI_API_KEY` | `gemini_api_key` | required |
+//! | | `GEMINI_BASE_URL` | `gemini_base_url` | `https://generativelanguage.googleapis.com` |
+//! | all | `TESSERA_MODEL_TIMEOUT_SECS` | `model_timeout_secs` | `60` (per call) |
+//! | all | `TESSERA_MODEL_MAX_RETRIES` | `model_max_retries` | `2` (so 3 attempts) |
 //!
 //! The token limit goes in `max_completion_tokens` for OpenAI and Azure and in `max_tokens`
 //! for any other OpenAI-compatible server, which is the field they all understand. An empty
 //! variable counts as unset.
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeMap, fmt, sync::Arc, time::Duration};
 
 use super::{
-    anthropic::{AnthropicChat, AnthropicConfig},
-    gemini::{GeminiChat, GeminiConfig},
+    anthropic::{AnthropicChat, AnthropicConfig, ANTHROPIC_BASE_URL},
+    gemini::{GeminiChat, GeminiConfig, GEMINI_BASE_URL},
     model::{ChatModel, ModelError, Result},
     openai::{
-        check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OPENAI_BASE_URL,
+        check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OLLAMA_BASE_URL,
+        OPENAI_BASE_URL,
     },
-    retry::{RetryPolicy, Retrying},
+    retry::{ModelCallPolicy, Retrying},
 };
-use crate::config::Secret;
+use crate::config::{Secret, Setting, Sources};
+
+/// Every model provider setting, for `--help` and the `tessera.toml` keys.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        env: "OPENAI_API_KEY",
+        key: "openai_api_key",
+        default: "(unset; openai:MODEL needs it unless OPENAI_BASE_URL is set)",
+        help: "API key for openai:MODEL",
+        secret: true,
+    },
+    Setting {
+        env: "OPENAI_BASE_URL",
+        key: "openai_base_url",
+        default: OPENAI_BASE_URL,
+        help: "base URL for openai:MODEL: any OpenAI-compatible server (vLLM, llama.cpp, OpenRouter, an Azure deployment URL)",
+        secret: false,
+    },
+    Setting {
+        env: "OPENAI_API_VERSION",
+        key: "openai_api_version",
+        default: "(unset)",
+        help: "when set, openai:MODEL talks Azure style: api-key header and ?api-version=",
+        secret: false,
+    },
+    Setting {
+        env: "OLLAMA_BASE_URL",
+        key: "ollama_base_url",
+        default: OLLAMA_BASE_URL,
+        help: "base URL for ollama:MODEL (/v1 is added to a bare host)",
+        secret: false,
+    },
+    Setting {
+        env: "ANTHROPIC_API_KEY",
+        key: "anthropic_api_key",
+        default: "(unset; anthropic:MODEL needs it)",
+        help: "API key for anthropic:MODEL",
+        secret: true,
+    },
+    Setting {
+        env: "ANTHROPIC_BASE_URL",
+        key: "anthropic_base_url",
+        default: ANTHROPIC_BASE_URL,
+        help: "base URL for anthropic:MODEL",
+        secret: false,
+    },
+    Setting {
+        env: "GEMINI_API_KEY",
+        key: "gemini_api_key",
+        default: "(unset; gemini:MODEL needs it)",
+        help: "API key for gemini:MODEL",
+        secret: true,
+    },
+    Setting {
+        env: "GEMINI_BASE_URL",
+        key: "gemini_base_url",
+        default: GEMINI_BASE_URL,
+        help: "base URL for gemini:MODEL",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_MODEL_TIMEOUT_SECS",
+        key: "model_timeout_secs",
+        default: "60",
+        help: "seconds one model call may take (decimals allowed)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_MODEL_MAX_RETRIES",
+        key: "model_max_retries",
+        default: "2",
+        help: "retries of a failed model call, 0 to 10 (2 means 3 attempts)",
+        secret: false,
+    },
+];
+
+/// The model provider settings as read: each from the environment, else its `tessera.toml`
+/// key. [`ModelSettings::get`] is the lookup [`model_from_spec`] takes.
+#[derive(Clone, Default)]
+pub struct ModelSettings {
+    /// Variable name → (the name an error shows, the raw value).
+    values: BTreeMap<&'static str, (String, String)>,
+}
+
+impl fmt::Debug for ModelSettings {
+    /// Names only: the values include API keys.
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_set().entries(self.values.keys()).finish()
+    }
+}
+
+impl ModelSettings {
+    /// The [`SETTINGS`] found in `sources`, the environment winning over the file.
+    #[must_use]
+    pub fn from_sources(sources: &Sources) -> Self {
+        let values = SETTINGS
+            .iter()
+            .filter_map(|setting| {
+                if let Some(value) = sources.env.get(setting.env) {
+                    return Some((setting.env, (setting.env.to_owned(), value.clone())));
+                }
+                sources.file.get(setting.key).map(|value| {
+                    let origin = format!("{} (tessera.toml `{}`)", setting.env, setting.key);
+                    (setting.env, (origin, value.clone()))
+                })
+            })
+            .collect();
+        Self { values }
+    }
+
+    /// The raw value of the variable `env`, if it was set anywhere.
+    #[must_use]
+    pub fn get(&self, env: &str) -> Option<String> {
+        self.values.get(env).map(|(_, value)| value.clone())
+    }
+
+    /// How an error names `env`: the variable, and the file key when the value came from the file.
+    #[must_use]
+    pub fn origin(&self, env: &str) -> String {
+        self.values
+            .get(env)
+            .map_or_else(|| env.to_owned(), |(origin, _)| origin.clone())
+    }
+}
 
 /// The setting that names the model.
 const MODEL_SETTING: &str = "TESSERA_MODEL";
@@ -109,12 +237,12 @@ pub fn model_from_spec(
 /// # Errors
 /// Returns [`ModelError::BadConfig`] naming the variable when a value is not a positive number
 /// of seconds or a retry count from 0 to 10.
-pub fn retry_policy_from_env(env: &impl Fn(&str) -> Option<String>) -> Result<RetryPolicy> {
+pub fn retry_policy_from_env(env: &impl Fn(&str) -> Option<String>) -> Result<ModelCallPolicy> {
     retry_policy(&|name: &str| env(name).filter(|value| !value.trim().is_empty()))
 }
 
-fn retry_policy(lookup: &impl Fn(&str) -> Option<String>) -> Result<RetryPolicy> {
-    let mut policy = RetryPolicy::default();
+fn retry_policy(lookup: &impl Fn(&str) -> Option<String>) -> Result<ModelCallPolicy> {
+    let mut policy = ModelCallPolicy::default();
     if let Some(raw) = lookup("TESSERA_MODEL_TIMEOUT_SECS") {
         let seconds: f64 = raw.trim().parse().map_err(|_| {
             ModelError::bad_config(
@@ -216,7 +344,6 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::llm::openai::OLLAMA_BASE_URL;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs
@@ -365,7 +492,10 @@ mod tests {
         ]))?;
         assert_eq!(policy.call_timeout, Duration::from_millis(12_500));
         assert_eq!(policy.max_attempts, 1);
-        assert_eq!(retry_policy_from_env(&env(&[]))?, RetryPolicy::default());
+        assert_eq!(
+            retry_policy_from_env(&env(&[]))?,
+            ModelCallPolicy::default()
+        );
         Ok(())
     }
 

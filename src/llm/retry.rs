@@ -10,13 +10,12 @@
 
 use std::time::Duration;
 
-use rand::Rng as _;
-
 use super::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName, Result};
+use crate::util::backoff::Backoff;
 
 /// How long one call may take and how often to try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub struct ModelCallPolicy {
     /// Attempts in all, the first included; at least 1.
     pub max_attempts: u32,
     /// The wait before the first retry, before jitter.
@@ -27,7 +26,7 @@ pub struct RetryPolicy {
     pub call_timeout: Duration,
 }
 
-impl Default for RetryPolicy {
+impl Default for ModelCallPolicy {
     /// Three attempts, 500 ms base delay, 20 s longest wait, 60 s per call.
     fn default() -> Self {
         Self {
@@ -39,16 +38,15 @@ impl Default for RetryPolicy {
     }
 }
 
-impl RetryPolicy {
+impl ModelCallPolicy {
     /// The wait after failed attempt number `attempt` (1-based), or `None` to give up now.
     #[must_use]
     pub fn delay_after(&self, attempt: u32, error: &ModelError) -> Option<Duration> {
-        let exponent = attempt.saturating_sub(1).min(30);
-        let backoff = self
-            .base_delay
-            .saturating_mul(2_u32.saturating_pow(exponent))
-            .min(self.max_delay);
-        let jittered = backoff.mul_f64(rand::thread_rng().gen_range(0.5..=1.0));
+        let jittered = Backoff {
+            base: self.base_delay,
+            max: self.max_delay,
+        }
+        .jittered(attempt);
         match error {
             ModelError::RateLimited {
                 retry_after: Some(wait),
@@ -61,23 +59,23 @@ impl RetryPolicy {
     }
 }
 
-/// Any model, with the timeout and retries of a [`RetryPolicy`].
+/// Any model, with the timeout and retries of a [`ModelCallPolicy`].
 #[derive(Clone, Debug)]
 pub struct Retrying<M> {
     inner: M,
-    policy: RetryPolicy,
+    policy: ModelCallPolicy,
 }
 
 impl<M> Retrying<M> {
     /// Wraps `inner` with `policy`.
     #[must_use]
-    pub fn new(inner: M, policy: RetryPolicy) -> Self {
+    pub fn new(inner: M, policy: ModelCallPolicy) -> Self {
         Self { inner, policy }
     }
 
     /// The policy in force.
     #[must_use]
-    pub fn policy(&self) -> RetryPolicy {
+    pub fn policy(&self) -> ModelCallPolicy {
         self.policy
     }
 
@@ -130,8 +128,8 @@ mod tests {
     use super::*;
     use crate::llm::scripted::{ScriptedModel, ScriptedTurn};
 
-    fn quick(max_attempts: u32) -> RetryPolicy {
-        RetryPolicy {
+    fn quick(max_attempts: u32) -> ModelCallPolicy {
+        ModelCallPolicy {
             max_attempts,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(50),
@@ -233,7 +231,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_with_jitter_and_stays_under_the_max() {
-        let policy = RetryPolicy {
+        let policy = ModelCallPolicy {
             max_attempts: 10,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(1000),
@@ -251,7 +249,7 @@ mod tests {
 
     #[test]
     fn defaults_are_three_attempts_and_a_minute_per_call() {
-        let policy = RetryPolicy::default();
+        let policy = ModelCallPolicy::default();
         assert_eq!(policy.max_attempts, 3);
         assert_eq!(policy.base_delay, Duration::from_millis(500));
         assert_eq!(policy.max_delay, Duration::from_secs(20));

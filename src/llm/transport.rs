@@ -13,6 +13,7 @@ use http::{HeaderMap, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::model::ModelError;
+use crate::util::backoff::retry_after;
 
 /// How much of an error body is kept in [`ModelError::Server`] and [`ModelError::Rejected`].
 const EXCERPT_CHARS: usize = 500;
@@ -114,22 +115,6 @@ fn describe(error: &reqwest::Error) -> String {
     text
 }
 
-/// `retry-after-ms` (Azure, OpenAI) or `retry-after` in seconds; an HTTP date is ignored.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    if let Some(millis) = header("retry-after-ms").and_then(parse_seconds) {
-        return Some(millis / 1000);
-    }
-    header("retry-after").and_then(parse_seconds)
-}
-
-/// A non-negative decimal number of seconds, e.g. `1`, `0.5`, `37s` (Google's duration form).
-pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
-    let number = text.trim().trim_end_matches('s');
-    let seconds: f64 = number.parse().ok()?;
-    Duration::try_from_secs_f64(seconds).ok()
-}
-
 /// The first [`EXCERPT_CHARS`] characters of `body`, on one line.
 pub(crate) fn excerpt(body: &str) -> String {
     let mut text: String = body.chars().take(EXCERPT_CHARS).collect();
@@ -194,22 +179,6 @@ mod tests {
             reply(401, &[], "bad key").error(),
             ModelError::Rejected { status: 401, .. }
         ));
-    }
-
-    #[test]
-    fn retry_after_prefers_milliseconds_and_ignores_dates() {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", HeaderValue::from_static("5"));
-        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
-        let mut dated = HeaderMap::new();
-        dated.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
-        );
-        assert_eq!(retry_after(&dated), None);
-        assert_eq!(parse_seconds("37s"), Some(Duration::from_secs(37)));
-        assert_eq!(parse_seconds("-1"), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use lettre::{
     transport::smtp::authentication::Credentials,
     AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor,
 };
+use tessera_app::escape::escape_attribute;
 
 use super::{Channel, Notification, NotifyError};
 use crate::config::Secret;
@@ -193,28 +194,18 @@ fn html_body(notification: &Notification) -> String {
         .message
         .trim()
         .split("\n\n")
-        .map(|paragraph| format!("<p>{}</p>", escape_html(paragraph).replace('\n', "<br>")))
+        .map(|paragraph| {
+            format!(
+                "<p>{}</p>",
+                escape_attribute(paragraph).replace('\n', "<br>")
+            )
+        })
         .collect();
-    let link = escape_html(notification.link.as_str());
+    let link = escape_attribute(notification.link.as_str());
     format!(
         "<!doctype html><html><body>{paragraphs}<p><a href=\"{link}\">Open the page</a></p>\
          <p style=\"color:#666;font-size:small\">{link}</p></body></html>"
     )
-}
-
-fn escape_html(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
 }
 
 /// A subject on one line: line breaks would end the header.

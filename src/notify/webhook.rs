@@ -31,13 +31,15 @@ use std::{
 };
 
 use hmac::{Hmac, Mac as _};
-use rand::Rng as _;
 use serde::Serialize;
 use sha2::Sha256;
 use uuid::Uuid;
 
 use super::{describe, excerpt, http_client, redacted_url, Channel, NotifyError};
-use crate::config::Secret;
+use crate::{
+    config::Secret,
+    util::backoff::{retry_after, Backoff},
+};
 
 /// The header with `sha256=<hex>`.
 pub const SIGNATURE_HEADER: &str = "X-Tessera-Signature";
@@ -112,12 +114,11 @@ impl DeliveryPolicy {
     /// asked for, if anything.
     #[must_use]
     pub fn delay_after(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        let exponent = attempt.saturating_sub(1).min(30);
-        let backoff = self
-            .base_delay
-            .saturating_mul(2_u32.saturating_pow(exponent))
-            .min(self.max_delay);
-        let jittered = backoff.mul_f64(rand::thread_rng().gen_range(0.5..=1.0));
+        let jittered = Backoff {
+            base: self.base_delay,
+            max: self.max_delay,
+        }
+        .jittered(attempt);
         match retry_after {
             Some(wait) => jittered.max(wait.min(self.max_delay)),
             None => jittered,
@@ -277,12 +278,7 @@ impl WebhookSender {
         if status.is_success() {
             return Ok(status.as_u16());
         }
-        let retry_after = response
-            .headers()
-            .get(http::header::RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry_after(response.headers());
         let reply = response.text().await.unwrap_or_default();
         let error = NotifyError::Status {
             channel: Channel::Webhook,

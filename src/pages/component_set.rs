@@ -22,7 +22,7 @@ use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use tessera_app::catalog::{Catalog, ComponentSpec};
 
-use crate::chat::confirm::canonical_json;
+use crate::util::canonical_json::canonical_json;
 
 /// The content hash of one component spec: 16 hex digits of a SHA-256 over its data.
 ///

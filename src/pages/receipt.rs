@@ -8,7 +8,10 @@ use tessera_app::tree::PageTree;
 
 use crate::forms::FormSchema;
 
-pub use crate::workflow::step::{cancelled_response, is_cancelled_response as is_cancelled};
+pub use crate::{
+    util::dates::format_utc,
+    workflow::step::{cancelled_response, is_cancelled_response as is_cancelled},
+};
 
 /// A receipt for `response` (labels from `schema` when there is one), headed by `heading`.
 #[must_use]
@@ -69,46 +72,11 @@ fn display_value(value: &Value) -> String {
     }
 }
 
-/// `YYYY-MM-DD HH:MM UTC` from unix milliseconds, without a date library.
-#[must_use]
-pub fn format_utc(ms: i64) -> String {
-    let seconds = ms.div_euclid(1000);
-    let days = seconds.div_euclid(86_400);
-    let of_day = seconds.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let shifted = days + 719_468;
-    let era = shifted.div_euclid(146_097);
-    let day_of_era = shifted.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        of_day / 3600,
-        (of_day % 3600) / 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::forms::{FieldKind, FormField};
     use tessera_app::catalog::Catalog;
-
-    #[test]
-    fn timestamps_format_as_utc_dates() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(format_utc(1_795_000_000_000), "2026-11-18 11:06 UTC");
-        assert_eq!(format_utc(951_782_400_000), "2000-02-29 00:00 UTC");
-    }
 
     #[test]
     fn a_receipt_lists_every_field_by_label_and_is_a_valid_tree() {

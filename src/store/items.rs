@@ -9,8 +9,8 @@ mod sqlite;
 
 use super::{Result, Store, StoreError};
 use crate::{
-    chat::calendar::CivilDate,
     demo::items::model::{Item, ItemFilter, ItemId, ItemPage, ItemPatch, ItemStatus, Priority},
+    util::dates::CivilDate,
 };
 
 /// The settings key that records that the demo items were seeded.

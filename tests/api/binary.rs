@@ -61,7 +61,7 @@ fn help_lists_every_setting_and_no_secret_values() -> anyhow::Result<()> {
         .output()?;
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout)?;
-    for setting in tessera::config::SETTINGS {
+    for setting in tessera::config::all_settings() {
         assert!(
             help.contains(setting.env),
             "{} missing from --help",

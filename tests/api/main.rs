@@ -20,6 +20,7 @@ mod llm;
 mod login;
 mod mcp;
 mod metrics;
+mod model_settings;
 mod notify;
 mod page_cache;
 mod pages;

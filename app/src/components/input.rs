@@ -268,12 +268,7 @@ pub fn InputView(dom_id: String, props: InputProps, state: FieldState) -> impl I
 }
 
 /// Escapes text for the inside of a `<textarea>` (`&`, `<` and `>`), which Leptos does not do.
-#[must_use]
-pub fn escape_textarea(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+pub use crate::escape::escape_text as escape_textarea;
 
 /// Props of the `TextArea` component.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::calendar::{iso_datetime, CivilDate};
+use crate::util::dates::{iso_datetime, CivilDate};
 
 /// The most rows one search returns.
 pub const MAX_PAGE_SIZE: i64 = 1000;

@@ -25,8 +25,8 @@ use super::{
     DemoItems,
 };
 use crate::{
-    chat::calendar::{parse_instant, CivilDate},
     store::{now_ms, StoreError},
+    util::dates::{parse_instant, CivilDate},
 };
 
 /// What a demo API call can fail with.

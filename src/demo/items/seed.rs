@@ -7,7 +7,7 @@
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 
 use super::model::{Item, ItemId, ItemStatus, Priority};
-use crate::chat::calendar::CivilDate;
+use crate::util::dates::CivilDate;
 
 /// How many items a fresh demo site has.
 pub const SEED_COUNT: usize = 250;

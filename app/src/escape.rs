@@ -1,0 +1,62 @@
+//! HTML escaping for the few places markup is written by hand rather than by Leptos's renderer.
+//!
+//! Leptos escapes text and attributes it renders itself; these helpers cover the rest: the
+//! document `<title>` and `<textarea>` contents, which are set as markup, and the server's HTML
+//! e-mails. One module so every hand-written piece of markup escapes the same characters.
+
+/// Escapes `&`, `<` and `>`: enough for text between tags (element content, `<title>`,
+/// `<textarea>`), where quotes mean nothing.
+#[must_use]
+pub fn escape_text(text: &str) -> String {
+    escape(text, false)
+}
+
+/// Escapes `&`, `<`, `>`, `"` and `'`: for a value inside a quoted attribute, and for text that
+/// may end up in one.
+#[must_use]
+pub fn escape_attribute(text: &str) -> String {
+    escape(text, true)
+}
+
+fn escape(text: &str, quotes: bool) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' if quotes => escaped.push_str("&quot;"),
+            '\'' if quotes => escaped.push_str("&#39;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_escapes_markup_but_keeps_quotes() {
+        assert_eq!(
+            escape_text(r#"Fish & "chips" <b>'now'</b>"#),
+            r#"Fish &amp; "chips" &lt;b&gt;'now'&lt;/b&gt;"#
+        );
+    }
+
+    #[test]
+    fn attributes_escape_quotes_too() {
+        assert_eq!(
+            escape_attribute(r#"https://x.example/?a=1&b="2"&c='3'<"#),
+            "https://x.example/?a=1&amp;b=&quot;2&quot;&amp;c=&#39;3&#39;&lt;"
+        );
+    }
+
+    #[test]
+    fn escaping_twice_escapes_the_ampersands_again() {
+        // Callers escape once, at the point markup is written; a second pass shows `&amp;lt;`.
+        assert_eq!(escape_text(&escape_text("<")), "&amp;lt;");
+        assert_eq!(escape_text("plain text, ünïcode"), "plain text, ünïcode");
+    }
+}

@@ -1,0 +1,13 @@
+//! Small helpers with no domain of their own, each written once for the whole crate.
+//!
+//! - [`dates`]: UTC calendar dates over the `time` crate (`YYYY-MM-DD`, RFC 3339 instants).
+//! - [`backoff`]: exponential backoff with jitter and the `Retry-After` header, for the model
+//!   providers, webhooks and the chat's site calls.
+//! - [`canonical_json`]: JSON text with sorted keys, the input of cache keys and digests.
+//!
+//! HTML escaping lives in the view crate (`tessera_app::escape`) because both crates need it and
+//! the view crate never depends on this one.
+
+pub mod backoff;
+pub mod canonical_json;
+pub mod dates;
