@@ -187,9 +187,12 @@ fn run() -> anyhow::Result<()> {
                 bencher.iter(|| serde_json::to_string(black_box(&data)).map(|text| text.len()));
             },
         );
-        group.bench_function(format!("baseline: DataSummary of the {size} rows"), |bencher| {
-            bencher.iter(|| DataSummary::of(black_box(&data)));
-        });
+        group.bench_function(
+            format!("baseline: DataSummary of the {size} rows"),
+            |bencher| {
+                bencher.iter(|| DataSummary::of(black_box(&data)));
+            },
+        );
     }
     group.finish();
     criterion.final_summary();

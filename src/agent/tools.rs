@@ -484,7 +484,10 @@ impl<'a> Workspace<'a> {
                         .map(|node| node.component.clone())
                         .unwrap_or_default();
                     let props = self.completed(&component, lenient_props(args.props));
-                    match self.tree.update_bound(self.catalog, &self.bound, &args.id, props) {
+                    match self
+                        .tree
+                        .update_bound(self.catalog, &self.bound, &args.id, props)
+                    {
                         Ok(()) => Reply::ok(
                             json!({"id": args.id, "updated": true}),
                             Effect::Updated { id: args.id },

@@ -122,7 +122,10 @@ mod tests {
         let first = bound.facts(table, &props);
         assert!(Arc::ptr_eq(&first, &bound.facts(table, &props)));
         assert_eq!(first.resolved["rows"], data["emails"]);
-        assert_eq!(first.fields[0].options, Some(vec!["m1".into(), "m2".into()]));
+        assert_eq!(
+            first.fields[0].options,
+            Some(vec!["m1".into(), "m2".into()])
+        );
         let elsewhere = json!({"rows": {"$data": "/nowhere"}});
         let other = bound.facts(table, &elsewhere);
         assert!(!Arc::ptr_eq(&first, &other));
