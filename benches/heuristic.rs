@@ -140,7 +140,7 @@ fn run() -> anyhow::Result<()> {
     let model = HeuristicModel::new();
     let mut criterion = Criterion::default()
         .sample_size(10)
-        .measurement_time(Duration::from_secs(10))
+        .measurement_time(Duration::from_secs(5))
         .configure_from_args();
     let mut group = criterion.benchmark_group("heuristic");
     for count in SIZES {
