@@ -198,7 +198,7 @@ mod tests {
             summary::DataSummary,
             tools::{tool_definitions, Workspace},
         },
-        forms::{validate_form::FormReport, FormSchema},
+        forms::{validate_form::FormReport, FieldKind, FormField, FormSchema, StringFormat},
     };
 
     /// Drives the heuristic through the real tools without a store: the loop's core, synchronously.

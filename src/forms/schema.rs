@@ -538,6 +538,8 @@ pub fn humanize(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn load(schema: &Value) -> Result<FormSchema, SchemaError> {
