@@ -14,12 +14,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::binding::resolve_props;
+use std::sync::Arc;
+
 use crate::catalog::{Catalog, FieldYield};
 
+mod bound;
 mod edit;
 mod validate;
 
+pub use bound::{BoundData, NodeFacts};
 pub use edit::{Placed, Subtree, SubtreeIssue};
 pub use validate::TreeIssue;
 
@@ -211,38 +214,57 @@ impl PageTree {
     /// `data`. Nodes with unknown components or invalid props are skipped (validation reports them).
     #[must_use]
     pub fn fields(&self, catalog: &Catalog, data: &Value) -> Vec<PlacedField> {
+        self.fields_bound(catalog, &BoundData::new(data))
+    }
+
+    /// [`Self::fields`] against `bound`, reusing what it already knows about unchanged nodes.
+    #[must_use]
+    pub fn fields_bound(&self, catalog: &Catalog, bound: &BoundData<'_>) -> Vec<PlacedField> {
         let mut fields = Vec::new();
-        for id in self.document_order() {
-            let Some(node) = self.nodes.get(id) else {
-                continue;
-            };
-            let Some(read) = catalog
-                .get(&node.component)
-                .and_then(|spec| spec.field_info.as_ref())
-            else {
-                continue;
-            };
-            let infos = read(&resolve_props(&node.props, data));
-            if infos.is_empty() {
-                continue;
-            }
+        for (id, node, facts) in self.field_nodes(catalog, bound) {
             let inside_form = self.ancestors(id).iter().any(|ancestor| {
                 self.nodes
                     .get(*ancestor)
                     .is_some_and(|parent| parent.component == "Form")
             });
-            fields.extend(infos.into_iter().map(|info| PlacedField {
+            fields.extend(facts.fields.iter().map(|info| PlacedField {
                 node: id.to_owned(),
                 component: node.component.clone(),
-                name: info.name,
-                label: info.label,
+                name: info.name.clone(),
+                label: info.label.clone(),
                 yields: info.yields,
-                options: info.options,
+                options: info.options.clone(),
                 required: info.required,
                 inside_form,
             }));
         }
         fields
+    }
+
+    /// Each node that submits something, in document order, with its facts; the submitted names
+    /// without copying what else the fields hold (a selectable table's options are its row ids).
+    fn field_nodes<'t>(
+        &'t self,
+        catalog: &Catalog,
+        bound: &BoundData<'_>,
+    ) -> Vec<(&'t str, &'t Node, Arc<NodeFacts>)> {
+        let mut found = Vec::new();
+        for id in self.document_order() {
+            let Some(node) = self.nodes.get(id) else {
+                continue;
+            };
+            let Some(spec) = catalog
+                .get(&node.component)
+                .filter(|spec| spec.field_info.is_some())
+            else {
+                continue;
+            };
+            let facts = bound.facts(spec, &node.props);
+            if !facts.fields.is_empty() {
+                found.push((id, node, facts));
+            }
+        }
+        found
     }
 
     /// Checks the tree against the catalog and the page data; empty means valid.
@@ -252,7 +274,13 @@ impl PageTree {
     /// `invalid_props`, `unbound_data`, `duplicate_field_name`, `multiple_forms`.
     #[must_use]
     pub fn validate(&self, catalog: &Catalog, data: &Value) -> Vec<TreeIssue> {
-        validate::validate(self, catalog, data)
+        validate::validate(self, catalog, &BoundData::new(data))
+    }
+
+    /// [`Self::validate`] against `bound`, reusing what it already knows about unchanged nodes.
+    #[must_use]
+    pub fn validate_bound(&self, catalog: &Catalog, bound: &BoundData<'_>) -> Vec<TreeIssue> {
+        validate::validate(self, catalog, bound)
     }
 }
 

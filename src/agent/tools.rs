@@ -28,12 +28,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::{
     catalog::Catalog,
-    tree::{PageTree, Subtree, SubtreeIssue, TreeIssue},
+    tree::{BoundData, PageTree, Subtree, SubtreeIssue, TreeIssue},
 };
 
 use crate::{
     forms::{
-        validate_form::{validate_form, FormReport},
+        validate_form::{validate_form_bound, FormReport},
         FormSchema,
     },
     llm::{ToolCall, ToolDefinition},
@@ -306,7 +306,9 @@ pub struct Workspace<'a> {
     pub tree: PageTree,
     catalog: &'a Catalog,
     schema: Option<&'a FormSchema>,
-    data: &'a Value,
+    /// The page data, with what each node placed so far was found to be against it: an edit
+    /// works out only the node it touches, never every placed node and its bound rows again.
+    bound: BoundData<'a>,
     /// The last report and the tree it was made for: the loop checks an unchanged tree several
     /// times (`Finish`, end of turn, end of attempt), and a check walks every bound row.
     checked: RefCell<Option<(PageTree, FormReport)>>,
@@ -320,7 +322,7 @@ impl<'a> Workspace<'a> {
             tree: PageTree::default(),
             catalog,
             schema,
-            data,
+            bound: BoundData::new(data),
             checked: RefCell::new(None),
         }
     }
@@ -334,7 +336,7 @@ impl<'a> Workspace<'a> {
                 return report.clone();
             }
         }
-        let report = validate_form(&self.tree, self.catalog, self.schema, self.data);
+        let report = validate_form_bound(&self.tree, self.catalog, self.schema, &self.bound);
         *self.checked.borrow_mut() = Some((self.tree.clone(), report.clone()));
         report
     }
@@ -482,7 +484,10 @@ impl<'a> Workspace<'a> {
                         .map(|node| node.component.clone())
                         .unwrap_or_default();
                     let props = self.completed(&component, lenient_props(args.props));
-                    match self.tree.update(self.catalog, self.data, &args.id, props) {
+                    match self
+                        .tree
+                        .update_bound(self.catalog, &self.bound, &args.id, props)
+                    {
                         Ok(()) => Reply::ok(
                             json!({"id": args.id, "updated": true}),
                             Effect::Updated { id: args.id },
@@ -498,9 +503,9 @@ impl<'a> Workspace<'a> {
                 });
                 match parsed {
                     Err(reply) => *reply,
-                    Ok((subtree, parent)) => match self.tree.add_subtree(
+                    Ok((subtree, parent)) => match self.tree.add_subtree_bound(
                         self.catalog,
-                        self.data,
+                        &self.bound,
                         &subtree,
                         parent.as_deref().filter(|parent| !parent.is_empty()),
                     ) {

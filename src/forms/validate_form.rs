@@ -14,9 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tessera_app::{
-    binding::resolve_props,
     catalog::{Catalog, FieldYield},
-    tree::{PageTree, PlacedField},
+    tree::{BoundData, PageTree, PlacedField},
 };
 
 use super::{
@@ -75,8 +74,20 @@ pub fn validate_form(
     schema: Option<&FormSchema>,
     data: &Value,
 ) -> FormReport {
+    validate_form_bound(tree, catalog, schema, &BoundData::new(data))
+}
+
+/// [`validate_form`] against `bound`: nodes it has already worked out against the data are not
+/// resolved and checked again (the agent loop checks after every turn over the same data).
+#[must_use]
+pub fn validate_form_bound(
+    tree: &PageTree,
+    catalog: &Catalog,
+    schema: Option<&FormSchema>,
+    bound: &BoundData<'_>,
+) -> FormReport {
     let mut errors: Vec<FormIssue> = tree
-        .validate(catalog, data)
+        .validate_bound(catalog, bound)
         .into_iter()
         .map(|tree_issue| FormIssue {
             node: tree_issue.node,
@@ -95,9 +106,9 @@ pub fn validate_form(
             "place at least a Heading and the content the prompt asks for".into(),
         ));
     }
-    let fields = tree.fields(catalog, data);
+    let fields = tree.fields_bound(catalog, bound);
     if let Some(schema) = schema {
-        check_against_schema(tree, schema, &fields, data, &mut errors);
+        check_against_schema(tree, schema, &fields, catalog, bound, &mut errors);
         if errors.is_empty() {
             prove_by_decoding(schema, &fields, &mut errors);
         }
@@ -114,7 +125,8 @@ fn check_against_schema(
     tree: &PageTree,
     schema: &FormSchema,
     fields: &[PlacedField],
-    data: &Value,
+    catalog: &Catalog,
+    bound: &BoundData<'_>,
     errors: &mut Vec<FormIssue>,
 ) {
     let forms: Vec<&str> = tree
@@ -167,7 +179,7 @@ fn check_against_schema(
             ));
         }
         if check_field_type(placed, field, errors) {
-            check_answerable(tree, placed, field, data, errors);
+            check_answerable(tree, catalog, placed, field, bound, errors);
         }
     }
     for field in &schema.fields {
@@ -230,16 +242,25 @@ fn move_into_form(node: &str, form: Option<&str>) -> String {
 /// The answerability rules (`forms::answerable::check`) on the node's props as rendered.
 fn check_answerable(
     tree: &PageTree,
+    catalog: &Catalog,
     placed: &PlacedField,
     field: &FormField,
-    data: &Value,
+    bound: &BoundData<'_>,
     errors: &mut Vec<FormIssue>,
 ) {
     let Some(node) = tree.nodes.get(&placed.node) else {
         return;
     };
-    let props = resolve_props(&node.props, data);
-    for found in answerable::check(&placed.component, &props, placed.options.as_deref(), field) {
+    let Some(spec) = catalog.get(&node.component) else {
+        return;
+    };
+    let facts = bound.facts(spec, &node.props);
+    for found in answerable::check(
+        &placed.component,
+        &facts.resolved,
+        placed.options.as_deref(),
+        field,
+    ) {
         errors.push(issue(
             Some(&placed.node),
             Some(&placed.name),

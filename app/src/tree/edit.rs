@@ -18,8 +18,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Node, PageTree, TreeIssue};
-use crate::binding::{resolve_props, unresolved_bindings};
+use super::{BoundData, Node, PageTree, TreeIssue};
 use crate::catalog::{Catalog, Role};
 
 fn refuse(node: Option<&str>, rule: &'static str, message: String, fix: String) -> TreeIssue {
@@ -116,6 +115,22 @@ impl PageTree {
         props: Value,
         parent: Option<&str>,
     ) -> Result<String, TreeIssue> {
+        self.add_bound(catalog, &BoundData::new(data), component, props, parent)
+    }
+
+    /// [`Self::add`] against `bound`: only the new node is worked out against the data.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::add`].
+    pub fn add_bound(
+        &mut self,
+        catalog: &Catalog,
+        bound: &BoundData<'_>,
+        component: &str,
+        props: Value,
+        parent: Option<&str>,
+    ) -> Result<String, TreeIssue> {
         if let Some(parent_id) = parent {
             let Some(parent_node) = self.nodes.get(parent_id) else {
                 return Err(refuse(
@@ -149,7 +164,7 @@ impl PageTree {
             ));
         }
         let id = self.next_id();
-        self.check_node(catalog, data, &id, component, &props)?;
+        self.check_node(catalog, bound, &id, component, &props)?;
         self.nodes.insert(
             id.clone(),
             Node {
@@ -178,10 +193,25 @@ impl PageTree {
         id: &str,
         props: Value,
     ) -> Result<(), TreeIssue> {
+        self.update_bound(catalog, &BoundData::new(data), id, props)
+    }
+
+    /// [`Self::update`] against `bound`: only the updated node is worked out against the data.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::update`].
+    pub fn update_bound(
+        &mut self,
+        catalog: &Catalog,
+        bound: &BoundData<'_>,
+        id: &str,
+        props: Value,
+    ) -> Result<(), TreeIssue> {
         let Some(component) = self.nodes.get(id).map(|node| node.component.clone()) else {
             return Err(self.unknown_node(id));
         };
-        self.check_node(catalog, data, id, &component, &props)?;
+        self.check_node(catalog, bound, id, &component, &props)?;
         if let Some(node) = self.nodes.get_mut(id) {
             node.props = props;
         }
@@ -231,9 +261,24 @@ impl PageTree {
         subtree: &Subtree,
         parent: Option<&str>,
     ) -> Result<Placed, Box<SubtreeIssue>> {
+        self.add_subtree_bound(catalog, &BoundData::new(data), subtree, parent)
+    }
+
+    /// [`Self::add_subtree`] against `bound`: only the new nodes are worked out against the data.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::add_subtree`].
+    pub fn add_subtree_bound(
+        &mut self,
+        catalog: &Catalog,
+        bound: &BoundData<'_>,
+        subtree: &Subtree,
+        parent: Option<&str>,
+    ) -> Result<Placed, Box<SubtreeIssue>> {
         let before = (!subtree.children.is_empty()).then(|| self.clone());
         let mut placed = Vec::new();
-        let result = self.place(catalog, data, subtree, parent, "", &mut placed);
+        let result = self.place(catalog, bound, subtree, parent, "", &mut placed);
         result.map_err(|mut refused| {
             if let Some(before) = before {
                 *self = before;
@@ -265,7 +310,7 @@ impl PageTree {
     fn place(
         &mut self,
         catalog: &Catalog,
-        data: &Value,
+        bound: &BoundData<'_>,
         subtree: &Subtree,
         parent: Option<&str>,
         path: &str,
@@ -292,9 +337,9 @@ impl PageTree {
             )));
         }
         let id = self
-            .add(
+            .add_bound(
                 catalog,
-                data,
+                bound,
                 &subtree.component,
                 subtree.props.clone(),
                 parent,
@@ -308,7 +353,7 @@ impl PageTree {
             } else {
                 format!("{path}.children[{index}]")
             };
-            children.push(self.place(catalog, data, child, Some(&id), &child_path, placed)?);
+            children.push(self.place(catalog, bound, child, Some(&id), &child_path, placed)?);
         }
         Ok(Placed { id, children })
     }
@@ -398,7 +443,7 @@ impl PageTree {
     fn check_node(
         &self,
         catalog: &Catalog,
-        data: &Value,
+        bound: &BoundData<'_>,
         id: &str,
         component: &str,
         props: &Value,
@@ -416,7 +461,8 @@ impl PageTree {
                 format!("Use one of: {}.", known.join(", ")),
             ));
         };
-        if let Some(missing) = unresolved_bindings(props, data).into_iter().next() {
+        let facts = bound.facts(spec, props);
+        if let Some(missing) = facts.unresolved.first() {
             return Err(refuse(
                 Some(id),
                 "unbound_data",
@@ -425,8 +471,7 @@ impl PageTree {
                     .to_owned(),
             ));
         }
-        let resolved = resolve_props(props, data);
-        if let Err(message) = (spec.validate)(&resolved) {
+        if let Err(message) = &facts.valid {
             return Err(refuse(
                 Some(id),
                 "invalid_props",
@@ -434,27 +479,25 @@ impl PageTree {
                 format!("Call {component} again with props that match its schema."),
             ));
         }
-        let fields = spec
-            .field_info
-            .as_ref()
-            .map(|read| read(&resolved))
-            .unwrap_or_default();
-        for field in fields {
-            let clash = self
-                .fields(catalog, data)
-                .into_iter()
-                .find(|placed| placed.name == field.name && placed.node != id);
-            if let Some(clash) = clash {
+        if facts.fields.is_empty() {
+            return Ok(());
+        }
+        let placed = self.field_nodes(catalog, bound);
+        for field in &facts.fields {
+            let clash = placed.iter().find(|(node, _, other)| {
+                *node != id && other.fields.iter().any(|info| info.name == field.name)
+            });
+            if let Some((clash, _, _)) = clash {
                 let mut issue = refuse(
                     Some(id),
                     "duplicate_field_name",
                     format!(
-                        "Node \"{}\" already submits under the name \"{}\".",
-                        clash.node, field.name
+                        "Node \"{clash}\" already submits under the name \"{}\".",
+                        field.name
                     ),
                     "Use a different `name`, or update that node instead.".to_owned(),
                 );
-                issue.field = Some(field.name);
+                issue.field = Some(field.name.clone());
                 return Err(issue);
             }
         }

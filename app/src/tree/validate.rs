@@ -6,10 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
-use serde_json::Value;
 
-use super::PageTree;
-use crate::binding::{resolve_props, unresolved_bindings};
+use super::{BoundData, PageTree};
 use crate::catalog::{Catalog, Role};
 
 /// One problem found in a tree.
@@ -44,14 +42,18 @@ impl TreeIssue {
     }
 }
 
-pub(super) fn validate(tree: &PageTree, catalog: &Catalog, data: &Value) -> Vec<TreeIssue> {
+pub(super) fn validate(
+    tree: &PageTree,
+    catalog: &Catalog,
+    bound: &BoundData<'_>,
+) -> Vec<TreeIssue> {
     let mut issues = Vec::new();
     check_order(tree, &mut issues);
-    check_nodes(tree, catalog, data, &mut issues);
+    check_nodes(tree, catalog, bound, &mut issues);
     check_parents(tree, &mut issues);
     check_cycles(tree, &mut issues);
     check_forms(tree, &mut issues);
-    check_field_names(tree, catalog, data, &mut issues);
+    check_field_names(tree, catalog, bound, &mut issues);
     issues
 }
 
@@ -69,7 +71,12 @@ fn check_order(tree: &PageTree, issues: &mut Vec<TreeIssue>) {
     }
 }
 
-fn check_nodes(tree: &PageTree, catalog: &Catalog, data: &Value, issues: &mut Vec<TreeIssue>) {
+fn check_nodes(
+    tree: &PageTree,
+    catalog: &Catalog,
+    bound: &BoundData<'_>,
+    issues: &mut Vec<TreeIssue>,
+) {
     for (id, node) in &tree.nodes {
         for child in &node.children {
             if !tree.nodes.contains_key(child) {
@@ -111,7 +118,8 @@ fn check_nodes(tree: &PageTree, catalog: &Catalog, data: &Value, issues: &mut Ve
                 format!("Move the children of \"{id}\" into a Container, Card, Details or Form."),
             ));
         }
-        for missing in unresolved_bindings(&node.props, data) {
+        let facts = bound.facts(spec, &node.props);
+        for missing in &facts.unresolved {
             let (path, pointer) = missing.split_once(": ").unwrap_or(("", missing.as_str()));
             issues.push(
                 TreeIssue::new(
@@ -123,7 +131,7 @@ fn check_nodes(tree: &PageTree, catalog: &Catalog, data: &Value, issues: &mut Ve
                 .with_field(path),
             );
         }
-        if let Err(message) = (spec.validate)(&resolve_props(&node.props, data)) {
+        if let Err(message) = &facts.valid {
             issues.push(TreeIssue::new(
                 id,
                 "invalid_props",
@@ -248,26 +256,28 @@ fn check_forms(tree: &PageTree, issues: &mut Vec<TreeIssue>) {
 fn check_field_names(
     tree: &PageTree,
     catalog: &Catalog,
-    data: &Value,
+    bound: &BoundData<'_>,
     issues: &mut Vec<TreeIssue>,
 ) {
     let mut first_by_name: BTreeMap<String, String> = BTreeMap::new();
-    for field in tree.fields(catalog, data) {
-        match first_by_name.get(&field.name) {
-            Some(first) => issues.push(
-                TreeIssue::new(
-                    &field.node,
-                    "duplicate_field_name",
-                    format!(
-                        "Node \"{}\" submits under name \"{}\", which node \"{first}\" already uses.",
-                        field.node, field.name
-                    ),
-                    format!("Give \"{}\" a different name or remove one of the two fields.", field.node),
-                )
-                .with_field(field.name.clone()),
-            ),
-            None => {
-                first_by_name.insert(field.name.clone(), field.node.clone());
+    for (node, _, facts) in tree.field_nodes(catalog, bound) {
+        for field in &facts.fields {
+            match first_by_name.get(&field.name) {
+                Some(first) => issues.push(
+                    TreeIssue::new(
+                        node,
+                        "duplicate_field_name",
+                        format!(
+                            "Node \"{node}\" submits under name \"{}\", which node \"{first}\" already uses.",
+                            field.name
+                        ),
+                        format!("Give \"{node}\" a different name or remove one of the two fields."),
+                    )
+                    .with_field(field.name.clone()),
+                ),
+                None => {
+                    first_by_name.insert(field.name.clone(), node.to_owned());
+                }
             }
         }
     }
@@ -276,7 +286,7 @@ fn check_field_names(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn rules(tree: &Value, data: &Value) -> Result<Vec<&'static str>, serde_json::Error> {
         let tree: PageTree = serde_json::from_value(tree.clone())?;
