@@ -195,7 +195,8 @@ trait WritePool {
 impl WritePool for SqlitePool {
     type Database = sqlx::Sqlite;
 
-    /// Takes the write lock up front (DESIGN.md §10), so a reader cannot upgrade into a deadlock.
+    /// Takes the write lock up front (DESIGN.md §10): a transaction that reads and then writes
+    /// would otherwise fail with `SQLITE_BUSY` when upgrading its lock, past the busy timeout.
     async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
         Ok(self.begin_with("BEGIN IMMEDIATE").await?)
     }
