@@ -19,6 +19,18 @@
 //! `BEGIN IMMEDIATE` ([`Store`] methods use `begin_write`), WAL, `synchronous=FULL`, foreign keys on,
 //! a busy timeout. It must not hold a transaction across an `.await` on anything but the database.
 
+/// Expands `$body` once per engine with `$pool` bound to the store's pool, so a query whose SQL
+/// reads the same on both (`$n` placeholders, explicit casts) is written once. Each expansion is
+/// type-checked against its own driver, so a bind or column type one engine lacks fails to build.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match $store {
+            $crate::store::Store::Sqlite($pool) => $body,
+            $crate::store::Store::Postgres($pool) => $body,
+        }
+    };
+}
+
 pub mod chat;
 pub mod chat_bus;
 pub mod generations;
@@ -157,29 +169,52 @@ impl Store {
     /// # Errors
     /// Returns the database error when it does not.
     pub async fn ping(&self) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => {
-                sqlx::query("SELECT 1").execute(pool).await?;
-            }
-            Self::Postgres(pool) => {
-                sqlx::query("SELECT 1").execute(pool).await?;
-            }
-        }
+        on_pool!(self, |pool| {
+            sqlx::query("SELECT 1").execute(pool).await?;
+        });
         Ok(())
     }
 
     /// Closes every pooled connection (used at shutdown so SQLite checkpoints its WAL).
     pub async fn close(&self) {
-        match self {
-            Self::Sqlite(pool) => pool.close().await,
-            Self::Postgres(pool) => pool.close().await,
-        }
+        on_pool!(self, |pool| pool.close().await);
     }
 }
 
-/// Starts an SQLite transaction that takes the write lock up front (DESIGN.md §10).
-async fn begin_write(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-    Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+/// A pool that can start a transaction which may write.
+trait WritePool {
+    /// The pool's driver.
+    type Database: sqlx::Database;
+
+    /// Starts the transaction the way this engine needs it.
+    fn begin_write(
+        &self,
+    ) -> impl std::future::Future<Output = Result<sqlx::Transaction<'static, Self::Database>>> + Send;
+}
+
+impl WritePool for SqlitePool {
+    type Database = sqlx::Sqlite;
+
+    /// Takes the write lock up front (DESIGN.md §10): a transaction that reads and then writes
+    /// would otherwise fail with `SQLITE_BUSY` when upgrading its lock, past the busy timeout.
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+impl WritePool for PgPool {
+    type Database = sqlx::Postgres;
+
+    /// Row locks taken by the statements themselves are all PostgreSQL needs.
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+        Ok(self.begin().await?)
+    }
+}
+
+/// Starts a transaction that may write: `BEGIN IMMEDIATE` on SQLite (DESIGN.md §10), `BEGIN` on
+/// PostgreSQL.
+async fn begin_write<P: WritePool>(pool: &P) -> Result<sqlx::Transaction<'static, P::Database>> {
+    pool.begin_write().await
 }
 
 /// Decodes a JSON text column, naming the column when it is corrupt.

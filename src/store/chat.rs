@@ -8,8 +8,7 @@
 //! when two requests race (and `chat_executions.confirmation_id` is UNIQUE as a backstop).
 
 mod liveness;
-mod postgres;
-mod sqlite;
+mod queries;
 
 use std::collections::BTreeSet;
 
@@ -314,10 +313,7 @@ impl Store {
     /// [`StoreError::Conflict`] if the id exists.
     pub async fn create_chat_session(&self, session: &ChatSession) -> Result<()> {
         let scope = encode(&session.scope)?;
-        match self {
-            Self::Sqlite(pool) => sqlite::insert_session(pool, session, &scope).await,
-            Self::Postgres(pool) => postgres::insert_session(pool, session, &scope).await,
-        }
+        queries::insert_session(self, session, &scope).await
     }
 
     /// Reads a session.
@@ -325,10 +321,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when there is none.
     pub async fn chat_session(&self, id: SessionId) -> Result<ChatSession> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::session(pool, id).await?,
-            Self::Postgres(pool) => postgres::session(pool, id).await?,
-        };
+        let row = queries::session(self, id).await?;
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -337,10 +330,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when there is no such session.
     pub async fn set_chat_session_model(&self, id: SessionId, model: &str) -> Result<()> {
-        let changed = match self {
-            Self::Sqlite(pool) => sqlite::set_model(pool, id, model, now_ms()).await?,
-            Self::Postgres(pool) => postgres::set_model(pool, id, model, now_ms()).await?,
-        };
+        let changed = queries::set_model(self, id, model, now_ms()).await?;
         if changed {
             Ok(())
         } else {
@@ -362,15 +352,7 @@ impl Store {
     ) -> Result<i64> {
         let body = body.to_string();
         let now = now_ms();
-        match self {
-            Self::Sqlite(pool) => {
-                sqlite::append_message(pool, session_id, channel, role, thread_id, &body, now).await
-            }
-            Self::Postgres(pool) => {
-                postgres::append_message(pool, session_id, channel, role, thread_id, &body, now)
-                    .await
-            }
-        }
+        queries::append_message(self, session_id, channel, role, thread_id, &body, now).await
     }
 
     /// A channel's messages, oldest first.
@@ -382,10 +364,7 @@ impl Store {
         session_id: SessionId,
         channel: Channel,
     ) -> Result<Vec<StoredMessage>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::messages(pool, session_id, channel).await?,
-            Self::Postgres(pool) => postgres::messages(pool, session_id, channel).await?,
-        };
+        let rows = queries::messages(self, session_id, channel).await?;
         rows.into_iter().map(StoredMessage::try_from).collect()
     }
 
@@ -394,10 +373,7 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn clear_chat_messages(&self, session_id: SessionId, channel: Channel) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::clear_messages(pool, session_id, channel).await,
-            Self::Postgres(pool) => postgres::clear_messages(pool, session_id, channel).await,
-        }
+        queries::clear_messages(self, session_id, channel).await
     }
 
     /// Inserts or replaces a thread.
@@ -407,14 +383,7 @@ impl Store {
     pub async fn save_chat_thread(&self, thread: &Thread) -> Result<()> {
         let slots = encode(&thread.slots)?;
         let question = thread.pending_question.as_ref().map(encode).transpose()?;
-        match self {
-            Self::Sqlite(pool) => {
-                sqlite::save_thread(pool, thread, &slots, question.as_deref()).await
-            }
-            Self::Postgres(pool) => {
-                postgres::save_thread(pool, thread, &slots, question.as_deref()).await
-            }
-        }
+        queries::save_thread(self, thread, &slots, question.as_deref()).await
     }
 
     /// A session's threads, oldest first.
@@ -422,10 +391,7 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn chat_threads(&self, session_id: SessionId) -> Result<Vec<Thread>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::threads(pool, session_id).await?,
-            Self::Postgres(pool) => postgres::threads(pool, session_id).await?,
-        };
+        let rows = queries::threads(self, session_id).await?;
         rows.into_iter().map(Thread::try_from).collect()
     }
 
@@ -439,14 +405,8 @@ impl Store {
         let reasons = encode(&new.reasons)?;
         let preview = encode(&new.preview)?;
         let now = now_ms();
-        let row = match self {
-            Self::Sqlite(pool) => {
-                sqlite::insert_confirmation(pool, id, new, &hash, &reasons, &preview, now).await?
-            }
-            Self::Postgres(pool) => {
-                postgres::insert_confirmation(pool, id, new, &hash, &reasons, &preview, now).await?
-            }
-        };
+        let row =
+            queries::insert_confirmation(self, id, new, &hash, &reasons, &preview, now).await?;
         row.try_into()
     }
 
@@ -459,10 +419,7 @@ impl Store {
         session_id: SessionId,
         id: ConfirmationId,
     ) -> Result<Confirmation> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::confirmation(pool, session_id, id).await?,
-            Self::Postgres(pool) => postgres::confirmation(pool, session_id, id).await?,
-        };
+        let row = queries::confirmation(self, session_id, id).await?;
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -475,12 +432,7 @@ impl Store {
         session_id: SessionId,
         status: ConfirmationStatus,
     ) -> Result<Vec<Confirmation>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::confirmations(pool, session_id, status.as_str()).await?,
-            Self::Postgres(pool) => {
-                postgres::confirmations(pool, session_id, status.as_str()).await?
-            }
-        };
+        let rows = queries::confirmations(self, session_id, status.as_str()).await?;
         rows.into_iter().map(Confirmation::try_from).collect()
     }
 
@@ -497,10 +449,7 @@ impl Store {
         decision: Decision,
     ) -> Result<Confirmation> {
         let now = now_ms();
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::decide(pool, session_id, id, decision, now).await?,
-            Self::Postgres(pool) => postgres::decide(pool, session_id, id, decision, now).await?,
-        };
+        let row = queries::decide(self, session_id, id, decision, now).await?;
         row.try_into()
     }
 
@@ -515,10 +464,7 @@ impl Store {
         thread_id: Option<ThreadId>,
     ) -> Result<u64> {
         let now = now_ms();
-        match self {
-            Self::Sqlite(pool) => sqlite::withdraw(pool, session_id, thread_id, now).await,
-            Self::Postgres(pool) => postgres::withdraw(pool, session_id, thread_id, now).await,
-        }
+        queries::withdraw(self, session_id, thread_id, now).await
     }
 
     /// The grants a session's person gave.
@@ -526,10 +472,7 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn chat_grants(&self, session_id: SessionId) -> Result<Grants> {
-        let operations = match self {
-            Self::Sqlite(pool) => sqlite::grants(pool, session_id).await?,
-            Self::Postgres(pool) => postgres::grants(pool, session_id).await?,
-        };
+        let operations = queries::grants(self, session_id).await?;
         let session = operations
             .iter()
             .any(|operation| operation == SESSION_GRANT);
@@ -551,10 +494,7 @@ impl Store {
         session_id: SessionId,
         hash: &OperationHash,
     ) -> Result<Option<Confirmation>> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::approved_by_hash(pool, session_id, hash).await?,
-            Self::Postgres(pool) => postgres::approved_by_hash(pool, session_id, hash).await?,
-        };
+        let row = queries::approved_by_hash(self, session_id, hash).await?;
         row.map(Confirmation::try_from).transpose()
     }
 
@@ -572,10 +512,7 @@ impl Store {
         let id = ExecutionId::new();
         let hash = new.hash();
         let now = now_ms();
-        let recorded = match self {
-            Self::Sqlite(pool) => sqlite::begin_execution(pool, id, new, &hash, now).await?,
-            Self::Postgres(pool) => postgres::begin_execution(pool, id, new, &hash, now).await?,
-        };
+        let recorded = queries::begin_execution(self, id, new, &hash, now).await?;
         if recorded {
             Ok(id)
         } else {
@@ -593,26 +530,13 @@ impl Store {
         items_done: usize,
         chunks_done: usize,
     ) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => {
-                sqlite::progress(
-                    pool,
-                    id,
-                    stored_count(items_done),
-                    stored_count(chunks_done),
-                )
-                .await
-            }
-            Self::Postgres(pool) => {
-                postgres::progress(
-                    pool,
-                    id,
-                    stored_count(items_done),
-                    stored_count(chunks_done),
-                )
-                .await
-            }
-        }
+        queries::progress(
+            self,
+            id,
+            stored_count(items_done),
+            stored_count(chunks_done),
+        )
+        .await
     }
 
     /// Records how an execution ended.
@@ -623,14 +547,7 @@ impl Store {
         let item_ids = end.item_ids.as_ref().map(encode).transpose()?;
         let result = end.result.as_ref().map(ToString::to_string);
         let now = now_ms();
-        match self {
-            Self::Sqlite(pool) => {
-                sqlite::finish(pool, id, end, item_ids.as_deref(), result.as_deref(), now).await
-            }
-            Self::Postgres(pool) => {
-                postgres::finish(pool, id, end, item_ids.as_deref(), result.as_deref(), now).await
-            }
-        }
+        queries::finish(self, id, end, item_ids.as_deref(), result.as_deref(), now).await
     }
 
     /// A session's executions, oldest first.
@@ -638,10 +555,7 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn chat_executions(&self, session_id: SessionId) -> Result<Vec<Execution>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::executions(pool, session_id).await?,
-            Self::Postgres(pool) => postgres::executions(pool, session_id).await?,
-        };
+        let rows = queries::executions(self, session_id).await?;
         rows.into_iter().map(Execution::try_from).collect()
     }
 
@@ -655,10 +569,7 @@ impl Store {
         thread_id: ThreadId,
         operations: &[String],
     ) -> Result<BTreeSet<String>> {
-        let lists = match self {
-            Self::Sqlite(pool) => sqlite::shown_ids(pool, thread_id).await?,
-            Self::Postgres(pool) => postgres::shown_ids(pool, thread_id).await?,
-        };
+        let lists = queries::shown_ids(self, thread_id).await?;
         let mut shown = BTreeSet::new();
         for (operation, text) in lists {
             if operations.contains(&operation) {

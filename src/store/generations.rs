@@ -4,17 +4,17 @@
 //! so they carry the generation's id without a foreign key; the record is inserted once, at the
 //! end. Readers tell a finished generation by its `finished` event.
 
-mod postgres;
-mod sqlite;
-
 use uuid::Uuid;
 
-use super::{decode_json, decode_uuid, Result, Store, StoreError};
+use super::{begin_write, decode_json, decode_uuid, Result, Store, StoreError};
 use crate::agent::{
     cache::CacheLookup,
     events::{EventKind, GenerationEvent},
     generation::{GenerationOutcome, GenerationRecord},
 };
+
+const COLUMNS: &str = "id, model, provider, prompt_hash, outcome, turns, tokens_in, tokens_out, \
+     latency_ms, cache_hit, cache_lookup, transcript, tree, created_at";
 
 /// The most records [`Store::recent_generations`] returns at once.
 pub const MAX_LISTED_GENERATIONS: i64 = 200;
@@ -100,10 +100,30 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] when the id is already recorded.
     pub async fn insert_generation(&self, record: &GenerationRecord) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::insert(pool, record).await,
-            Self::Postgres(pool) => postgres::insert(pool, record).await,
-        }
+        let sql = format!(
+            "INSERT INTO generations ({COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        );
+        on_pool!(self, |pool| {
+            sqlx::query(&sql)
+                .bind(record.id.to_string())
+                .bind(&record.model)
+                .bind(&record.provider)
+                .bind(&record.prompt_hash)
+                .bind(record.outcome.as_str())
+                .bind(record.turns)
+                .bind(record.tokens_in)
+                .bind(record.tokens_out)
+                .bind(record.latency_ms)
+                .bind(record.cache_hit)
+                .bind(record.cache_lookup.map(CacheLookup::as_str))
+                .bind(record.transcript.to_string())
+                .bind(record.tree.as_ref().map(ToString::to_string))
+                .bind(record.created_at_ms)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
     }
 
     /// Reads a generation record.
@@ -111,10 +131,13 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when no record has this id.
     pub async fn generation(&self, id: Uuid) -> Result<GenerationRecord> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::get(pool, id).await?,
-            Self::Postgres(pool) => postgres::get(pool, id).await?,
-        };
+        let sql = format!("SELECT {COLUMNS} FROM generations WHERE id = $1");
+        let row: Option<GenerationRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(id.to_string())
+                .fetch_optional(pool)
+                .await?
+        });
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -125,10 +148,11 @@ impl Store {
     /// A database failure, or [`StoreError::Corrupt`] for a record that does not decode.
     pub async fn recent_generations(&self, limit: i64) -> Result<Vec<GenerationRecord>> {
         let limit = limit.clamp(1, MAX_LISTED_GENERATIONS);
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::recent(pool, limit).await?,
-            Self::Postgres(pool) => postgres::recent(pool, limit).await?,
-        };
+        let sql =
+            format!("SELECT {COLUMNS} FROM generations ORDER BY created_at DESC, id DESC LIMIT $1");
+        let rows: Vec<GenerationRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql).bind(limit).fetch_all(pool).await?
+        });
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
@@ -137,10 +161,24 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] when an event's `(generation_id, seq)` is already stored.
     pub async fn insert_generation_events(&self, events: &[GenerationEvent]) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::insert_events(pool, events).await,
-            Self::Postgres(pool) => postgres::insert_events(pool, events).await,
-        }
+        on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            for event in events {
+                sqlx::query(
+                    "INSERT INTO generation_events (generation_id, seq, kind, payload, created_at) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(event.generation_id.to_string())
+                .bind(event.seq)
+                .bind(event.kind.as_str())
+                .bind(event.payload.to_string())
+                .bind(event.created_at_ms)
+                .execute(&mut *transaction)
+                .await?;
+            }
+            transaction.commit().await?;
+        });
+        Ok(())
     }
 
     /// The events of generation `id` with `seq` above `after_seq`, in order, at most `limit`.
@@ -153,10 +191,17 @@ impl Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<GenerationEvent>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::events(pool, id, after_seq, limit).await?,
-            Self::Postgres(pool) => postgres::events(pool, id, after_seq, limit).await?,
-        };
+        let rows: Vec<EventRow> = on_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT generation_id, seq, kind, payload, created_at FROM generation_events \
+                 WHERE generation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            )
+            .bind(id.to_string())
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        });
         rows.into_iter().map(TryInto::try_into).collect()
     }
 }

@@ -4,10 +4,7 @@
 //! table (`demo_items`) and nothing else in Tessera reads them. Seeding is guarded by a settings
 //! key written in the seeding transaction, so two processes starting at once seed once.
 
-mod postgres;
-mod sqlite;
-
-use super::{Result, Store, StoreError};
+use super::{begin_write, now_ms, Result, Store, StoreError};
 use crate::{
     demo::items::model::{Item, ItemFilter, ItemId, ItemPage, ItemPatch, ItemStatus, Priority},
     util::dates::CivilDate,
@@ -72,12 +69,53 @@ enum Bind {
     Integer(i64),
 }
 
-/// The `WHERE` clause of a search and its values; `placeholder(n)` spells the n-th (1-based)
-/// parameter in the dialect.
-fn search_conditions(
-    filter: &ItemFilter,
-    placeholder: impl Fn(usize) -> String,
-) -> (String, Vec<Bind>) {
+/// Binds `$binds` (a `Vec<Bind>`) to `$query` in order; a macro so one spelling serves both
+/// drivers' query types.
+macro_rules! bind_all {
+    ($query:expr, $binds:expr) => {{
+        let mut query = $query;
+        for bind in $binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text),
+                Bind::Integer(integer) => query.bind(integer),
+            };
+        }
+        query
+    }};
+}
+
+/// The insert of one item, returning the stored row; a macro so the seeding transaction and a
+/// single insert run the same statement on either driver.
+macro_rules! insert_item {
+    ($item:expr) => {
+        sqlx::query_as::<_, ItemRow>(&INSERT_SQL)
+            .bind(&$item.id.0)
+            .bind(&$item.title)
+            .bind(&$item.description)
+            .bind($item.status.as_str())
+            .bind($item.priority.as_str())
+            .bind(&$item.assignee)
+            .bind($item.due_date.map(|date| date.to_string()))
+            .bind($item.created_at_ms)
+            .bind($item.updated_at_ms)
+            .bind($item.completed_at_ms)
+    };
+}
+
+static INSERT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO demo_items ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         RETURNING {COLUMNS}"
+    )
+});
+
+/// The n-th (1-based) parameter; numbered so the text filter can use one value twice.
+fn placeholder(index: usize) -> String {
+    format!("${index}")
+}
+
+/// The `WHERE` clause of a search and its values.
+fn search_conditions(filter: &ItemFilter) -> (String, Vec<Bind>) {
     let mut conditions = Vec::new();
     let mut binds = Vec::new();
     let mut push = |condition: &str, bind: Bind, binds: &mut Vec<Bind>| {
@@ -125,12 +163,7 @@ fn search_conditions(
 }
 
 /// The `UPDATE … RETURNING` statement for `patch` over `ids_len` ids, and its values in order.
-fn update_statement(
-    ids_len: usize,
-    patch: &ItemPatch,
-    now: i64,
-    placeholder: impl Fn(usize) -> String,
-) -> (String, Vec<Bind>) {
+fn update_statement(ids_len: usize, patch: &ItemPatch, now: i64) -> (String, Vec<Bind>) {
     let mut assignments = Vec::new();
     let mut binds = Vec::new();
     let mut assign = |column: &str, bind: Bind, binds: &mut Vec<Bind>| {
@@ -194,10 +227,28 @@ impl Store {
     /// # Errors
     /// Database failures; nothing is inserted then.
     pub async fn seed_demo_items(&self, items: &[Item]) -> Result<bool> {
-        match self {
-            Self::Sqlite(pool) => sqlite::seed(pool, SEEDED_KEY, items).await,
-            Self::Postgres(pool) => postgres::seed(pool, SEEDED_KEY, items).await,
-        }
+        let now = now_ms();
+        Ok(on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            let claimed = sqlx::query(
+                "INSERT INTO settings (key, value, updated_at) VALUES ($1, 'yes', $2) \
+                 ON CONFLICT (key) DO NOTHING",
+            )
+            .bind(SEEDED_KEY)
+            .bind(now)
+            .execute(&mut *transaction)
+            .await?;
+            if claimed.rows_affected() == 0 {
+                transaction.rollback().await?;
+                false
+            } else {
+                for item in items {
+                    insert_item!(item).fetch_one(&mut *transaction).await?;
+                }
+                transaction.commit().await?;
+                true
+            }
+        }))
     }
 
     /// Reads one item.
@@ -205,10 +256,13 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when there is no such item.
     pub async fn demo_item(&self, id: &ItemId) -> Result<Item> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::by_id(pool, id).await?,
-            Self::Postgres(pool) => postgres::by_id(pool, id).await?,
-        };
+        let sql = format!("SELECT {COLUMNS} FROM demo_items WHERE id = $1");
+        let row: Option<ItemRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(&id.0)
+                .fetch_optional(pool)
+                .await?
+        });
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -217,10 +271,22 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn search_demo_items(&self, filter: &ItemFilter) -> Result<ItemPage> {
-        let (rows, total) = match self {
-            Self::Sqlite(pool) => sqlite::search(pool, filter).await?,
-            Self::Postgres(pool) => postgres::search(pool, filter).await?,
-        };
+        let (clause, binds) = search_conditions(filter);
+        let (_, count_binds) = search_conditions(filter);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM demo_items{clause} ORDER BY updated_at DESC, id LIMIT {} OFFSET {}",
+            filter.limit, filter.offset
+        );
+        let count_sql = format!("SELECT COUNT(*) FROM demo_items{clause}");
+        let (rows, total): (Vec<ItemRow>, i64) = on_pool!(self, |pool| {
+            let rows = bind_all!(sqlx::query_as(&sql), binds)
+                .fetch_all(pool)
+                .await?;
+            let (total,): (i64,) = bind_all!(sqlx::query_as(&count_sql), count_binds)
+                .fetch_one(pool)
+                .await?;
+            (rows, total)
+        });
         Ok(ItemPage {
             items: rows
                 .into_iter()
@@ -235,10 +301,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] when the id is taken.
     pub async fn create_demo_item(&self, item: &Item) -> Result<Item> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::insert(pool, item).await?,
-            Self::Postgres(pool) => postgres::insert(pool, item).await?,
-        };
+        let row = on_pool!(self, |pool| insert_item!(item).fetch_one(pool).await?);
         row.try_into()
     }
 
@@ -248,10 +311,7 @@ impl Store {
     /// [`StoreError::NotFound`] when there is no such item.
     pub async fn update_demo_item(&self, id: &ItemId, patch: &ItemPatch, now: i64) -> Result<Item> {
         let ids = [id.clone()];
-        let mut rows = match self {
-            Self::Sqlite(pool) => sqlite::update(pool, &ids, patch, now).await?,
-            Self::Postgres(pool) => postgres::update(pool, &ids, patch, now).await?,
-        };
+        let mut rows = self.update_items(&ids, patch, now).await?;
         rows.pop().ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -283,10 +343,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::update(pool, ids, patch, now).await?,
-            Self::Postgres(pool) => postgres::update(pool, ids, patch, now).await?,
-        };
+        let rows = self.update_items(ids, patch, now).await?;
         rows.into_iter().map(Item::try_from).collect()
     }
 
@@ -298,10 +355,41 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let deleted = match self {
-            Self::Sqlite(pool) => sqlite::delete(pool, ids).await?,
-            Self::Postgres(pool) => postgres::delete(pool, ids).await?,
-        };
+        let placeholders = (1..=ids.len())
+            .map(placeholder)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("DELETE FROM demo_items WHERE id IN ({placeholders}) RETURNING id");
+        let deleted: Vec<String> = on_pool!(self, |pool| {
+            let mut query = sqlx::query_scalar(&sql);
+            for id in ids {
+                query = query.bind(&id.0);
+            }
+            let mut transaction = begin_write(pool).await?;
+            let deleted = query.fetch_all(&mut *transaction).await?;
+            transaction.commit().await?;
+            deleted
+        });
         Ok(deleted.into_iter().map(ItemId).collect())
+    }
+
+    /// Applies `patch` to the items in `ids` in one transaction; returns the changed rows.
+    async fn update_items(
+        &self,
+        ids: &[ItemId],
+        patch: &ItemPatch,
+        now: i64,
+    ) -> Result<Vec<ItemRow>> {
+        let (sql, binds) = update_statement(ids.len(), patch, now);
+        Ok(on_pool!(self, |pool| {
+            let mut query = bind_all!(sqlx::query_as(&sql), binds);
+            for id in ids {
+                query = query.bind(&id.0);
+            }
+            let mut transaction = begin_write(pool).await?;
+            let rows = query.fetch_all(&mut *transaction).await?;
+            transaction.commit().await?;
+            rows
+        }))
     }
 }

@@ -124,31 +124,24 @@ impl Store {
     /// Database failures.
     pub async fn metrics_figures(&self) -> Result<StoreFigures> {
         let sql = generations_sql();
-        // The same plain aggregates on both engines; only the pool's type differs.
-        macro_rules! read {
-            ($pool:expr) => {{
-                let runs = sqlx::query(RUNS_SQL).fetch_all($pool).await?;
-                let groups = sqlx::query(&sql).fetch_all($pool).await?;
-                let lookups = sqlx::query(LOOKUPS_SQL).fetch_all($pool).await?;
-                (
-                    runs.iter()
-                        .map(status_count)
-                        .collect::<std::result::Result<Vec<_>, _>>()?,
-                    lookups
-                        .iter()
-                        .map(status_count)
-                        .collect::<std::result::Result<Vec<_>, _>>()?,
-                    groups
-                        .iter()
-                        .map(group)
-                        .collect::<std::result::Result<Vec<_>, _>>()?,
-                )
-            }};
-        }
-        let (runs, lookups, groups) = match self {
-            Self::Sqlite(pool) => read!(pool),
-            Self::Postgres(pool) => read!(pool),
-        };
+        let (runs, lookups, groups) = on_pool!(self, |pool| {
+            let runs = sqlx::query(RUNS_SQL).fetch_all(pool).await?;
+            let groups = sqlx::query(&sql).fetch_all(pool).await?;
+            let lookups = sqlx::query(LOOKUPS_SQL).fetch_all(pool).await?;
+            (
+                runs.iter()
+                    .map(status_count)
+                    .collect::<std::result::Result<Vec<_>, _>>()?,
+                lookups
+                    .iter()
+                    .map(status_count)
+                    .collect::<std::result::Result<Vec<_>, _>>()?,
+                groups
+                    .iter()
+                    .map(group)
+                    .collect::<std::result::Result<Vec<_>, _>>()?,
+            )
+        });
         let mut figures = StoreFigures {
             runs_by_status: runs.into_iter().collect(),
             cache_lookups: lookups.into_iter().collect(),

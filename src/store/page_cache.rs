@@ -3,9 +3,6 @@
 //! One row per key; a newer page for the same key replaces the older one. Hits are counted so the
 //! admin pages can show what the cache saves.
 
-mod postgres;
-mod sqlite;
-
 use super::{decode_json, decode_uuid, Result, Store, StoreError};
 use crate::agent::cache::CachedPage;
 
@@ -47,10 +44,15 @@ impl Store {
     /// # Errors
     /// A database failure, or [`StoreError::Corrupt`] for a row that does not decode.
     pub async fn cached_page(&self, key: &str) -> Result<Option<CachedPage>> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::get(pool, key).await?,
-            Self::Postgres(pool) => postgres::get(pool, key).await?,
-        };
+        let row: Option<CachedPageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT key, tree, provenance, generation_id, model, hits, created_at \
+                 FROM page_cache WHERE key = $1",
+            )
+            .bind(key)
+            .fetch_optional(pool)
+            .await?
+        });
         row.map(TryInto::try_into).transpose()
     }
 
@@ -59,10 +61,24 @@ impl Store {
     /// # Errors
     /// A database failure.
     pub async fn put_cached_page(&self, page: &CachedPage) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::put(pool, page).await,
-            Self::Postgres(pool) => postgres::put(pool, page).await,
-        }
+        on_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO page_cache (key, tree, provenance, generation_id, model, hits, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, 0, $6) ON CONFLICT (key) DO UPDATE SET tree = excluded.tree, \
+                 provenance = excluded.provenance, \
+                 generation_id = excluded.generation_id, model = excluded.model, hits = 0, \
+                 created_at = excluded.created_at, last_hit_at = NULL",
+            )
+            .bind(&page.key)
+            .bind(page.tree.to_string())
+            .bind(serde_json::to_string(&page.provenance).unwrap_or_else(|_| "{}".to_owned()))
+            .bind(page.generation_id.to_string())
+            .bind(&page.model)
+            .bind(page.created_at_ms)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
     }
 
     /// Counts one reuse of the page under `key`.
@@ -70,10 +86,14 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when nothing is stored under `key`.
     pub async fn record_cache_hit(&self, key: &str, at_ms: i64) -> Result<()> {
-        let updated = match self {
-            Self::Sqlite(pool) => sqlite::hit(pool, key, at_ms).await?,
-            Self::Postgres(pool) => postgres::hit(pool, key, at_ms).await?,
-        };
+        let updated = on_pool!(self, |pool| {
+            sqlx::query("UPDATE page_cache SET hits = hits + 1, last_hit_at = $1 WHERE key = $2")
+                .bind(at_ms)
+                .bind(key)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
         if updated == 0 {
             return Err(StoreError::NotFound);
         }

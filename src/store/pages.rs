@@ -1,9 +1,12 @@
 //! Pages: storing generated pages and the exactly-once submission transaction.
+//!
+//! The submission path (the lookup by link and the exactly-once transaction, which wakes the
+//! run: `NOTIFY` on PostgreSQL) keeps one file per dialect; every other query is written once.
 
 mod postgres;
 mod sqlite;
 
-use super::{decode_json, decode_uuid, now_ms, Result, Store, StoreError};
+use super::{begin_write, decode_json, decode_uuid, now_ms, Result, Store, StoreError};
 use crate::{
     pages::{
         page::{NewPage, Page, PageId, PageStatus, SubmitOutcome},
@@ -104,10 +107,29 @@ impl Store {
     pub async fn create_page(&self, new_page: &NewPage) -> Result<Page> {
         let id = PageId::new();
         let now = now_ms();
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::insert(pool, id, new_page, now).await?,
-            Self::Postgres(pool) => postgres::insert(pool, id, new_page, now).await?,
-        };
+        let sql = format!(
+            "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, component_set, \
+             created_at, expires_at) VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+        );
+        let row: PageRow = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(id.to_string())
+                .bind(&new_page.token_hash.0)
+                .bind(new_page.run_id.map(|run_id| run_id.to_string()))
+                .bind(new_page.tree.to_string())
+                .bind(new_page.schema.as_ref().map(ToString::to_string))
+                .bind(new_page.data.to_string())
+                .bind(
+                    new_page
+                        .component_set
+                        .as_ref()
+                        .map(|set| set.to_json().to_string()),
+                )
+                .bind(now)
+                .bind(new_page.expires_at_ms)
+                .fetch_one(pool)
+                .await?
+        });
         row.try_into()
     }
 
@@ -172,10 +194,13 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when no page has this id.
     pub async fn page(&self, id: PageId) -> Result<Page> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::by_id(pool, id).await?,
-            Self::Postgres(pool) => postgres::by_id(pool, id).await?,
-        };
+        let sql = format!("SELECT {COLUMNS} FROM pages WHERE id = $1");
+        let row: Option<PageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(id.to_string())
+                .fetch_optional(pool)
+                .await?
+        });
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
@@ -184,10 +209,13 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn pages_of_run(&self, run_id: RunId) -> Result<Vec<Page>> {
-        let rows = match self {
-            Self::Sqlite(pool) => sqlite::of_run(pool, run_id).await?,
-            Self::Postgres(pool) => postgres::of_run(pool, run_id).await?,
-        };
+        let sql = format!("SELECT {COLUMNS} FROM pages WHERE run_id = $1 ORDER BY created_at DESC");
+        let rows: Vec<PageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(run_id.to_string())
+                .fetch_all(pool)
+                .await?
+        });
         rows.into_iter().map(Page::try_from).collect()
     }
 
@@ -197,10 +225,39 @@ impl Store {
     /// # Errors
     /// Database failures; [`StoreError::Conflict`] if a new token hash is already used.
     pub async fn change_open_page(&self, id: PageId, change: &PageChange) -> Result<bool> {
-        match self {
-            Self::Sqlite(pool) => sqlite::change_open(pool, id, change).await,
-            Self::Postgres(pool) => postgres::change_open(pool, id, change).await,
-        }
+        Ok(on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            let query = match change {
+                PageChange::Revoke => sqlx::query(
+                    "UPDATE pages SET status = 'revoked' WHERE id = $1 AND status = 'open'",
+                )
+                .bind(id.to_string()),
+                PageChange::Extend(expires_at) => sqlx::query(
+                    "UPDATE pages SET expires_at = $1 WHERE id = $2 AND status = 'open'",
+                )
+                .bind(*expires_at)
+                .bind(id.to_string()),
+                PageChange::Reissue(hash) => sqlx::query(
+                    "UPDATE pages SET token_hash = $1 WHERE id = $2 AND status = 'open'",
+                )
+                .bind(hash.0.clone())
+                .bind(id.to_string()),
+            };
+            let changed = query.execute(&mut *transaction).await?.rows_affected() == 1;
+            if let (true, PageChange::Extend(expires_at)) = (changed, change) {
+                // A run waiting on this page with a deadline waits as long as its link lives.
+                sqlx::query(
+                    "UPDATE runs SET wait_deadline = $1 \
+                     WHERE wait_page_id = $2 AND status = 'waiting' AND wait_deadline IS NOT NULL",
+                )
+                .bind(*expires_at)
+                .bind(id.to_string())
+                .execute(&mut *transaction)
+                .await?;
+            }
+            transaction.commit().await?;
+            changed
+        }))
     }
 }
 

@@ -1,8 +1,5 @@
 //! Browser sessions: opaque records keyed by session id, with an expiry.
 
-mod postgres;
-mod sqlite;
-
 use super::{Result, Store};
 
 /// A stored session record: its JSON data and when it expires (unix ms).
@@ -20,10 +17,19 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn create_session(&self, id: &str, row: &SessionRow) -> Result<bool> {
-        match self {
-            Self::Sqlite(pool) => sqlite::create(pool, id, row).await,
-            Self::Postgres(pool) => postgres::create(pool, id, row).await,
-        }
+        let created = on_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO sessions (id, data, expires_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(id)
+            .bind(&row.data)
+            .bind(row.expires_at)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Ok(created == 1)
     }
 
     /// Inserts or replaces a session.
@@ -31,10 +37,18 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn save_session(&self, id: &str, row: &SessionRow) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::save(pool, id, row).await,
-            Self::Postgres(pool) => postgres::save(pool, id, row).await,
-        }
+        on_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO sessions (id, data, expires_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at",
+            )
+            .bind(id)
+            .bind(&row.data)
+            .bind(row.expires_at)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
     }
 
     /// A session that has not expired at `now_ms`.
@@ -42,10 +56,15 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn load_session(&self, id: &str, now_ms: i64) -> Result<Option<SessionRow>> {
-        match self {
-            Self::Sqlite(pool) => sqlite::load(pool, id, now_ms).await,
-            Self::Postgres(pool) => postgres::load(pool, id, now_ms).await,
-        }
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT data, expires_at FROM sessions WHERE id = $1 AND expires_at > $2",
+            )
+            .bind(id)
+            .bind(now_ms)
+            .fetch_optional(pool)
+            .await?
+        }))
     }
 
     /// Deletes a session (logout).
@@ -53,9 +72,12 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn delete_session(&self, id: &str) -> Result<()> {
-        match self {
-            Self::Sqlite(pool) => sqlite::delete(pool, id).await,
-            Self::Postgres(pool) => postgres::delete(pool, id).await,
-        }
+        on_pool!(self, |pool| {
+            sqlx::query("DELETE FROM sessions WHERE id = $1")
+                .bind(id)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
     }
 }

@@ -1,8 +1,5 @@
 //! Server-wide key/value settings that must survive restarts (for example the API token's hash).
 
-mod postgres;
-mod sqlite;
-
 use super::{now_ms, Result, Store};
 
 impl Store {
@@ -11,10 +8,12 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn setting(&self, key: &str) -> Result<Option<String>> {
-        match self {
-            Self::Sqlite(pool) => sqlite::get(pool, key).await,
-            Self::Postgres(pool) => postgres::get(pool, key).await,
-        }
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+                .bind(key)
+                .fetch_optional(pool)
+                .await?
+        }))
     }
 
     /// Stores `value` under `key` only if the key has no value yet; returns whether it was stored.
@@ -23,9 +22,19 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn put_setting_if_absent(&self, key: &str, value: &str) -> Result<bool> {
-        match self {
-            Self::Sqlite(pool) => sqlite::put_if_absent(pool, key, value, now_ms()).await,
-            Self::Postgres(pool) => postgres::put_if_absent(pool, key, value, now_ms()).await,
-        }
+        let now = now_ms();
+        let stored = on_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (key) DO NOTHING",
+            )
+            .bind(key)
+            .bind(value)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Ok(stored == 1)
     }
 }

@@ -6,8 +6,9 @@
 //! even when the NOTIFY that also carries it is missed. A running row whose owner is gone is
 //! *stale*: on PostgreSQL its heartbeat is older than the lease; on SQLite (one process by design)
 //! any other instance's row is, since the process that wrote it has been replaced. A stale row is
-//! marked `interrupted` by a conditional update, so exactly one process reports it. Both dialects
-//! are in this file: the statements are short and must be reviewed together.
+//! marked `interrupted` by a conditional update, so exactly one process reports it. Checkpoint and
+//! interrupt read the same on both engines; asking to stop and finding the stale differ by design
+//! (lease vs. owner), so those two keep one statement per dialect, side by side.
 
 use super::{ExecutionRow, EXECUTION_COLUMNS};
 use crate::{
@@ -38,36 +39,20 @@ impl Store {
     ) -> Result<bool> {
         let items = done.map(|(items, _)| count(items));
         let chunks = done.map(|(_, chunks)| count(chunks));
-        let row: Option<(Option<i64>,)> = match self {
-            Self::Sqlite(pool) => {
-                sqlx::query_as(
-                    "UPDATE chat_executions SET owner = ?, heartbeat_at = ?, \
-                     items_done = COALESCE(?, items_done), chunks_done = COALESCE(?, chunks_done) \
-                     WHERE id = ? AND status = 'running' RETURNING stop_requested_at",
-                )
-                .bind(owner)
-                .bind(now)
-                .bind(items)
-                .bind(chunks)
-                .bind(id.to_string())
-                .fetch_optional(pool)
-                .await?
-            }
-            Self::Postgres(pool) => {
-                sqlx::query_as(
-                    "UPDATE chat_executions SET owner = $1, heartbeat_at = $2, \
-                     items_done = COALESCE($3, items_done), chunks_done = COALESCE($4, chunks_done) \
-                     WHERE id = $5 AND status = 'running' RETURNING stop_requested_at",
-                )
-                .bind(owner)
-                .bind(now)
-                .bind(items)
-                .bind(chunks)
-                .bind(id.to_string())
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        let row: Option<(Option<i64>,)> = on_pool!(self, |pool| {
+            sqlx::query_as(
+                "UPDATE chat_executions SET owner = $1, heartbeat_at = $2, \
+                 items_done = COALESCE($3, items_done), chunks_done = COALESCE($4, chunks_done) \
+                 WHERE id = $5 AND status = 'running' RETURNING stop_requested_at",
+            )
+            .bind(owner)
+            .bind(now)
+            .bind(items)
+            .bind(chunks)
+            .bind(id.to_string())
+            .fetch_optional(pool)
+            .await?
+        });
         Ok(matches!(row, Some((None,))))
     }
 
@@ -149,40 +134,22 @@ impl Store {
     ) -> Result<bool> {
         let result = end.result.as_ref().map(ToString::to_string);
         let status = ExecutionStatus::Interrupted.as_str();
-        let changed = match self {
-            Self::Sqlite(pool) => {
-                sqlx::query(
-                    "UPDATE chat_executions SET status = ?, items_done = ?, chunks_done = ?, \
-                     result = ?, error = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                )
-                .bind(status)
-                .bind(count(end.items_done))
-                .bind(count(end.chunks_done))
-                .bind(result)
-                .bind(end.error.as_deref())
-                .bind(now)
-                .bind(id.to_string())
-                .execute(pool)
-                .await?
-                .rows_affected()
-            }
-            Self::Postgres(pool) => {
-                sqlx::query(
-                    "UPDATE chat_executions SET status = $1, items_done = $2, chunks_done = $3, \
-                     result = $4, error = $5, finished_at = $6 WHERE id = $7 AND status = 'running'",
-                )
-                .bind(status)
-                .bind(count(end.items_done))
-                .bind(count(end.chunks_done))
-                .bind(result)
-                .bind(end.error.as_deref())
-                .bind(now)
-                .bind(id.to_string())
-                .execute(pool)
-                .await?
-                .rows_affected()
-            }
-        };
+        let changed = on_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE chat_executions SET status = $1, items_done = $2, chunks_done = $3, \
+                 result = $4, error = $5, finished_at = $6 WHERE id = $7 AND status = 'running'",
+            )
+            .bind(status)
+            .bind(count(end.items_done))
+            .bind(count(end.chunks_done))
+            .bind(result)
+            .bind(end.error.as_deref())
+            .bind(now)
+            .bind(id.to_string())
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
         Ok(changed == 1)
     }
 }

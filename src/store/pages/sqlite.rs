@@ -2,41 +2,9 @@ use sqlx::SqlitePool;
 
 use super::{classify_refusal, PageRow, COLUMNS};
 use crate::{
-    pages::{
-        page::{NewPage, PageId, SubmitOutcome},
-        token::TokenHash,
-    },
+    pages::{page::SubmitOutcome, token::TokenHash},
     store::{begin_write, Result},
 };
-
-pub(super) async fn insert(
-    pool: &SqlitePool,
-    id: PageId,
-    new_page: &NewPage,
-    now: i64,
-) -> Result<PageRow> {
-    let sql = format!(
-        "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, component_set, \
-         created_at, expires_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
-    );
-    Ok(sqlx::query_as(&sql)
-        .bind(id.to_string())
-        .bind(&new_page.token_hash.0)
-        .bind(new_page.run_id.map(|run_id| run_id.to_string()))
-        .bind(new_page.tree.to_string())
-        .bind(new_page.schema.as_ref().map(ToString::to_string))
-        .bind(new_page.data.to_string())
-        .bind(
-            new_page
-                .component_set
-                .as_ref()
-                .map(|set| set.to_json().to_string()),
-        )
-        .bind(now)
-        .bind(new_page.expires_at_ms)
-        .fetch_one(pool)
-        .await?)
-}
 
 pub(super) async fn by_token(pool: &SqlitePool, token_hash: &TokenHash) -> Result<Option<PageRow>> {
     let sql = format!("SELECT {COLUMNS} FROM pages WHERE token_hash = ?");
@@ -87,61 +55,4 @@ pub(super) async fn submit(
     }
     transaction.commit().await?;
     Ok(SubmitOutcome::Submitted(row.try_into()?))
-}
-
-pub(super) async fn by_id(pool: &SqlitePool, id: PageId) -> Result<Option<PageRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM pages WHERE id = ?");
-    Ok(sqlx::query_as(&sql)
-        .bind(id.to_string())
-        .fetch_optional(pool)
-        .await?)
-}
-
-pub(super) async fn of_run(
-    pool: &SqlitePool,
-    run_id: crate::workflow::run::RunId,
-) -> Result<Vec<PageRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM pages WHERE run_id = ? ORDER BY created_at DESC");
-    Ok(sqlx::query_as(&sql)
-        .bind(run_id.to_string())
-        .fetch_all(pool)
-        .await?)
-}
-
-pub(super) async fn change_open(
-    pool: &SqlitePool,
-    id: PageId,
-    change: &super::PageChange,
-) -> Result<bool> {
-    let mut transaction = begin_write(pool).await?;
-    let query = match change {
-        super::PageChange::Revoke => {
-            sqlx::query("UPDATE pages SET status = 'revoked' WHERE id = ? AND status = 'open'")
-                .bind(id.to_string())
-        }
-        super::PageChange::Extend(expires_at) => {
-            sqlx::query("UPDATE pages SET expires_at = ? WHERE id = ? AND status = 'open'")
-                .bind(*expires_at)
-                .bind(id.to_string())
-        }
-        super::PageChange::Reissue(hash) => {
-            sqlx::query("UPDATE pages SET token_hash = ? WHERE id = ? AND status = 'open'")
-                .bind(hash.0.clone())
-                .bind(id.to_string())
-        }
-    };
-    let changed = query.execute(&mut *transaction).await?.rows_affected() == 1;
-    if let (true, super::PageChange::Extend(expires_at)) = (changed, change) {
-        // A run waiting on this page with a deadline waits as long as its link lives.
-        sqlx::query(
-            "UPDATE runs SET wait_deadline = ? \
-             WHERE wait_page_id = ? AND status = 'waiting' AND wait_deadline IS NOT NULL",
-        )
-        .bind(*expires_at)
-        .bind(id.to_string())
-        .execute(&mut *transaction)
-        .await?;
-    }
-    transaction.commit().await?;
-    Ok(changed)
 }
