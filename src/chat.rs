@@ -12,14 +12,15 @@
 //! looked at leaves an audit row ([`execution`]).
 //!
 //! Where things live: domain types here and in the submodules; persistence in
-//! `store/chat.rs`; the demo site it drives in `demo/items.rs`; the JSON API in [`api`]. The chat
+//! `store/chat.rs`; the demo site it drives in `demo/items.rs`, built at startup by [`setup`];
+//! the JSON API in `http/chat_api.rs`. The chat
 //! UI (pages, SSE) builds on [`Orchestrator`] and must not re-implement any rule.
 //!
 //! Errors: [`ChatError`] for the orchestrator's callers (unknown session, a decided confirmation,
 //! storage); refusals, failed calls and model failures are not errors — they are outcomes, shown
 //! in the header and the reply.
 
-pub mod api;
+pub mod approval_form;
 pub mod calendar;
 pub mod confirm;
 mod events;
@@ -34,6 +35,7 @@ pub mod policy;
 pub mod routing;
 pub mod scope;
 pub mod session;
+pub mod setup;
 pub mod slash;
 pub mod threads;
 pub mod tool_forms;

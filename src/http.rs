@@ -7,9 +7,11 @@
 pub mod api_token;
 pub mod asks;
 pub mod chat;
+pub mod chat_api;
 pub mod chat_tools;
 pub mod components;
 pub mod error;
+pub mod extract;
 pub mod generate;
 pub mod generation_page;
 pub mod health;
@@ -18,9 +20,11 @@ pub mod login;
 pub mod mcp;
 pub mod metrics;
 pub mod pages;
+pub mod presenters;
 pub mod preview;
 pub mod render;
 pub mod runs;
+pub mod same_origin;
 pub mod security;
 pub mod session;
 pub mod state;
@@ -42,6 +46,7 @@ use tower_http::{
     trace::TraceLayer,
 };
 
+use same_origin::{refuse_cross_site, Refusal, SameOrigin};
 pub use state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -100,6 +105,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
+        // Inside the admin check: a stranger is sent to log in before anything else.
+        .route_layer(middleware::from_fn_with_state(
+            SameOrigin::new(&state, Refusal::Status),
+            refuse_cross_site,
+        ))
         .route_layer(middleware::from_fn(login::require_admin_page));
     Router::new()
         .route("/", get(home::home))
@@ -110,15 +120,31 @@ pub fn router(state: AppState) -> Router {
         .route("/components/download/{file}", get(components::gallery_download))
         .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
         .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
-        .route("/login", get(login::login_page).post(login::login))
+        .route(
+            "/login",
+            get(login::login_page)
+                .post(login::login)
+                .route_layer(middleware::from_fn_with_state(
+                    SameOrigin::new(&state, Refusal::LoginForm),
+                    refuse_cross_site,
+                )),
+        )
         .route("/logout", post(login::logout))
-        .route("/p/{token}", get(pages::show_page).post(pages::submit))
+        .route(
+            "/p/{token}",
+            get(pages::show_page)
+                .post(pages::submit)
+                .route_layer(middleware::from_fn_with_state(
+                    SameOrigin::new(&state, Refusal::PageError),
+                    refuse_cross_site,
+                )),
+        )
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
         .merge(mcp::routes(&state))
         .merge(admin_pages)
-        .merge(crate::chat::api::routes(&state))
+        .merge(chat_api::routes(&state))
         .merge(chat::routes(&state))
         .merge(crate::demo::items::routes(state.store.clone()))
         .merge(crate::demo::expenses_api::routes())

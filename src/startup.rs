@@ -10,7 +10,7 @@ use crate::{
     agent::Models,
     asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
-    chat::api::demo_orchestrator,
+    chat::setup::demo_orchestrator,
     config::{Config, Secret},
     demo::drill::{drill_workflow, DrillLog, DrillPageFactory},
     http::{router, AppState},

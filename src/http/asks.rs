@@ -48,7 +48,7 @@ fn runner(state: &AppState) -> Result<&Runner, AppError> {
 
 /// The body as JSON: 400 when it is not, 413 when it is over the size limit.
 fn json_body(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, AppError> {
-    let body = body.map_err(|rejection| AppError::from_body_rejection(&rejection))?;
+    let body = body.map_err(AppError::from)?;
     let request: Value = serde_json::from_slice(&body).map_err(|error| AppError::BadRequest {
         code: "invalid_body",
         message: format!("the body is not JSON: {error}"),

@@ -6,8 +6,6 @@
 //! approves or denies a pending confirmation; both redirect back (POST-redirect-GET). Every rule
 //! is the [`Orchestrator`]'s: these handlers only translate forms and views.
 
-use std::collections::BTreeMap;
-
 use axum::{
     body::Bytes,
     extract::{Path, State},
@@ -16,33 +14,29 @@ use axum::{
     routing::{get, post},
     Router,
 };
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use leptos::prelude::*;
-use serde_json::Value;
-use tessera_app::{
-    chat::{
-        ApprovalView, ChatMessage, ChatPage, ChatPageData, GeneratedView, HeaderStep, ToolEntry,
-        ToolGroup,
-    },
-    components::DownloadFormat,
-    render::FormState,
-};
+use serde::Deserialize;
+use tessera_app::{chat::ChatPage, components::DownloadFormat};
 use tower_sessions::Session;
 
-use super::{error::AppError, login, render::html_document, security::is_cross_site, AppState};
+use super::{
+    error::AppError,
+    extract::Form,
+    login,
+    presenters::{self, chat::RejectedAnswer},
+    render::html_document,
+    same_origin::{refuse_cross_site, Refusal, SameOrigin},
+    AppState,
+};
 use crate::{
     chat::{
-        header::Step,
-        orchestrator::ManualTool,
-        session::Speaker,
-        views::{self, ChatView, SessionViews, IDS_FIELD, SCOPE_FIELD},
-        ApprovalScope, ChatError, ConfirmationId, ExecutionId, Orchestrator, PendingApproval,
-        SessionId,
+        approval_form::{ApprovalAnswer, ApprovalFormError},
+        views::{self, SCOPE_FIELD},
+        ChatError, ConfirmationId, ExecutionId, Orchestrator, SessionId,
     },
     forms::raw_values,
-    store::chat::Decision,
 };
-use tessera_app::{components::paging::NAV_FIELD, render::ACTION_FIELD};
 
 const SESSION_KEY: &str = "chat_session";
 const FLASH_KEY: &str = "chat_flash";
@@ -62,6 +56,11 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/chat/approvals/{id}", post(decide))
         .merge(super::chat_tools::routes())
         .route("/chat/results/{execution}/{file}", get(download_result))
+        // Inside the admin check: a stranger is sent to log in before anything else.
+        .route_layer(middleware::from_fn_with_state(
+            SameOrigin::new(state, Refusal::Status),
+            refuse_cross_site,
+        ))
         .route_layer(middleware::from_fn(login::require_admin_page))
         .with_state(page_state)
 }
@@ -100,14 +99,6 @@ pub(super) async fn chat_session(
     Ok(created.id)
 }
 
-fn field(body: &[u8], name: &str) -> String {
-    raw_values(body)
-        .get(name)
-        .and_then(|all| all.last())
-        .cloned()
-        .unwrap_or_default()
-}
-
 pub(super) async fn flash(session: &Session, message: String) {
     let _ = session.insert(FLASH_KEY, message).await;
 }
@@ -115,12 +106,6 @@ pub(super) async fn flash(session: &Session, message: String) {
 /// `GET /chat`.
 async fn chat_page(State(state): State<ChatState>, session: Session) -> Result<Response, AppError> {
     render_chat(&state, &session, StatusCode::OK, None).await
-}
-
-/// The person's answer to one confirm view, shown again after it was refused.
-struct RejectedAnswer {
-    confirmation: ConfirmationId,
-    form: FormState,
 }
 
 /// The chat page with its generated views; `rejected` re-fills one confirm view with the
@@ -139,117 +124,52 @@ async fn render_chat(
         .app
         .models()
         .choose(None)
-        .map_err(|error| AppError::Unexpected(error.into()))?;
-    let mut generated = views::session_views(
-        state.orchestrator.store(),
-        model.as_ref(),
-        state.orchestrator.manifest(),
-        &view,
-    )
-    .await
-    .map_err(|error| AppError::Unexpected(error.into()))?;
-    let data = ChatPageData {
-        messages: view
-            .transcript
-            .iter()
-            .map(|entry| message(entry, &mut generated))
-            .collect(),
-        approvals: view
-            .pending_approvals
-            .iter()
-            .filter_map(|approval| {
-                let confirm = generated.confirms.remove(&approval.confirmation_id)?;
-                let mut shown = generated_view(confirm);
-                if let Some(rejected) = rejected
-                    .as_ref()
-                    .filter(|rejected| rejected.confirmation == approval.confirmation_id)
-                {
-                    shown.form = rejected.form.clone();
-                }
-                Some(approval_view(approval, shown))
-            })
-            .collect(),
-        running: generated.progress.into_iter().map(generated_view).collect(),
-        tools: tool_groups(&tools),
-        flash,
-    };
-    Ok(html_document(
-        &state.app,
-        status,
-        "Chat · Tessera",
-        move || view! { <ChatPage data/> }.into_any(),
-    ))
+        .map_err(anyhow::Error::from)?;
+    let orchestrator = &state.orchestrator;
+    let (store, manifest) = (orchestrator.store(), orchestrator.manifest());
+    let generated = views::session_views(store, model.as_ref(), manifest, &view)
+        .await
+        .map_err(anyhow::Error::from)?;
+    let data = presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref());
+    let render = move || view! { <ChatPage data/> }.into_any();
+    Ok(html_document(&state.app, status, "Chat · Tessera", render))
 }
 
-fn message(
-    entry: &crate::chat::session::TranscriptEntry,
-    generated: &mut SessionViews,
-) -> ChatMessage {
-    let header_text = entry
-        .header
-        .as_ref()
-        .map(crate::chat::ExecutionHeader::render);
-    let text = match &header_text {
-        Some(rendered) => entry
-            .text
-            .strip_prefix(rendered.as_str())
-            .unwrap_or(&entry.text)
-            .trim_start()
-            .to_owned(),
-        None => entry.text.clone(),
-    };
-    let steps = entry
-        .header
-        .as_ref()
-        .map(|header| header.steps.as_slice())
-        .unwrap_or_default();
-    ChatMessage {
-        speaker: entry.speaker.as_str().to_owned(),
-        header: steps.iter().map(header_step).collect(),
-        header_text: (entry.speaker == Speaker::Assistant)
-            .then(|| header_text.unwrap_or_else(|| "Execution: no operations ran.".to_owned())),
-        text,
-        views: steps
-            .iter()
-            .filter_map(|step| step.execution_id)
-            .filter_map(|execution| generated.results.remove(&execution))
-            .map(generated_view)
-            .collect(),
-    }
-}
-
-fn generated_view(view: ChatView) -> GeneratedView {
-    GeneratedView {
-        kind: view.kind.as_str().to_owned(),
-        tree: view.tree,
-        data: view.data,
-        action: view.action,
-        form: FormState {
-            values: view.values,
-            ..FormState::default()
-        },
-        download_base: view.download_base,
-    }
+/// The chat's message form.
+#[derive(Debug, Default, Deserialize)]
+struct TurnForm {
+    #[serde(default)]
+    text: String,
 }
 
 /// `POST /chat`: one turn, then back to the page.
 async fn post_turn(
     State(state): State<ChatState>,
     session: Session,
-    headers: HeaderMap,
-    body: Bytes,
+    Form(form): Form<TurnForm>,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
-    let text = field(&body, "text");
-    if text.trim().is_empty() {
+    let text = form.text.trim();
+    if text.is_empty() {
         flash(&session, "Type a message first.".to_owned()).await;
         return Ok(Redirect::to("/chat").into_response());
     }
     let id = chat_session(&state, &session).await?;
-    state.orchestrator.handle_turn(id, text.trim()).await?;
+    state.orchestrator.handle_turn(id, text).await?;
     Ok(Redirect::to("/chat").into_response())
+}
+
+impl From<ApprovalFormError> for AppError {
+    fn from(error: ApprovalFormError) -> Self {
+        let (code, field) = match error {
+            ApprovalFormError::Decision => ("bad_decision", "decision"),
+            ApprovalFormError::Scope => ("bad_scope", SCOPE_FIELD),
+        };
+        Self::BadRequest {
+            code,
+            message: error.to_string(),
+            field: Some(field.into()),
+        }
+    }
 }
 
 /// `POST /chat/approvals/{id}`: the confirm view's form (`_action=submit|cancel`, `ids`,
@@ -258,89 +178,25 @@ async fn post_turn(
 async fn decide(
     State(state): State<ChatState>,
     session: Session,
-    headers: HeaderMap,
     Path(confirmation): Path<String>,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
     let confirmation = uuid::Uuid::parse_str(&confirmation)
         .map(ConfirmationId)
         .map_err(|_| AppError::NotFound)?;
     let values = raw_values(&body);
-    // A table's paging button is never a decision; the confirm table shows every row at once,
-    // so only a crafted request gets here.
-    if values.contains_key(NAV_FIELD) {
+    let Some(answer) = ApprovalAnswer::from_form(&values)? else {
         return Ok(Redirect::to("/chat").into_response());
-    }
-    let last = |name: &str| {
-        values
-            .get(name)
-            .and_then(|all| all.last())
-            .map(String::as_str)
-    };
-    let approve = match (last("decision"), last(ACTION_FIELD)) {
-        (Some("approve"), _) | (None, Some("submit")) => true,
-        (Some("deny"), _) | (None, Some("cancel")) => false,
-        _ => {
-            return Err(AppError::BadRequest {
-                code: "bad_decision",
-                message: "decision must be approve or deny".into(),
-                field: Some("decision".into()),
-            })
-        }
     };
     let id = chat_session(&state, &session).await?;
-    let outcome = if approve {
-        let scope = ApprovalScope::parse(last(SCOPE_FIELD).unwrap_or("once")).ok_or_else(|| {
-            AppError::BadRequest {
-                code: "bad_scope",
-                message: "scope must be once, operation or session".into(),
-                field: Some(SCOPE_FIELD.into()),
-            }
-        })?;
-        // The confirm view always sends its ticks (none ticked sends no `ids` at all).
-        let selected: Option<Vec<String>> = match last(ACTION_FIELD) {
-            Some("submit") => Some(
-                values
-                    .get(IDS_FIELD)
-                    .cloned()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|item| !item.is_empty())
-                    .collect(),
-            ),
-            _ => None,
-        };
-        state
-            .orchestrator
-            .approve_selection(id, confirmation, selected.as_deref(), scope)
-            .await
-    } else {
-        state
-            .orchestrator
-            .decide(id, confirmation, Decision::Deny)
-            .await
-    };
-    match outcome {
+    match answer.apply(&state.orchestrator, id, confirmation).await {
         Ok(_) => {}
         // Already decided (a double submit, another tab): show why, keep the page.
         Err(ChatError::Conflict(message)) => flash(&session, message).await,
         Err(ChatError::Selection(message)) => {
-            let form = FormState {
-                values,
-                errors: BTreeMap::from([(IDS_FIELD.to_owned(), message.clone())]),
-                form_error: Some(message),
-            };
-            let rejected = RejectedAnswer { confirmation, form };
-            return render_chat(
-                &state,
-                &session,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Some(rejected),
-            )
-            .await;
+            let rejected = RejectedAnswer::refused_selection(confirmation, values, message);
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            return render_chat(&state, &session, status, Some(rejected)).await;
         }
         Err(error) => return Err(error.into()),
     }
@@ -383,63 +239,4 @@ async fn download_result(
         file.body,
     )
         .into_response())
-}
-
-fn status_name<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(text)) => text,
-        _ => String::new(),
-    }
-}
-
-fn header_step(step: &Step) -> HeaderStep {
-    HeaderStep {
-        label: step.status.label().to_owned(),
-        status: status_name(&step.status),
-        operation: step.operation.clone(),
-        summary: step.detail.clone(),
-        error: step.error.clone(),
-        progress: step.chunks.as_ref().map(|chunks| {
-            (
-                u64::try_from(chunks.items_done).unwrap_or(u64::MAX),
-                u64::try_from(chunks.items_total).unwrap_or(u64::MAX),
-            )
-        }),
-    }
-}
-
-fn approval_view(approval: &PendingApproval, view: GeneratedView) -> ApprovalView {
-    ApprovalView {
-        id: approval.confirmation_id.0.to_string(),
-        operation: approval.operation.clone(),
-        question: approval.question.clone(),
-        reasons: approval.reasons_text.clone(),
-        chunks: approval.preview.chunks.clone(),
-        hash: approval.hash.short().to_owned(),
-        view,
-    }
-}
-
-fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
-    let mut groups: BTreeMap<String, Vec<ToolEntry>> = BTreeMap::new();
-    for tool in tools {
-        let parameters = tool
-            .parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| properties.keys().cloned().collect())
-            .unwrap_or_default();
-        groups
-            .entry(tool.category.clone())
-            .or_default()
-            .push(ToolEntry {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                parameters,
-            });
-    }
-    groups
-        .into_iter()
-        .map(|(category, tools)| ToolGroup { category, tools })
-        .collect()
 }

@@ -19,7 +19,7 @@ use axum::{
     routing::get,
     Router,
 };
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use leptos::prelude::*;
 use tessera_app::{
     chat_tools::{ToolFormPage, ToolSummary},
@@ -29,13 +29,12 @@ use tower_sessions::Session;
 
 use super::{
     chat::{chat_session, ChatState},
+    chat_api::session_events,
     error::AppError,
     render::html_document,
-    security::is_cross_site,
 };
-use crate::chat::{
-    api::session_events,
-    tool_forms::{submit_tool_form, tool_form, ToolForm, ToolFormError, ToolSubmission},
+use crate::chat::tool_forms::{
+    submit_tool_form, tool_form, ToolForm, ToolFormError, ToolSubmission,
 };
 
 /// The routes above, for the chat page's router (which adds the admin-session check).
@@ -75,13 +74,9 @@ async fn show_tool(
 async fn submit_tool(
     State(state): State<ChatState>,
     session: Session,
-    headers: HeaderMap,
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
     let id = chat_session(&state, &session).await?;
     let models = state.app.models();
     match submit_tool_form(&state.orchestrator, models, id, &name, &body).await? {

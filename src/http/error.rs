@@ -43,6 +43,22 @@ pub enum AppError {
         /// What is in the way, for a person.
         message: String,
     },
+    /// The caller may not do this, whoever they are (403), e.g. a form posted from another site.
+    #[error("{message}")]
+    Forbidden {
+        /// Stable machine-readable code.
+        code: &'static str,
+        /// Why not, for a person.
+        message: String,
+    },
+    /// The resource existed but is gone for good (410), e.g. a revoked link.
+    #[error("{message}")]
+    Gone {
+        /// Stable machine-readable code.
+        code: &'static str,
+        /// What is gone, for a person.
+        message: String,
+    },
     /// The body is larger than the server accepts (413).
     #[error("the request body is larger than this server accepts (TESSERA_BODY_LIMIT)")]
     TooLarge,
@@ -61,23 +77,13 @@ impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound => Self::NotFound,
+            // A unique key already taken or a state precondition that no longer holds: the
+            // caller's request collides with what is stored, not our failure.
+            StoreError::Conflict(message) => Self::Conflict {
+                code: "conflict",
+                message,
+            },
             other => Self::Unexpected(other.into()),
-        }
-    }
-}
-
-impl AppError {
-    /// The error for a body that could not be read: 413 when it was over the limit.
-    #[must_use]
-    pub fn from_body_rejection(rejection: &axum::extract::rejection::BytesRejection) -> Self {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Self::TooLarge
-        } else {
-            Self::BadRequest {
-                code: "invalid_body",
-                message: rejection.body_text(),
-                field: None,
-            }
         }
     }
 }
@@ -108,6 +114,10 @@ impl IntoResponse for AppError {
             Self::Conflict { code, message } => {
                 (StatusCode::CONFLICT, *code, message.clone(), None)
             }
+            Self::Forbidden { code, message } => {
+                (StatusCode::FORBIDDEN, *code, message.clone(), None)
+            }
+            Self::Gone { code, message } => (StatusCode::GONE, *code, message.clone(), None),
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",

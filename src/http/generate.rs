@@ -8,9 +8,8 @@
 use std::convert::Infallible;
 
 use axum::{
-    extract::{rejection::JsonRejection, Path, Query, State},
+    extract::{Path, Query, State},
     response::sse::{Event, KeepAlive, Sse},
-    Json,
 };
 use futures_util::{Stream, StreamExt};
 use http::HeaderMap;
@@ -18,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::{error::AppError, AppState};
+use super::{error::AppError, extract::Json, AppState};
 use crate::{
     agent::{
         events::follow, generate::DEFAULT_MAX_STEPS, generate_page as run_generation, AgentError,
@@ -63,14 +62,6 @@ fn invalid_schema(error: &SchemaError) -> AppError {
         } else {
             error.field.clone()
         }),
-    }
-}
-
-fn bad_body(rejection: &JsonRejection) -> AppError {
-    AppError::BadRequest {
-        code: "invalid_body",
-        message: rejection.body_text(),
-        field: None,
     }
 }
 
@@ -136,9 +127,8 @@ impl GenerateRequest {
 /// that is not configured, or an `id` already used; 500 when no page could be built.
 pub async fn generate_page(
     State(state): State<AppState>,
-    body: Result<Json<GenerateRequest>, JsonRejection>,
+    Json(body): Json<GenerateRequest>,
 ) -> Result<Json<Value>, AppError> {
-    let Json(body) = body.map_err(|rejection| bad_body(&rejection))?;
     let model = state.models().choose(body.model.as_deref())?;
     let input = body.parse()?;
     if state.store.generation(input.id).await.is_ok() {

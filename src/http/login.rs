@@ -3,17 +3,16 @@
 //! `/runs` and `/chat` need the admin session; `/api/*` takes the session or the bearer token.
 
 use axum::{
-    body::Bytes,
     extract::{Query, Request, State},
     middleware::Next,
     response::{IntoResponse, Redirect, Response},
 };
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use leptos::prelude::*;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{render::html_document, security::is_cross_site, AppState};
+use super::{extract::Form, render::html_document, AppState};
 use crate::forms::raw_values;
 
 const ADMIN_KEY: &str = "admin";
@@ -65,54 +64,56 @@ pub async fn login_page(
     )
 }
 
+/// The login form's fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct LoginFields {
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    next: String,
+}
+
 /// `POST /login`: checks the password (argon2, off the executor), then starts the admin session.
+/// A form from another site never gets here (`same_origin.rs` answers [`refused_cross_site`]).
 pub async fn login(
     State(state): State<AppState>,
     session: Session,
-    headers: HeaderMap,
-    body: Bytes,
+    Form(fields): Form<LoginFields>,
 ) -> Response {
-    let values = raw_values(&body);
-    let field = |name: &str| {
-        values
-            .get(name)
-            .and_then(|all| all.last())
-            .cloned()
-            .unwrap_or_default()
-    };
-    let next = safe_next(Some(&field("next")));
-    if is_cross_site(&headers) {
-        return login_form(
-            &state,
-            StatusCode::FORBIDDEN,
-            next,
-            Some("This form was not sent from this site."),
-        );
-    }
-    let attempt = field("password");
-    let hash = state.admin.clone();
-    let verified = tokio::task::spawn_blocking(move || hash.verify(&attempt))
-        .await
-        .unwrap_or(false);
-    if !verified {
+    let next = safe_next(Some(&fields.next));
+    if !verify_password(&state, fields.password).await {
         tracing::info!("admin login refused");
-        return login_form(
-            &state,
-            StatusCode::UNAUTHORIZED,
-            next,
-            Some("That password is not right."),
-        );
+        let refused = Some("That password is not right.");
+        return login_form(&state, StatusCode::UNAUTHORIZED, next, refused);
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
-        return login_form(
-            &state,
-            StatusCode::SERVICE_UNAVAILABLE,
-            next,
-            Some("Could not start a session; try again."),
-        );
+        let failed = Some("Could not start a session; try again.");
+        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed);
     }
     Redirect::to(&next).into_response()
+}
+
+/// Whether `attempt` is the admin password; argon2 runs off the executor.
+async fn verify_password(state: &AppState, attempt: String) -> bool {
+    let hash = state.admin.clone();
+    tokio::task::spawn_blocking(move || hash.verify(&attempt))
+        .await
+        .unwrap_or(false)
+}
+
+/// The login form again (403) for a login posted from another site, keeping its `next`.
+pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
+    let next = raw_values(body)
+        .get("next")
+        .and_then(|all| all.last())
+        .cloned();
+    login_form(
+        state,
+        StatusCode::FORBIDDEN,
+        safe_next(next.as_deref()),
+        Some("This form was not sent from this site."),
+    )
 }
 
 /// `POST /logout`.

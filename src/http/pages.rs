@@ -12,7 +12,7 @@ use axum::{
     extract::{Path, Query, State},
     response::{IntoResponse, Redirect, Response},
 };
-use http::{header, HeaderMap, StatusCode};
+use http::{header, StatusCode};
 use leptos::prelude::*;
 use tessera_app::{
     components::{download::download_for_node, paging::state_query},
@@ -21,7 +21,7 @@ use tessera_app::{
     tree::PageTree,
 };
 
-use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
+use super::{error::AppError, render::html_document, AppState};
 use crate::{
     forms::{pairs, FormSchema},
     pages::{
@@ -58,12 +58,8 @@ pub async fn show_page(
 pub async fn submit(
     State(state): State<AppState>,
     Path(token): Path<String>,
-    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(forbidden(&state));
-    }
     // A page shown again keeps its tables' search, sort and page.
     let table_state = state_query(&pairs(&body));
     let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms())
@@ -205,7 +201,8 @@ fn unknown_link(state: &AppState) -> Response {
     error_page(state, StatusCode::NOT_FOUND, "This link is not valid", "Check that you copied the whole link. Links are single-use and only the sender can issue a new one.")
 }
 
-fn forbidden(state: &AppState) -> Response {
+/// The 403 page for a page form posted from another site (`same_origin.rs`).
+pub(super) fn forbidden(state: &AppState) -> Response {
     error_page(
         state,
         StatusCode::FORBIDDEN,

@@ -1,6 +1,6 @@
 //! Previewing a page tree: the JSON API and the author's preview page.
 
-use axum::{body::Bytes, extract::State, response::Response, Json};
+use axum::{body::Bytes, extract::State, response::Response};
 use http::StatusCode;
 use leptos::prelude::*;
 use serde_json::{json, Value};
@@ -11,6 +11,7 @@ use tessera_app::{
 
 use super::{
     error::AppError,
+    extract::Json,
     render::{fragment_html, html_document},
     AppState,
 };

@@ -1,34 +1,32 @@
 //! The runs pages (admin session) and the runs API (session or bearer token).
 
-use std::collections::BTreeMap;
-
 use axum::{
-    body::Bytes,
     extract::{Path, Query, State},
     response::{IntoResponse, Redirect, Response},
-    Json,
 };
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tessera_app::runs::{
-    PageView, RunDetail, RunDetailPage, RunRow, RunsList, RunsListPage, StepView,
-};
+use tessera_app::runs::{RunDetailPage, RunsListPage};
 
-use super::{error::AppError, render::html_document, security::is_cross_site, AppState};
+use super::{
+    error::AppError,
+    extract::{Form, Json},
+    presenters,
+    render::html_document,
+    AppState,
+};
 use crate::{
-    forms::raw_values,
     pages::{
-        links::{self, LinkChange},
+        links::{self, LinkAction, LinkChange},
         page::PageId,
-        receipt::format_utc,
     },
     store::{now_ms, StoreError},
     workflow::{
         overview::{run_overview, RunOverview},
-        run::{RunFilter, RunId, RunStatus, TimeoutAction},
-        Runner, Unanswered, WorkflowError,
+        run::{RunFilter, RunId, RunStatus},
+        Runner, WorkflowError,
     },
 };
 
@@ -56,6 +54,14 @@ fn runner(state: &AppState) -> Result<&Runner, AppError> {
     state
         .runner()
         .ok_or_else(|| AppError::Unexpected(anyhow::anyhow!("no workflow runner is configured")))
+}
+
+fn parse_status(raw: &str) -> Result<RunStatus, AppError> {
+    RunStatus::parse(raw).ok_or_else(|| AppError::BadRequest {
+        code: "invalid_status",
+        message: format!("`{raw}` is not a run status"),
+        field: Some("status".into()),
+    })
 }
 
 fn parse_run_id(text: &str) -> Result<RunId, AppError> {
@@ -86,38 +92,34 @@ pub async fn list_runs(
         offset: i64::from(page) * PAGE_SIZE,
     };
     let listed = state.store.list_runs(&filter).await?;
-    let rows = listed
-        .runs
-        .iter()
-        .map(|run| RunRow {
-            id: run.id.to_string(),
-            workflow: run.workflow.clone(),
-            status: run.status.as_str().to_owned(),
-            step: format!("step {}", run.cursor + 1),
-            updated: format_utc(run.updated_at_ms),
-        })
-        .collect();
-    let list = RunsList {
-        rows,
-        status: status.map(|status| status.as_str().to_owned()),
+    let workflows = startable_workflows(&state);
+    let list = presenters::runs::runs_list(
+        &listed.runs,
+        listed.total,
+        status,
         page,
-        has_next: i64::from(page + 1) * PAGE_SIZE < listed.total,
-        // Asks are started through `POST /api/asks` with a prompt, never with an empty state.
-        workflows: state
-            .runner()
-            .map(|runner| runner.registry().names())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|name| name != crate::asks::ASK_WORKFLOW)
-            .collect(),
-        flash: None,
-    };
+        PAGE_SIZE,
+        workflows,
+    );
+    let render = move || view! { <RunsListPage list/> }.into_any();
     Ok(html_document(
         &state,
         StatusCode::OK,
         "Runs · Tessera",
-        move || view! { <RunsListPage list/> }.into_any(),
+        render,
     ))
+}
+
+/// The workflows the runs list offers to start. Asks are started through `POST /api/asks` with
+/// a prompt, never with an empty state.
+fn startable_workflows(state: &AppState) -> Vec<String> {
+    state
+        .runner()
+        .map(|runner| runner.registry().names())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|name| name != crate::asks::ASK_WORKFLOW)
+        .collect()
 }
 
 /// `GET /runs/{id}`: one run's timeline.
@@ -138,64 +140,8 @@ fn detail_page(
     new_link: Option<String>,
     flash: Option<String>,
 ) -> Response {
-    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
-    let now = now_ms();
-    // A fresh link is shown once: reloading would lose it, so that answer stays put (it offers
-    // "Refresh now").
-    let live = new_link.is_none()
-        && matches!(
-            overview.run.status,
-            RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
-        );
-    let detail = RunDetail {
-        id: overview.run.id.to_string(),
-        workflow: overview.run.workflow.clone(),
-        status: overview.run.status.as_str().to_owned(),
-        error: overview.run.error.clone(),
-        state: pretty(&overview.run.state),
-        steps: overview
-            .steps
-            .iter()
-            .map(|step| StepView {
-                index: step.index,
-                name: step.name.clone(),
-                status: step.status.as_str().to_owned(),
-                attempts: step.attempts,
-                output: step
-                    .output
-                    .as_ref()
-                    .filter(|output| !output.is_null())
-                    .map(pretty),
-                error: step.error.clone(),
-                generations: overview
-                    .generations
-                    .iter()
-                    .filter(|(index, _)| *index == step.index)
-                    .map(|(_, id)| id.to_string())
-                    .collect(),
-            })
-            .collect(),
-        pages: overview
-            .pages
-            .iter()
-            .map(|page| PageView {
-                id: page.id.to_string(),
-                status: if page.status == crate::pages::page::PageStatus::Open
-                    && page.is_expired(now)
-                {
-                    "expired".to_owned()
-                } else {
-                    page.status.as_str().to_owned()
-                },
-                expires: format_utc(page.expires_at_ms),
-                response: page.response.as_ref().map(pretty),
-            })
-            .collect(),
-        waiting: waiting_sentence(overview),
-        new_link,
-        flash,
-        live,
-    };
+    let detail = presenters::runs::run_detail(overview, now_ms(), new_link, flash);
+    let live = detail.live;
     let title = format!("Run {} · Tessera", overview.run.workflow);
     let mut response = html_document(state, StatusCode::OK, &title, move || {
         view! { <RunDetailPage detail/> }.into_any()
@@ -212,134 +158,68 @@ fn detail_page(
     response
 }
 
-fn form_field(body: &[u8], name: &str) -> String {
-    raw_values(body)
-        .get(name)
-        .and_then(|values| values.last())
-        .cloned()
-        .unwrap_or_default()
+/// The runs list's start form.
+#[derive(Debug, Default, Deserialize)]
+pub struct StartRunForm {
+    #[serde(default)]
+    workflow: String,
 }
 
 /// `POST /runs/start`: starts a demo run and opens its timeline.
 ///
 /// # Errors
-/// 400 for an unknown workflow; 403 from another site.
+/// 400 for an unknown workflow; 403 from another site (`same_origin.rs`).
 pub async fn start_run_page(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
+    Form(form): Form<StartRunForm>,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
-    let run = runner(&state)?
-        .start_run(&form_field(&body, "workflow"), json!({}))
-        .await?;
+    let run = runner(&state)?.start_run(&form.workflow, json!({})).await?;
     Ok(Redirect::to(&format!("/runs/{}", run.id)).into_response())
-}
-
-/// What a waiting run waits for, until when, and what happens then, in one sentence.
-fn waiting_sentence(overview: &RunOverview) -> Option<String> {
-    let run = &overview.run;
-    if run.status != RunStatus::Waiting {
-        return None;
-    }
-    let wait = run.waiting.as_ref()?;
-    let Some(deadline) = wait.deadline_ms else {
-        return Some("Waiting for an answer, with no deadline.".to_owned());
-    };
-    let default_response = overview
-        .steps
-        .iter()
-        .find(|step| step.index == run.cursor - 1)
-        .and_then(|step| step.output.as_ref())
-        .and_then(|output| output.get("default_response"));
-    let then = match wait.on_timeout {
-        TimeoutAction::Fail => "the run fails",
-        TimeoutAction::Cancel => "the run is cancelled",
-        TimeoutAction::Continue if default_response.and_then(Unanswered::of).is_some() => {
-            "the run is cancelled"
-        }
-        TimeoutAction::Continue => "the run carries on with its default answer",
-    };
-    Some(format!(
-        "Waiting for an answer until {}; then {then}. Extending the link moves this too.",
-        format_utc(deadline)
-    ))
 }
 
 /// `POST /runs/{id}/cancel`.
 ///
 /// # Errors
-/// 404 for an unknown run; 403 from another site.
+/// 404 for an unknown run; 403 from another site (`same_origin.rs`).
 pub async fn cancel_run_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
     runner(&state)?.cancel_run(parse_run_id(&id)?).await?;
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
 }
 
-/// `POST /runs/{id}/pages/{page}`: revoke, extend (7 days) or get a working link (`reissue`:
-/// a fresh one, shown once; any link sent earlier stops working) for a waiting page.
+/// The run page's link buttons.
+#[derive(Debug, Default, Deserialize)]
+pub struct ChangePageForm {
+    #[serde(default)]
+    action: String,
+}
+
+/// `POST /runs/{id}/pages/{page}`: revoke, extend (by a new link's lifetime, 7 days) or get a
+/// working link (`reissue`: a fresh one, shown once; any link sent earlier stops working) for a
+/// waiting page.
 ///
 /// # Errors
-/// 404 for an unknown run or page; 403 from another site.
+/// 404 for an unknown run or page; 400 for an unknown action; 403 from another site
+/// (`same_origin.rs`).
 pub async fn change_page(
     State(state): State<AppState>,
     Path((id, page_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
+    Form(form): Form<ChangePageForm>,
 ) -> Result<Response, AppError> {
-    if is_cross_site(&headers) {
-        return Ok(StatusCode::FORBIDDEN.into_response());
-    }
     let run_id = parse_run_id(&id)?;
     let page_id = PageId(page_id.parse().map_err(|_| AppError::NotFound)?);
-    if state.store.page(page_id).await?.run_id != Some(run_id) {
-        return Err(AppError::NotFound);
-    }
-    let store = &state.store;
-    let (changed, new_link) = match form_field(&body, "action").as_str() {
-        "revoke" => (links::revoke_link(store, page_id).await?.done(), None),
-        "extend" => (
-            links::extend_link(
-                store,
-                page_id,
-                links::Extension::By(links::DEFAULT_EXTENSION_MS),
-            )
-            .await?
-            .done(),
-            None,
-        ),
-        "reissue" => match links::reissue_link(store, &state.config.public_url, page_id).await? {
-            LinkChange::Done(link) => (true, Some(link)),
-            LinkChange::NotOpen => (false, None),
-        },
-        other => {
-            return Err(AppError::BadRequest {
-                code: "invalid_action",
-                message: format!("unknown action `{other}`"),
-                field: Some("action".into()),
-            })
-        }
-    };
-    let flash = match (changed, &new_link) {
-        (true, Some(_)) => "A working link was issued. Any link sent earlier no longer works.",
-        (true, None) => "Done.",
-        (false, _) => "Nothing changed: the page is no longer open.",
-    };
+    let action = LinkAction::parse(&form.action).ok_or_else(|| AppError::BadRequest {
+        code: "invalid_action",
+        message: format!("unknown action `{}`", form.action),
+        field: Some("action".into()),
+    })?;
+    let public_url = &state.config.public_url;
+    let change = links::change_run_page(&state.store, public_url, run_id, page_id, action).await?;
     let overview = run_overview(&state.store, run_id).await?;
-    Ok(detail_page(
-        &state,
-        &overview,
-        new_link,
-        Some(flash.to_owned()),
-    ))
+    let (new_link, flash) = presenters::runs::link_change(change);
+    Ok(detail_page(&state, &overview, new_link, Some(flash)))
 }
 
 /// `POST /api/runs/{id}/link`: a working link to the page the run waits on — a fresh one,
@@ -411,14 +291,7 @@ pub async fn list_runs_api(
     State(state): State<AppState>,
     Query(query): Query<ApiListQuery>,
 ) -> Result<Json<Value>, AppError> {
-    let status = match query.status.as_deref() {
-        None => None,
-        Some(raw) => Some(RunStatus::parse(raw).ok_or_else(|| AppError::BadRequest {
-            code: "invalid_status",
-            message: format!("`{raw}` is not a run status"),
-            field: Some("status".into()),
-        })?),
-    };
+    let status = query.status.as_deref().map(parse_status).transpose()?;
     let filter = RunFilter {
         status,
         workflow: query.workflow,
@@ -429,7 +302,7 @@ pub async fn list_runs_api(
     let runs: Vec<Value> = listed
         .runs
         .iter()
-        .map(|run| json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id) } }))
+        .map(presenters::runs::run_summary_json)
         .collect();
     Ok(Json(json!({ "runs": runs, "total": listed.total })))
 }
@@ -444,25 +317,5 @@ pub async fn show_run_api(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
-    let steps: Vec<Value> = overview
-        .steps
-        .iter()
-        .map(|step| json!({ "index": step.index, "name": step.name, "status": step.status.as_str(), "attempts": step.attempts, "output": step.output, "error": step.error }))
-        .collect();
-    let mut pages: BTreeMap<String, Value> = BTreeMap::new();
-    for page in &overview.pages {
-        pages.insert(page.id.to_string(), json!({ "status": page.status.as_str(), "expires_at_ms": page.expires_at_ms, "response": page.response }));
-    }
-    Ok(Json(json!({
-        "id": overview.run.id,
-        "workflow": overview.run.workflow,
-        "status": overview.run.status,
-        "current_step": overview.current_step,
-        "error": overview.run.error,
-        "state": overview.run.state,
-        "steps": steps,
-        "pages": pages,
-        "waiting_page": overview.waiting_page,
-        "definition_digest": overview.run.definition_digest,
-    })))
+    Ok(Json(presenters::runs::run_json(&overview)))
 }

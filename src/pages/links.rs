@@ -6,11 +6,76 @@
 //! working link always means minting a new one, and any link sent earlier stops working.
 //! Every change applies to an open page only; a page already answered or revoked is refused.
 
-use super::{page::PageId, token::PageToken};
-use crate::store::{now_ms, pages::PageChange, Store, StoreError};
+use super::{factory::DEFAULT_EXPIRY, page::PageId, token::PageToken};
+use crate::{
+    store::{now_ms, pages::PageChange, Store, StoreError},
+    workflow::run::RunId,
+};
 
-/// How far "extend" moves a link's expiry when the caller does not say (the run page's button).
-pub const DEFAULT_EXTENSION_MS: i64 = 7 * 24 * 3600 * 1000;
+/// A change the run page's buttons ask for, by the form's `action` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkAction {
+    /// `revoke`: withdraw the link.
+    Revoke,
+    /// `extend`: move the expiry by a new link's lifetime ([`DEFAULT_EXPIRY`], 7 days).
+    Extend,
+    /// `reissue`: a fresh working link, shown once.
+    Reissue,
+}
+
+impl LinkAction {
+    /// The action a form's `action` value names, if any.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "revoke" => Some(Self::Revoke),
+            "extend" => Some(Self::Extend),
+            "reissue" => Some(Self::Reissue),
+            _ => None,
+        }
+    }
+}
+
+/// What a run page's button did to the page's link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunPageChange {
+    /// A fresh link was issued: it is here and nowhere else.
+    NewLink(String),
+    /// The link was revoked or extended.
+    Changed,
+    /// The page is no longer open: nothing changed.
+    NotOpen,
+}
+
+/// Applies `action` to page `page_id` of run `run_id` (the run page's buttons).
+///
+/// # Errors
+/// [`StoreError::NotFound`] for an unknown page or one of another run; database failures.
+pub async fn change_run_page(
+    store: &Store,
+    public_url: &str,
+    run_id: RunId,
+    page_id: PageId,
+    action: LinkAction,
+) -> Result<RunPageChange, StoreError> {
+    if store.page(page_id).await?.run_id != Some(run_id) {
+        return Err(StoreError::NotFound);
+    }
+    let extension = Extension::By(i64::try_from(DEFAULT_EXPIRY.as_millis()).unwrap_or(i64::MAX));
+    let changed = match action {
+        LinkAction::Revoke => revoke_link(store, page_id).await?.done(),
+        LinkAction::Extend => extend_link(store, page_id, extension).await?.done(),
+        LinkAction::Reissue => match reissue_link(store, public_url, page_id).await? {
+            LinkChange::Done(link) => return Ok(RunPageChange::NewLink(link)),
+            LinkChange::NotOpen => false,
+        },
+    };
+    Ok(if changed {
+        RunPageChange::Changed
+    } else {
+        RunPageChange::NotOpen
+    })
+}
 
 /// What a change did.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -650,7 +650,7 @@ async fn a_chat_turn_through_the_api_reaches_the_demo_site_and_replies_with_the_
         .json(&json!({"decision": "approve"}))
         .send()
         .await?;
-    assert_eq!(twice.status(), 400);
+    assert_eq!(twice.status(), 409, "a decided confirmation is a conflict");
     let tools: Vec<Map<String, Value>> = app
         .client
         .get(url(&format!("/api/chat/sessions/{id}/tools")))

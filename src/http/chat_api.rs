@@ -1,8 +1,8 @@
-//! The chat's JSON API under `/api/chat`, and building the demo site's orchestrator.
+//! The chat's JSON API under `/api/chat`: thin handlers over the [`Orchestrator`].
 //!
-//! Thin handlers over [`Orchestrator`]: parse the path and body, call one method, map
-//! [`ChatError`] to the app's JSON error. They sit behind the API token like every `/api/*` route.
-//! The chat UI (forms and SSE) is built on the same orchestrator methods, never on these handlers'
+//! Parse the path and body, call one method, map [`ChatError`] to the app's JSON error. They
+//! sit behind the API token like every `/api/*` route. The chat UI (forms and SSE,
+//! `http/chat.rs`) is built on the same orchestrator methods, never on these handlers'
 //! internals.
 //!
 //! | route | what |
@@ -15,7 +15,7 @@
 //! | `POST /api/chat/sessions/{id}/tools/{name}` | arguments JSON → [`TurnOutcome`] |
 //! | `GET /api/chat/sessions/{id}/events` | server-sent events: [`ChatEvent`]s as JSON |
 
-use std::{convert::Infallible, sync::Arc};
+use std::convert::Infallible;
 
 use axum::{
     body::Bytes,
@@ -23,101 +23,19 @@ use axum::{
     middleware,
     response::sse::{Event, KeepAlive, Sse},
     routing::{get, post},
-    Json, Router,
+    Router,
 };
 use serde::Deserialize;
 use serde_json::Value;
-use url::Url;
 
-use super::{
-    calendar::CivilDate,
-    executor::{CallError, ExecutorConfig, HttpExecutor},
-    manifest::{Manifest, ManifestError},
-    orchestrator::{ChatEvent, ChatModels, ManualTool, OrchestratorParts, DEFAULT_MAX_MODEL_TURNS},
-    planner::{Planner, PLANNER_MODEL},
-    ApprovalScope, ChatError, ChatSession, ConfirmationId, Orchestrator, RequestedScope, SessionId,
-    SessionView, TurnOutcome,
-};
+use super::{api_token::require_api_token, error::AppError, extract::Json, AppState};
 use crate::{
-    agent::Models,
-    http::{api_token::require_api_token, error::AppError, AppState},
-    store::{chat::Decision, now_ms, Store},
+    chat::{
+        orchestrator::ManualTool, ApprovalScope, ChatError, ChatEvent, ChatSession, ConfirmationId,
+        Orchestrator, RequestedScope, SessionId, SessionView, TurnOutcome,
+    },
+    store::chat::Decision,
 };
-
-/// Why the chat could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    /// The manifest contradicts itself.
-    #[error(transparent)]
-    Manifest(#[from] ManifestError),
-    /// The executor cannot be built (a missing auth secret).
-    #[error(transparent)]
-    Executor(#[from] CallError),
-    /// The site's base URL does not parse.
-    #[error("bad site base URL: {0}")]
-    BaseUrl(String),
-}
-
-/// The models a chat session may use: the offline planner as `heuristic`, plus the configured
-/// provider model (the default) when there is one.
-#[must_use]
-pub fn chat_models(
-    models: &Models,
-    manifest: Arc<Manifest>,
-    clock: super::orchestrator::Clock,
-) -> ChatModels {
-    let planner = Planner::new(manifest, Arc::new(move || CivilDate::from_unix_ms(clock())));
-    let offline = ChatModels::only(PLANNER_MODEL, Arc::new(planner));
-    let spec = models.configured_spec();
-    if spec == PLANNER_MODEL {
-        return offline;
-    }
-    match models.choose(None) {
-        Ok(model) => offline.with_default(spec, model),
-        Err(_) => offline,
-    }
-}
-
-/// The orchestrator of the demo items site: its manifest, its base URL resolved against
-/// `self_origin` (the app's own address), the server allowlist of every operation.
-///
-/// # Errors
-/// [`SetupError`] when the manifest or the base URL is wrong.
-pub fn demo_orchestrator(
-    store: Store,
-    self_origin: &Url,
-    models: &Models,
-) -> Result<Orchestrator, SetupError> {
-    let manifest = Arc::new(Manifest::from_json(crate::demo::items::MANIFEST_JSON)?);
-    let base_url = resolve_base_url(&manifest.base_url, self_origin)?;
-    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), &|name| {
-        std::env::var(name).ok()
-    })?;
-    let clock: super::orchestrator::Clock = Arc::new(now_ms);
-    Ok(Orchestrator::new(OrchestratorParts {
-        store,
-        allowlist: super::CapabilityScope::all_of(&manifest),
-        models: chat_models(models, manifest.clone(), clock.clone()),
-        manifest,
-        executor,
-        clock,
-        max_model_turns: DEFAULT_MAX_MODEL_TURNS,
-    }))
-}
-
-/// A manifest base URL: absolute as is, or relative (`/demo-api`) to `self_origin`.
-///
-/// # Errors
-/// [`SetupError::BaseUrl`] when neither parses.
-pub fn resolve_base_url(base_url: &str, self_origin: &Url) -> Result<Url, SetupError> {
-    match Url::parse(base_url) {
-        Ok(url) => Ok(url),
-        Err(url::ParseError::RelativeUrlWithoutBase) => self_origin
-            .join(base_url)
-            .map_err(|error| SetupError::BaseUrl(format!("{base_url}: {error}"))),
-        Err(error) => Err(SetupError::BaseUrl(format!("{base_url}: {error}"))),
-    }
-}
 
 /// The `/api/chat` routes for the app in `state` (behind the API token), over the process's one
 /// orchestrator. When the chat could not be set up (logged at startup) the routes are absent, so
@@ -151,10 +69,9 @@ impl From<ChatError> for AppError {
     fn from(error: ChatError) -> Self {
         match error {
             ChatError::SessionNotFound | ChatError::ConfirmationNotFound => Self::NotFound,
-            ChatError::Conflict(message) => Self::BadRequest {
+            ChatError::Conflict(message) => Self::Conflict {
                 code: "conflict",
                 message,
-                field: None,
             },
             ChatError::Selection(message) => Self::BadRequest {
                 code: "bad_selection",
@@ -339,24 +256,5 @@ fn event_name(event: &ChatEvent) -> &'static str {
         ChatEvent::StepFinished { .. } => "step_finished",
         ChatEvent::ApprovalRequested { .. } => "approval_requested",
         ChatEvent::Reply { .. } => "reply",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_base_urls_resolve_against_the_app() -> Result<(), Box<dyn std::error::Error>> {
-        let origin = Url::parse("http://127.0.0.1:3000")?;
-        assert_eq!(
-            resolve_base_url("/demo-api", &origin)?.as_str(),
-            "http://127.0.0.1:3000/demo-api"
-        );
-        assert_eq!(
-            resolve_base_url("https://api.example.com/v1", &origin)?.as_str(),
-            "https://api.example.com/v1"
-        );
-        Ok(())
     }
 }

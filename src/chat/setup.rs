@@ -1,0 +1,115 @@
+//! Building the demo site's chat: its manifest, executor and models, into one [`Orchestrator`].
+//!
+//! Called once at startup (`startup.rs`); the HTTP edge only receives the orchestrator built
+//! here (`http/chat_api.rs`, `http/chat.rs`).
+
+use std::sync::Arc;
+
+use url::Url;
+
+use super::{
+    calendar::CivilDate,
+    executor::{CallError, ExecutorConfig, HttpExecutor},
+    manifest::{Manifest, ManifestError},
+    orchestrator::{ChatModels, OrchestratorParts, DEFAULT_MAX_MODEL_TURNS},
+    planner::{Planner, PLANNER_MODEL},
+    Orchestrator,
+};
+use crate::{
+    agent::Models,
+    store::{now_ms, Store},
+};
+
+/// Why the chat could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The manifest contradicts itself.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The executor cannot be built (a missing auth secret).
+    #[error(transparent)]
+    Executor(#[from] CallError),
+    /// The site's base URL does not parse.
+    #[error("bad site base URL: {0}")]
+    BaseUrl(String),
+}
+
+/// The models a chat session may use: the offline planner as `heuristic`, plus the configured
+/// provider model (the default) when there is one.
+#[must_use]
+pub fn chat_models(
+    models: &Models,
+    manifest: Arc<Manifest>,
+    clock: super::orchestrator::Clock,
+) -> ChatModels {
+    let planner = Planner::new(manifest, Arc::new(move || CivilDate::from_unix_ms(clock())));
+    let offline = ChatModels::only(PLANNER_MODEL, Arc::new(planner));
+    let spec = models.configured_spec();
+    if spec == PLANNER_MODEL {
+        return offline;
+    }
+    match models.choose(None) {
+        Ok(model) => offline.with_default(spec, model),
+        Err(_) => offline,
+    }
+}
+
+/// The orchestrator of the demo items site: its manifest, its base URL resolved against
+/// `self_origin` (the app's own address), the server allowlist of every operation.
+///
+/// # Errors
+/// [`SetupError`] when the manifest or the base URL is wrong.
+pub fn demo_orchestrator(
+    store: Store,
+    self_origin: &Url,
+    models: &Models,
+) -> Result<Orchestrator, SetupError> {
+    let manifest = Arc::new(Manifest::from_json(crate::demo::items::MANIFEST_JSON)?);
+    let base_url = resolve_base_url(&manifest.base_url, self_origin)?;
+    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), &|name| {
+        std::env::var(name).ok()
+    })?;
+    let clock: super::orchestrator::Clock = Arc::new(now_ms);
+    Ok(Orchestrator::new(OrchestratorParts {
+        store,
+        allowlist: super::CapabilityScope::all_of(&manifest),
+        models: chat_models(models, manifest.clone(), clock.clone()),
+        manifest,
+        executor,
+        clock,
+        max_model_turns: DEFAULT_MAX_MODEL_TURNS,
+    }))
+}
+
+/// A manifest base URL: absolute as is, or relative (`/demo-api`) to `self_origin`.
+///
+/// # Errors
+/// [`SetupError::BaseUrl`] when neither parses.
+pub fn resolve_base_url(base_url: &str, self_origin: &Url) -> Result<Url, SetupError> {
+    match Url::parse(base_url) {
+        Ok(url) => Ok(url),
+        Err(url::ParseError::RelativeUrlWithoutBase) => self_origin
+            .join(base_url)
+            .map_err(|error| SetupError::BaseUrl(format!("{base_url}: {error}"))),
+        Err(error) => Err(SetupError::BaseUrl(format!("{base_url}: {error}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_base_urls_resolve_against_the_app() -> Result<(), Box<dyn std::error::Error>> {
+        let origin = Url::parse("http://127.0.0.1:3000")?;
+        assert_eq!(
+            resolve_base_url("/demo-api", &origin)?.as_str(),
+            "http://127.0.0.1:3000/demo-api"
+        );
+        assert_eq!(
+            resolve_base_url("https://api.example.com/v1", &origin)?.as_str(),
+            "https://api.example.com/v1"
+        );
+        Ok(())
+    }
+}

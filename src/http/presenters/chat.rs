@@ -1,0 +1,188 @@
+//! The chat page's view model (`tessera_app::chat::ChatPageData`) from a session's view, its
+//! generated views and its manual tools.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use tessera_app::{
+    chat::{
+        ApprovalView, ChatMessage, ChatPageData, GeneratedView, HeaderStep, ToolEntry, ToolGroup,
+    },
+    render::FormState,
+};
+
+use crate::chat::{
+    header::Step,
+    orchestrator::ManualTool,
+    session::{Speaker, TranscriptEntry},
+    views::{ChatView, SessionViews, IDS_FIELD},
+    ConfirmationId, ExecutionHeader, PendingApproval, SessionView,
+};
+
+/// The person's answer to one confirm view, shown again after it was refused.
+#[derive(Clone, Debug)]
+pub struct RejectedAnswer {
+    /// The confirmation the answer was for.
+    pub confirmation: ConfirmationId,
+    /// The person's values and the message saying what was refused.
+    pub form: FormState,
+}
+
+impl RejectedAnswer {
+    /// The confirm view's form with the person's `values` and `message` on the ticks.
+    #[must_use]
+    pub fn refused_selection(
+        confirmation: ConfirmationId,
+        values: BTreeMap<String, Vec<String>>,
+        message: String,
+    ) -> Self {
+        let form = FormState {
+            values,
+            errors: BTreeMap::from([(IDS_FIELD.to_owned(), message.clone())]),
+            form_error: Some(message),
+        };
+        Self { confirmation, form }
+    }
+}
+
+/// The whole chat page: the transcript with each result view under its message, the pending
+/// approvals (one re-filled with `rejected`), the calls running, the manual tools by category.
+#[must_use]
+pub fn chat_page_data(
+    view: &SessionView,
+    mut generated: SessionViews,
+    tools: &[ManualTool],
+    flash: Option<String>,
+    rejected: Option<&RejectedAnswer>,
+) -> ChatPageData {
+    let messages = view
+        .transcript
+        .iter()
+        .map(|entry| message(entry, &mut generated))
+        .collect();
+    let approvals = view
+        .pending_approvals
+        .iter()
+        .filter_map(|approval| {
+            let confirm = generated.confirms.remove(&approval.confirmation_id)?;
+            let mut shown = generated_view(confirm);
+            if let Some(rejected) =
+                rejected.filter(|rejected| rejected.confirmation == approval.confirmation_id)
+            {
+                shown.form = rejected.form.clone();
+            }
+            Some(approval_view(approval, shown))
+        })
+        .collect();
+    ChatPageData {
+        messages,
+        approvals,
+        running: generated.progress.into_iter().map(generated_view).collect(),
+        tools: tool_groups(tools),
+        flash,
+    }
+}
+
+fn message(entry: &TranscriptEntry, generated: &mut SessionViews) -> ChatMessage {
+    let header_text = entry.header.as_ref().map(ExecutionHeader::render);
+    let text = match &header_text {
+        Some(rendered) => entry
+            .text
+            .strip_prefix(rendered.as_str())
+            .unwrap_or(&entry.text)
+            .trim_start()
+            .to_owned(),
+        None => entry.text.clone(),
+    };
+    let steps = entry
+        .header
+        .as_ref()
+        .map(|header| header.steps.as_slice())
+        .unwrap_or_default();
+    ChatMessage {
+        speaker: entry.speaker.as_str().to_owned(),
+        header: steps.iter().map(header_step).collect(),
+        header_text: (entry.speaker == Speaker::Assistant)
+            .then(|| header_text.unwrap_or_else(|| "Execution: no operations ran.".to_owned())),
+        text,
+        views: steps
+            .iter()
+            .filter_map(|step| step.execution_id)
+            .filter_map(|execution| generated.results.remove(&execution))
+            .map(generated_view)
+            .collect(),
+    }
+}
+
+fn generated_view(view: ChatView) -> GeneratedView {
+    GeneratedView {
+        kind: view.kind.as_str().to_owned(),
+        tree: view.tree,
+        data: view.data,
+        action: view.action,
+        form: FormState {
+            values: view.values,
+            ..FormState::default()
+        },
+        download_base: view.download_base,
+    }
+}
+
+fn status_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(text)) => text,
+        _ => String::new(),
+    }
+}
+
+fn header_step(step: &Step) -> HeaderStep {
+    HeaderStep {
+        label: step.status.label().to_owned(),
+        status: status_name(&step.status),
+        operation: step.operation.clone(),
+        summary: step.detail.clone(),
+        error: step.error.clone(),
+        progress: step.chunks.as_ref().map(|chunks| {
+            (
+                u64::try_from(chunks.items_done).unwrap_or(u64::MAX),
+                u64::try_from(chunks.items_total).unwrap_or(u64::MAX),
+            )
+        }),
+    }
+}
+
+fn approval_view(approval: &PendingApproval, view: GeneratedView) -> ApprovalView {
+    ApprovalView {
+        id: approval.confirmation_id.0.to_string(),
+        operation: approval.operation.clone(),
+        question: approval.question.clone(),
+        reasons: approval.reasons_text.clone(),
+        chunks: approval.preview.chunks.clone(),
+        hash: approval.hash.short().to_owned(),
+        view,
+    }
+}
+
+fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
+    let mut groups: BTreeMap<String, Vec<ToolEntry>> = BTreeMap::new();
+    for tool in tools {
+        let parameters = tool
+            .parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default();
+        groups
+            .entry(tool.category.clone())
+            .or_default()
+            .push(ToolEntry {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters,
+            });
+    }
+    groups
+        .into_iter()
+        .map(|(category, tools)| ToolGroup { category, tools })
+        .collect()
+}

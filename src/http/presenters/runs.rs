@@ -1,0 +1,192 @@
+//! The runs pages' view models (`tessera_app::runs`) and the runs API's JSON bodies.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use tessera_app::runs::{PageView, RunDetail, RunRow, RunsList, StepView};
+
+use crate::{
+    pages::{links::RunPageChange, page::PageStatus, receipt::format_utc},
+    workflow::{
+        overview::RunOverview,
+        run::{Run, RunStatus, TimeoutAction},
+        Unanswered,
+    },
+};
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// One run's timeline as of `now` (unix ms), with a fresh link to show once and a flash line.
+#[must_use]
+pub fn run_detail(
+    overview: &RunOverview,
+    now: i64,
+    new_link: Option<String>,
+    flash: Option<String>,
+) -> RunDetail {
+    // A fresh link is shown once: reloading would lose it, so that answer stays put (it offers
+    // "Refresh now").
+    let live = new_link.is_none()
+        && matches!(
+            overview.run.status,
+            RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
+        );
+    RunDetail {
+        id: overview.run.id.to_string(),
+        workflow: overview.run.workflow.clone(),
+        status: overview.run.status.as_str().to_owned(),
+        error: overview.run.error.clone(),
+        state: pretty(&overview.run.state),
+        steps: overview
+            .steps
+            .iter()
+            .map(|step| StepView {
+                index: step.index,
+                name: step.name.clone(),
+                status: step.status.as_str().to_owned(),
+                attempts: step.attempts,
+                output: step
+                    .output
+                    .as_ref()
+                    .filter(|output| !output.is_null())
+                    .map(pretty),
+                error: step.error.clone(),
+                generations: overview
+                    .generations
+                    .iter()
+                    .filter(|(index, _)| *index == step.index)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
+            })
+            .collect(),
+        pages: overview
+            .pages
+            .iter()
+            .map(|page| PageView {
+                id: page.id.to_string(),
+                status: if page.status == PageStatus::Open && page.is_expired(now) {
+                    "expired".to_owned()
+                } else {
+                    page.status.as_str().to_owned()
+                },
+                expires: format_utc(page.expires_at_ms),
+                response: page.response.as_ref().map(pretty),
+            })
+            .collect(),
+        waiting: waiting_sentence(overview),
+        new_link,
+        flash,
+        live,
+    }
+}
+
+/// What a waiting run waits for, until when, and what happens then, in one sentence.
+fn waiting_sentence(overview: &RunOverview) -> Option<String> {
+    let run = &overview.run;
+    if run.status != RunStatus::Waiting {
+        return None;
+    }
+    let wait = run.waiting.as_ref()?;
+    let Some(deadline) = wait.deadline_ms else {
+        return Some("Waiting for an answer, with no deadline.".to_owned());
+    };
+    let default_response = overview
+        .steps
+        .iter()
+        .find(|step| step.index == run.cursor - 1)
+        .and_then(|step| step.output.as_ref())
+        .and_then(|output| output.get("default_response"));
+    let then = match wait.on_timeout {
+        TimeoutAction::Fail => "the run fails",
+        TimeoutAction::Cancel => "the run is cancelled",
+        TimeoutAction::Continue if default_response.and_then(Unanswered::of).is_some() => {
+            "the run is cancelled"
+        }
+        TimeoutAction::Continue => "the run carries on with its default answer",
+    };
+    Some(format!(
+        "Waiting for an answer until {}; then {then}. Extending the link moves this too.",
+        format_utc(deadline)
+    ))
+}
+
+/// The fresh link to show once (if any) and the flash line after a run page's link button.
+#[must_use]
+pub fn link_change(change: RunPageChange) -> (Option<String>, String) {
+    let (new_link, flash) = match change {
+        RunPageChange::NewLink(link) => (
+            Some(link),
+            "A working link was issued. Any link sent earlier no longer works.",
+        ),
+        RunPageChange::Changed => (None, "Done."),
+        RunPageChange::NotOpen => (None, "Nothing changed: the page is no longer open."),
+    };
+    (new_link, flash.to_owned())
+}
+
+/// One page of the runs list: `runs` of `total`, page `page` of `page_size`, filtered by
+/// `status`, with the workflows a person may start from the list.
+#[must_use]
+pub fn runs_list(
+    runs: &[Run],
+    total: i64,
+    status: Option<RunStatus>,
+    page: u32,
+    page_size: i64,
+    workflows: Vec<String>,
+) -> RunsList {
+    let rows = runs
+        .iter()
+        .map(|run| RunRow {
+            id: run.id.to_string(),
+            workflow: run.workflow.clone(),
+            status: run.status.as_str().to_owned(),
+            step: format!("step {}", run.cursor + 1),
+            updated: format_utc(run.updated_at_ms),
+        })
+        .collect();
+    RunsList {
+        rows,
+        status: status.map(|status| status.as_str().to_owned()),
+        page,
+        has_next: i64::from(page + 1) * page_size < total,
+        workflows,
+        flash: None,
+    }
+}
+
+/// A run in the API's lists: id, workflow, status and its links.
+#[must_use]
+pub fn run_summary_json(run: &Run) -> Value {
+    json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id) } })
+}
+
+/// `GET /api/runs/{id}`'s body: status, current step, each step's output and the id of the
+/// page it waits on (never a link).
+#[must_use]
+pub fn run_json(overview: &RunOverview) -> Value {
+    let steps: Vec<Value> = overview
+        .steps
+        .iter()
+        .map(|step| json!({ "index": step.index, "name": step.name, "status": step.status.as_str(), "attempts": step.attempts, "output": step.output, "error": step.error }))
+        .collect();
+    let pages: BTreeMap<String, Value> = overview
+        .pages
+        .iter()
+        .map(|page| (page.id.to_string(), json!({ "status": page.status.as_str(), "expires_at_ms": page.expires_at_ms, "response": page.response })))
+        .collect();
+    json!({
+        "id": overview.run.id,
+        "workflow": overview.run.workflow,
+        "status": overview.run.status,
+        "current_step": overview.current_step,
+        "error": overview.run.error,
+        "state": overview.run.state,
+        "steps": steps,
+        "pages": pages,
+        "waiting_page": overview.waiting_page,
+        "definition_digest": overview.run.definition_digest,
+    })
+}
