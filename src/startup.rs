@@ -53,6 +53,10 @@ pub struct Options {
     /// The models pages are generated with; from the config (`TESSERA_MODEL` and the provider's
     /// environment) when `None` (tests bring a model pointed at a local server).
     pub models: Option<Models>,
+    /// A listener already bound (tests bind one first, so the app's origin is known before it
+    /// starts and no other process can take the port in between); `TESSERA_ADDR` is bound when
+    /// `None`.
+    pub listener: Option<TcpListener>,
 }
 
 impl Application {
@@ -86,9 +90,12 @@ impl Application {
             None => Models::from_spec(&config.model, &|name| config.model_settings.get(name))
                 .context("configuring the model (TESSERA_MODEL)")?,
         };
-        let listener = TcpListener::bind(config.addr)
-            .await
-            .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?;
+        let listener = match options.listener.take() {
+            Some(listener) => listener,
+            None => TcpListener::bind(config.addr)
+                .await
+                .with_context(|| format!("binding TESSERA_ADDR {}", config.addr))?,
+        };
         if config.addr.port() == 0 {
             // Port 0 (tests) means "any free port": links and the chat's calls to the demo site
             // must use the port actually bound.

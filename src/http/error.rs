@@ -174,3 +174,27 @@ pub async fn api_body_limit_as_json(
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_conflict_is_409_with_its_reason() {
+        let response =
+            AppError::from(StoreError::Conflict("the id is taken".to_owned())).into_response();
+        assert_eq!(response.status(), StatusCode::CONFLICT);
+        let response = AppError::Gone {
+            code: "revoked",
+            message: "the link was revoked".to_owned(),
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::GONE);
+        let response = AppError::Forbidden {
+            code: "cross_site",
+            message: "not from this site".to_owned(),
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    }
+}

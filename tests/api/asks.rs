@@ -295,7 +295,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 
     // An admin cancels a waiting ask from the run page: the caller is told too.
     let (withdrawn, _) = create(&app, &body).await?;
-    let cookie = crate::runs::admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let cancel = app
         .client
         .post(app.url(&format!("/runs/{withdrawn}/cancel")))

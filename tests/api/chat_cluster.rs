@@ -43,8 +43,8 @@ use url::Url;
 
 use crate::{
     chat::{exactly_open, manifest},
-    chat_ui::{admin_cookie, approval_action, completed_count, spawn_chat_app, spawn_chat_app_in},
-    helpers::TestDb,
+    chat_ui::{approval_action, completed_count},
+    helpers::{spawn_app, spawn_app_in, TestDb},
 };
 
 /// How long a test waits for something that should happen at once.
@@ -472,16 +472,16 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
 /// instance that is gone) is reported on `/chat` and in the JSON API, and is not run again.
 #[tokio::test]
 async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     app.post_form(
         "/chat",
         &cookie,
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let confirmation = action.trim_start_matches("/chat/approvals/").to_owned();
     let Store::Sqlite(pool) = &app.store else {
@@ -524,13 +524,13 @@ async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> any
         .await?;
     let before = completed_count(&app.store).await?;
 
-    let restarted = spawn_chat_app_in(app.stop().await?).await?;
+    let restarted = spawn_app_in(app.stop().await?).await?;
     poll("the chat page to report the interruption", || async {
-        let page = restarted.get("/chat", &cookie).await?.text().await?;
+        let page = restarted.get_with("/chat", &cookie).await?.text().await?;
         Ok(page.contains("[interrupted]"))
     })
     .await?;
-    let page = restarted.get("/chat", &cookie).await?.text().await?;
+    let page = restarted.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         page.contains("data-testid=\"header-step\" data-status=\"interrupted\""),
         "{page}"
@@ -554,7 +554,7 @@ async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> any
         "nothing waits for approval"
     );
     let json = restarted
-        .get(&format!("/api/chat/sessions/{session_id}"), &cookie)
+        .get_with(&format!("/api/chat/sessions/{session_id}"), &cookie)
         .await?
         .text()
         .await?;

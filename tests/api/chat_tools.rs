@@ -13,7 +13,10 @@ use tessera::{
     store::{now_ms, Store},
 };
 
-use crate::chat_ui::{admin_cookie, approval_action, spawn_chat_app, ChatApp};
+use crate::{
+    chat_ui::approval_action,
+    helpers::{spawn_app, TestApp},
+};
 
 async fn items_titled(store: &Store, title: &str) -> anyhow::Result<Vec<String>> {
     let page = store
@@ -35,23 +38,23 @@ async fn exists(store: &Store, id: &str) -> bool {
     store.demo_item(&ItemId(id.to_owned())).await.is_ok()
 }
 
-async fn seeded_app() -> anyhow::Result<(ChatApp, String)> {
-    let app = spawn_chat_app().await?;
+async fn seeded_app() -> anyhow::Result<(TestApp, String)> {
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     Ok((app, cookie))
 }
 
 #[tokio::test]
 async fn a_tool_form_has_a_labelled_field_for_every_parameter() -> anyhow::Result<()> {
     let (app, cookie) = seeded_app().await?;
-    let chat = app.get("/chat", &cookie).await?.text().await?;
+    let chat = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         chat.contains("href=\"/chat/tools/createItem\""),
         "the panel links each tool to its form"
     );
 
-    let response = app.get("/chat/tools/createItem", &cookie).await?;
+    let response = app.get_with("/chat/tools/createItem", &cookie).await?;
     assert_eq!(response.status(), 200);
     let html = response.text().await?;
     assert!(html.contains("action=\"/chat/tools/createItem\""), "{html}");
@@ -78,7 +81,7 @@ async fn a_tool_form_has_a_labelled_field_for_every_parameter() -> anyhow::Resul
     );
     assert!(html.contains("Due date"), "fields are labelled");
 
-    let unknown = app.get("/chat/tools/noSuchTool", &cookie).await?;
+    let unknown = app.get_with("/chat/tools/noSuchTool", &cookie).await?;
     assert_eq!(unknown.status(), 404);
     Ok(())
 }
@@ -139,7 +142,7 @@ async fn a_valid_tool_form_runs_the_tool_and_the_result_joins_the_conversation(
     );
     assert_eq!(items_titled(&app.store, "Water the ferns").await?.len(), 1);
 
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         html.contains("/tool createItem"),
         "the person's call is in the conversation"
@@ -161,7 +164,7 @@ async fn a_destructive_tool_run_by_hand_waits_for_an_approval() -> anyhow::Resul
         "nothing is deleted before the approval"
     );
 
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"pending-approval\""), "{html}");
     assert!(html.contains("deleteItem"));
     assert!(
@@ -268,10 +271,10 @@ async fn the_chat_stream_shows_a_247_item_update_chunk_by_chunk_in_order() -> an
         "text=mark+all+open+items+as+done".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
 
-    let stream = app.get("/chat/events", &cookie).await?;
+    let stream = app.get_with("/chat/events", &cookie).await?;
     assert_eq!(stream.status(), 200);
     assert_eq!(
         stream
@@ -337,8 +340,8 @@ async fn the_chat_stream_shows_a_247_item_update_chunk_by_chunk_in_order() -> an
 
 #[tokio::test]
 async fn the_chat_stream_needs_the_admin_session() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
-    let response = app.get("/chat/events", "").await?;
+    let app = spawn_app().await?;
+    let response = app.get_with("/chat/events", "").await?;
     assert_eq!(response.status(), 303);
     Ok(())
 }

@@ -3,124 +3,16 @@
 //! Nothing is deleted before the approval. The app runs on a port known before it starts so the
 //! chat's executor reaches the app's own `/demo-api`.
 
-use std::time::Duration;
-
 use anyhow::Context as _;
 use tessera::{
-    config::{Config, DatabaseUrl},
     demo::items::{
         model::{ItemFilter, ItemStatus},
         DemoItems,
     },
-    startup::Application,
     store::Store,
 };
-use tokio_util::sync::CancellationToken;
 
-use crate::helpers::ADMIN_PASSWORD;
-
-pub(crate) struct ChatApp {
-    address: String,
-    pub(crate) client: reqwest::Client,
-    pub(crate) store: Store,
-    shutdown: CancellationToken,
-    dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for ChatApp {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-impl ChatApp {
-    /// Stops the server and hands back its database folder, to start another app on it.
-    pub(crate) async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
-        self.shutdown.cancel();
-        self.store.close().await;
-        self.dir.take().context("the folder was already taken")
-    }
-
-    pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.address)
-    }
-
-    pub(crate) async fn get(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
-        Ok(self
-            .client
-            .get(self.url(path))
-            .header("cookie", cookie)
-            .send()
-            .await?)
-    }
-
-    pub(crate) async fn post_form(
-        &self,
-        path: &str,
-        cookie: &str,
-        body: String,
-    ) -> anyhow::Result<reqwest::Response> {
-        Ok(self
-            .client
-            .post(self.url(path))
-            .header("cookie", cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await?)
-    }
-}
-
-/// The app on a free port whose public URL is that port (the chat calls `/demo-api` through it).
-pub(crate) async fn spawn_chat_app() -> anyhow::Result<ChatApp> {
-    spawn_chat_app_in(tempfile::tempdir()?).await
-}
-
-/// The app on the database in `dir` (reuse a folder to simulate a restart).
-pub(crate) async fn spawn_chat_app_in(dir: tempfile::TempDir) -> anyhow::Result<ChatApp> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let path = dir.path().join("tessera.db");
-    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
-    config.addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    config.public_url = format!("http://127.0.0.1:{port}");
-    let application = Application::build(config).await?;
-    let address = format!("http://{}", application.local_addr()?);
-    let store = application.state().store.clone();
-    let shutdown = CancellationToken::new();
-    tokio::spawn(application.run_until(shutdown.clone()));
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()?;
-    Ok(ChatApp {
-        address,
-        client,
-        store,
-        shutdown,
-        dir: Some(dir),
-    })
-}
-
-pub(crate) async fn admin_cookie(app: &ChatApp) -> anyhow::Result<String> {
-    let response = app
-        .post_form(
-            "/login",
-            "",
-            format!("password={ADMIN_PASSWORD}&next=/chat"),
-        )
-        .await?;
-    response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .find(|value| value.starts_with("tessera_session="))
-        .and_then(|value| value.split(';').next())
-        .map(str::to_owned)
-        .context("no session cookie after login")
-}
+use crate::helpers::{spawn_app, spawn_app_in};
 
 pub(crate) async fn completed_count(store: &Store) -> anyhow::Result<usize> {
     let page = store
@@ -142,8 +34,8 @@ pub(crate) fn approval_action(html: &str) -> Option<String> {
 
 #[tokio::test]
 async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
-    let response = app.get("/chat", "").await?;
+    let app = spawn_app().await?;
+    let response = app.get_with("/chat", "").await?;
     assert_eq!(response.status(), 303);
     let location = response
         .headers()
@@ -156,8 +48,8 @@ async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
-    let cookie = admin_cookie(&app).await?;
+    let app = spawn_app().await?;
+    let cookie = app.admin_cookie().await?;
     let response = app
         .client
         .post(app.url("/chat"))
@@ -175,11 +67,11 @@ async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
 #[tokio::test]
 async fn deleting_completed_items_previews_waits_for_approval_and_survives_reload(
 ) -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
 
-    let empty = app.get("/chat", &cookie).await?;
+    let empty = app.get_with("/chat", &cookie).await?;
     assert_eq!(empty.status(), 200);
     let html = empty.text().await?;
     assert!(
@@ -211,7 +103,7 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
         "nothing is deleted before the approval"
     );
 
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"execution-header\""));
     assert!(html.contains("searchItems"));
     assert!(html.contains("data-testid=\"confirm-view\""));
@@ -226,7 +118,7 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     assert!(html.contains("bg-red-700"), "danger styling");
 
     // A reload (a new GET) still shows it: it lives in the store.
-    let again = app.get("/chat", &cookie).await?.text().await?;
+    let again = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&again).context("the approval survives a reload")?;
     assert_eq!(completed_count(&app.store).await?, before);
 
@@ -236,7 +128,7 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
     assert_eq!(approved.status(), 303);
     assert_eq!(completed_count(&app.store).await?, before - rows);
 
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         html.contains(&format!("Deleted {rows} items.")),
         "the result"
@@ -255,9 +147,9 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
 
 #[tokio::test]
 async fn denying_sends_nothing() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
     app.post_form(
         "/chat",
@@ -265,23 +157,23 @@ async fn denying_sends_nothing() -> anyhow::Result<()> {
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let denied = app
         .post_form(&action, &cookie, "decision=deny".to_owned())
         .await?;
     assert_eq!(denied.status(), 303);
     assert_eq!(completed_count(&app.store).await?, before);
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(!html.contains("data-testid=\"pending-approval\""));
     Ok(())
 }
 
 #[tokio::test]
 async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
     app.post_form(
         "/chat",
@@ -289,11 +181,11 @@ async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
 
-    let restarted = spawn_chat_app_in(app.stop().await?).await?;
-    let html = restarted.get("/chat", &cookie).await?.text().await?;
+    let restarted = spawn_app_in(app.stop().await?).await?;
+    let html = restarted.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         html.contains("delete all completed items from last month"),
         "the history survives"
@@ -324,9 +216,9 @@ fn offered_ids(html: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_selection(
 ) -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
     app.post_form(
         "/chat",
@@ -334,7 +226,7 @@ async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_se
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let offered = offered_ids(&html);
     anyhow::ensure!(offered.len() >= 2, "the preview offers {offered:?}");
@@ -375,7 +267,7 @@ async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_se
     let approved = app.post_form(&action, &cookie, body).await?;
     assert_eq!(approved.status(), 303);
     assert_eq!(completed_count(&app.store).await?, before - 2);
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         html.contains("narrowed by the person to 2 of"),
         "the header says so"
@@ -386,16 +278,16 @@ async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_se
 
 #[tokio::test]
 async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     app.post_form(
         "/chat",
         &cookie,
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let offered = offered_ids(&html);
     let approved = app
@@ -410,7 +302,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
         )
         .await?;
     assert_eq!(approved.status(), 303);
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(html.contains("data-testid=\"result-view\""), "{html}");
     let link = html
         .split("href=\"/chat/results/")
@@ -418,7 +310,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
         .and_then(|rest| rest.split('/').next())
         .context("a download link")?;
     let csv = app
-        .get(&format!("/chat/results/{link}/download.csv"), &cookie)
+        .get_with(&format!("/chat/results/{link}/download.csv"), &cookie)
         .await?;
     assert_eq!(csv.status(), 200);
     assert_eq!(
@@ -451,7 +343,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
         );
     }
     let json = app
-        .get(&format!("/chat/results/{link}/download.json"), &cookie)
+        .get_with(&format!("/chat/results/{link}/download.json"), &cookie)
         .await?;
     assert_eq!(
         json.headers()
@@ -464,14 +356,14 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
     assert!(items.iter().all(|item| item["status"] == "succeeded"));
 
     // Another admin browser has its own chat session: not its result.
-    let other = admin_cookie(&app).await?;
+    let other = app.admin_cookie().await?;
     let elsewhere = app
-        .get(&format!("/chat/results/{link}/download.csv"), &other)
+        .get_with(&format!("/chat/results/{link}/download.csv"), &other)
         .await?;
     assert_eq!(elsewhere.status(), 404);
     // Logged out: the login page.
     let anonymous = app
-        .get(&format!("/chat/results/{link}/download.csv"), "")
+        .get_with(&format!("/chat/results/{link}/download.csv"), "")
         .await?;
     assert_eq!(anonymous.status(), 303);
     Ok(())
@@ -479,9 +371,9 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
 
 #[tokio::test]
 async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
-    let app = spawn_chat_app().await?;
+    let app = spawn_app().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
     app.post_form(
         "/chat",
@@ -489,7 +381,7 @@ async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
         "text=delete+all+completed+items+from+last+month".to_owned(),
     )
     .await?;
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let ids: String = offered_ids(&html)
         .iter()
@@ -500,7 +392,7 @@ async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
         .await?;
     assert_eq!(denied.status(), 303);
     assert_eq!(completed_count(&app.store).await?, before);
-    let html = app.get("/chat", &cookie).await?.text().await?;
+    let html = app.get_with("/chat", &cookie).await?.text().await?;
     assert!(!html.contains("data-testid=\"pending-approval\""));
     assert!(html.contains("data-status=\"declined\""));
     Ok(())

@@ -2,7 +2,7 @@
 //! filters, bulk changes, single-use hash-bound confirmations, grants), then the HTTP surface of a
 //! spawned app (`/demo-api/items`, and a chat turn through `/api/chat` against the app itself).
 
-use std::{collections::BTreeSet, time::Duration};
+use std::collections::BTreeSet;
 
 use anyhow::Context as _;
 use serde_json::{json, Map, Value};
@@ -16,21 +16,18 @@ use tessera::{
         policy::ConfirmReason,
         CapabilityScope, ChatSession, Manifest, SessionId, Thread,
     },
-    config::{Config, DatabaseUrl, Secret},
     demo::items::{
         model::{ItemFilter, ItemId, ItemPatch, ItemStatus},
         seed::{seed_items, SEED_COUNT},
         DemoItems, MANIFEST_JSON,
     },
-    startup::Application,
     store::{
         chat::{BeginExecutionError, Decision},
         now_ms, Store, StoreError,
     },
 };
-use tokio_util::sync::CancellationToken;
 
-use crate::helpers::{store_contract, API_TOKEN};
+use crate::helpers::{store_contract, TestApp, API_TOKEN};
 
 store_contract!(
     demo_items_are_seeded_once_and_filtered_by_status_date_and_text,
@@ -456,48 +453,17 @@ async fn withdrawn_confirmations_cannot_be_approved_or_used(store: &Store) -> an
     Ok(())
 }
 
-/// The app on a port known before it starts, so its public URL (which the chat calls the demo
-/// site at) is right.
-struct KnownPortApp {
-    address: String,
-    client: reqwest::Client,
-    shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for KnownPortApp {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-async fn spawn_app_at_known_port() -> anyhow::Result<KnownPortApp> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("tessera.db");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
-    config.addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    config.public_url = format!("http://127.0.0.1:{port}");
-    config.api_token = Some(Secret::new(API_TOKEN));
-    let application = Application::build(config).await?;
-    let address = format!("http://{}", application.local_addr()?);
-    let shutdown = CancellationToken::new();
-    tokio::spawn(application.run_until(shutdown.clone()));
-    Ok(KnownPortApp {
-        address,
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()?,
-        shutdown,
-        _dir: dir,
-    })
+/// The app with `Config::for_tests`'s body limit, as these tests were written against.
+async fn spawn_with_the_default_body_limit() -> anyhow::Result<TestApp> {
+    TestApp::builder()
+        .config(|config| config.body_limit = 1024 * 1024)
+        .spawn()
+        .await
 }
 
 #[tokio::test]
 async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> anyhow::Result<()> {
-    let app = spawn_app_at_known_port().await?;
+    let app = spawn_with_the_default_body_limit().await?;
     let url = |path: &str| format!("{}{path}", app.address);
     let listed: Value = app
         .client
@@ -572,7 +538,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
 #[tokio::test]
 async fn a_chat_turn_through_the_api_reaches_the_demo_site_and_replies_with_the_header(
 ) -> anyhow::Result<()> {
-    let app = spawn_app_at_known_port().await?;
+    let app = spawn_with_the_default_body_limit().await?;
     let url = |path: &str| format!("{}{path}", app.address);
     let refused = app
         .client

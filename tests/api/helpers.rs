@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 /// The API token every spawned test app accepts.
 pub const API_TOKEN: &str = "test-token-0123456789abcdef";
 
-/// A running application on a free port with its own SQLite file.
+/// A running application on its own port and database, built by [`TestApp::builder`].
 pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
@@ -38,6 +38,139 @@ pub struct TestApp {
     postgres: Option<(String, String)>,
 }
 
+/// The admin password every spawned test app accepts.
+pub const ADMIN_PASSWORD: &str = "test-admin-password";
+
+/// Which database a spawned app runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// How a [`TestApp`] starts: its database engine, its configuration (always built in code, never
+/// from the environment), the runner's options and the folder of its SQLite file.
+///
+/// Every app gets its own listener, bound once on `127.0.0.1:0` before the app is built and
+/// handed to it (no port is picked, dropped and bound again), so its origin is fixed before it
+/// starts: `public_url` is that address, which is also where the chat calls the demo site.
+pub struct TestAppBuilder {
+    backend: Backend,
+    config: Config,
+    options: Options,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl TestApp {
+    /// A SQLite app with the test API token, a 64 KiB body limit and the demo workflows.
+    pub fn builder() -> TestAppBuilder {
+        // The database URL is settled at spawn, once the backend is known.
+        let mut config = Config::for_tests(DatabaseUrl::Sqlite(String::new()));
+        config.api_token = Some(Secret::new(API_TOKEN));
+        config.body_limit = 64 * 1024;
+        TestAppBuilder {
+            backend: Backend::Sqlite,
+            config,
+            options: Options::default(),
+            dir: None,
+        }
+    }
+}
+
+impl TestAppBuilder {
+    /// Runs on a fresh database of `backend`.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Changes the configuration.
+    pub fn config(mut self, customize: impl FnOnce(&mut Config)) -> Self {
+        customize(&mut self.config);
+        self
+    }
+
+    /// Other workflows, runner settings, components or models.
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Keeps the SQLite file in `dir` (pass the folder of a stopped app to restart it).
+    pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
+        self.dir = Some(dir);
+        self
+    }
+
+    /// Starts the app; `None` only for PostgreSQL when `TESSERA_SKIP_POSTGRES=1` skips it. Call
+    /// [`TestApp::cleanup`] at the end to drop a PostgreSQL database.
+    pub async fn try_spawn(mut self) -> anyhow::Result<Option<TestApp>> {
+        let dir = match self.dir.take() {
+            Some(dir) => dir,
+            None => tempfile::tempdir()?,
+        };
+        let postgres = match self.backend {
+            Backend::Sqlite => {
+                let path = dir.path().join("tessera.db");
+                self.config.database_url = DatabaseUrl::Sqlite(path.to_string_lossy().into_owned());
+                None
+            }
+            Backend::Postgres => {
+                let Some((admin_url, database)) = create_postgres_database().await? else {
+                    return Ok(None);
+                };
+                let url = replace_database(&admin_url, &database)?;
+                self.config.database_url = DatabaseUrl::Postgres(Secret::new(url));
+                Some((admin_url, database))
+            }
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        self.config.addr = address;
+        self.config.public_url = format!("http://{address}");
+        self.options.listener = Some(listener);
+        let application = Application::build_with(self.config, self.options).await?;
+        let store = application.state().store.clone();
+        let shutdown = CancellationToken::new();
+        tokio::spawn(application.run_until(shutdown.clone()));
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()?;
+        Ok(Some(TestApp {
+            address: format!("http://{address}"),
+            client,
+            store,
+            shutdown,
+            dir: Some(dir),
+            postgres,
+        }))
+    }
+
+    /// The app's router on a fresh SQLite database, for `tower::ServiceExt::oneshot`: every
+    /// layer and handler, no server and no runner.
+    pub async fn router(mut self) -> anyhow::Result<TestRouter> {
+        let dir = match self.dir.take() {
+            Some(dir) => dir,
+            None => tempfile::tempdir()?,
+        };
+        let path = dir.path().join("tessera.db");
+        self.config.database_url = DatabaseUrl::Sqlite(path.to_string_lossy().into_owned());
+        let application = Application::build_with(self.config, self.options).await?;
+        Ok(TestRouter {
+            router: tessera::http::router(application.state().clone()),
+            _dir: dir,
+        })
+    }
+
+    /// Starts the app on SQLite.
+    pub async fn spawn(self) -> anyhow::Result<TestApp> {
+        self.try_spawn()
+            .await?
+            .context("PostgreSQL is skipped (TESSERA_SKIP_POSTGRES=1)")
+    }
+}
+
 impl TestApp {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
@@ -45,6 +178,33 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> anyhow::Result<reqwest::Response> {
         Ok(self.client.get(self.url(path)).send().await?)
+    }
+
+    /// `GET path` with a session `cookie` (`""` for none).
+    pub async fn get_with(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .get(self.url(path))
+            .header("cookie", cookie)
+            .send()
+            .await?)
+    }
+
+    /// `POST path` with a session `cookie` (`""` for none) and a URL-encoded form `body`.
+    pub async fn post_form(
+        &self,
+        path: &str,
+        cookie: &str,
+        body: String,
+    ) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .post(self.url(path))
+            .header("cookie", cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await?)
     }
 
     /// `GET path` with the API token, read as JSON.
@@ -73,136 +233,54 @@ impl TestApp {
             .send()
             .await?)
     }
-}
 
-impl TestApp {
+    /// Logs in as the admin and answers the session cookie (`name=value`).
+    pub async fn admin_cookie(&self) -> anyhow::Result<String> {
+        let response = self
+            .post_form(
+                "/login",
+                "",
+                format!("password={ADMIN_PASSWORD}&next=/runs"),
+            )
+            .await?;
+        response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find(|value| value.starts_with("tessera_session="))
+            .and_then(|value| value.split(';').next())
+            .map(str::to_owned)
+            .context("no session cookie after login")
+    }
+
+    /// Reads run `id` through the API until its status is `status`, and answers it; fails after
+    /// a minute with the run as last read.
+    pub async fn wait_for_status(
+        &self,
+        id: &str,
+        status: &str,
+    ) -> anyhow::Result<serde_json::Value> {
+        let started = std::time::Instant::now();
+        loop {
+            let run = self.api_json(&format!("/api/runs/{id}")).await?;
+            if run["status"] == status {
+                return Ok(run);
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("run {id} never reached {status}: {run:#}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Stops the server and hands back its database folder, to start another app on it.
     pub async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
         self.shutdown.cancel();
         self.store.close().await;
         self.dir.take().context("the folder was already taken")
     }
-}
 
-impl Drop for TestApp {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-/// The admin password every spawned test app accepts.
-pub const ADMIN_PASSWORD: &str = "test-admin-password";
-
-/// Starts the application the way `main` does, but configured in code (never from the environment).
-pub async fn spawn_app() -> anyhow::Result<TestApp> {
-    spawn_app_in(tempfile::tempdir()?).await
-}
-
-/// Starts the application on the database in `dir` (reuse a folder to simulate a restart).
-pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
-    spawn_app_with(dir, Options::default()).await
-}
-
-/// Starts the application on the database in `dir` with other workflows or runner settings.
-pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow::Result<TestApp> {
-    let path = dir.path().join("tessera.db");
-    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
-    config.api_token = Some(Secret::new(API_TOKEN));
-    config.body_limit = 64 * 1024;
-    start(config, dir, None, options).await
-}
-
-/// Starts the application on a fresh SQLite database with `customize` applied to its
-/// configuration and other workflows or runner settings.
-pub async fn spawn_app_configured(
-    customize: impl FnOnce(&mut Config),
-    options: Options,
-) -> anyhow::Result<TestApp> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("tessera.db");
-    let mut config = Config::for_tests(DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()));
-    config.api_token = Some(Secret::new(API_TOKEN));
-    config.body_limit = 64 * 1024;
-    customize(&mut config);
-    start(config, dir, None, options).await
-}
-
-async fn start(
-    config: Config,
-    dir: tempfile::TempDir,
-    postgres: Option<(String, String)>,
-    options: Options,
-) -> anyhow::Result<TestApp> {
-    let application = Application::build_with(config, options).await?;
-    let address = format!("http://{}", application.local_addr()?);
-    let store = application.state().store.clone();
-    let shutdown = CancellationToken::new();
-    tokio::spawn(application.run_until(shutdown.clone()));
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()?;
-    Ok(TestApp {
-        address,
-        client,
-        store,
-        shutdown,
-        dir: Some(dir),
-        postgres,
-    })
-}
-
-/// Which database a spawned app runs on.
-#[derive(Clone, Copy, Debug)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-/// Starts the application on a fresh database of `backend`, with `customize` applied to its
-/// configuration. `None` only when `TESSERA_SKIP_POSTGRES=1` skips PostgreSQL explicitly; call
-/// [`TestApp::cleanup`] at the end to drop a PostgreSQL database.
-pub async fn spawn_app_on(
-    backend: Backend,
-    customize: impl FnOnce(&mut Config),
-) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on_with(backend, customize, Options::default()).await
-}
-
-/// As [`spawn_app_on`], with other workflows, runner settings or models.
-pub async fn spawn_app_on_with(
-    backend: Backend,
-    customize: impl FnOnce(&mut Config),
-    options: Options,
-) -> anyhow::Result<Option<TestApp>> {
-    let dir = tempfile::tempdir()?;
-    let (database_url, postgres) = match backend {
-        Backend::Sqlite => {
-            let path = dir.path().join("tessera.db");
-            (
-                DatabaseUrl::Sqlite(path.to_string_lossy().into_owned()),
-                None,
-            )
-        }
-        Backend::Postgres => {
-            let Some((admin_url, database)) = create_postgres_database().await? else {
-                return Ok(None);
-            };
-            let url = replace_database(&admin_url, &database)?;
-            (
-                DatabaseUrl::Postgres(Secret::new(url)),
-                Some((admin_url, database)),
-            )
-        }
-    };
-    let mut config = Config::for_tests(database_url);
-    config.api_token = Some(Secret::new(API_TOKEN));
-    config.body_limit = 64 * 1024;
-    customize(&mut config);
-    start(config, dir, postgres, options).await.map(Some)
-}
-
-impl TestApp {
     /// Stops the server and drops its PostgreSQL database, if it has one.
     pub async fn cleanup(mut self) -> anyhow::Result<()> {
         self.shutdown.cancel();
@@ -216,6 +294,67 @@ impl TestApp {
         }
         Ok(())
     }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// The router of an app that is not served, and the folder its database lives in.
+pub struct TestRouter {
+    pub router: Router,
+    _dir: tempfile::TempDir,
+}
+
+/// `TestApp::builder().spawn()`: SQLite, the demo workflows.
+pub async fn spawn_app() -> anyhow::Result<TestApp> {
+    TestApp::builder().spawn().await
+}
+
+/// The app on the database in `dir` (reuse a folder to simulate a restart).
+pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
+    TestApp::builder().dir(dir).spawn().await
+}
+
+/// The app on the database in `dir` with other workflows or runner settings.
+pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow::Result<TestApp> {
+    TestApp::builder().dir(dir).options(options).spawn().await
+}
+
+/// The app on a fresh SQLite database with `customize` applied to its configuration.
+pub async fn spawn_app_configured(
+    customize: impl FnOnce(&mut Config),
+    options: Options,
+) -> anyhow::Result<TestApp> {
+    TestApp::builder()
+        .config(customize)
+        .options(options)
+        .spawn()
+        .await
+}
+
+/// The app on a fresh database of `backend` with `customize` applied to its configuration.
+pub async fn spawn_app_on(
+    backend: Backend,
+    customize: impl FnOnce(&mut Config),
+) -> anyhow::Result<Option<TestApp>> {
+    spawn_app_on_with(backend, customize, Options::default()).await
+}
+
+/// As [`spawn_app_on`], with other workflows, runner settings or models.
+pub async fn spawn_app_on_with(
+    backend: Backend,
+    customize: impl FnOnce(&mut Config),
+    options: Options,
+) -> anyhow::Result<Option<TestApp>> {
+    TestApp::builder()
+        .backend(backend)
+        .config(customize)
+        .options(options)
+        .try_spawn()
+        .await
 }
 
 /// Creates a fresh database on `TEST_DATABASE_URL`'s server: `(admin URL, name)`, or `None`

@@ -25,6 +25,7 @@ mod notify;
 mod page_cache;
 mod pages;
 mod quality;
+mod router;
 mod runs;
 mod selections;
 mod store;

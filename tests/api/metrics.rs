@@ -1,11 +1,8 @@
 //! `GET /metrics`: Prometheus text that moves with what the server does.
 
-use std::{
-    collections::BTreeMap,
-    time::{Duration, Instant},
-};
+use std::collections::BTreeMap;
 
-use anyhow::{bail, ensure, Context as _};
+use anyhow::{ensure, Context as _};
 use serde_json::{json, Value};
 use tessera::{
     agent::generation::{GenerationOutcome, GenerationRecord},
@@ -13,7 +10,7 @@ use tessera::{
     workflow::run::{NewRun, RunStatus},
 };
 
-use crate::helpers::{spawn_app, store_contract, TestApp, API_TOKEN};
+use crate::helpers::{spawn_app, store_contract, TestApp};
 
 store_contract!(the_stores_figures_count_runs_generations_tokens_latency_and_cache_hits);
 
@@ -161,27 +158,6 @@ fn value(samples: &BTreeMap<String, f64>, series: &str) -> f64 {
     samples.get(series).copied().unwrap_or(0.0)
 }
 
-async fn wait_for_status(app: &TestApp, id: &str, status: &str) -> anyhow::Result<()> {
-    let started = Instant::now();
-    loop {
-        let run: Value = app
-            .client
-            .get(app.url(&format!("/api/runs/{id}")))
-            .bearer_auth(API_TOKEN)
-            .send()
-            .await?
-            .json()
-            .await?;
-        if run["status"] == status {
-            return Ok(());
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("run {id} never reached {status}: {run:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test]
 async fn metrics_count_requests_by_route_runs_steps_and_generations() -> anyhow::Result<()> {
     let app = spawn_app().await?;
@@ -198,7 +174,7 @@ async fn metrics_count_requests_by_route_runs_steps_and_generations() -> anyhow:
         .json()
         .await?;
     let id = started["id"].as_str().context("a run id")?.to_owned();
-    wait_for_status(&app, &id, "succeeded").await?;
+    app.wait_for_status(&id, "succeeded").await?;
 
     let after = scrape(&app).await?;
     let healthz = r#"tessera_http_request_duration_seconds_count{method="GET",route="/healthz",status="2xx"}"#;

@@ -1,34 +1,15 @@
 //! Runs end to end over HTTP: start the email digest, follow its link, submit, see it finish.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::bail;
 use serde_json::Value;
 
 use tessera::{startup::Options, workflow::RunnerConfig};
 
-use crate::helpers::{spawn_app, spawn_app_with, TestApp, ADMIN_PASSWORD, API_TOKEN};
+use crate::helpers::{spawn_app, spawn_app_with, TestApp, API_TOKEN};
 
 async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
     app.api_json(&format!("/api/runs/{id}")).await
-}
-
-pub(crate) async fn wait_for_status(
-    app: &TestApp,
-    id: &str,
-    status: &str,
-) -> anyhow::Result<Value> {
-    let started = Instant::now();
-    loop {
-        let run = run_json(app, id).await?;
-        if run["status"] == status {
-            return Ok(run);
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("run {id} never reached {status}: {run:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// A working link to the page run `id` waits on, as a path (`POST /api/runs/{id}/link`: a
@@ -48,25 +29,6 @@ pub(crate) async fn working_link_path(app: &TestApp, id: &str) -> anyhow::Result
         .and_then(|link| link.split_once("/p/"))
         .map(|(_, token)| format!("/p/{token}"))
         .ok_or_else(|| anyhow::anyhow!("not a page link: {body:#}"))
-}
-
-pub(crate) async fn admin_cookie(app: &TestApp) -> anyhow::Result<String> {
-    let response = app
-        .client
-        .post(app.url("/login"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("password={ADMIN_PASSWORD}&next=/runs"))
-        .send()
-        .await?;
-    Ok(response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .find(|value| value.starts_with("tessera_session="))
-        .and_then(|value| value.split(';').next())
-        .unwrap_or_default()
-        .to_owned())
 }
 
 fn csrf_of(html: &str) -> String {
@@ -90,7 +52,7 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
         .json()
         .await?;
     let id = started["id"].as_str().unwrap_or_default().to_owned();
-    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let waiting = app.wait_for_status(&id, "waiting").await?;
     assert!(
         waiting["waiting_page"].is_string(),
         "the page it waits on is named: {waiting:#}"
@@ -124,7 +86,7 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
         .await?;
     assert_eq!(again.status(), 409);
 
-    let finished = wait_for_status(&app, &id, "succeeded").await?;
+    let finished = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(
         finished["state"]["archived"],
         serde_json::json!(["m03", "m07", "m12"])
@@ -164,7 +126,7 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
         .json()
         .await?;
     let id = started["id"].as_str().unwrap_or_default().to_owned();
-    wait_for_status(&app, &id, "waiting").await?;
+    app.wait_for_status(&id, "waiting").await?;
     let path = working_link_path(&app, &id).await?;
     let html = app.get(&path).await?.text().await?;
     let submitted = app
@@ -179,7 +141,7 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
         .await?;
     assert_eq!(submitted.status(), 303);
 
-    let finished = wait_for_status(&app, &id, "succeeded").await?;
+    let finished = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(finished["state"]["decision"], "approve");
     assert_eq!(finished["state"]["reason"], "Receipts attached");
     Ok(())
@@ -197,7 +159,7 @@ async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
             .and_then(|value| value.to_str().ok()),
         Some("/login?next=%2Fruns")
     );
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let page = app
         .client
         .get(app.url("/runs"))
@@ -230,7 +192,7 @@ fn shown_link(html: &str) -> String {
 async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops_working(
 ) -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let started = app
         .client
         .post(app.url("/runs/start"))
@@ -247,7 +209,7 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
         .unwrap_or_default()
         .to_owned();
     let id = location.trim_start_matches("/runs/").to_owned();
-    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let waiting = app.wait_for_status(&id, "waiting").await?;
     let page_id = waiting["waiting_page"]
         .as_str()
         .unwrap_or_default()
@@ -339,7 +301,7 @@ async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
 async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_itself(
 ) -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let started: Value = app
         .api_post(
             "/api/runs",
@@ -349,7 +311,7 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
         .json()
         .await?;
     let id = started["id"].as_str().unwrap_or_default().to_owned();
-    wait_for_status(&app, &id, "waiting").await?;
+    app.wait_for_status(&id, "waiting").await?;
 
     let timeline = app
         .client
@@ -473,7 +435,7 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
 #[tokio::test]
 async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let created: Value = app
         .api_post(
             "/api/asks",
@@ -483,7 +445,7 @@ async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> an
         .json()
         .await?;
     let id = created["id"].as_str().unwrap_or_default().to_owned();
-    let waiting = wait_for_status(&app, &id, "waiting").await?;
+    let waiting = app.wait_for_status(&id, "waiting").await?;
     let page_id = waiting["pages"]
         .as_object()
         .and_then(|pages| pages.keys().next().cloned())

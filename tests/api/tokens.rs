@@ -13,7 +13,6 @@ use tessera::{config::Secret, notify::NotifyConfig, store::Store};
 use crate::{
     helpers::{on_both_backends, spawn_app_on, Backend, HttpSink, TestApp},
     mcp::McpClient,
-    runs::admin_cookie,
 };
 
 const SECRET: &str = "whsec_tokens_0123456789abcdef";
@@ -183,7 +182,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     })
     .await?;
     let page_id = waiting["waiting_page"].as_str().context("a page")?;
-    let cookie = admin_cookie(&app).await?;
+    let cookie = app.admin_cookie().await?;
     let run_page = app
         .client
         .post(app.url(&format!("/runs/{run_id}/pages/{page_id}")))

@@ -254,46 +254,47 @@ async fn a_leased_run_is_claimed_by_no_one_else_until_its_lease_expires(
     let run = ready_run(store, "w").await?;
     let workflows = names(&["w"]);
     let lease = Duration::from_millis(400);
+    // The store takes the instant of each call, so the lease's timeline is given, not slept
+    // through: claimed at `start`, it would expire at `start + 400`.
+    let start = now_ms();
     let first = store
-        .claim_run("first", &workflows, lease, now_ms())
+        .claim_run("first", &workflows, lease, start)
         .await?
         .context("a ready run is claimable")?;
     assert_eq!(first.run.id, run.id);
     assert_eq!(first.run.status, RunStatus::Running);
     assert_eq!(first.run.lease_owner.as_deref(), Some("first"));
     assert!(store
-        .claim_run("second", &workflows, lease, now_ms())
+        .claim_run("second", &workflows, lease, start)
         .await?
         .is_none());
     assert!(store
-        .claim_run("first", &names(&["other"]), lease, now_ms())
+        .claim_run("first", &names(&["other"]), lease, start)
         .await?
         .is_none());
 
     // A heartbeat pushes the expiry out; the run stays ours past the first expiry.
-    tokio::time::sleep(Duration::from_millis(150)).await;
     let renewed = store
-        .heartbeat(&first.lease, lease, now_ms())
+        .heartbeat(&first.lease, lease, start + 150)
         .await?
         .context("a live lease renews")?;
     assert!(renewed.expires_at_ms > first.lease.expires_at_ms);
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(store
-        .claim_run("second", &workflows, lease, now_ms())
+        .claim_run("second", &workflows, lease, start + 450)
         .await?
         .is_none());
 
     // Without heartbeats it expires and someone else may claim it, with a newer epoch.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let expired = start + 950;
     let second = store
-        .claim_run("second", &workflows, lease, now_ms())
+        .claim_run("second", &workflows, lease, expired)
         .await?
         .context("an expired lease makes the run claimable")?;
     assert_eq!(second.run.id, run.id);
     assert!(second.lease.epoch > renewed.epoch);
-    assert_eq!(store.heartbeat(&renewed, lease, now_ms()).await?, None);
+    assert_eq!(store.heartbeat(&renewed, lease, expired).await?, None);
     assert!(store
-        .heartbeat(&second.lease, lease, now_ms())
+        .heartbeat(&second.lease, lease, expired)
         .await?
         .is_some());
     Ok(())
@@ -1008,7 +1009,7 @@ fn counted_workflow(
     Ok(Registry::new().with(builder.build()?)?)
 }
 
-async fn wait_for_status(
+async fn wait_for_runs_with_status(
     store: &Store,
     status: RunStatus,
     count: i64,
@@ -1058,7 +1059,7 @@ async fn two_runners_share_the_work_and_no_step_runs_twice(store: &Store) -> any
             .start_run("counted", json!({"key": format!("run-{index}")}))
             .await?;
     }
-    wait_for_status(store, RunStatus::Succeeded, runs, Duration::from_secs(30)).await?;
+    wait_for_runs_with_status(store, RunStatus::Succeeded, runs, Duration::from_secs(30)).await?;
     shutdown.cancel();
     for worker in workers {
         tokio::time::timeout(Duration::from_secs(5), worker).await??;
@@ -1096,7 +1097,7 @@ async fn a_new_run_wakes_an_idle_runner_before_its_next_poll(store: &Store) -> a
         // One process: the code that made the run ready wakes the runner itself.
         runner.wake();
     }
-    wait_for_status(store, RunStatus::Succeeded, 1, Duration::from_secs(5)).await?;
+    wait_for_runs_with_status(store, RunStatus::Succeeded, 1, Duration::from_secs(5)).await?;
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(5), workers).await??;
     Ok(())
@@ -1126,7 +1127,7 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
     let shutdown = CancellationToken::new();
     let workers = runner.spawn(shutdown.clone());
     runner.start_run("approval", json!({"count": 7})).await?;
-    wait_for_status(store, RunStatus::Waiting, 1, Duration::from_secs(30)).await?;
+    wait_for_runs_with_status(store, RunStatus::Waiting, 1, Duration::from_secs(30)).await?;
     // Let the wake-ups from driving the run to its page be delivered and spent (PostgreSQL
     // delivers NOTIFY asynchronously), so that only the submission can wake a worker.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -1143,7 +1144,7 @@ async fn a_submitted_page_wakes_an_idle_runner_before_its_next_poll(
         // One process: the submitting handler wakes the runner itself.
         runner.wake();
     }
-    wait_for_status(store, RunStatus::Succeeded, 1, Duration::from_secs(30)).await?;
+    wait_for_runs_with_status(store, RunStatus::Succeeded, 1, Duration::from_secs(30)).await?;
     assert_eq!(record_runs.load(Ordering::SeqCst), 1);
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(10), workers).await??;

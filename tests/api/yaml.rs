@@ -23,7 +23,7 @@ use tessera::{
 use crate::{
     asks::submit,
     helpers::{spawn_app_configured, spawn_app_with, TestApp},
-    runs::{wait_for_status, working_link_path},
+    runs::working_link_path,
 };
 
 fn examples() -> anyhow::Result<Vec<YamlWorkflow>> {
@@ -68,7 +68,7 @@ fn step_names(run: &Value) -> Vec<String> {
 async fn decide_expense(app: &TestApp, claim: &str, decision: &str) -> anyhow::Result<Value> {
     let input = json!({"claim": {"id": claim, "employee": "Ada Lovelace", "description": "Train to Berlin", "amount": 189.4, "category": "travel"}});
     let id = start(app, "expense-approval", input).await?;
-    wait_for_status(app, &id, "waiting").await?;
+    app.wait_for_status(&id, "waiting").await?;
     let path = working_link_path(app, &id).await?;
     let page = app.get(&path).await?.text().await?;
     assert!(page.contains("Ada Lovelace"), "the page shows the claim");
@@ -79,7 +79,7 @@ async fn decide_expense(app: &TestApp, claim: &str, decision: &str) -> anyhow::R
     )
     .await?;
     assert_eq!(response.status(), 303);
-    wait_for_status(app, &id, "succeeded").await
+    app.wait_for_status(&id, "succeeded").await
 }
 
 #[tokio::test]
@@ -138,7 +138,7 @@ async fn the_expense_approval_example_branches_to_the_rejection() -> anyhow::Res
 async fn the_weekly_digest_example_shows_its_data_on_a_page_without_a_form() -> anyhow::Result<()> {
     let app = spawn_with_examples().await?;
     let id = start(&app, "weekly-digest", json!({})).await?;
-    let run = wait_for_status(&app, &id, "succeeded").await?;
+    let run = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(step_names(&run), ["digest", "send"]);
     let pages = app.store.pages_of_run(id.parse::<RunId>()?).await?;
     let page = pages.first().context("the digest made a page")?;
@@ -229,7 +229,7 @@ steps:
     ))?;
     let app = spawn_with(&format!("self,{host}"), vec![definition]).await?;
     let id = start(&app, "hook", json!({})).await?;
-    let run = wait_for_status(&app, &id, "succeeded").await?;
+    let run = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(
         run["state"]["reply"],
         json!({"status": 200, "body": {"ok": 3}})
@@ -255,7 +255,7 @@ async fn an_http_step_to_a_host_off_the_allowlist_fails_the_run_without_calling_
     ))?;
     let app = spawn_with("self", vec![definition]).await?;
     let id = start(&app, "test", json!({})).await?;
-    let run = wait_for_status(&app, &id, "failed").await?;
+    let run = app.wait_for_status(&id, "failed").await?;
     let error = run["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("is not allowed: add it to TESSERA_WORKFLOW_HTTP_HOSTS"),
@@ -293,7 +293,7 @@ steps:
     )?;
     let app = spawn_with("self", vec![definition]).await?;
     let id = start(&app, "late", json!({})).await?;
-    let run = wait_for_status(&app, &id, "succeeded").await?;
+    let run = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(run["state"]["answer"], json!({"decision": "late"}));
     assert_eq!(step_names(&run), ["ask", "answer", "route", "chased"]);
     Ok(())
@@ -313,7 +313,7 @@ async fn a_run_whose_file_changed_since_it_started_is_stopped_naming_both_digest
     )
     .await?;
     let id = start(&app, "doc", json!({})).await?;
-    wait_for_status(&app, &id, "waiting").await?;
+    app.wait_for_status(&id, "waiting").await?;
     let dir = app.stop().await?;
     let after = before.replace("Sign", "Please sign");
     let app = spawn_app_with(
@@ -326,7 +326,7 @@ async fn a_run_whose_file_changed_since_it_started_is_stopped_naming_both_digest
     .await?;
     let path = working_link_path(&app, &id).await?;
     assert_eq!(submit(&app, &path, "ok=on").await?.status(), 303);
-    let run = wait_for_status(&app, &id, "failed").await?;
+    let run = app.wait_for_status(&id, "failed").await?;
     let error = run["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("the workflow file changed since this run started"),
