@@ -6,6 +6,8 @@
 //! approves or denies a pending confirmation; both redirect back (POST-redirect-GET). Every rule
 //! is the [`Orchestrator`]'s: these handlers only translate forms and views.
 
+use std::collections::BTreeMap;
+
 use axum::{
     body::Bytes,
     extract::{Path, State},
@@ -25,15 +27,15 @@ use super::{
     extract::Form,
     login,
     presenters::{self, chat::RejectedAnswer},
-    render::html_document,
+    render::{attachment, html_document},
     same_origin::{refuse_cross_site, Refusal, SameOrigin},
     AppState,
 };
 use crate::{
     chat::{
         approval_form::{ApprovalAnswer, ApprovalFormError},
-        views::{self, SCOPE_FIELD},
-        ChatError, ConfirmationId, ExecutionId, Orchestrator, SessionId,
+        views::{self, SessionViews, SCOPE_FIELD},
+        ChatError, ConfirmationId, ExecutionId, Orchestrator, SessionId, SessionView, TurnOutcome,
     },
     forms::raw_values,
 };
@@ -103,6 +105,11 @@ pub(super) async fn flash(session: &Session, message: String) {
     let _ = session.insert(FLASH_KEY, message).await;
 }
 
+/// An id in a path; anything else is an unknown page (404).
+fn parse_uuid(text: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::parse_str(text).map_err(|_| AppError::NotFound)
+}
+
 /// `GET /chat`.
 async fn chat_page(State(state): State<ChatState>, session: Session) -> Result<Response, AppError> {
     render_chat(&state, &session, StatusCode::OK, None).await
@@ -120,6 +127,14 @@ async fn render_chat(
     let view = state.orchestrator.session_view(id).await?;
     let tools = state.orchestrator.manual_tools(id).await?;
     let flash = session.remove::<String>(FLASH_KEY).await.ok().flatten();
+    let generated = generated_views(state, &view).await?;
+    let data = presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref());
+    let render = move || view! { <ChatPage data/> }.into_any();
+    Ok(html_document(&state.app, status, "Chat · Tessera", render))
+}
+
+/// The session's confirm, progress and result views, generated with the default model.
+async fn generated_views(state: &ChatState, view: &SessionView) -> Result<SessionViews, AppError> {
     let model = state
         .app
         .models()
@@ -127,12 +142,10 @@ async fn render_chat(
         .map_err(anyhow::Error::from)?;
     let orchestrator = &state.orchestrator;
     let (store, manifest) = (orchestrator.store(), orchestrator.manifest());
-    let generated = views::session_views(store, model.as_ref(), manifest, &view)
+    let generated = views::session_views(store, model.as_ref(), manifest, view)
         .await
         .map_err(anyhow::Error::from)?;
-    let data = presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref());
-    let render = move || view! { <ChatPage data/> }.into_any();
-    Ok(html_document(&state.app, status, "Chat · Tessera", render))
+    Ok(generated)
 }
 
 /// The chat's message form.
@@ -181,22 +194,33 @@ async fn decide(
     Path(confirmation): Path<String>,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    let confirmation = uuid::Uuid::parse_str(&confirmation)
-        .map(ConfirmationId)
-        .map_err(|_| AppError::NotFound)?;
+    let confirmation = ConfirmationId(parse_uuid(&confirmation)?);
     let values = raw_values(&body);
     let Some(answer) = ApprovalAnswer::from_form(&values)? else {
         return Ok(Redirect::to("/chat").into_response());
     };
     let id = chat_session(&state, &session).await?;
-    match answer.apply(&state.orchestrator, id, confirmation).await {
+    let outcome = answer.apply(&state.orchestrator, id, confirmation).await;
+    after_decision(&state, &session, confirmation, values, outcome).await
+}
+
+/// Back to the page after a decision; a decision already taken is a flash, a refused selection
+/// the page again (422) with the person's ticks.
+async fn after_decision(
+    state: &ChatState,
+    session: &Session,
+    confirmation: ConfirmationId,
+    values: BTreeMap<String, Vec<String>>,
+    outcome: Result<TurnOutcome, ChatError>,
+) -> Result<Response, AppError> {
+    match outcome {
         Ok(_) => {}
         // Already decided (a double submit, another tab): show why, keep the page.
-        Err(ChatError::Conflict(message)) => flash(&session, message).await,
+        Err(ChatError::Conflict(message)) => flash(session, message).await,
         Err(ChatError::Selection(message)) => {
             let rejected = RejectedAnswer::refused_selection(confirmation, values, message);
             let status = StatusCode::UNPROCESSABLE_ENTITY;
-            return render_chat(&state, &session, status, Some(rejected)).await;
+            return render_chat(state, session, status, Some(rejected)).await;
         }
         Err(error) => return Err(error.into()),
     }
@@ -210,33 +234,15 @@ async fn download_result(
     session: Session,
     Path((execution, file)): Path<(String, String)>,
 ) -> Result<Response, AppError> {
-    let execution = uuid::Uuid::parse_str(&execution)
-        .map(ExecutionId)
-        .map_err(|_| AppError::NotFound)?;
+    let execution = ExecutionId(parse_uuid(&execution)?);
     let format = file
         .rsplit_once('.')
         .and_then(|(_, extension)| DownloadFormat::from_extension(extension))
         .ok_or(AppError::NotFound)?;
     let id = chat_session(&state, &session).await?;
-    let file = views::result_file(
-        state.orchestrator.store(),
-        state.orchestrator.manifest(),
-        id,
-        execution,
-        format,
-    )
-    .await
-    .map_err(|error| AppError::Unexpected(error.into()))?
-    .ok_or(AppError::NotFound)?;
-    Ok((
-        [
-            (http::header::CONTENT_TYPE, file.content_type.to_owned()),
-            (
-                http::header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}\"", file.filename),
-            ),
-        ],
-        file.body,
-    )
-        .into_response())
+    let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
+    let file = views::result_file(store, manifest, id, execution, format)
+        .await
+        .map_err(anyhow::Error::from)?;
+    Ok(attachment(file.ok_or(AppError::NotFound)?))
 }

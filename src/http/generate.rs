@@ -20,8 +20,9 @@ use uuid::Uuid;
 use super::{error::AppError, extract::Json, AppState};
 use crate::{
     agent::{
-        events::follow, generate::DEFAULT_MAX_STEPS, generate_page as run_generation, AgentError,
-        CachePolicy, GenerationInput, UnknownModel,
+        events::{follow, GenerationEvent},
+        generate::DEFAULT_MAX_STEPS,
+        generate_page as run_generation, AgentError, CachePolicy, GenerationInput, UnknownModel,
     },
     forms::{FormSchema, SchemaError},
     store::StoreError,
@@ -197,27 +198,33 @@ pub async fn generation_events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
     let id = generation_id(&id)?;
+    // A reconnecting browser says the last event it saw; it gets only the ones after it.
     let after_seq = headers
         .get("last-event-id")
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<i64>().ok())
         .unwrap_or(0);
-    let stream = follow(state.store.clone(), id, after_seq).map(move |item| {
-        Ok::<_, Infallible>(match item {
-            Ok(event) => Event::default()
-                .event(event.kind.as_str())
-                .id(event.seq.to_string())
-                .json_data(&event)
-                .unwrap_or_else(|_| Event::default().event(event.kind.as_str())),
-            Err(error) => {
-                log_store_error(&error, id);
-                Event::default()
-                    .event("error")
-                    .data("the events could not be read")
-            }
-        })
-    });
+    let stream = follow(state.store.clone(), id, after_seq)
+        .map(move |item| Ok::<_, Infallible>(sse_event(item, id)));
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// One stored generation event as a server-sent event (name = its kind, id = its sequence
+/// number), or an `error` event when the store could not be read.
+fn sse_event(item: Result<GenerationEvent, StoreError>, id: Uuid) -> Event {
+    match item {
+        Ok(event) => Event::default()
+            .event(event.kind.as_str())
+            .id(event.seq.to_string())
+            .json_data(&event)
+            .unwrap_or_else(|_| Event::default().event(event.kind.as_str())),
+        Err(error) => {
+            log_store_error(&error, id);
+            Event::default()
+                .event("error")
+                .data("the events could not be read")
+        }
+    }
 }
 
 fn log_store_error(error: &StoreError, id: Uuid) {

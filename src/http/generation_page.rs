@@ -16,7 +16,10 @@ use uuid::Uuid;
 
 use super::{error::AppError, render::html_document, AppState};
 use crate::{
-    agent::{events::EventKind, generation::GenerationRecord},
+    agent::{
+        events::{EventKind, GenerationEvent},
+        generation::GenerationRecord,
+    },
     pages::receipt::format_utc,
     workflow::run::RunId,
 };
@@ -39,24 +42,34 @@ pub async fn show_generation(
     let id = Uuid::parse_str(&id).map_err(|_| AppError::NotFound)?;
     let record = state.store.generation(id).await?;
     let started = state.store.generation_events(id, 0, 1).await?;
-    let prompt = started
-        .first()
-        .filter(|event| event.kind == EventKind::Started)
-        .and_then(|event| event.payload.get("prompt"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let back = query
-        .run
-        .as_deref()
-        .and_then(|run| run.parse::<RunId>().ok())
-        .map_or_else(|| "/runs".to_owned(), |run| format!("/runs/{run}"));
-    let detail = detail(&record, prompt, back);
+    let detail = detail(&record, started_prompt(&started), query.back_link());
+    let render = move || view! { <GenerationPage detail/> }.into_any();
     Ok(html_document(
         &state,
         StatusCode::OK,
         "Generation · Tessera",
-        move || view! { <GenerationPage detail/> }.into_any(),
+        render,
     ))
+}
+
+/// The prompt a generation started with, from its first event.
+fn started_prompt(first_events: &[GenerationEvent]) -> Option<String> {
+    first_events
+        .first()
+        .filter(|event| event.kind == EventKind::Started)
+        .and_then(|event| event.payload.get("prompt"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+impl BackQuery {
+    /// The run's timeline when the query names a run, else the runs list.
+    fn back_link(&self) -> String {
+        self.run
+            .as_deref()
+            .and_then(|run| run.parse::<RunId>().ok())
+            .map_or_else(|| "/runs".to_owned(), |run| format!("/runs/{run}"))
+    }
 }
 
 fn text(value: &Value) -> String {

@@ -12,7 +12,7 @@ use axum::{
     extract::{Path, Query, State},
     response::{IntoResponse, Redirect, Response},
 };
-use http::{header, StatusCode};
+use http::{header, HeaderValue, StatusCode};
 use leptos::prelude::*;
 use tessera_app::{
     components::{download::download_for_node, paging::state_query},
@@ -21,7 +21,11 @@ use tessera_app::{
     tree::PageTree,
 };
 
-use super::{error::AppError, render::html_document, AppState};
+use super::{
+    error::AppError,
+    render::{attachment, html_document},
+    AppState,
+};
 use crate::{
     forms::{pairs, FormSchema},
     pages::{
@@ -72,17 +76,27 @@ pub async fn submit(
             state.runner().map(Runner::wake);
         }
     }
-    Ok(match outcome {
+    Ok(submitted_response(&state, &token, outcome, table_state))
+}
+
+/// The answer to a page submission, by what the submission did.
+fn submitted_response(
+    state: &AppState,
+    token: &str,
+    outcome: Submitted,
+    table_state: BTreeMap<String, String>,
+) -> Response {
+    match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
-        Submitted::Invalid(page, form) => render_open(&state, &token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY),
-        Submitted::Navigated(page, form, query) => render_open(&state, &token, &page, form, query, StatusCode::OK),
-        Submitted::AlreadySubmitted(page) => render_receipt(&state, &page, StatusCode::CONFLICT, "This link was already used"),
-        Submitted::Forbidden => forbidden(&state),
-        Submitted::NoForm => error_page(&state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer."),
-        Submitted::Expired => gone(&state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link."),
-        Submitted::Revoked => gone(&state, "This link was withdrawn", "Your answer was not recorded because the sender withdrew the request."),
-        Submitted::NotFound => unknown_link(&state),
-    })
+        Submitted::Invalid(page, form) => render_open(state, token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY),
+        Submitted::Navigated(page, form, query) => render_open(state, token, &page, form, query, StatusCode::OK),
+        Submitted::AlreadySubmitted(page) => render_receipt(state, &page, StatusCode::CONFLICT, "This link was already used"),
+        Submitted::Forbidden => forbidden(state),
+        Submitted::NoForm => error_page(state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer."),
+        Submitted::Expired => gone(state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link."),
+        Submitted::Revoked => gone(state, "This link was withdrawn", "Your answer was not recorded because the sender withdrew the request."),
+        Submitted::NotFound => unknown_link(state),
+    }
 }
 
 /// `GET /p/{token}/done`: the confirmation after a recorded submission.
@@ -117,24 +131,17 @@ pub async fn download(
         Opened::Open(page) | Opened::Receipt(page) => page,
         Opened::Expired | Opened::Revoked | Opened::NotFound => return Ok(unknown_link(&state)),
     };
-    let Ok(tree) = serde_json::from_value::<PageTree>(page.tree) else {
+    let tree = serde_json::from_value::<PageTree>(page.tree).ok();
+    let Some(file) = tree.and_then(|tree| download_for_node(&tree, &page.data, &file)) else {
         return Ok(unknown_link(&state));
     };
-    let Some(file) = download_for_node(&tree, &page.data, &file) else {
-        return Ok(unknown_link(&state));
-    };
-    Ok((
-        [
-            (header::CONTENT_TYPE, file.content_type.to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}\"", file.filename),
-            ),
-            (header::CACHE_CONTROL, "no-store".to_owned()),
-        ],
-        file.body,
-    )
-        .into_response())
+    let mut response = attachment(file);
+    // The file holds the page's data, personal like the page itself.
+    let no_store = HeaderValue::from_static("no-store");
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, no_store);
+    Ok(response)
 }
 
 fn render_open(

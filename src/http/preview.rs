@@ -1,8 +1,9 @@
 //! Previewing a page tree: the JSON API and the author's preview page.
 
-use axum::{body::Bytes, extract::State, response::Response};
+use axum::{extract::State, response::Response};
 use http::StatusCode;
 use leptos::prelude::*;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::{
     components::input::escape_textarea,
@@ -11,13 +12,13 @@ use tessera_app::{
 
 use super::{
     error::AppError,
-    extract::Json,
+    extract::{Form, Json},
     render::{fragment_html, html_document},
     AppState,
 };
 use crate::{
     demo::field_types,
-    forms::{raw_values, validate_form::FormReport},
+    forms::validate_form::FormReport,
     pages::preview::{preview, PreviewError, PreviewInput},
 };
 
@@ -64,52 +65,27 @@ pub async fn preview_page(State(state): State<AppState>) -> Response {
 }
 
 /// `POST /preview`: render the pasted tree beside its `ValidateForm` report.
-pub async fn submit_preview_page(State(state): State<AppState>, body: Bytes) -> Response {
-    let values = raw_values(&body);
-    let field = |name: &str| {
-        values
-            .get(name)
-            .and_then(|all| all.last())
-            .cloned()
-            .unwrap_or_default()
+pub async fn submit_preview_page(
+    State(state): State<AppState>,
+    Form(inputs): Form<EditorInputs>,
+) -> Response {
+    let outcome = PreviewInput::from_pasted(&inputs.tree, &inputs.schema, &inputs.data)
+        .and_then(|input| preview(&state.page_catalog(), input).map_err(|error| error.to_string()));
+    let status = match outcome {
+        Ok(_) => StatusCode::OK,
+        Err(_) => StatusCode::UNPROCESSABLE_ENTITY,
     };
-    let inputs = EditorInputs {
-        tree: field("tree"),
-        schema: field("schema"),
-        data: field("data"),
-    };
-    let parse = |name: &str, text: &str| -> Result<Option<Value>, String> {
-        if text.trim().is_empty() {
-            return Ok(None);
-        }
-        serde_json::from_str(text)
-            .map(Some)
-            .map_err(|error| format!("{name}: not JSON ({error})"))
-    };
-    let outcome = (|| {
-        let tree =
-            parse("tree", &inputs.tree)?.ok_or_else(|| "tree: paste a page tree".to_owned())?;
-        let input = PreviewInput {
-            tree,
-            schema: parse("schema", &inputs.schema)?,
-            data: parse("data", &inputs.data)?,
-        };
-        preview(&state.page_catalog(), input).map_err(|error| error.to_string())
-    })();
-    match outcome {
-        Ok(checked) => editor(&state, StatusCode::OK, inputs, Some(Ok(checked))),
-        Err(message) => editor(
-            &state,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            inputs,
-            Some(Err(message)),
-        ),
-    }
+    editor(&state, status, inputs, Some(outcome))
 }
 
-struct EditorInputs {
+/// The preview page's three boxes, as sent.
+#[derive(Debug, Default, Deserialize)]
+pub struct EditorInputs {
+    #[serde(default)]
     tree: String,
+    #[serde(default)]
     schema: String,
+    #[serde(default)]
     data: String,
 }
 

@@ -7,9 +7,26 @@
 use axum::response::{Html, IntoResponse, Response};
 use http::{HeaderValue, StatusCode};
 use leptos::{nonce::Nonce, prelude::*};
-use tessera_app::shell::{Shell, ShellOptions};
+use tessera_app::{
+    components::download::DownloadFile,
+    shell::{Shell, ShellOptions},
+};
 
 use super::AppState;
+
+/// A generated file as a download: its type, and `attachment` with its name so the browser
+/// saves it rather than showing it.
+pub fn attachment(file: DownloadFile) -> Response {
+    let disposition = format!("attachment; filename=\"{}\"", file.filename);
+    (
+        [
+            (http::header::CONTENT_TYPE, file.content_type.to_owned()),
+            (http::header::CONTENT_DISPOSITION, disposition),
+        ],
+        file.body,
+    )
+        .into_response()
+}
 
 /// Renders `body` inside the document shell and returns it with `status` and a nonce-bound CSP.
 pub fn html_document(

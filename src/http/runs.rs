@@ -83,31 +83,17 @@ pub async fn list_runs(
     State(state): State<AppState>,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, AppError> {
-    let status = query.status.as_deref().and_then(RunStatus::parse);
-    let page = query.page.unwrap_or(0);
     let filter = RunFilter {
-        status,
+        status: query.status.as_deref().and_then(RunStatus::parse),
         workflow: None,
         limit: PAGE_SIZE,
-        offset: i64::from(page) * PAGE_SIZE,
+        offset: i64::from(query.page.unwrap_or(0)) * PAGE_SIZE,
     };
     let listed = state.store.list_runs(&filter).await?;
-    let workflows = startable_workflows(&state);
-    let list = presenters::runs::runs_list(
-        &listed.runs,
-        listed.total,
-        status,
-        page,
-        PAGE_SIZE,
-        workflows,
-    );
+    let list = presenters::runs::runs_list(&listed, &filter, startable_workflows(&state));
+    let title = "Runs · Tessera";
     let render = move || view! { <RunsListPage list/> }.into_any();
-    Ok(html_document(
-        &state,
-        StatusCode::OK,
-        "Runs · Tessera",
-        render,
-    ))
+    Ok(html_document(&state, StatusCode::OK, title, render))
 }
 
 /// The workflows the runs list offers to start. Asks are started through `POST /api/asks` with

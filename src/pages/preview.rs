@@ -21,6 +21,29 @@ pub struct PreviewInput {
     pub data: Option<Value>,
 }
 
+impl PreviewInput {
+    /// The three inputs as an author pasted them into the preview page's boxes (an empty box is
+    /// no schema or no data).
+    ///
+    /// # Errors
+    /// A sentence naming the box: no tree, or a box that is not JSON.
+    pub fn from_pasted(tree: &str, schema: &str, data: &str) -> Result<Self, String> {
+        let parse = |name: &str, text: &str| -> Result<Option<Value>, String> {
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            serde_json::from_str(text)
+                .map(Some)
+                .map_err(|error| format!("{name}: not JSON ({error})"))
+        };
+        Ok(Self {
+            tree: parse("tree", tree)?.ok_or_else(|| "tree: paste a page tree".to_owned())?,
+            schema: parse("schema", schema)?,
+            data: parse("data", data)?,
+        })
+    }
+}
+
 /// A checked preview, ready to render.
 #[derive(Clone, Debug)]
 pub struct Preview {

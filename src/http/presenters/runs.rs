@@ -9,7 +9,7 @@ use crate::{
     pages::{links::RunPageChange, page::PageStatus, receipt::format_utc},
     workflow::{
         overview::RunOverview,
-        run::{Run, RunStatus, TimeoutAction},
+        run::{Run, RunFilter, RunList, RunStatus, TimeoutAction},
         Unanswered,
     },
 };
@@ -126,18 +126,14 @@ pub fn link_change(change: RunPageChange) -> (Option<String>, String) {
     (new_link, flash.to_owned())
 }
 
-/// One page of the runs list: `runs` of `total`, page `page` of `page_size`, filtered by
-/// `status`, with the workflows a person may start from the list.
+/// One page of the runs list, as `filter` (a status, a page's limit and offset) listed it, with
+/// the workflows a person may start from the list.
 #[must_use]
-pub fn runs_list(
-    runs: &[Run],
-    total: i64,
-    status: Option<RunStatus>,
-    page: u32,
-    page_size: i64,
-    workflows: Vec<String>,
-) -> RunsList {
-    let rows = runs
+pub fn runs_list(listed: &RunList, filter: &RunFilter, workflows: Vec<String>) -> RunsList {
+    let page_size = filter.limit.max(1);
+    let page = u32::try_from(filter.offset / page_size).unwrap_or(0);
+    let rows = listed
+        .runs
         .iter()
         .map(|run| RunRow {
             id: run.id.to_string(),
@@ -149,9 +145,9 @@ pub fn runs_list(
         .collect();
     RunsList {
         rows,
-        status: status.map(|status| status.as_str().to_owned()),
+        status: filter.status.map(|status| status.as_str().to_owned()),
         page,
-        has_next: i64::from(page + 1) * page_size < total,
+        has_next: i64::from(page + 1) * page_size < listed.total,
         workflows,
         flash: None,
     }
