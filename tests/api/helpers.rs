@@ -243,15 +243,7 @@ impl TestApp {
                 format!("password={ADMIN_PASSWORD}&next=/runs"),
             )
             .await?;
-        response
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .find(|value| value.starts_with("tessera_session="))
-            .and_then(|value| value.split(';').next())
-            .map(str::to_owned)
-            .context("no session cookie after login")
+        session_cookie(&response).context("no session cookie after login")
     }
 
     /// Reads run `id` through the API until its status is `status`, and answers it; fails after
@@ -286,11 +278,7 @@ impl TestApp {
         self.shutdown.cancel();
         self.store.close().await;
         if let Some((admin_url, database)) = self.postgres.take() {
-            let mut admin = PgConnection::connect(&admin_url).await?;
-            admin
-                .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
-                .await?;
-            admin.close().await?;
+            drop_database(&admin_url, &database).await?;
         }
         Ok(())
     }
@@ -306,6 +294,18 @@ impl Drop for TestApp {
 pub struct TestRouter {
     pub router: Router,
     _dir: tempfile::TempDir,
+}
+
+/// The session cookie (`tessera_session=…`) a response sets, if it sets one.
+pub fn session_cookie(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.starts_with("tessera_session="))
+        .and_then(|value| value.split(';').next())
+        .map(str::to_owned)
 }
 
 /// `TestApp::builder().spawn()`: SQLite, the demo workflows.
@@ -355,6 +355,16 @@ pub async fn spawn_app_on_with(
         .options(options)
         .try_spawn()
         .await
+}
+
+/// Drops test database `database` on the server of `admin_url`, whoever is still connected.
+async fn drop_database(admin_url: &str, database: &str) -> anyhow::Result<()> {
+    let mut admin = PgConnection::connect(admin_url).await?;
+    admin
+        .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
+        .await?;
+    admin.close().await?;
+    Ok(())
 }
 
 /// Creates a fresh database on `TEST_DATABASE_URL`'s server: `(admin URL, name)`, or `None`
@@ -441,11 +451,7 @@ impl TestDb {
             database,
         } = self.cleanup
         {
-            let mut admin = PgConnection::connect(&admin_url).await?;
-            admin
-                .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
-                .await?;
-            admin.close().await?;
+            drop_database(&admin_url, &database).await?;
         }
         Ok(())
     }
