@@ -31,9 +31,11 @@ use url::Url;
 
 use super::{
     calendar::CivilDate,
-    executor::{CallError, ExecutorConfig, HttpExecutor},
+    http_executor::{CallError, ExecutorConfig, HttpExecutor},
     manifest::{Manifest, ManifestError},
-    orchestrator::{ChatEvent, ChatModels, ManualTool, OrchestratorParts, DEFAULT_MAX_MODEL_TURNS},
+    orchestrator::{
+        ChatEvent, ManualTool, OrchestratorParts, SessionModels, DEFAULT_MAX_MODEL_TURNS,
+    },
     planner::{Planner, PLANNER_MODEL},
     ApprovalScope, ChatError, ChatSession, ConfirmationId, Orchestrator, RequestedScope, SessionId,
     SessionView, TurnOutcome,
@@ -65,9 +67,9 @@ pub fn chat_models(
     models: &Models,
     manifest: Arc<Manifest>,
     clock: super::orchestrator::Clock,
-) -> ChatModels {
+) -> SessionModels {
     let planner = Planner::new(manifest, Arc::new(move || CivilDate::from_unix_ms(clock())));
-    let offline = ChatModels::only(PLANNER_MODEL, Arc::new(planner));
+    let offline = SessionModels::only(PLANNER_MODEL, Arc::new(planner));
     let spec = models.configured_spec();
     if spec == PLANNER_MODEL {
         return offline;

@@ -9,7 +9,7 @@
 //! rejection names the operation. Parameter schemas are compiled once here, so checking a model's
 //! arguments at run time is one call.
 //!
-//! This module does no I/O; the executor ([`super::executor`]) turns operations into requests.
+//! This module does no I/O; the executor ([`super::http_executor`]) turns operations into requests.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -39,11 +39,11 @@ use minijinja::Environment;
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    audit::ExecutionId,
     calendar::CivilDate,
     events::Signals,
-    execution::ExecutionId,
-    executor::HttpExecutor,
     header::{ChunkProgress, Step},
+    http_executor::HttpExecutor,
     manifest::Manifest,
     scope::CapabilityScope,
     session::ChatSession,
@@ -63,7 +63,7 @@ mod turn;
 pub use broadcast::ChatEvent;
 pub use decisions::PendingApproval;
 pub use manual::ManualTool;
-pub use model_loop::{ChatModels, DEFAULT_MAX_MODEL_TURNS};
+pub use model_loop::{SessionModels, DEFAULT_MAX_MODEL_TURNS};
 pub use sessions::SessionView;
 pub use turn::TurnOutcome;
 
@@ -83,7 +83,7 @@ pub struct OrchestratorParts {
     /// Sends the site's requests.
     pub executor: HttpExecutor,
     /// The models sessions may use.
-    pub models: ChatModels,
+    pub models: SessionModels,
     /// The server's allowlist: no session scope is ever wider.
     pub allowlist: CapabilityScope,
     /// The clock.
@@ -122,7 +122,7 @@ pub(super) struct Inner {
     pub(super) store: Store,
     pub(super) manifest: Arc<Manifest>,
     pub(super) executor: HttpExecutor,
-    pub(super) models: ChatModels,
+    pub(super) models: SessionModels,
     pub(super) allowlist: CapabilityScope,
     pub(super) clock: Clock,
     pub(super) max_model_turns: usize,

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{
-    execution::ExecutionStatus,
+    audit::ExecutionStatus,
     orchestrator::{plural, step_of_execution, Turn},
     policy,
-    session::{Channel, ChatSession},
+    session::{ChatSession, MessageChannel},
     threads::{Thread, ThreadStatus},
     ChatError, Orchestrator,
 };
@@ -239,11 +239,11 @@ impl Orchestrator {
                 }
                 self.inner
                     .store
-                    .clear_chat_messages(turn.session.id, Channel::Model)
+                    .clear_chat_messages(turn.session.id, MessageChannel::Model)
                     .await?;
                 self.inner
                     .store
-                    .clear_chat_messages(turn.session.id, Channel::Transcript)
+                    .clear_chat_messages(turn.session.id, MessageChannel::Transcript)
                     .await?;
                 turn.narrative =
                     "Cleared. The conversation starts afresh; what ran stays in the audit trail."

@@ -25,9 +25,9 @@ use serde_json::{json, Value};
 use tessera_app::tree::PageTree;
 
 use super::{
+    audit::{ExecutionId, ExecutionStatus},
     confirm::ConfirmationId,
-    execution::{ExecutionId, ExecutionStatus},
-    header::{StepRole, StepStatus},
+    header::{CallStatus, StepRole},
     manifest::Manifest,
     orchestrator::SessionView,
 };
@@ -245,10 +245,10 @@ pub async fn session_views(
             step.role == StepRole::Mutation
                 && matches!(
                     step.status,
-                    StepStatus::Succeeded
-                        | StepStatus::Failed
-                        | StepStatus::Cancelled
-                        | StepStatus::Interrupted
+                    CallStatus::Succeeded
+                        | CallStatus::Failed
+                        | CallStatus::Cancelled
+                        | CallStatus::Interrupted
                 )
         })
         .filter_map(|step| step.execution_id);

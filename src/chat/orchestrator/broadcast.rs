@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{decisions::PendingApproval, Orchestrator, Turn};
 use crate::chat::{
+    audit::ExecutionId,
     events::RunningGuard,
-    execution::ExecutionId,
     header::{ChunkProgress, Step},
     session::SessionId,
     threads::ThreadId,

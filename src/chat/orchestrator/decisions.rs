@@ -16,10 +16,10 @@ use crate::chat::{
         ApprovalScope, Confirmation, ConfirmationId, ConfirmationPreview, ConfirmationStatus,
         NewConfirmation, OperationHash,
     },
-    header::{Step, StepRole, StepStatus},
+    header::{CallStatus, Step, StepRole},
     manifest::{id_text, Tag},
     policy::{self, ConfirmReason},
-    routing::Answer,
+    routing::TypedAnswer,
     session::{SessionId, Speaker},
     threads::{ExpectedType, PendingQuestion, Thread, ThreadId, ThreadStatus},
     ChatError,
@@ -251,7 +251,7 @@ impl Orchestrator {
         let mut superseded = Step::new(
             confirmation.operation.clone(),
             StepRole::Mutation,
-            StepStatus::Declined,
+            CallStatus::Declined,
             format!(
                 "narrowed by the person to {} of {}; nothing was sent for the rest",
                 chosen_ids.len(),
@@ -347,7 +347,7 @@ impl Orchestrator {
                 let mut step = Step::new(
                     confirmation.operation.clone(),
                     StepRole::Mutation,
-                    StepStatus::Declined,
+                    CallStatus::Declined,
                     "declined by the person; nothing was sent",
                 );
                 step.hash = Some(confirmation.hash.clone());
@@ -393,7 +393,7 @@ impl Orchestrator {
         &self,
         turn: &mut Turn,
         mut thread: Thread,
-        answer: Answer,
+        answer: TypedAnswer,
         text: &str,
     ) -> Result<Thread, ChatError> {
         let confirmation_id = thread
@@ -401,7 +401,7 @@ impl Orchestrator {
             .as_ref()
             .and_then(|question| question.confirmation_id);
         match (confirmation_id, &answer) {
-            (Some(confirmation_id), Answer::YesNo(yes)) => {
+            (Some(confirmation_id), TypedAnswer::YesNo(yes)) => {
                 let decision = if *yes {
                     Decision::Approve(ApprovalScope::Once)
                 } else {

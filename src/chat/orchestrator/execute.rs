@@ -13,9 +13,9 @@ use super::{
     Orchestrator, Turn,
 };
 use crate::chat::{
+    audit::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
     confirm::operation_hash,
-    execution::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
-    header::{ChunkProgress, Step, StepStatus},
+    header::{CallStatus, ChunkProgress, Step},
     manifest::id_text,
     planner::result_items,
     policy::{self},
@@ -213,9 +213,9 @@ impl Orchestrator {
             }
         };
         let step_status = match status {
-            ExecutionStatus::Succeeded => StepStatus::Succeeded,
-            ExecutionStatus::Cancelled => StepStatus::Cancelled,
-            _ => StepStatus::Failed,
+            ExecutionStatus::Succeeded => CallStatus::Succeeded,
+            ExecutionStatus::Cancelled => CallStatus::Cancelled,
+            _ => CallStatus::Failed,
         };
         let mut step = Step::new(operation.name.clone(), role, step_status, detail);
         if let Some(error) = &error {

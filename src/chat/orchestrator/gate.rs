@@ -11,9 +11,9 @@ use super::{
     Orchestrator, Turn,
 };
 use crate::chat::{
+    audit::{Approval, ExecutionStatus, NewExecution},
     confirm::{operation_hash, Confirmation, ConfirmationPreview, NewConfirmation},
-    execution::{Approval, ExecutionStatus, NewExecution},
-    header::{Step, StepRole, StepStatus},
+    header::{CallStatus, Step, StepRole},
     manifest::{id_text, Operation},
     planner::result_items,
     policy::{self, PolicyContext, Verdict},
@@ -114,7 +114,7 @@ impl Orchestrator {
         let mut step = Step::new(
             call.name.clone(),
             role,
-            StepStatus::Refused,
+            CallStatus::Refused,
             "refused by code; nothing was sent",
         )
         .with_error(reason);
@@ -266,7 +266,7 @@ impl Orchestrator {
                 let mut step = Step::new(
                     operation.name.clone(),
                     StepRole::Mutation,
-                    StepStatus::AwaitingConfirmation,
+                    CallStatus::AwaitingConfirmation,
                     format!("{}; nothing sent yet", confirmation_summary(&confirmation)),
                 );
                 step.hash = Some(confirmation.hash.clone());

@@ -11,7 +11,7 @@ use super::{
     Orchestrator, Turn,
 };
 use crate::chat::{
-    header::StepStatus,
+    header::CallStatus,
     policy::{self},
     session::{SessionId, Speaker},
     threads::{Thread, ThreadStatus},
@@ -157,11 +157,11 @@ impl Orchestrator {
     ) -> Result<(), ChatError> {
         let last = turn.steps.last();
         let (status, narrative) = match last.map(|step| step.status) {
-            Some(StepStatus::Succeeded) => (
+            Some(CallStatus::Succeeded) => (
                 ThreadStatus::Done,
                 format!("`{}` ran.", last.map_or("", |step| step.operation.as_str())),
             ),
-            Some(StepStatus::Refused) => (
+            Some(CallStatus::Refused) => (
                 ThreadStatus::Failed,
                 "Code refused the tool; see the header for why.".to_owned(),
             ),

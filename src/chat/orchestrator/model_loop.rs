@@ -13,7 +13,7 @@ use super::{
 };
 use crate::chat::{
     calendar::CivilDate,
-    header::{Step, StepRole, StepStatus},
+    header::{CallStatus, Step, StepRole},
     planner::{self},
     session::ChatSession,
     threads::{Thread, ThreadStatus},
@@ -39,22 +39,22 @@ const SYSTEM_TEMPLATE: &str = include_str!("../prompts/system.j2");
 
 /// The models a session may use, by name; one is the default.
 #[derive(Clone)]
-pub struct ChatModels {
+pub struct SessionModels {
     default: String,
     models: BTreeMap<String, Arc<dyn ChatModel>>,
 }
 
-impl std::fmt::Debug for ChatModels {
+impl std::fmt::Debug for SessionModels {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
-            .debug_struct("ChatModels")
+            .debug_struct("SessionModels")
             .field("default", &self.default)
             .field("models", &self.models.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
-impl ChatModels {
+impl SessionModels {
     /// Only `model`, under `name`, as the default.
     #[must_use]
     pub fn only(name: impl Into<String>, model: Arc<dyn ChatModel>) -> Self {
@@ -162,7 +162,7 @@ impl Orchestrator {
                     let step = Step::new(
                         model.name().to_string(),
                         StepRole::Read,
-                        StepStatus::Failed,
+                        CallStatus::Failed,
                         "model call",
                     )
                     .with_error(error.to_string());
@@ -190,7 +190,7 @@ impl Orchestrator {
                 let failed = turn
                     .steps
                     .iter()
-                    .any(|step| step.status == StepStatus::Failed);
+                    .any(|step| step.status == CallStatus::Failed);
                 thread.status = if failed {
                     ThreadStatus::Failed
                 } else {
@@ -216,7 +216,7 @@ impl Orchestrator {
                         let step = Step::new(
                             skipped.name.clone(),
                             self.role_of(&skipped.name),
-                            StepStatus::Cancelled,
+                            CallStatus::Cancelled,
                             "not started: stopped by the person",
                         );
                         self.push_step(turn, thread.id, step);
@@ -253,7 +253,7 @@ impl Orchestrator {
             let finished = turn
                 .steps
                 .iter()
-                .filter(|step| step.status == StepStatus::Succeeded)
+                .filter(|step| step.status == CallStatus::Succeeded)
                 .count();
             turn.narrative = format!(
                 "Stopped at your request. What finished stays finished ({} in this turn, see the header); nothing else will run.",

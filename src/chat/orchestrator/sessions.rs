@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::{decisions::PendingApproval, text::plural, Orchestrator};
 use crate::chat::{
-    execution::{Execution, ExecutionStatus},
-    header::{ChunkProgress, ExecutionHeader, Step, StepRole, StepStatus},
+    audit::{Execution, ExecutionStatus},
+    header::{CallStatus, ChunkProgress, ExecutionHeader, Step, StepRole},
     scope::RequestedScope,
-    session::{Channel, ChatSession, SessionId, Speaker, TranscriptEntry},
+    session::{ChatSession, MessageChannel, SessionId, Speaker, TranscriptEntry},
     threads::{Thread, ThreadId},
     ChatError,
 };
@@ -35,12 +35,12 @@ pub struct SessionView {
 /// A header step for a recorded execution (nudges, `/status`, reloads).
 pub(in crate::chat) fn step_of_execution(execution: &Execution) -> Step {
     let status = match execution.status {
-        ExecutionStatus::Running => StepStatus::Running,
-        ExecutionStatus::Succeeded => StepStatus::Succeeded,
-        ExecutionStatus::Failed => StepStatus::Failed,
-        ExecutionStatus::Cancelled => StepStatus::Cancelled,
-        ExecutionStatus::Refused => StepStatus::Refused,
-        ExecutionStatus::Interrupted => StepStatus::Interrupted,
+        ExecutionStatus::Running => CallStatus::Running,
+        ExecutionStatus::Succeeded => CallStatus::Succeeded,
+        ExecutionStatus::Failed => CallStatus::Failed,
+        ExecutionStatus::Cancelled => CallStatus::Cancelled,
+        ExecutionStatus::Refused => CallStatus::Refused,
+        ExecutionStatus::Interrupted => CallStatus::Interrupted,
     };
     let detail = if execution.role == StepRole::Mutation {
         format!(
@@ -162,7 +162,7 @@ impl Orchestrator {
         let messages = self
             .inner
             .store
-            .chat_messages(id, Channel::Transcript)
+            .chat_messages(id, MessageChannel::Transcript)
             .await?;
         Ok(messages
             .into_iter()
@@ -221,7 +221,13 @@ impl Orchestrator {
         }
         self.inner
             .store
-            .append_chat_message(id, Channel::Transcript, speaker.as_str(), thread_id, &body)
+            .append_chat_message(
+                id,
+                MessageChannel::Transcript,
+                speaker.as_str(),
+                thread_id,
+                &body,
+            )
             .await?;
         Ok(())
     }
@@ -241,13 +247,17 @@ impl Orchestrator {
         let body = serde_json::to_value(message).unwrap_or(Value::Null);
         self.inner
             .store
-            .append_chat_message(id, Channel::Model, role, Some(thread_id), &body)
+            .append_chat_message(id, MessageChannel::Model, role, Some(thread_id), &body)
             .await?;
         Ok(())
     }
 
     pub(super) async fn model_history(&self, id: SessionId) -> Result<Vec<Message>, ChatError> {
-        let stored = self.inner.store.chat_messages(id, Channel::Model).await?;
+        let stored = self
+            .inner
+            .store
+            .chat_messages(id, MessageChannel::Model)
+            .await?;
         let mut messages = Vec::with_capacity(stored.len());
         for message in stored {
             match serde_json::from_value(message.body) {

@@ -4,7 +4,7 @@
 
 use crate::chat::{
     confirm::Confirmation,
-    header::{Step, StepStatus},
+    header::{CallStatus, Step},
     policy::ConfirmReason,
 };
 
@@ -59,7 +59,7 @@ pub(super) fn summarize(steps: &[Step], narrative: &str) -> String {
     let first_line = narrative.lines().next().unwrap_or_default();
     let failed = steps
         .iter()
-        .filter(|step| step.status == StepStatus::Failed)
+        .filter(|step| step.status == CallStatus::Failed)
         .count();
     let mut summary: String = first_line.chars().take(200).collect();
     if failed > 0 {

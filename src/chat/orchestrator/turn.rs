@@ -11,7 +11,7 @@ use super::{
     Orchestrator, Turn,
 };
 use crate::chat::{
-    execution::{Execution, ExecutionStatus},
+    audit::{Execution, ExecutionStatus},
     header::ExecutionHeader,
     planner::{self},
     routing::{self, OverrideKind, Route},

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use tessera_app::tree::PageTree;
 
-use crate::chat::{execution::Execution, manifest::Manifest};
+use crate::chat::{audit::Execution, manifest::Manifest};
 use crate::{agent::generate::GenerationInput, llm::ChatModel, store::Store};
 
 use super::{counts::check_counts, generate, prompt, ChatView, ViewError, ViewKind};

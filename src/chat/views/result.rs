@@ -13,8 +13,8 @@ use tessera_app::{
 };
 
 use crate::chat::{
+    audit::{Approval, Execution, ExecutionId, ExecutionStatus},
     confirm::ConfirmationPreview,
-    execution::{Approval, Execution, ExecutionId, ExecutionStatus},
     header::StepRole,
     manifest::{id_text, Manifest, Operation, Tag},
     session::SessionId,
