@@ -57,6 +57,8 @@ mod gate;
 mod manual;
 mod model_loop;
 mod sessions;
+#[cfg(test)]
+pub(super) mod test_support;
 mod text;
 mod turn;
 

@@ -358,4 +358,41 @@ mod tests {
             Some(Err(SlashError::BadArguments(_)))
         ));
     }
+
+    #[tokio::test]
+    async fn model_and_tool_commands_answer_by_code_naming_what_exists() -> anyhow::Result<()> {
+        let fixture = crate::chat::orchestrator::test_support::Fixture::new(Vec::new()).await?;
+        let session = fixture.orchestrator.create_session(None, None).await?;
+        let model = fixture
+            .orchestrator
+            .handle_turn(session.id, "/model gpt-9")
+            .await?;
+        assert_eq!(model.route, "slash");
+        assert_eq!(
+            model.narrative,
+            "`gpt-9` is not available here. Available: scripted."
+        );
+        let tool = fixture
+            .orchestrator
+            .handle_turn(session.id, "/tool nosuch")
+            .await?;
+        assert_eq!(
+            tool.narrative,
+            "There is no tool `nosuch`; type /tools for the list."
+        );
+        let tools = fixture
+            .orchestrator
+            .handle_turn(session.id, "/tools")
+            .await?;
+        assert!(
+            tools.narrative.contains("- bulkDeleteItems ("),
+            "{}",
+            tools.narrative
+        );
+        assert!(
+            fixture.model.requests().is_empty(),
+            "slash commands never reach the model"
+        );
+        Ok(())
+    }
 }

@@ -135,3 +135,18 @@ pub enum ToolMode {
     /// Both.
     Both,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tag_reads_back_from_its_name_and_others_do_not() {
+        for tag in Tag::ALL {
+            assert_eq!(tag.as_str().parse::<Tag>(), Ok(tag));
+            assert_eq!(tag.to_string(), tag.as_str());
+        }
+        assert!("speedy".parse::<Tag>().is_err());
+        assert!("Readonly".parse::<Tag>().is_err(), "tags are lower-case");
+    }
+}

@@ -140,3 +140,38 @@ impl Orchestrator {
         turn.steps.push(step);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::orchestrator::test_support::Fixture;
+
+    #[tokio::test]
+    async fn a_subscriber_sees_the_turn_routed_then_the_reply() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        let mut events = fixture.orchestrator.subscribe(session.id);
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "/help")
+            .await?;
+        let mut seen = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            seen.push(event);
+        }
+        assert_eq!(seen, outcome.events);
+        assert!(
+            matches!(seen.last(), Some(ChatEvent::Reply { text, .. }) if text == &outcome.reply),
+            "{seen:?}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn stopping_a_session_with_nothing_running_says_so() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        assert!(!fixture.orchestrator.stop(session.id).await?);
+        Ok(())
+    }
+}

@@ -465,3 +465,92 @@ impl Orchestrator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{
+        chat::orchestrator::test_support::{call, Fixture},
+        llm::ScriptedTurn,
+    };
+
+    async fn paused_delete() -> anyhow::Result<(Fixture, SessionId, PendingApproval)> {
+        let fixture = Fixture::new(vec![
+            call("c1", "deleteItem", json!({"id": "item-0001"})),
+            ScriptedTurn::text("Deleted."),
+        ])
+        .await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "delete item-0001")
+            .await?;
+        let approval = outcome
+            .pending_approvals
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("the delete did not ask: {}", outcome.reply))?;
+        Ok((fixture, session.id, approval))
+    }
+
+    #[tokio::test]
+    async fn a_delete_waits_with_a_question_bound_to_its_hash() -> anyhow::Result<()> {
+        let (_fixture, _session, approval) = paused_delete().await?;
+        assert_eq!(approval.operation, "deleteItem");
+        assert!(approval.destructive);
+        assert_eq!(approval.allowed_scopes.len(), 3);
+        assert!(
+            approval.question.contains(approval.hash.short()),
+            "{}",
+            approval.question
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn no_as_a_turn_declines_and_a_second_answer_is_a_conflict() -> anyhow::Result<()> {
+        let (fixture, session, approval) = paused_delete().await?;
+        let outcome = fixture.orchestrator.handle_turn(session, "no").await?;
+        assert_eq!(outcome.narrative, "Declined. Nothing was changed.");
+        assert_eq!(outcome.header.steps[0].status, CallStatus::Declined);
+        assert_eq!(outcome.thread_status, Some(ThreadStatus::Done));
+        let again = fixture
+            .orchestrator
+            .decide(
+                session,
+                approval.confirmation_id,
+                Decision::Approve(ApprovalScope::Once),
+            )
+            .await;
+        assert!(matches!(again, Err(ChatError::Conflict(_))), "{again:?}");
+        let audit = fixture
+            .orchestrator
+            .store()
+            .chat_executions(session)
+            .await?;
+        assert!(audit.is_empty(), "nothing ran for a declined call");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn another_sessions_confirmation_is_not_found() -> anyhow::Result<()> {
+        let (fixture, _session, approval) = paused_delete().await?;
+        let stranger = fixture.session().await?;
+        let answered = fixture
+            .orchestrator
+            .approve_selection(
+                stranger.id,
+                approval.confirmation_id,
+                None,
+                ApprovalScope::Once,
+            )
+            .await;
+        assert!(
+            matches!(answered, Err(ChatError::ConfirmationNotFound)),
+            "{answered:?}"
+        );
+        Ok(())
+    }
+}

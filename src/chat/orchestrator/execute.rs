@@ -245,3 +245,60 @@ impl Orchestrator {
         Ok(Gate::Answered(message))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{
+        chat::{
+            audit::ExecutionStatus,
+            header::{CallStatus, StepRole},
+            orchestrator::test_support::{call, Fixture},
+        },
+        llm::{Message, ScriptedTurn},
+    };
+
+    #[tokio::test]
+    async fn a_read_that_passed_the_gate_reaches_the_site_and_is_audited() -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![
+            call("c1", "searchItems", json!({"limit": 3})),
+            ScriptedTurn::text("Here they are."),
+        ])
+        .await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "list items")
+            .await?;
+        let step = &outcome.header.steps[0];
+        assert_eq!(
+            (step.role, step.status),
+            (StepRole::Read, CallStatus::Succeeded)
+        );
+        assert!(step.detail.starts_with("3 of "), "{}", step.detail);
+        let audit = fixture
+            .orchestrator
+            .store()
+            .chat_executions(session.id)
+            .await?;
+        assert_eq!(audit.len(), 1);
+        assert_eq!(audit[0].status, ExecutionStatus::Succeeded);
+        assert_eq!(step.execution_id, Some(audit[0].id));
+        assert_eq!(
+            audit[0].item_ids.as_ref().map(Vec::len),
+            Some(3),
+            "the shown ids are kept for previews"
+        );
+        // The model saw the site's answer as the call's result.
+        let history = &fixture.model.requests()[1].messages;
+        assert!(history.iter().any(|message| matches!(
+            message,
+            Message::ToolResult {
+                is_error: false,
+                ..
+            }
+        )));
+        Ok(())
+    }
+}

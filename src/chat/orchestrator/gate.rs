@@ -345,3 +345,104 @@ impl Orchestrator {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{
+        chat::{
+            header::{CallStatus, StepRole},
+            orchestrator::test_support::{call, Fixture},
+            scope::RequestedScope,
+        },
+        llm::ScriptedTurn,
+    };
+
+    #[tokio::test]
+    async fn arguments_outside_the_schema_are_refused_and_nothing_is_sent() -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![
+            call("c1", "getItem", json!({})),
+            ScriptedTurn::text("Could not read it."),
+        ])
+        .await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "show item")
+            .await?;
+        let step = &outcome.header.steps[0];
+        assert_eq!(
+            (step.operation.as_str(), step.status),
+            ("getItem", CallStatus::Refused)
+        );
+        assert!(
+            step.error
+                .as_deref()
+                .is_some_and(|error| error.contains("do not match `getItem`'s schema")),
+            "{step:?}"
+        );
+        let audit = fixture
+            .orchestrator
+            .store()
+            .chat_executions(session.id)
+            .await?;
+        assert_eq!(audit.len(), 1, "a refusal leaves one audit row");
+        assert_eq!(audit[0].items_done, 0);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_batch_change_of_items_no_preview_showed_is_refused_naming_the_preview(
+    ) -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![
+            call("c1", "bulkDeleteItems", json!({"ids": ["item-0001"]})),
+            ScriptedTurn::text("I need a preview first."),
+        ])
+        .await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "delete it")
+            .await?;
+        let step = &outcome.header.steps[0];
+        assert_eq!(
+            (step.role, step.status),
+            (StepRole::Mutation, CallStatus::Refused)
+        );
+        assert!(
+            step.error
+                .as_deref()
+                .is_some_and(|error| error.starts_with("preview required")
+                    && error.contains("`searchItems`")),
+            "{step:?}"
+        );
+        assert!(outcome.pending_approvals.is_empty());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_operation_outside_the_session_scope_is_refused() -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![
+            call("c1", "deleteItem", json!({"id": "item-0001"})),
+            ScriptedTurn::text("Not allowed."),
+        ])
+        .await?;
+        let requested: RequestedScope =
+            serde_json::from_value(json!({"operations": ["searchItems"]}))?;
+        let session = fixture
+            .orchestrator
+            .create_session(Some(&requested), None)
+            .await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "delete it")
+            .await?;
+        assert_eq!(outcome.header.steps[0].status, CallStatus::Refused);
+        assert!(
+            outcome.pending_approvals.is_empty(),
+            "no confirmation for a refused call"
+        );
+        Ok(())
+    }
+}

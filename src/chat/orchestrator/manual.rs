@@ -177,3 +177,67 @@ impl Orchestrator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::chat::{
+        header::CallStatus, orchestrator::test_support::Fixture, session::MessageChannel,
+    };
+
+    #[tokio::test]
+    async fn the_panel_lists_the_manifest_s_tools_with_code_s_rules() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        let tools = fixture.orchestrator.manual_tools(session.id).await?;
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        assert_eq!(names[0], "searchItems");
+        let bulk_delete = tools
+            .iter()
+            .find(|tool| tool.name == "bulkDeleteItems")
+            .ok_or_else(|| anyhow::anyhow!("no bulkDeleteItems in {names:?}"))?;
+        assert!(
+            bulk_delete
+                .rules
+                .iter()
+                .any(|rule| rule.contains("`searchItems`")),
+            "{:?}",
+            bulk_delete.rules
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_manual_run_goes_through_the_gate_and_the_model_is_told() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        let refused = fixture
+            .orchestrator
+            .run_manual_tool(session.id, "getItem", json!({}))
+            .await?;
+        assert_eq!(refused.header.steps[0].status, CallStatus::Refused);
+        assert_eq!(
+            refused.narrative,
+            "Code refused the tool; see the header for why."
+        );
+        let ran = fixture
+            .orchestrator
+            .run_manual_tool(session.id, "searchItems", json!({"limit": 1}))
+            .await?;
+        assert_eq!(ran.narrative, "`searchItems` ran.");
+        let told = fixture
+            .orchestrator
+            .store()
+            .chat_messages(session.id, MessageChannel::Model)
+            .await?;
+        assert!(
+            told.iter().any(|message| message
+                .body
+                .to_string()
+                .contains("The person ran the manual tool `searchItems`")),
+            "{told:?}"
+        );
+        Ok(())
+    }
+}

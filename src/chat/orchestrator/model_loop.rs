@@ -273,3 +273,60 @@ impl Orchestrator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        chat::orchestrator::test_support::{call, Fixture},
+        llm::ScriptedModel,
+    };
+
+    #[test]
+    fn the_last_model_added_is_the_default_and_names_are_sorted() {
+        let models = SessionModels::only("zeta", Arc::new(ScriptedModel::new(Vec::new())))
+            .with_default("alpha", Arc::new(ScriptedModel::new(Vec::new())));
+        assert_eq!(models.default_name(), "alpha");
+        assert_eq!(models.names(), vec!["alpha".to_owned(), "zeta".to_owned()]);
+        assert!(models.get("zeta").is_some());
+        assert!(models.get("gpt").is_none());
+    }
+
+    #[tokio::test]
+    async fn the_system_prompt_names_the_site_and_the_offered_tools() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let prompt = fixture
+            .orchestrator
+            .system_prompt(&["searchItems".to_owned()])?;
+        assert!(prompt.contains("searchItems"), "{prompt}");
+        assert!(
+            prompt.contains(&fixture.orchestrator.manifest().site),
+            "{prompt}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_model_that_never_answers_in_words_is_stopped_after_its_model_calls(
+    ) -> anyhow::Result<()> {
+        let turns = (0..4)
+            .map(|index| call(&format!("c{index}"), "searchItems", json!({"limit": 1})))
+            .collect();
+        let fixture = Fixture::new(turns).await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "find my items")
+            .await?;
+        assert!(
+            outcome
+                .narrative
+                .starts_with("I stopped after 4 model calls without a final answer"),
+            "{}",
+            outcome.narrative
+        );
+        assert_eq!(outcome.thread_status, Some(ThreadStatus::Failed));
+        assert_eq!(outcome.header.steps.len(), 4);
+        Ok(())
+    }
+}

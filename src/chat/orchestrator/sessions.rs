@@ -279,3 +279,52 @@ impl Orchestrator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{chat::orchestrator::test_support::Fixture, llm::ScriptedTurn};
+
+    #[tokio::test]
+    async fn a_model_the_server_does_not_have_is_refused_naming_the_ones_it_has(
+    ) -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let refused = fixture
+            .orchestrator
+            .create_session(None, Some("gpt-9"))
+            .await;
+        match refused {
+            Err(ChatError::UnknownModel {
+                requested,
+                available,
+            }) => {
+                assert_eq!(requested, "gpt-9");
+                assert_eq!(available, vec!["scripted".to_owned()]);
+            }
+            other => anyhow::bail!("expected UnknownModel, got {other:?}"),
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_reload_shows_the_transcript_with_the_reply_s_header() -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![ScriptedTurn::text("Hello there.")]).await?;
+        let session = fixture.session().await?;
+        fixture
+            .orchestrator
+            .handle_turn(session.id, "hello, find items")
+            .await?;
+        let view = fixture.orchestrator.session_view(session.id).await?;
+        let speakers: Vec<Speaker> = view.transcript.iter().map(|entry| entry.speaker).collect();
+        assert_eq!(speakers, vec![Speaker::User, Speaker::Assistant]);
+        assert!(view.transcript[1].text.ends_with("Hello there."));
+        assert!(view.transcript[1].header.is_some());
+        assert!(view.running.is_empty());
+        let unknown = fixture.orchestrator.session_view(SessionId::new()).await;
+        assert!(
+            matches!(unknown, Err(ChatError::SessionNotFound)),
+            "{unknown:?}"
+        );
+        Ok(())
+    }
+}

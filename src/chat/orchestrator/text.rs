@@ -70,3 +70,95 @@ pub(super) fn summarize(steps: &[Step], narrative: &str) -> String {
     }
     summary
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{
+        confirm::{operation_hash, ConfirmationId, ConfirmationStatus},
+        header::{CallStatus, Step, StepRole},
+        policy::ConfirmReason,
+        session::SessionId,
+        threads::ThreadId,
+    };
+
+    fn confirmation(count: usize, chunks: Vec<usize>) -> Confirmation {
+        let arguments = json!({"ids": ["a"]});
+        Confirmation {
+            id: ConfirmationId::new(),
+            session_id: SessionId(uuid::Uuid::new_v4()),
+            thread_id: ThreadId(uuid::Uuid::new_v4()),
+            call_id: "call-1".to_owned(),
+            operation: "bulkDeleteItems".to_owned(),
+            hash: operation_hash("bulkDeleteItems", &arguments),
+            arguments,
+            reasons: vec![ConfirmReason::Delete, ConfirmReason::MutatingBatch],
+            preview: crate::chat::confirm::ConfirmationPreview {
+                count,
+                items: Vec::new(),
+                chunks,
+                preview_operation: None,
+            },
+            status: ConfirmationStatus::Pending,
+            scope: None,
+            created_at_ms: 0,
+            decided_at_ms: None,
+            consumed_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn counts_are_singular_for_one_only() {
+        assert_eq!(plural(1, "item"), "1 item");
+        assert_eq!(plural(0, "item"), "0 items");
+        assert_eq!(plural(247, "item"), "247 items");
+        assert_eq!(chunk_text(&[100, 100, 47]), "100+100+47");
+    }
+
+    #[test]
+    fn a_chunked_confirmation_names_its_chunk_plan_and_one_request_does_not() {
+        assert_eq!(
+            confirmation_summary(&confirmation(247, vec![100, 100, 47])),
+            "`bulkDeleteItems` on 247 items in 3 chunks (100+100+47)"
+        );
+        assert_eq!(
+            confirmation_summary(&confirmation(0, vec![1])),
+            "`bulkDeleteItems` on 1 item",
+            "a call on no previewed item still touches one"
+        );
+    }
+
+    #[test]
+    fn the_approval_question_gives_code_s_reasons_and_the_hash() {
+        let asked = confirmation(3, vec![3]);
+        let question = approval_question(&asked);
+        assert!(
+            question.starts_with("Approve `bulkDeleteItems` on 3 items? Code asks because it deletes, it changes many items at once."),
+            "{question}"
+        );
+        assert!(question.contains(asked.hash.short()), "{question}");
+    }
+
+    #[test]
+    fn a_summary_leads_with_failures_and_falls_back_to_the_step_count() {
+        let failed = Step::new(
+            "bulkDeleteItems",
+            StepRole::Mutation,
+            CallStatus::Failed,
+            "0 of 3 done",
+        );
+        let read = Step::new(
+            "searchItems",
+            StepRole::Read,
+            CallStatus::Succeeded,
+            "3 items",
+        );
+        assert_eq!(
+            summarize(&[read.clone(), failed], "It went wrong.\nDetails follow."),
+            "1 step failed. It went wrong."
+        );
+        assert_eq!(summarize(&[read], ""), "1 step ran.");
+    }
+}

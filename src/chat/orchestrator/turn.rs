@@ -279,3 +279,54 @@ impl Orchestrator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        chat::{orchestrator::test_support::Fixture, threads::ThreadStatus},
+        llm::ScriptedTurn,
+    };
+
+    #[tokio::test]
+    async fn thanks_is_noted_without_asking_the_model() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "thanks")
+            .await?;
+        assert_eq!(outcome.narrative, "Noted.");
+        assert!(
+            fixture.model.requests().is_empty(),
+            "filler never reaches the model"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_request_answered_in_words_replies_header_first_and_closes_its_thread(
+    ) -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![ScriptedTurn::text("Nothing to do.")]).await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "what can you do with my items")
+            .await?;
+        assert_eq!(outcome.route, "new_request");
+        assert_eq!(outcome.thread_status, Some(ThreadStatus::Done));
+        assert_eq!(
+            outcome.reply,
+            format!("{}\n\nNothing to do.", outcome.header.render())
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn stop_with_nothing_running_says_so() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let session = fixture.session().await?;
+        let outcome = fixture.orchestrator.handle_turn(session.id, "stop").await?;
+        assert_eq!(outcome.narrative, "Nothing is running.");
+        Ok(())
+    }
+}

@@ -369,3 +369,46 @@ pub(super) fn unused_id(tree: &PageTree, stem: &str) -> String {
     }
     id
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{
+        confirm::{operation_hash, ConfirmationId},
+        threads::ThreadId,
+    };
+
+    fn approval(destructive: bool, count: usize) -> PendingApproval {
+        let arguments = json!({"ids": ["a", "b", "c"]});
+        PendingApproval {
+            confirmation_id: ConfirmationId::new(),
+            thread_id: ThreadId(uuid::Uuid::new_v4()),
+            operation: "bulkDeleteItems".to_owned(),
+            hash: operation_hash("bulkDeleteItems", &arguments),
+            arguments,
+            reasons: Vec::new(),
+            reasons_text: Vec::new(),
+            preview: ConfirmationPreview {
+                count,
+                items: Vec::new(),
+                chunks: vec![count],
+                preview_operation: None,
+            },
+            destructive,
+            allowed_scopes: vec![ApprovalScope::Once],
+            question: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_confirm_button_names_code_s_count_and_says_delete_only_for_deletes() {
+        assert_eq!(confirm_label(&approval(true, 3)), "Delete 3 items");
+        assert_eq!(confirm_label(&approval(false, 1)), "Approve 1 item");
+        assert_eq!(
+            scope_label(ApprovalScope::Operation, "bulkDeleteItems"),
+            "Always for bulkDeleteItems in this chat"
+        );
+    }
+}

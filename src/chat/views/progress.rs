@@ -70,3 +70,46 @@ pub(super) fn require_component(tree: &PageTree, component: &str) -> Result<(), 
 
 // ---------------------------------------------------------------------------------------------
 // Result
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{
+        audit::{Approval, ExecutionId, ExecutionStatus},
+        confirm::operation_hash,
+        header::StepRole,
+        session::SessionId,
+        threads::ThreadId,
+    };
+
+    #[test]
+    fn progress_facts_never_divide_by_zero() {
+        let arguments = json!({"ids": []});
+        let execution = Execution {
+            id: ExecutionId::new(),
+            session_id: SessionId(uuid::Uuid::new_v4()),
+            thread_id: ThreadId(uuid::Uuid::new_v4()),
+            operation: "bulkUpdateItems".to_owned(),
+            hash: operation_hash("bulkUpdateItems", &arguments),
+            arguments,
+            role: StepRole::Mutation,
+            approval: Approval::NotNeeded,
+            status: ExecutionStatus::Running,
+            items_total: 0,
+            items_done: 0,
+            chunks_total: 0,
+            chunks_done: 0,
+            item_ids: None,
+            result: None,
+            error: None,
+            created_at_ms: 0,
+            finished_at_ms: None,
+        };
+        assert_eq!(
+            progress_data(&execution),
+            json!({"operation": "bulkUpdateItems", "chunks_done": 0, "chunks_total": 1, "items_done": 0, "items_total": 1})
+        );
+    }
+}
