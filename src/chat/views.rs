@@ -162,14 +162,6 @@ fn noun_forms(entity: &str) -> (String, String) {
     }
 }
 
-fn plural(count: usize, word: &str) -> String {
-    if count == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{count} {word}s")
-    }
-}
-
 /// Runs the agent loop for one view, refusing (and rebuilding with the heuristic) a tree that
 /// `acceptable` rejects.
 async fn generate(

@@ -8,6 +8,7 @@ use crate::chat::{
     policy::ConfirmReason,
 };
 
+/// `count` and `word`, with an `s` unless the count is one ("1 item", "3 items").
 pub(in crate::chat) fn plural(count: usize, word: &str) -> String {
     if count == 1 {
         format!("1 {word}")
@@ -16,6 +17,7 @@ pub(in crate::chat) fn plural(count: usize, word: &str) -> String {
     }
 }
 
+/// A chunk plan as the header writes it: `100+100+47`.
 pub(super) fn chunk_text(sizes: &[usize]) -> String {
     sizes
         .iter()
@@ -24,6 +26,7 @@ pub(super) fn chunk_text(sizes: &[usize]) -> String {
         .join("+")
 }
 
+/// What a confirmation covers: the operation, its item count and, when chunked, the plan.
 pub(super) fn confirmation_summary(confirmation: &Confirmation) -> String {
     let count = confirmation.preview.count;
     let mut text = format!(
@@ -41,6 +44,7 @@ pub(super) fn confirmation_summary(confirmation: &Confirmation) -> String {
     text
 }
 
+/// The question a pending confirmation asks, with code's reasons and the hash it is bound to.
 pub(super) fn approval_question(confirmation: &Confirmation) -> String {
     let reasons: Vec<String> = confirmation
         .reasons
@@ -55,6 +59,7 @@ pub(super) fn approval_question(confirmation: &Confirmation) -> String {
     )
 }
 
+/// A thread's one-line summary: failures first, then the reply's first line.
 pub(super) fn summarize(steps: &[Step], narrative: &str) -> String {
     let first_line = narrative.lines().next().unwrap_or_default();
     let failed = steps

@@ -20,9 +20,9 @@ use crate::{
     store::Store,
 };
 
-use super::{
-    counts::check_counts, generate, noun_forms, plural, prompt, ChatView, ViewError, ViewKind,
-};
+use crate::chat::orchestrator::plural;
+
+use super::{counts::check_counts, generate, noun_forms, prompt, ChatView, ViewError, ViewKind};
 
 /// The confirm form's field with the ticked item ids.
 pub const IDS_FIELD: &str = "ids";
