@@ -57,8 +57,6 @@ mod gate;
 mod manual;
 mod model_loop;
 mod sessions;
-#[cfg(test)]
-pub(super) mod test_support;
 mod text;
 mod turn;
 
@@ -202,3 +200,6 @@ impl Orchestrator {
         CivilDate::from_unix_ms(self.now())
     }
 }
+
+#[cfg(test)]
+pub(super) mod test_support;
