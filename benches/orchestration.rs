@@ -39,13 +39,13 @@ use tessera::{
     chat::{
         calendar::CivilDate,
         confirm::operation_hash,
-        executor::{ExecutorConfig, HttpExecutor},
-        header::{ExecutionHeader, Step, StepRole, StepStatus},
-        orchestrator::{ChatModels, OrchestratorParts},
+        header::{CallStatus, ExecutionHeader, Step, StepRole},
+        http_executor::{ExecutorConfig, HttpExecutor},
+        orchestrator::{OrchestratorParts, SessionModels},
         planner::Planner,
         policy::{self, Grants, PolicyContext},
         routing,
-        session::Channel,
+        session::MessageChannel,
         threads::{Thread, ThreadStatus},
         views::{self, ChatView},
         CapabilityScope, Manifest, Orchestrator, PendingApproval, SessionId,
@@ -107,14 +107,14 @@ fn decide(
         );
         let hash = operation_hash(&operation.name, &arguments);
         let status = match verdict {
-            policy::Verdict::Allow { .. } => StepStatus::Succeeded,
-            policy::Verdict::NeedsPreview(_) => StepStatus::Refused,
-            policy::Verdict::NeedsConfirmation { .. } => StepStatus::AwaitingConfirmation,
+            policy::Verdict::Allow { .. } => CallStatus::Succeeded,
+            policy::Verdict::NeedsPreview(_) => CallStatus::Refused,
+            policy::Verdict::NeedsConfirmation { .. } => CallStatus::AwaitingConfirmation,
         };
         let mut step = Step::new(call.name.clone(), StepRole::Read, status, "");
         step.hash = Some(hash);
         steps.push(step);
-        if status == StepStatus::Succeeded {
+        if status == CallStatus::Succeeded {
             for item in search_result["items"].as_array().into_iter().flatten() {
                 if let Some(id) = item["id"].as_str() {
                     shown.insert(id.to_owned());
@@ -247,7 +247,7 @@ fn run() -> anyhow::Result<()> {
         store: store.clone(),
         manifest: manifest.clone(),
         executor,
-        models: ChatModels::only("heuristic", Arc::new(planner.clone())),
+        models: SessionModels::only("heuristic", Arc::new(planner.clone())),
         allowlist: scope.clone(),
         clock: Arc::new(now_ms),
         max_model_turns: 8,
@@ -387,7 +387,7 @@ fn run() -> anyhow::Result<()> {
             bencher.iter(|| {
                 runtime.block_on(store.append_chat_message(
                     append_session.id,
-                    Channel::Transcript,
+                    MessageChannel::Transcript,
                     "user",
                     None,
                     &json!({"text": "any luck?"}),

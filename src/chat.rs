@@ -5,11 +5,11 @@
 //! model loop: the model (a provider, or the offline [`planner`]) proposes tool calls; each call
 //! passes the session's capability scope ([`scope`]), the operation's parameter schema
 //! ([`manifest`]) and the policy table derived from tags ([`policy`]) before the executor sends
-//! real HTTP requests ([`executor`]), chunked above `max_batch_size` with progress and cancel
+//! real HTTP requests ([`http_executor`]), chunked above `max_batch_size` with progress and cancel
 //! between chunks. Calls that need a person's approval pause the loop with a confirmation bound to
 //! the hash of the exact call ([`confirm`]), stored so it survives a restart. Every reply starts
 //! with the execution header code builds from what actually ran ([`header`]), and every call code
-//! looked at leaves an audit row ([`execution`]).
+//! looked at leaves an audit row ([`audit`]).
 //!
 //! Where things live: domain types here and in the submodules; persistence in
 //! `store/chat.rs`; the demo site it drives in `demo/items.rs`, built at startup by [`setup`];
@@ -21,12 +21,12 @@
 //! in the header and the reply.
 
 pub mod approval_form;
+pub mod audit;
 pub mod calendar;
 pub mod confirm;
 mod events;
-pub mod execution;
-pub mod executor;
 pub mod header;
+pub mod http_executor;
 mod interrupted;
 pub mod manifest;
 pub mod orchestrator;
@@ -41,12 +41,12 @@ pub mod threads;
 pub mod tool_forms;
 pub mod views;
 
+pub use audit::ExecutionId;
 pub use confirm::{ApprovalScope, ConfirmationId, OperationHash};
-pub use execution::ExecutionId;
-pub use header::{ExecutionHeader, Step, StepStatus};
+pub use header::{CallStatus, ExecutionHeader, Step};
 pub use manifest::Manifest;
 pub use orchestrator::{
-    ChatEvent, ChatModels, Orchestrator, OrchestratorParts, PendingApproval, SessionView,
+    ChatEvent, Orchestrator, OrchestratorParts, PendingApproval, SessionModels, SessionView,
     TurnOutcome,
 };
 pub use scope::{CapabilityScope, RequestedScope};

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
+    audit::ExecutionId,
     confirm::{ConfirmationId, OperationHash},
-    execution::ExecutionId,
 };
 
 /// The most characters of one error the header shows.
@@ -54,7 +54,7 @@ impl StepRole {
 /// How a step ended (or where it stands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub enum CallStatus {
     /// It ran and the site said yes.
     Succeeded,
     /// It ran (or part of it did) and failed.
@@ -73,7 +73,7 @@ pub enum StepStatus {
     Interrupted,
 }
 
-impl StepStatus {
+impl CallStatus {
     /// The bracketed word the header shows.
     #[must_use]
     pub fn label(self) -> &'static str {
@@ -113,7 +113,7 @@ pub struct Step {
     /// What it was for.
     pub role: StepRole,
     /// How it ended.
-    pub status: StepStatus,
+    pub status: CallStatus,
     /// A short fact line, e.g. `23 items` or `247 items in 3 chunks (100+100+47)`.
     pub detail: String,
     /// The error or refusal reason, truncated.
@@ -142,7 +142,7 @@ impl Step {
     pub fn new(
         operation: impl Into<String>,
         role: StepRole,
-        status: StepStatus,
+        status: CallStatus,
         detail: impl Into<String>,
     ) -> Self {
         Self {
@@ -198,7 +198,7 @@ impl ExecutionHeader {
     pub fn has_errors(&self) -> bool {
         self.steps
             .iter()
-            .any(|step| matches!(step.status, StepStatus::Failed | StepStatus::Refused))
+            .any(|step| matches!(step.status, CallStatus::Failed | CallStatus::Refused))
     }
 
     /// The header as text: a count line, then one line per step with its status and error.
@@ -207,7 +207,7 @@ impl ExecutionHeader {
         if self.steps.is_empty() {
             return "Execution: no operations ran.".to_owned();
         }
-        let count = |status: StepStatus| {
+        let count = |status: CallStatus| {
             self.steps
                 .iter()
                 .filter(|step| step.status == status)
@@ -215,13 +215,13 @@ impl ExecutionHeader {
         };
         let mut tallies = Vec::new();
         for (status, word) in [
-            (StepStatus::Succeeded, "succeeded"),
-            (StepStatus::Failed, "failed"),
-            (StepStatus::Refused, "refused"),
-            (StepStatus::AwaitingConfirmation, "awaiting confirmation"),
-            (StepStatus::Declined, "declined"),
-            (StepStatus::Cancelled, "cancelled"),
-            (StepStatus::Running, "running"),
+            (CallStatus::Succeeded, "succeeded"),
+            (CallStatus::Failed, "failed"),
+            (CallStatus::Refused, "refused"),
+            (CallStatus::AwaitingConfirmation, "awaiting confirmation"),
+            (CallStatus::Declined, "declined"),
+            (CallStatus::Cancelled, "cancelled"),
+            (CallStatus::Running, "running"),
         ] {
             let number = count(status);
             if number > 0 {
@@ -271,7 +271,7 @@ mod tests {
             Step::new(
                 "searchItems",
                 StepRole::Preview,
-                StepStatus::Succeeded,
+                CallStatus::Succeeded,
                 "23 items",
             ),
             Step {
@@ -279,14 +279,14 @@ mod tests {
                 ..Step::new(
                     "bulkDeleteItems",
                     StepRole::Mutation,
-                    StepStatus::AwaitingConfirmation,
+                    CallStatus::AwaitingConfirmation,
                     "23 items",
                 )
             },
             Step::new(
                 "bulkUpdateItems",
                 StepRole::Mutation,
-                StepStatus::Failed,
+                CallStatus::Failed,
                 "chunk 2 of 3 failed",
             )
             .with_error("HTTP 500: boom"),
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn long_errors_are_truncated_not_dropped() {
         let step =
-            Step::new("x", StepRole::Read, StepStatus::Failed, "").with_error("e".repeat(5000));
+            Step::new("x", StepRole::Read, CallStatus::Failed, "").with_error("e".repeat(5000));
         let error = step.error.unwrap_or_default();
         assert!(error.ends_with("… (truncated)"));
         assert_eq!(

@@ -16,13 +16,13 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    audit::{Execution, ExecutionEnd, ExecutionId},
     events::Signals,
-    execution::{Execution, ExecutionEnd, ExecutionId},
-    header::{ChunkProgress, ExecutionHeader, Step, StepRole, StepStatus},
+    header::{CallStatus, ChunkProgress, ExecutionHeader, Step, StepRole},
     manifest::Manifest,
     orchestrator::ChatEvent,
     policy,
-    session::{Channel, Speaker},
+    session::{MessageChannel, Speaker},
     threads::ThreadStatus,
     ChatError,
 };
@@ -82,7 +82,7 @@ pub fn interrupted_end(execution: &Execution, manifest: &Manifest) -> ExecutionE
         )
     };
     ExecutionEnd {
-        status: super::execution::ExecutionStatus::Interrupted,
+        status: super::audit::ExecutionStatus::Interrupted,
         items_done: execution.items_done,
         chunks_done: done,
         item_ids: None,
@@ -114,7 +114,7 @@ fn interrupted_step(execution: &Execution, end: &ExecutionEnd) -> Step {
     let mut step = Step::new(
         execution.operation.clone(),
         execution.role,
-        StepStatus::Interrupted,
+        CallStatus::Interrupted,
         detail,
     );
     if let Some(error) = &end.error {
@@ -122,7 +122,7 @@ fn interrupted_step(execution: &Execution, end: &ExecutionEnd) -> Step {
     }
     step.execution_id = Some(execution.id);
     step.hash = Some(execution.hash.clone());
-    if let super::execution::Approval::Confirmation { id } = &execution.approval {
+    if let super::audit::Approval::Confirmation { id } = &execution.approval {
         step.confirmation_id = Some(*id);
     }
     if execution.chunks_total > 1 {
@@ -229,7 +229,7 @@ async fn report(
     store
         .append_chat_message(
             execution.session_id,
-            Channel::Transcript,
+            MessageChannel::Transcript,
             Speaker::Assistant.as_str(),
             Some(execution.thread_id),
             &json!({"text": reply, "header": header}),
@@ -319,8 +319,8 @@ mod tests {
 
     use super::*;
     use crate::chat::{
+        audit::{Approval, ExecutionId, ExecutionStatus},
         confirm::operation_hash,
-        execution::{Approval, ExecutionId, ExecutionStatus},
         session::SessionId,
         threads::ThreadId,
     };

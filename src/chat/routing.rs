@@ -41,7 +41,7 @@ pub enum Route {
         /// The thread that asked.
         thread: ThreadId,
         /// The answer, typed.
-        answer: Answer,
+        answer: TypedAnswer,
     },
     /// Asks how a running thread is doing.
     StatusNudge {
@@ -87,7 +87,7 @@ pub enum OverrideKind {
 /// A typed answer to a pending question.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
-pub enum Answer {
+pub enum TypedAnswer {
     /// Yes (`true`) or no.
     YesNo(bool),
     /// A number.
@@ -300,7 +300,7 @@ fn is_filler(text: &str) -> bool {
 
 /// The answer `text` gives to a question expecting `expected`, if it fits.
 #[must_use]
-pub fn fit(expected: &ExpectedType, text: &str, today: CivilDate) -> Option<Answer> {
+pub fn fit(expected: &ExpectedType, text: &str, today: CivilDate) -> Option<TypedAnswer> {
     let normalized = normalize(text);
     if normalized.is_empty() {
         return None;
@@ -308,16 +308,16 @@ pub fn fit(expected: &ExpectedType, text: &str, today: CivilDate) -> Option<Answ
     match expected {
         ExpectedType::YesNo => {
             if YES.contains(&normalized.as_str()) {
-                Some(Answer::YesNo(true))
+                Some(TypedAnswer::YesNo(true))
             } else if NO.contains(&normalized.as_str()) {
-                Some(Answer::YesNo(false))
+                Some(TypedAnswer::YesNo(false))
             } else {
                 None
             }
         }
-        ExpectedType::Number => parse_number(&normalized).map(Answer::Number),
+        ExpectedType::Number => parse_number(&normalized).map(TypedAnswer::Number),
         ExpectedType::Date => {
-            parse_date(&normalized, today).map(|date| Answer::Date(date.to_string()))
+            parse_date(&normalized, today).map(|date| TypedAnswer::Date(date.to_string()))
         }
         ExpectedType::OneOf { options } => options
             .iter()
@@ -329,8 +329,8 @@ pub fn fit(expected: &ExpectedType, text: &str, today: CivilDate) -> Option<Answ
                     .and_then(|position| position.checked_sub(1))
                     .and_then(|index| options.get(index))
             })
-            .map(|option| Answer::Option(option.clone())),
-        ExpectedType::FreeText => Some(Answer::Text(text.trim().to_owned())),
+            .map(|option| TypedAnswer::Option(option.clone())),
+        ExpectedType::FreeText => Some(TypedAnswer::Text(text.trim().to_owned())),
     }
 }
 
@@ -477,7 +477,7 @@ mod tests {
     enum Expect {
         Stop(Option<usize>),
         Redirect(Option<usize>, String),
-        Answer(usize, Answer),
+        Answer(usize, TypedAnswer),
         Nudge(Option<usize>),
         New,
         Filler(Option<usize>),
@@ -574,19 +574,19 @@ mod tests {
                 "yes answers a yes/no question",
                 confirm_pending(),
                 "yes",
-                Expect::Answer(0, Answer::YesNo(true)),
+                Expect::Answer(0, TypedAnswer::YesNo(true)),
             ),
             (
                 "go ahead answers yes",
                 confirm_pending(),
                 "Go ahead!",
-                Expect::Answer(0, Answer::YesNo(true)),
+                Expect::Answer(0, TypedAnswer::YesNo(true)),
             ),
             (
                 "no answers a yes/no question",
                 confirm_pending(),
                 "no",
-                Expect::Answer(0, Answer::YesNo(false)),
+                Expect::Answer(0, TypedAnswer::YesNo(false)),
             ),
             (
                 "ok is filler, never an approval",
@@ -644,7 +644,7 @@ mod tests {
                     Some(ExpectedType::Number),
                 )],
                 "42",
-                Expect::Answer(0, Answer::Number(42.0)),
+                Expect::Answer(0, TypedAnswer::Number(42.0)),
             ),
             (
                 "a word number fits",
@@ -654,7 +654,7 @@ mod tests {
                     Some(ExpectedType::Number),
                 )],
                 "three",
-                Expect::Answer(0, Answer::Number(3.0)),
+                Expect::Answer(0, TypedAnswer::Number(3.0)),
             ),
             (
                 "text does not fit a number question",
@@ -674,7 +674,7 @@ mod tests {
                     Some(ExpectedType::Date),
                 )],
                 "2026-12-01",
-                Expect::Answer(0, Answer::Date("2026-12-01".into())),
+                Expect::Answer(0, TypedAnswer::Date("2026-12-01".into())),
             ),
             (
                 "tomorrow fits a date question",
@@ -684,7 +684,7 @@ mod tests {
                     Some(ExpectedType::Date),
                 )],
                 "tomorrow",
-                Expect::Answer(0, Answer::Date("2026-11-24".into())),
+                Expect::Answer(0, TypedAnswer::Date("2026-11-24".into())),
             ),
             (
                 "an impossible date does not fit",
@@ -704,7 +704,7 @@ mod tests {
                     Some(options.clone()),
                 )],
                 "high",
-                Expect::Answer(0, Answer::Option("High".into())),
+                Expect::Answer(0, TypedAnswer::Option("High".into())),
             ),
             (
                 "an option fits by position",
@@ -714,7 +714,7 @@ mod tests {
                     Some(options.clone()),
                 )],
                 "2",
-                Expect::Answer(0, Answer::Option("Medium".into())),
+                Expect::Answer(0, TypedAnswer::Option("Medium".into())),
             ),
             (
                 "a non-option does not fit",
@@ -730,7 +730,7 @@ mod tests {
                     Some(ExpectedType::FreeText),
                 )],
                 "Buy milk",
-                Expect::Answer(0, Answer::Text("Buy milk".into())),
+                Expect::Answer(0, TypedAnswer::Text("Buy milk".into())),
             ),
             (
                 "free text never swallows a nudge",
@@ -774,7 +774,7 @@ mod tests {
                     thread(ThreadStatus::WaitingForUser, 8, Some(ExpectedType::YesNo)),
                 ],
                 "yes",
-                Expect::Answer(1, Answer::YesNo(true)),
+                Expect::Answer(1, TypedAnswer::YesNo(true)),
             ),
         ];
         for (rule, threads, text, expected) in cases {

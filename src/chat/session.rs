@@ -61,14 +61,14 @@ pub struct ChatSession {
 /// Which message channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Channel {
+pub enum MessageChannel {
     /// What the person sees.
     Transcript,
     /// What the model is replayed.
     Model,
 }
 
-impl Channel {
+impl MessageChannel {
     /// The stored name.
     #[must_use]
     pub fn as_str(self) -> &'static str {

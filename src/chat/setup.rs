@@ -9,9 +9,9 @@ use url::Url;
 
 use super::{
     calendar::CivilDate,
-    executor::{CallError, ExecutorConfig, HttpExecutor},
+    http_executor::{CallError, ExecutorConfig, HttpExecutor},
     manifest::{Manifest, ManifestError},
-    orchestrator::{ChatModels, OrchestratorParts, DEFAULT_MAX_MODEL_TURNS},
+    orchestrator::{OrchestratorParts, SessionModels, DEFAULT_MAX_MODEL_TURNS},
     planner::{Planner, PLANNER_MODEL},
     Orchestrator,
 };
@@ -41,9 +41,9 @@ pub fn chat_models(
     models: &Models,
     manifest: Arc<Manifest>,
     clock: super::orchestrator::Clock,
-) -> ChatModels {
+) -> SessionModels {
     let planner = Planner::new(manifest, Arc::new(move || CivilDate::from_unix_ms(clock())));
-    let offline = ChatModels::only(PLANNER_MODEL, Arc::new(planner));
+    let offline = SessionModels::only(PLANNER_MODEL, Arc::new(planner));
     let spec = models.configured_spec();
     if spec == PLANNER_MODEL {
         return offline;

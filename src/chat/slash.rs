@@ -1,11 +1,23 @@
 //! Slash commands: `/help`, `/tools`, `/tool NAME --arg value`, `/status`, `/model`, `/clear`.
 //!
-//! They are handled by code and never sent to the model (DESIGN.md §8). This module only parses;
-//! the orchestrator runs them. `/tool` arguments are raw strings grouped by name, decoded later by
+//! They are handled by code and never sent to the model (DESIGN.md §8). This module parses them
+//! and runs them on the [`Orchestrator`] (`/tool` through the same gate as the model's calls). `/tool` arguments are raw strings grouped by name, decoded later by
 //! the manual tool's form schema with the same mechanical decoder as a page's form (DESIGN.md §5),
 //! so `/tool bulkDeleteItems --ids item-0001 --ids item-0002` and a submitted form agree.
 
 use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{
+    audit::ExecutionStatus,
+    orchestrator::{plural, step_of_execution, Turn},
+    policy,
+    session::{ChatSession, MessageChannel},
+    threads::{Thread, ThreadStatus},
+    ChatError, Orchestrator,
+};
+use crate::forms::{decode_values, FormSchema};
 
 /// A parsed slash command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,6 +154,163 @@ fn tokenize(text: &str) -> Result<Vec<String>, SlashError> {
     Ok(tokens)
 }
 
+impl Orchestrator {
+    pub(super) async fn run_slash(
+        &self,
+        turn: &mut Turn,
+        command: Result<SlashCommand, SlashError>,
+    ) -> Result<Option<Thread>, ChatError> {
+        let command = match command {
+            Ok(command) => command,
+            Err(error) => {
+                turn.narrative = error.to_string();
+                return Ok(None);
+            }
+        };
+        match command {
+            SlashCommand::Help => turn.narrative = HELP.to_owned(),
+            SlashCommand::Tools => turn.narrative = self.tools_text(&turn.session),
+            SlashCommand::Status => {
+                let threads = self.inner.store.chat_threads(turn.session.id).await?;
+                let executions = self.executions(turn.session.id).await?;
+                turn.steps = executions
+                    .iter()
+                    .filter(|execution| execution.status == ExecutionStatus::Running)
+                    .map(step_of_execution)
+                    .collect();
+                let mut lines: Vec<String> = threads
+                    .iter()
+                    .filter(|thread| !thread.status.is_terminal())
+                    .map(|thread| {
+                        format!(
+                            "- {} [{}]: {}",
+                            thread.intent,
+                            thread.status.as_str(),
+                            thread.summary
+                        )
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    lines.push("No open threads.".to_owned());
+                }
+                let pending = self.pending_approvals(turn.session.id).await?.len();
+                lines.push(format!(
+                    "{} waiting for you.",
+                    plural(pending, "confirmation")
+                ));
+                lines.push(format!("Model: {}.", turn.session.model));
+                turn.narrative = lines.join("\n");
+            }
+            SlashCommand::Model(None) => {
+                turn.narrative = format!(
+                    "This chat uses `{}`. Available: {}.",
+                    turn.session.model,
+                    self.inner.models.names().join(", ")
+                );
+            }
+            SlashCommand::Model(Some(name)) => {
+                if self.inner.models.get(&name).is_some() {
+                    self.inner
+                        .store
+                        .set_chat_session_model(turn.session.id, &name)
+                        .await?;
+                    turn.session.model.clone_from(&name);
+                    turn.narrative = format!("This chat now uses `{name}`.");
+                } else {
+                    turn.narrative = format!(
+                        "`{name}` is not available here. Available: {}.",
+                        self.inner.models.names().join(", ")
+                    );
+                }
+            }
+            SlashCommand::Clear => {
+                let _ = self.stop(turn.session.id).await?;
+                self.inner
+                    .store
+                    .withdraw_confirmations(turn.session.id, None)
+                    .await?;
+                for mut thread in self.inner.store.chat_threads(turn.session.id).await? {
+                    if !thread.status.is_terminal() {
+                        thread.status = ThreadStatus::Failed;
+                        thread.pending_question = None;
+                        thread.summary = "Cleared before it finished.".to_owned();
+                        self.save_thread(&mut thread).await?;
+                    }
+                }
+                self.inner
+                    .store
+                    .clear_chat_messages(turn.session.id, MessageChannel::Model)
+                    .await?;
+                self.inner
+                    .store
+                    .clear_chat_messages(turn.session.id, MessageChannel::Transcript)
+                    .await?;
+                turn.narrative =
+                    "Cleared. The conversation starts afresh; what ran stays in the audit trail."
+                        .to_owned();
+            }
+            SlashCommand::Tool { name, arguments } => {
+                let Some(operation) = self.inner.manifest.operation(&name) else {
+                    turn.narrative =
+                        format!("There is no tool `{name}`; type /tools for the list.");
+                    return Ok(None);
+                };
+                let schema = match FormSchema::from_json_schema(&operation.parameters) {
+                    Ok(schema) => schema,
+                    Err(error) => {
+                        turn.narrative = format!("`{name}` cannot be run by hand: {error}");
+                        return Ok(None);
+                    }
+                };
+                let decoded = match decode_values(&schema, &arguments) {
+                    Ok(decoded) => decoded,
+                    Err(errors) => {
+                        let messages: Vec<String> = errors.0.values().cloned().collect();
+                        turn.narrative = format!("`{name}` was not run: {}", messages.join("; "));
+                        return Ok(None);
+                    }
+                };
+                return Ok(Some(
+                    self.manual_call(turn, &name, Value::Object(decoded))
+                        .await?,
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) fn tools_text(&self, session: &ChatSession) -> String {
+        let manifest = &self.inner.manifest;
+        let mut by_category: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for operation in manifest.operations() {
+            let in_scope = session.scope.check(manifest, &operation.name).is_ok();
+            let mode = match (operation.offered_to_model(), operation.offered_manually()) {
+                (true, true) => "model and manual",
+                (true, false) => "model only",
+                _ => "manual only",
+            };
+            let mut line = format!("- {} ({mode}): {}", operation.name, operation.description);
+            let rules = policy::describe(manifest, operation);
+            if !rules.is_empty() {
+                line.push(' ');
+                line.push_str(&rules.join(" "));
+            }
+            if !in_scope {
+                line.push_str(" [outside this session's scope]");
+            }
+            by_category
+                .entry(operation.category.clone())
+                .or_default()
+                .push(line);
+        }
+        let mut text = String::from("Tools:");
+        for (category, lines) in by_category {
+            text.push_str(&format!("\n{category}:\n{}", lines.join("\n")));
+        }
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +357,42 @@ mod tests {
             parse("/tool x --title \"open"),
             Some(Err(SlashError::BadArguments(_)))
         ));
+    }
+
+    #[tokio::test]
+    async fn model_and_tool_commands_answer_by_code_naming_what_exists() -> anyhow::Result<()> {
+        let fixture = crate::chat::orchestrator::test_support::Fixture::new(Vec::new()).await?;
+        let session = fixture.orchestrator.create_session(None, None).await?;
+        let model = fixture
+            .orchestrator
+            .handle_turn(session.id, "/model gpt-9")
+            .await?;
+        assert_eq!(model.route, "slash");
+        assert_eq!(
+            model.narrative,
+            "`gpt-9` is not available here. Available: scripted."
+        );
+        let tool = fixture
+            .orchestrator
+            .handle_turn(session.id, "/tool nosuch")
+            .await?;
+        assert_eq!(
+            tool.narrative,
+            "There is no tool `nosuch`; type /tools for the list."
+        );
+        let tools = fixture
+            .orchestrator
+            .handle_turn(session.id, "/tools")
+            .await?;
+        assert!(
+            tools.narrative.contains("- bulkDeleteItems ("),
+            "{}",
+            tools.narrative
+        );
+        assert!(
+            fixture.model.requests().is_empty(),
+            "slash commands never reach the model"
+        );
+        Ok(())
     }
 }

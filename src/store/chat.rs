@@ -16,14 +16,14 @@ use serde_json::Value;
 
 use super::{decode_json, decode_uuid, now_ms, Result, Store, StoreError};
 use crate::chat::{
+    audit::{Approval, Execution, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     confirm::{
         ApprovalScope, Confirmation, ConfirmationId, ConfirmationStatus, NewConfirmation,
         OperationHash,
     },
-    execution::{Approval, Execution, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     header::StepRole,
     policy::Grants,
-    session::{Channel, ChatSession, SessionId},
+    session::{ChatSession, MessageChannel, SessionId},
     threads::{Thread, ThreadId, ThreadStatus},
 };
 
@@ -345,7 +345,7 @@ impl Store {
     pub async fn append_chat_message(
         &self,
         session_id: SessionId,
-        channel: Channel,
+        channel: MessageChannel,
         role: &str,
         thread_id: Option<ThreadId>,
         body: &Value,
@@ -362,7 +362,7 @@ impl Store {
     pub async fn chat_messages(
         &self,
         session_id: SessionId,
-        channel: Channel,
+        channel: MessageChannel,
     ) -> Result<Vec<StoredMessage>> {
         let rows = queries::messages(self, session_id, channel).await?;
         rows.into_iter().map(StoredMessage::try_from).collect()
@@ -372,7 +372,11 @@ impl Store {
     ///
     /// # Errors
     /// Database failures.
-    pub async fn clear_chat_messages(&self, session_id: SessionId, channel: Channel) -> Result<()> {
+    pub async fn clear_chat_messages(
+        &self,
+        session_id: SessionId,
+        channel: MessageChannel,
+    ) -> Result<()> {
         queries::clear_messages(self, session_id, channel).await
     }
 

@@ -2,7 +2,7 @@
 //! `Retry-After` asked for ([`retry_after`]).
 //!
 //! The model providers (`llm::retry`), signed webhooks (`notify::webhook`) and the chat's site
-//! calls (`chat::executor`) all retry; each keeps its own policy (how many attempts, whether a
+//! calls (`chat::http_executor`) all retry; each keeps its own policy (how many attempts, whether a
 //! long `Retry-After` is waited out or given up on) and takes the arithmetic from here. The wait
 //! after failed attempt `n` is `min(max, base · 2ⁿ⁻¹)`; [`Backoff::jittered`] scales it by a
 //! random factor in `[0.5, 1]` so many clients do not retry in step.

@@ -18,12 +18,12 @@ use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 use tessera::{
     chat::{
+        audit::{Approval, ExecutionStatus},
         calendar::CivilDate,
         confirm::{canonical_json, operation_hash, ConfirmationStatus},
-        execution::{Approval, ExecutionStatus},
-        executor::{ExecutorConfig, HttpExecutor},
-        header::{StepRole, StepStatus},
-        orchestrator::{ChatEvent, ChatModels, OrchestratorParts},
+        header::{CallStatus, StepRole},
+        http_executor::{ExecutorConfig, HttpExecutor},
+        orchestrator::{ChatEvent, OrchestratorParts, SessionModels},
         planner::Planner,
         policy::ConfirmReason,
         ApprovalScope, CapabilityScope, Manifest, Orchestrator, RequestedScope, ThreadStatus,
@@ -178,7 +178,7 @@ pub(crate) fn manifest() -> anyhow::Result<Arc<Manifest>> {
 fn orchestrator_with(
     store: &Store,
     site: &DemoSite,
-    models: ChatModels,
+    models: SessionModels,
     allowlist: Option<CapabilityScope>,
 ) -> anyhow::Result<Orchestrator> {
     let manifest = manifest()?;
@@ -208,7 +208,7 @@ fn scripted(store: &Store, site: &DemoSite, model: &ScriptedModel) -> anyhow::Re
     orchestrator_with(
         store,
         site,
-        ChatModels::only("scripted", Arc::new(model.clone())),
+        SessionModels::only("scripted", Arc::new(model.clone())),
         None,
     )
 }
@@ -219,7 +219,7 @@ pub(crate) fn offline(store: &Store, site: &DemoSite) -> anyhow::Result<Orchestr
     orchestrator_with(
         store,
         site,
-        ChatModels::only("heuristic", Arc::new(planner)),
+        SessionModels::only("heuristic", Arc::new(planner)),
         None,
     )
 }
@@ -298,7 +298,7 @@ pub(crate) async fn exactly_open(store: &Store, count: usize) -> anyhow::Result<
     Ok(ids)
 }
 
-fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, StepStatus)> {
+fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, CallStatus)> {
     outcome
         .header
         .steps
@@ -355,7 +355,7 @@ async fn a_simple_query_runs_one_read_and_needs_no_confirmation(
     assert_eq!(outcome.route, "new_request");
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(
         outcome.header.steps[0].detail,
@@ -407,7 +407,7 @@ async fn a_search_the_model_wrote_as_text_runs_as_a_tool_call(store: &Store) -> 
         .await?;
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(site.requests().len(), 1, "the search was sent once");
     let results = tool_results(&model, 1);
@@ -449,12 +449,12 @@ async fn a_bulk_delete_previews_and_sends_nothing_until_confirmed(
             (
                 "searchItems".into(),
                 StepRole::Preview,
-                StepStatus::Succeeded
+                CallStatus::Succeeded
             ),
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::AwaitingConfirmation
+                CallStatus::AwaitingConfirmation
             ),
         ]
     );
@@ -522,7 +522,7 @@ async fn a_bulk_delete_previews_and_sends_nothing_until_confirmed(
         vec![(
             "bulkDeleteItems".into(),
             StepRole::Mutation,
-            StepStatus::Succeeded
+            CallStatus::Succeeded
         )]
     );
     assert_eq!(
@@ -627,12 +627,12 @@ async fn a_confirmation_is_used_once_and_changed_arguments_need_a_new_one(
             (
                 "searchItems".into(),
                 StepRole::Preview,
-                StepStatus::Succeeded
+                CallStatus::Succeeded
             ),
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::AwaitingConfirmation
+                CallStatus::AwaitingConfirmation
             ),
         ]
     );
@@ -704,7 +704,7 @@ async fn a_247_item_bulk_update_is_chunked_100_100_47_with_progress(
     }
     assert_eq!(heard, vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
     let step = done.header.steps.first().context("no step")?;
-    assert_eq!(step.status, StepStatus::Succeeded);
+    assert_eq!(step.status, CallStatus::Succeeded);
     assert_eq!(
         step.chunks.as_ref().map(|chunks| chunks.sizes.clone()),
         Some(vec![100, 100, 47])
@@ -763,7 +763,7 @@ async fn a_model_that_skips_the_preview_is_stopped_by_code(store: &Store) -> any
         vec![(
             "bulkDeleteItems".into(),
             StepRole::Mutation,
-            StepStatus::Refused
+            CallStatus::Refused
         )]
     );
     let error = outcome.header.steps[0].error.clone().unwrap_or_default();
@@ -805,7 +805,7 @@ async fn a_model_calling_outside_its_scope_is_refused_and_logged(
     let orchestrator = orchestrator_with(
         store,
         &site,
-        ChatModels::only("scripted", Arc::new(model.clone())),
+        SessionModels::only("scripted", Arc::new(model.clone())),
         Some(CapabilityScope::read_only(&manifest)),
     )?;
     let requested = RequestedScope {
@@ -830,10 +830,10 @@ async fn a_model_calling_outside_its_scope_is_refused_and_logged(
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::Refused
+                CallStatus::Refused
             ),
-            ("dropDatabase".into(), StepRole::Read, StepStatus::Refused),
-            ("searchItems".into(), StepRole::Read, StepStatus::Succeeded),
+            ("dropDatabase".into(), StepRole::Read, CallStatus::Refused),
+            ("searchItems".into(), StepRole::Read, CallStatus::Succeeded),
         ]
     );
     assert_eq!(
@@ -932,7 +932,7 @@ async fn stop_lands_between_chunks_and_finished_chunks_stay_finished(
 
     let interrupted = running.await??;
     let step = interrupted.header.steps.first().context("no step")?;
-    assert_eq!(step.status, StepStatus::Cancelled);
+    assert_eq!(step.status, CallStatus::Cancelled);
     let chunks = site.mutating().len();
     assert!(
         chunks < 3,
@@ -1005,17 +1005,17 @@ async fn an_operation_grant_skips_later_confirmations_but_never_the_preview(
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::Refused
+                CallStatus::Refused
             ),
             (
                 "searchItems".into(),
                 StepRole::Preview,
-                StepStatus::Succeeded
+                CallStatus::Succeeded
             ),
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::Succeeded
+                CallStatus::Succeeded
             ),
         ]
     );
@@ -1079,7 +1079,7 @@ async fn a_pending_approval_survives_a_new_orchestrator(store: &Store) -> anyhow
         vec![(
             "bulkDeleteItems".into(),
             StepRole::Mutation,
-            StepStatus::Succeeded
+            CallStatus::Succeeded
         )]
     );
     assert_eq!(site.mutating().len(), 1);
@@ -1110,12 +1110,12 @@ async fn the_offline_planner_deletes_completed_items_from_last_month(
             (
                 "searchItems".into(),
                 StepRole::Preview,
-                StepStatus::Succeeded
+                CallStatus::Succeeded
             ),
             (
                 "bulkDeleteItems".into(),
                 StepRole::Mutation,
-                StepStatus::AwaitingConfirmation
+                CallStatus::AwaitingConfirmation
             ),
         ]
     );
@@ -1181,7 +1181,7 @@ async fn the_offline_planner_shows_items_where_status_is_open(store: &Store) -> 
         .await?;
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(
         outcome.narrative,
@@ -1239,7 +1239,7 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         vec![(
             "createItem".into(),
             StepRole::Mutation,
-            StepStatus::Succeeded
+            CallStatus::Succeeded
         )]
     );
     let created_id = created.header.steps[0]
@@ -1267,7 +1267,7 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         vec![(
             "deleteItem".into(),
             StepRole::Mutation,
-            StepStatus::AwaitingConfirmation
+            CallStatus::AwaitingConfirmation
         )]
     );
     let approval = delete.pending_approvals.first().context("no approval")?;
@@ -1283,7 +1283,7 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         vec![(
             "deleteItem".into(),
             StepRole::Mutation,
-            StepStatus::Succeeded
+            CallStatus::Succeeded
         )]
     );
     assert_eq!(
@@ -1353,7 +1353,7 @@ async fn declining_sends_nothing_and_a_no_answers_the_pending_question(
         vec![(
             "bulkDeleteItems".into(),
             StepRole::Mutation,
-            StepStatus::Declined
+            CallStatus::Declined
         )]
     );
     assert_eq!(declined.narrative, "Declined. Nothing was changed.");
@@ -1464,7 +1464,7 @@ async fn a_redirect_withdraws_the_pending_confirmation_and_runs_the_new_request(
     );
     assert_eq!(
         statuses(&redirected),
-        vec![("searchItems".into(), StepRole::Read, StepStatus::Succeeded)]
+        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
     );
     assert!(
         redirected

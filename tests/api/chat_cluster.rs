@@ -23,15 +23,15 @@ use axum::{
 use serde_json::json;
 use tessera::{
     chat::{
+        audit::{Approval, ExecutionStatus, NewExecution},
         confirm::ConfirmationId,
-        execution::{Approval, ExecutionStatus, NewExecution},
-        executor::{ExecutorConfig, HttpExecutor},
         header::StepRole,
-        orchestrator::{ChatEvent, ChatModels, OrchestratorParts},
-        session::{Channel, SessionId},
+        http_executor::{ExecutorConfig, HttpExecutor},
+        orchestrator::{ChatEvent, OrchestratorParts, SessionModels},
+        session::{MessageChannel, SessionId},
         threads::ThreadId,
         views::item_outcomes,
-        ApprovalScope, CapabilityScope, ChatError, Orchestrator, StepStatus, ThreadStatus,
+        ApprovalScope, CallStatus, CapabilityScope, ChatError, Orchestrator, ThreadStatus,
     },
     demo::items::DemoItems,
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
@@ -174,7 +174,7 @@ fn process(
             allowlist: CapabilityScope::all_of(&manifest),
             manifest,
             executor,
-            models: ChatModels::only("scripted", Arc::new(ScriptedModel::new(turns))),
+            models: SessionModels::only("scripted", Arc::new(ScriptedModel::new(turns))),
             clock: Arc::new(now_ms),
             max_model_turns: 8,
         },
@@ -282,7 +282,7 @@ async fn stop_and_progress_across_processes(database: &TestDb) -> anyhow::Result
 
     let stopped = tokio::time::timeout(DEADLINE, batch).await???;
     let step = stopped.header.steps.first().context("no step")?;
-    assert_eq!(step.status, StepStatus::Cancelled);
+    assert_eq!(step.status, CallStatus::Cancelled);
     assert_eq!(
         step.detail,
         "200 of 247 items done in 2 of 3 chunks (100+100+47); stopped by the person, the rest was not sent"
@@ -376,7 +376,7 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
     let tasks = survivor.spawn(&shutdown).await;
     poll("the execution to be reported interrupted", || async {
         Ok(store
-            .chat_messages(session.id, Channel::Transcript)
+            .chat_messages(session.id, MessageChannel::Transcript)
             .await?
             .iter()
             .any(|message| message.body.to_string().contains("[interrupted]")))
@@ -432,7 +432,7 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
         .as_ref()
         .and_then(|header| header.steps.first())
         .context("no header step")?;
-    assert_eq!(step.status, StepStatus::Interrupted);
+    assert_eq!(step.status, CallStatus::Interrupted);
     assert_eq!(step.execution_id, Some(execution.id));
     assert!(view.running.is_empty(), "nothing shows as running");
     let thread = view

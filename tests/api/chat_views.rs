@@ -10,8 +10,8 @@ use leptos::prelude::*;
 use serde_json::{json, Value};
 use tessera::{
     chat::{
+        audit::{Approval, Execution, ExecutionStatus},
         confirm::{operation_hash, ConfirmationPreview, ConfirmationStatus},
-        execution::{Approval, Execution, ExecutionStatus},
         header::StepRole,
         policy::ConfirmReason,
         views::{self, ViewKind},

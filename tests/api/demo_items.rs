@@ -8,10 +8,10 @@ use anyhow::Context as _;
 use serde_json::{json, Map, Value};
 use tessera::{
     chat::{
+        audit::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
         confirm::{
             operation_hash, ApprovalScope, ConfirmationPreview, ConfirmationStatus, NewConfirmation,
         },
-        execution::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
         header::StepRole,
         policy::ConfirmReason,
         CapabilityScope, ChatSession, Manifest, SessionId, Thread,

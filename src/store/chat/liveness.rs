@@ -13,7 +13,7 @@
 use super::{ExecutionRow, EXECUTION_COLUMNS};
 use crate::{
     chat::{
-        execution::{Execution, ExecutionEnd, ExecutionId, ExecutionStatus},
+        audit::{Execution, ExecutionEnd, ExecutionId, ExecutionStatus},
         session::SessionId,
     },
     store::{Result, Store},

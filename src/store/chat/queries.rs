@@ -6,9 +6,9 @@ use super::{
 };
 use crate::{
     chat::{
+        audit::{Approval, ExecutionEnd, ExecutionId, NewExecution},
         confirm::{ApprovalScope, ConfirmationId, NewConfirmation, OperationHash},
-        execution::{Approval, ExecutionEnd, ExecutionId, NewExecution},
-        session::{Channel, ChatSession, SessionId},
+        session::{ChatSession, MessageChannel, SessionId},
         threads::{Thread, ThreadId},
     },
     store::{begin_write, Result, Store, StoreError},
@@ -58,7 +58,7 @@ pub(super) async fn set_model(store: &Store, id: SessionId, model: &str, now: i6
 pub(super) async fn append_message(
     store: &Store,
     session_id: SessionId,
-    channel: Channel,
+    channel: MessageChannel,
     role: &str,
     thread_id: Option<ThreadId>,
     body: &str,
@@ -90,7 +90,7 @@ pub(super) async fn append_message(
 pub(super) async fn messages(
     store: &Store,
     session_id: SessionId,
-    channel: Channel,
+    channel: MessageChannel,
 ) -> Result<Vec<MessageRow>> {
     on_pool!(store, |pool| {
         Ok(sqlx::query_as(
@@ -106,7 +106,7 @@ pub(super) async fn messages(
 pub(super) async fn clear_messages(
     store: &Store,
     session_id: SessionId,
-    channel: Channel,
+    channel: MessageChannel,
 ) -> Result<()> {
     on_pool!(store, |pool| {
         sqlx::query("DELETE FROM chat_messages WHERE session_id = $1 AND channel = $2")
@@ -385,7 +385,7 @@ pub(super) async fn begin_execution(
         .bind(stored_count(new.chunks_total))
         .bind(new.error.as_deref())
         .bind(now)
-        .bind((new.status == crate::chat::execution::ExecutionStatus::Refused).then_some(now))
+        .bind((new.status == crate::chat::audit::ExecutionStatus::Refused).then_some(now))
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;

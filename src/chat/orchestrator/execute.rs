@@ -1,0 +1,304 @@
+//! Execution of a call that passed the gate: the audit row, the executor's chunks with progress,
+//! heartbeat and cancel, and the step and tool result that report what happened.
+
+use std::sync::PoisonError;
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{
+    broadcast::ChatEvent,
+    gate::{Gate, Proposed},
+    text::{chunk_text, plural},
+    Orchestrator, Turn,
+};
+use crate::chat::{
+    audit::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
+    confirm::operation_hash,
+    header::{CallStatus, ChunkProgress, Step},
+    manifest::id_text,
+    planner::result_items,
+    policy::{self},
+    threads::Thread,
+    ChatError,
+};
+use crate::{llm::Message, store::chat::BeginExecutionError};
+
+impl Orchestrator {
+    pub(super) async fn execute(
+        &self,
+        turn: &mut Turn,
+        thread: &Thread,
+        proposed: Proposed<'_>,
+        chunks: &policy::ChunkPlan,
+        approval: Approval,
+    ) -> Result<Gate, ChatError> {
+        let Proposed {
+            call,
+            operation,
+            arguments,
+        } = proposed;
+        let role = self.role_of(&operation.name);
+        let items_total = if operation.is_mutating() {
+            operation.item_ids(arguments).len()
+        } else {
+            0
+        };
+        let begun = self
+            .inner
+            .store
+            .begin_execution(&NewExecution {
+                session_id: turn.session.id,
+                thread_id: thread.id,
+                operation: operation.name.clone(),
+                arguments: arguments.clone(),
+                role,
+                approval: approval.clone(),
+                items_total,
+                chunks_total: chunks.sizes.len(),
+                status: ExecutionStatus::Running,
+                error: None,
+            })
+            .await;
+        let execution_id = match begun {
+            Ok(execution_id) => execution_id,
+            Err(BeginExecutionError::ConfirmationUnusable) => {
+                let reason = "the confirmation for this exact call was already used or withdrawn; a new one is needed";
+                return self.refuse(turn, thread, call, arguments, reason).await;
+            }
+            Err(BeginExecutionError::Store(error)) => return Err(error.into()),
+        };
+        self.emit(
+            turn,
+            ChatEvent::StepStarted {
+                thread_id: thread.id,
+                operation: operation.name.clone(),
+                chunks: chunks.sizes.clone(),
+            },
+        );
+        // The call is this process's from now on: checkpoints between chunks record progress and
+        // read a stop sent from any process; the heartbeat tells the others it is still alive.
+        let owner = self.inner.signals.instance().to_owned();
+        let store = self.inner.store.clone();
+        if let Err(error) = store
+            .checkpoint_execution(execution_id, &owner, None, crate::store::now_ms())
+            .await
+        {
+            tracing::warn!(execution.id = %execution_id, error = %error, "cannot claim the execution");
+        }
+        let mut progress_events = Vec::new();
+        let session_id = turn.session.id;
+        let cancel = turn.cancel.clone();
+        let outcome = {
+            let mut on_progress = |progress: &ChunkProgress| -> BoxFuture<'static, ()> {
+                self.inner
+                    .live
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(execution_id, progress.clone());
+                let event = ChatEvent::Progress {
+                    thread_id: thread.id,
+                    execution_id,
+                    operation: operation.name.clone(),
+                    progress: progress.clone(),
+                };
+                self.broadcast(session_id, &event);
+                progress_events.push(event);
+                Box::pin(crate::chat::interrupted::checkpoint(
+                    store.clone(),
+                    execution_id,
+                    owner.clone(),
+                    Some((progress.items_done, progress.chunks_done)),
+                    cancel.clone(),
+                ))
+            };
+            let run = self.inner.executor.run(
+                operation,
+                arguments,
+                chunks,
+                &turn.cancel,
+                &mut on_progress,
+            );
+            let heartbeat = crate::chat::interrupted::keep_alive(
+                store.clone(),
+                execution_id,
+                owner.clone(),
+                cancel.clone(),
+                self.inner.execution_lease / 3,
+            );
+            tokio::select! {
+                outcome = run => outcome,
+                never = heartbeat => match never {},
+            }
+        };
+        turn.events.extend(progress_events);
+        self.inner
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&execution_id);
+        let result = outcome.result_value();
+        let status = if outcome.succeeded() {
+            ExecutionStatus::Succeeded
+        } else if outcome.cancelled {
+            ExecutionStatus::Cancelled
+        } else {
+            ExecutionStatus::Failed
+        };
+        let shown_ids =
+            (!operation.is_mutating() && status == ExecutionStatus::Succeeded).then(|| {
+                let mut items = result_items(&result);
+                if items.is_empty() && result.get("id").is_some() {
+                    items.push(result.clone());
+                }
+                items
+                    .iter()
+                    .filter_map(|item| item.get("id"))
+                    .map(id_text)
+                    .collect::<Vec<_>>()
+            });
+        let error = outcome.failure().map(|(chunk, error)| {
+            if outcome.planned.len() > 1 {
+                format!(
+                    "chunk {} of {} failed: {error}",
+                    chunk.index,
+                    outcome.planned.len()
+                )
+            } else {
+                error.to_string()
+            }
+        });
+        let progress = outcome.progress();
+        self.inner
+            .store
+            .finish_execution(
+                execution_id,
+                &ExecutionEnd {
+                    status,
+                    items_done: progress.items_done,
+                    chunks_done: progress.chunks_done,
+                    item_ids: shown_ids.clone(),
+                    result: Some(result.clone()),
+                    error: error.clone(),
+                },
+            )
+            .await?;
+        let detail = if operation.is_mutating() {
+            let mut detail = format!(
+                "{} of {} done",
+                progress.items_done,
+                plural(progress.items_total, "item")
+            );
+            if chunks.is_chunked() {
+                detail.push_str(&format!(
+                    " in {} of {} chunks ({})",
+                    progress.chunks_done,
+                    progress.chunks_total,
+                    chunk_text(&chunks.sizes)
+                ));
+            }
+            if outcome.cancelled {
+                detail.push_str("; stopped by the person, the rest was not sent");
+            }
+            detail
+        } else {
+            let shown = shown_ids.as_ref().map_or(0, Vec::len);
+            match result
+                .get("total")
+                .and_then(Value::as_u64)
+                .and_then(|total| usize::try_from(total).ok())
+            {
+                Some(total) if total != shown => format!("{shown} of {total} items shown"),
+                _ => plural(shown, "item"),
+            }
+        };
+        let step_status = match status {
+            ExecutionStatus::Succeeded => CallStatus::Succeeded,
+            ExecutionStatus::Cancelled => CallStatus::Cancelled,
+            _ => CallStatus::Failed,
+        };
+        let mut step = Step::new(operation.name.clone(), role, step_status, detail);
+        if let Some(error) = &error {
+            step = step.with_error(error);
+        }
+        step.execution_id = Some(execution_id);
+        if let Approval::Confirmation { id } = &approval {
+            step.confirmation_id = Some(*id);
+            step.hash = Some(operation_hash(&operation.name, arguments));
+        }
+        if chunks.is_chunked() {
+            step.chunks = Some(progress);
+        }
+        step.result = Some(result.clone());
+        self.push_step(turn, thread.id, step);
+        let message = match status {
+            ExecutionStatus::Succeeded => Message::tool_result(call, result),
+            ExecutionStatus::Cancelled => Message::tool_error(
+                call,
+                json!({"error": "stopped by the person between requests; finished chunks stay finished", "result": result}),
+            ),
+            _ => Message::tool_error(
+                call,
+                json!({"error": error.unwrap_or_else(|| "the call failed".to_owned()), "result": result}),
+            ),
+        };
+        Ok(Gate::Answered(message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{
+        chat::{
+            audit::ExecutionStatus,
+            header::{CallStatus, StepRole},
+            orchestrator::test_support::{call, Fixture},
+        },
+        llm::{Message, ScriptedTurn},
+    };
+
+    #[tokio::test]
+    async fn a_read_that_passed_the_gate_reaches_the_site_and_is_audited() -> anyhow::Result<()> {
+        let fixture = Fixture::new(vec![
+            call("c1", "searchItems", json!({"limit": 3})),
+            ScriptedTurn::text("Here they are."),
+        ])
+        .await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "list items")
+            .await?;
+        let step = &outcome.header.steps[0];
+        assert_eq!(
+            (step.role, step.status),
+            (StepRole::Read, CallStatus::Succeeded)
+        );
+        assert!(step.detail.starts_with("3 of "), "{}", step.detail);
+        let audit = fixture
+            .orchestrator
+            .store()
+            .chat_executions(session.id)
+            .await?;
+        assert_eq!(audit.len(), 1);
+        assert_eq!(audit[0].status, ExecutionStatus::Succeeded);
+        assert_eq!(step.execution_id, Some(audit[0].id));
+        assert_eq!(
+            audit[0].item_ids.as_ref().map(Vec::len),
+            Some(3),
+            "the shown ids are kept for previews"
+        );
+        // The model saw the site's answer as the call's result.
+        let history = &fixture.model.requests()[1].messages;
+        assert!(history.iter().any(|message| matches!(
+            message,
+            Message::ToolResult {
+                is_error: false,
+                ..
+            }
+        )));
+        Ok(())
+    }
+}

@@ -1,0 +1,332 @@
+//! The model loop: the model proposes tool calls, each goes through the gate, until it answers in
+//! words, pauses for a person, is stopped, or uses up its model calls.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use minijinja::{context, Environment};
+use serde_json::json;
+
+use super::{
+    gate::{Caller, Gate},
+    text::{plural, summarize},
+    Orchestrator, Turn,
+};
+use crate::chat::{
+    calendar::CivilDate,
+    header::{CallStatus, Step, StepRole},
+    planner::{self},
+    session::ChatSession,
+    threads::{Thread, ThreadStatus},
+    ChatError,
+};
+use crate::llm::{adopt_text_tool_calls, ChatModel, ChatRequest, Message};
+
+/// The prompt templates, parsed once per orchestrator; a broken one is logged and the loop then
+/// fails each turn with [`ChatError::Template`] rather than the server refusing to start.
+pub(super) fn system_templates() -> Environment<'static> {
+    let mut templates = Environment::new();
+    templates.set_trim_blocks(true);
+    if let Err(error) = templates.add_template("system.j2", SYSTEM_TEMPLATE) {
+        tracing::error!(error = %error, "the chat system prompt template does not parse");
+    }
+    templates
+}
+
+/// The most model calls one turn may make before code stops the loop.
+pub const DEFAULT_MAX_MODEL_TURNS: usize = 8;
+
+const SYSTEM_TEMPLATE: &str = include_str!("../prompts/system.j2");
+
+/// The models a session may use, by name; one is the default.
+#[derive(Clone)]
+pub struct SessionModels {
+    default: String,
+    models: BTreeMap<String, Arc<dyn ChatModel>>,
+}
+
+impl std::fmt::Debug for SessionModels {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SessionModels")
+            .field("default", &self.default)
+            .field("models", &self.models.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl SessionModels {
+    /// Only `model`, under `name`, as the default.
+    #[must_use]
+    pub fn only(name: impl Into<String>, model: Arc<dyn ChatModel>) -> Self {
+        let name = name.into();
+        Self {
+            default: name.clone(),
+            models: BTreeMap::from([(name, model)]),
+        }
+    }
+
+    /// Adds `model` under `name` and makes it the default.
+    #[must_use]
+    pub fn with_default(mut self, name: impl Into<String>, model: Arc<dyn ChatModel>) -> Self {
+        let name = name.into();
+        self.models.insert(name.clone(), model);
+        self.default = name;
+        self
+    }
+
+    /// The default model's name.
+    #[must_use]
+    pub fn default_name(&self) -> &str {
+        &self.default
+    }
+
+    /// Every name.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        self.models.keys().cloned().collect()
+    }
+
+    pub(in crate::chat) fn get(&self, name: &str) -> Option<Arc<dyn ChatModel>> {
+        self.models.get(name).cloned()
+    }
+}
+
+impl Orchestrator {
+    pub(super) fn model_for(&self, session: &ChatSession) -> Arc<dyn ChatModel> {
+        self.inner
+            .models
+            .get(&session.model)
+            .or_else(|| self.inner.models.get(self.inner.models.default_name()))
+            .unwrap_or_else(|| {
+                Arc::new(planner::Planner::new(self.inner.manifest.clone(), {
+                    let clock = self.inner.clock.clone();
+                    Arc::new(move || CivilDate::from_unix_ms(clock()))
+                }))
+            })
+    }
+
+    pub(super) fn system_prompt(&self, tools: &[String]) -> Result<String, ChatError> {
+        let manifest = &self.inner.manifest;
+        self.inner
+            .templates
+            .get_template("system.j2")
+            .and_then(|template| {
+                template.render(context! {
+                    site => manifest.site,
+                    description => manifest.description,
+                    today => self.today().to_string(),
+                    tools => tools,
+                })
+            })
+            .map_err(|error| ChatError::Template(error.to_string()))
+    }
+
+    /// The model loop for `thread`, from the model's next proposal until it answers in words,
+    /// pauses for a confirmation, is stopped, or uses up its turns.
+    /// The caller registers the run ([`Self::start_run`]) and keeps the guard alive across it.
+    pub(super) async fn run_loop(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+    ) -> Result<(), ChatError> {
+        thread.status = ThreadStatus::InProgress;
+        thread.pending_question = None;
+        self.save_thread(thread).await?;
+        let model = self.model_for(&turn.session);
+        let tools: Vec<_> = turn
+            .session
+            .scope
+            .model_operations(&self.inner.manifest)
+            .into_iter()
+            .map(|operation| operation.tool_definition(&self.inner.manifest))
+            .collect();
+        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let system = self.system_prompt(&tool_names)?;
+        for _ in 0..self.inner.max_model_turns {
+            if turn.cancel.is_cancelled() {
+                turn.stopped = true;
+                break;
+            }
+            let mut messages = vec![Message::system(system.clone())];
+            messages.extend(self.model_history(turn.session.id).await?);
+            let request = ChatRequest {
+                messages,
+                tools: tools.clone(),
+                max_tokens: None,
+                temperature: None,
+            };
+            let mut response = match model.chat(request).await {
+                Ok(response) => response,
+                Err(error) => {
+                    tracing::warn!(chat.session = %turn.session.id, model = %model.name(), error = %error, "the chat model failed");
+                    let step = Step::new(
+                        model.name().to_string(),
+                        StepRole::Read,
+                        CallStatus::Failed,
+                        "model call",
+                    )
+                    .with_error(error.to_string());
+                    self.push_step(turn, thread.id, step);
+                    turn.narrative = "The model failed, so I stopped here. You can try again, or use the manual tools (/tools).".to_owned();
+                    thread.status = ThreadStatus::Failed;
+                    thread.summary = format!("The model failed: {error}");
+                    self.save_thread(thread).await?;
+                    return Ok(());
+                }
+            };
+            // Small models often write their calls as JSON text; the ids stay unique per session.
+            let text_calls = adopt_text_tool_calls(
+                &mut response,
+                &tools,
+                &format!("text_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]),
+            );
+            if text_calls > 0 {
+                tracing::info!(chat.session = %turn.session.id, model = %model.name(), text_tool_calls = text_calls, "read tool calls from the model's text");
+            }
+            self.append_model(turn.session.id, thread.id, &Message::assistant(&response))
+                .await?;
+            if response.tool_calls.is_empty() {
+                turn.narrative = response.text.unwrap_or_default();
+                let failed = turn
+                    .steps
+                    .iter()
+                    .any(|step| step.status == CallStatus::Failed);
+                thread.status = if failed {
+                    ThreadStatus::Failed
+                } else {
+                    ThreadStatus::Done
+                };
+                thread.summary = summarize(&turn.steps, &turn.narrative);
+                self.save_thread(thread).await?;
+                return Ok(());
+            }
+            let calls = response.tool_calls;
+            for (index, call) in calls.iter().enumerate() {
+                if turn.cancel.is_cancelled() {
+                    for skipped in &calls[index..] {
+                        self.append_model(
+                            turn.session.id,
+                            thread.id,
+                            &Message::tool_error(
+                                skipped,
+                                json!({"error": "not run: the person said stop"}),
+                            ),
+                        )
+                        .await?;
+                        let step = Step::new(
+                            skipped.name.clone(),
+                            self.role_of(&skipped.name),
+                            CallStatus::Cancelled,
+                            "not started: stopped by the person",
+                        );
+                        self.push_step(turn, thread.id, step);
+                    }
+                    turn.stopped = true;
+                    break;
+                }
+                match self.gate(turn, thread, call, Caller::Model).await? {
+                    Gate::Answered(message) => {
+                        self.append_model(turn.session.id, thread.id, &message)
+                            .await?;
+                    }
+                    Gate::Paused(confirmation) => {
+                        for later in &calls[index + 1..] {
+                            let error = json!({"error": format!("not run: `{}` waits for the person's confirmation; propose this call again afterwards", confirmation.operation)});
+                            self.append_model(
+                                turn.session.id,
+                                thread.id,
+                                &Message::tool_error(later, error),
+                            )
+                            .await?;
+                        }
+                        self.pause(turn, thread, &confirmation).await?;
+                        return Ok(());
+                    }
+                }
+            }
+            if turn.stopped {
+                break;
+            }
+        }
+        if turn.stopped || turn.cancel.is_cancelled() {
+            turn.stopped = true;
+            let finished = turn
+                .steps
+                .iter()
+                .filter(|step| step.status == CallStatus::Succeeded)
+                .count();
+            turn.narrative = format!(
+                "Stopped at your request. What finished stays finished ({} in this turn, see the header); nothing else will run.",
+                plural(finished, "completed step")
+            );
+            thread.status = ThreadStatus::Failed;
+            thread.summary = "Stopped at the person's request.".to_owned();
+        } else {
+            turn.narrative = format!(
+                "I stopped after {} model calls without a final answer; the steps above are what ran.",
+                self.inner.max_model_turns
+            );
+            thread.status = ThreadStatus::Failed;
+            thread.summary = "Stopped: too many model calls.".to_owned();
+        }
+        self.save_thread(thread).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        chat::orchestrator::test_support::{call, Fixture},
+        llm::ScriptedModel,
+    };
+
+    #[test]
+    fn the_last_model_added_is_the_default_and_names_are_sorted() {
+        let models = SessionModels::only("zeta", Arc::new(ScriptedModel::new(Vec::new())))
+            .with_default("alpha", Arc::new(ScriptedModel::new(Vec::new())));
+        assert_eq!(models.default_name(), "alpha");
+        assert_eq!(models.names(), vec!["alpha".to_owned(), "zeta".to_owned()]);
+        assert!(models.get("zeta").is_some());
+        assert!(models.get("gpt").is_none());
+    }
+
+    #[tokio::test]
+    async fn the_system_prompt_names_the_site_and_the_offered_tools() -> anyhow::Result<()> {
+        let fixture = Fixture::new(Vec::new()).await?;
+        let prompt = fixture
+            .orchestrator
+            .system_prompt(&["searchItems".to_owned()])?;
+        assert!(prompt.contains("searchItems"), "{prompt}");
+        assert!(
+            prompt.contains(&fixture.orchestrator.manifest().site),
+            "{prompt}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_model_that_never_answers_in_words_is_stopped_after_its_model_calls(
+    ) -> anyhow::Result<()> {
+        let turns = (0..4)
+            .map(|index| call(&format!("c{index}"), "searchItems", json!({"limit": 1})))
+            .collect();
+        let fixture = Fixture::new(turns).await?;
+        let session = fixture.session().await?;
+        let outcome = fixture
+            .orchestrator
+            .handle_turn(session.id, "find my items")
+            .await?;
+        assert!(
+            outcome
+                .narrative
+                .starts_with("I stopped after 4 model calls without a final answer"),
+            "{}",
+            outcome.narrative
+        );
+        assert_eq!(outcome.thread_status, Some(ThreadStatus::Failed));
+        assert_eq!(outcome.header.steps.len(), 4);
+        Ok(())
+    }
+}
