@@ -14,12 +14,16 @@ use crate::{
 /// The shortest idle sleep, so a row another process is claiming right now does not spin us.
 const MIN_IDLE_SLEEP: Duration = Duration::from_millis(5);
 
+/// How long to sleep until `at_ms`, kept between [`MIN_IDLE_SLEEP`] and `longest`.
 pub(super) fn sleep_until(at_ms: i64, longest: Duration) -> Duration {
     let wait_ms = u64::try_from(at_ms.saturating_sub(now_ms())).unwrap_or(0);
     Duration::from_millis(wait_ms).clamp(MIN_IDLE_SLEEP, longest.max(MIN_IDLE_SLEEP))
 }
 
 impl Runner {
+    /// One worker until `shutdown`: claim and run due runs one after the other; when none is
+    /// due, sleep until the next due time (at most `poll_interval`) or a wake-up. Worker 0 also
+    /// applies due wait timeouts.
     pub(super) async fn run_worker(self, worker: usize, shutdown: CancellationToken) {
         let owner = format!("{}/{worker}", self.inner.config.owner);
         let poll = self.inner.config.poll_interval;
@@ -35,7 +39,7 @@ impl Runner {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(error) => {
-                    tracing::error!(error = %error, runner.owner = %owner, "runner tick failed");
+                    tracing::error!(error = %error, runner.owner = %owner, "claiming or running a run failed");
                 }
             }
             let idle = match self.inner.store.next_due(&self.inner.workflows).await {
