@@ -6,7 +6,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # cargo command keeps `cargo test` and `cargo leptos build` from invalidating each other's artifacts.
 export LEPTOS_OUTPUT_NAME := tessera
 
-.PHONY: run test setup setup-test build build-release lint fmt test-rust test-sqlite test-postgres e2e bench eval clean
+.PHONY: run test setup setup-test build build-release lint fmt test-rust test-sqlite test-postgres e2e bench load eval clean
 
 ## Build and start the app on SQLite (tessera.db here) at http://127.0.0.1:3000 with the offline model.
 run: setup
@@ -55,6 +55,12 @@ e2e:
 
 bench:
 	cargo bench
+
+## Load test: LOAD_PEOPLE (16) people at once through GET page → POST → run resumed, LOAD_JOURNEYS
+## (400) in all, against a release server on a free loopback port (a fresh SQLite file, or
+## DATABASE_URL); prints throughput and latency percentiles. Bounded by LOAD_MAX_SECS (120).
+load:
+	scripts/load.sh
 
 ## Measure the configured model (TESSERA_MODEL and its provider settings; default the offline
 ## heuristic) on the scenarios in tests/quality. `make eval TRANSCRIPTS=tests/transcripts` replays

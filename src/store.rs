@@ -16,8 +16,12 @@
 //! | `bool` | `BOOLEAN` (integer) | `BOOLEAN` |
 //!
 //! SQLite traps decided in DESIGN.md §10: every transaction that may write starts with
-//! `BEGIN IMMEDIATE` ([`Store`] methods use `begin_write`), WAL, `synchronous=FULL`, foreign keys on,
-//! a busy timeout. It must not hold a transaction across an `.await` on anything but the database.
+//! `BEGIN IMMEDIATE` ([`Store`] methods use `begin_write`; a single write statement takes the
+//! lock as it starts and needs no transaction), WAL, `synchronous=FULL`, foreign keys on, a busy
+//! timeout. It must not hold a transaction across an `.await` on anything but the database.
+//! A runner's lease bookkeeping (claim, step start, renewal) commits unsynced (`Unsynced`):
+//! losing it in a power cut only makes a run claimable again, and a sync on the runner's path
+//! from a submission to its resumed step would double that path's time.
 
 /// Expands `$body` once per engine with `$pool` bound to the store's pool, so a query whose SQL
 /// reads the same on both (`$n` placeholders, explicit casts) is written once. Each expansion is
@@ -217,6 +221,62 @@ async fn begin_write<P: WritePool>(pool: &P) -> Result<sqlx::Transaction<'static
     pool.begin_write().await
 }
 
+/// An SQLite connection whose commits do not wait for the disk, for writes whose loss in a power
+/// cut is harmless: a runner's claim, a step's start and a lease renewal.
+///
+/// Why it is safe: in WAL mode a commit is appended to the log in order, and the next commit
+/// made with `synchronous=FULL` (a submission, a step's result) syncs everything before it, so
+/// a power cut can only drop a *suffix* of lease bookkeeping: the run is then ready, or running
+/// with an expired lease, and is claimed again — exactly what a crashed runner leaves. A
+/// process crash (`kill -9`) loses nothing either way: the log is in the operating system's
+/// cache. What must survive a power cut (a person's answer, a finished step) still commits
+/// with `synchronous=FULL` (DESIGN.md §10), on every other connection and on this one once it
+/// is back in the pool.
+///
+/// The connection goes back to the pool only after `synchronous=FULL` is restored
+/// ([`Unsynced::release`]); dropped before that (an error, a cancelled future) it is closed
+/// instead, so no other write ever runs on it unsynced.
+struct Unsynced {
+    connection: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+    restored: bool,
+}
+
+impl Unsynced {
+    /// A pooled connection switched to `synchronous=NORMAL`.
+    async fn acquire(pool: &SqlitePool) -> Result<Self> {
+        let mut unsynced = Self {
+            connection: pool.acquire().await?,
+            restored: false,
+        };
+        sqlx::query("PRAGMA synchronous = NORMAL")
+            .execute(&mut *unsynced.connection)
+            .await?;
+        Ok(unsynced)
+    }
+
+    /// The connection, to run statements or `BEGIN IMMEDIATE` on.
+    fn connection(&mut self) -> &mut sqlx::SqliteConnection {
+        &mut self.connection
+    }
+
+    /// Restores `synchronous=FULL` and hands the connection back to the pool.
+    async fn release(mut self) -> Result<()> {
+        sqlx::query("PRAGMA synchronous = FULL")
+            .execute(&mut *self.connection)
+            .await?;
+        self.restored = true;
+        Ok(())
+    }
+}
+
+impl Drop for Unsynced {
+    fn drop(&mut self) {
+        if !self.restored {
+            self.connection.close_on_drop();
+        }
+    }
+}
+
 /// Decodes a JSON text column, naming the column when it is corrupt.
 fn decode_json(column: &'static str, text: &str) -> Result<serde_json::Value> {
     serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
@@ -240,4 +300,50 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn synchronous_of_every_pooled_connection(pool: &SqlitePool) -> anyhow::Result<Vec<i64>> {
+        let mut held = Vec::new();
+        let mut levels = Vec::new();
+        for _ in 0..pool.size() {
+            let mut connection = pool.acquire().await?;
+            let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                .fetch_one(&mut *connection)
+                .await?;
+            levels.push(level);
+            held.push(connection);
+        }
+        Ok(levels)
+    }
+
+    #[tokio::test]
+    async fn an_unsynced_connection_goes_back_to_the_pool_synced_or_is_closed() -> anyhow::Result<()>
+    {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("tessera.db").to_string_lossy().into_owned();
+        let Store::Sqlite(pool) = Store::connect(&DatabaseUrl::Sqlite(path)).await? else {
+            anyhow::bail!("an SQLite URL opens SQLite");
+        };
+        let released = Unsynced::acquire(&pool).await?;
+        released.release().await?;
+        let mut dropped = Unsynced::acquire(&pool).await?;
+        let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(dropped.connection())
+            .await?;
+        assert_eq!(level, 1, "NORMAL while unsynced");
+        // Dropped before `release` (an error or a cancelled future): never reused unsynced.
+        drop(dropped);
+        tokio::task::yield_now().await;
+        let levels = synchronous_of_every_pooled_connection(&pool).await?;
+        assert!(!levels.is_empty());
+        assert!(
+            levels.iter().all(|level| *level == 2),
+            "every pooled connection is FULL: {levels:?}"
+        );
+        Ok(())
+    }
 }

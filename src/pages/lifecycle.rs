@@ -157,15 +157,20 @@ pub async fn submit_page(
     let Some(token) = PageToken::parse(token) else {
         return Ok(Submitted::NotFound);
     };
-    Ok(
-        match store.submit_page(&token.hash(), &response, now_ms).await? {
-            SubmitOutcome::Submitted(page) => Submitted::Accepted(page),
-            SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(page),
-            SubmitOutcome::Expired => Submitted::Expired,
-            SubmitOutcome::Revoked => Submitted::Revoked,
-            SubmitOutcome::NotFound => Submitted::NotFound,
-        },
-    )
+    let outcome = store.submit_page(&token.hash(), &response, now_ms).await?;
+    Ok(match outcome {
+        // The statement returned only what it wrote; the rest is the page just validated.
+        SubmitOutcome::Submitted(recorded) => Submitted::Accepted(Page {
+            status: PageStatus::Submitted,
+            response: Some(response),
+            submitted_at_ms: Some(recorded.submitted_at_ms),
+            ..page
+        }),
+        SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(*page),
+        SubmitOutcome::Expired => Submitted::Expired,
+        SubmitOutcome::Revoked => Submitted::Revoked,
+        SubmitOutcome::NotFound => Submitted::NotFound,
+    })
 }
 
 /// Whether the stored tree has a Cancel button.

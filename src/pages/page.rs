@@ -122,13 +122,25 @@ pub struct NewPage {
     pub expires_at_ms: i64,
 }
 
+/// What a recorded submission wrote: the page's new facts, not a copy of the page the caller
+/// validated against (the statement returns only these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// The page answered.
+    pub page_id: PageId,
+    /// The run it resumed, if the page belongs to one.
+    pub run_id: Option<RunId>,
+    /// When (unix ms).
+    pub submitted_at_ms: i64,
+}
+
 /// The outcome of a submission attempt; exactly one attempt per page ever gets `Submitted`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubmitOutcome {
     /// This submission was recorded and the run (if any) made ready.
-    Submitted(Page),
+    Submitted(Recorded),
     /// Someone submitted first; here is the page with that response (for the receipt).
-    AlreadySubmitted(Page),
+    AlreadySubmitted(Box<Page>),
     /// The link expired before this submission.
     Expired,
     /// The link was revoked.

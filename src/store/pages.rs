@@ -1,15 +1,18 @@
-//! Pages: storing generated pages and the exactly-once submission transaction.
+//! Pages: storing generated pages and the exactly-once submission.
 //!
-//! The submission path (the lookup by link and the exactly-once transaction, which wakes the
-//! run: `NOTIFY` on PostgreSQL) keeps one file per dialect; every other query is written once.
-
-mod postgres;
-mod sqlite;
+//! A submission is one statement on both engines: a conditional `UPDATE pages … RETURNING`
+//! that flips `open → submitted` only while the page is open and not expired. The
+//! `pages_submitted_readies_run` trigger (migration `20261127700000`) runs inside that statement
+//! and makes the waiting run `ready` (and, on PostgreSQL, sends the one `NOTIFY` that wakes
+//! runners in every process), so answer and resumption commit together with no transaction of
+//! several statements around them. The statement returns only what it wrote; the caller
+//! already holds the page it validated against. Only a refused submission reads the page again,
+//! to say why.
 
 use super::{begin_write, decode_json, decode_uuid, now_ms, Result, Store, StoreError};
 use crate::{
     pages::{
-        page::{NewPage, Page, PageId, PageStatus, SubmitOutcome},
+        page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
         token::TokenHash,
     },
     workflow::run::RunId,
@@ -87,7 +90,7 @@ fn classify_refusal(row: Option<PageRow>, now: i64) -> Result<SubmitOutcome> {
     };
     let page = Page::try_from(row)?;
     Ok(match page.status {
-        PageStatus::Submitted => SubmitOutcome::AlreadySubmitted(page),
+        PageStatus::Submitted => SubmitOutcome::AlreadySubmitted(Box::new(page)),
         PageStatus::Revoked => SubmitOutcome::Revoked,
         PageStatus::Open if page.is_expired(now) => SubmitOutcome::Expired,
         // Open and not expired yet the update matched nothing: only a racing clock can do this.
@@ -138,16 +141,19 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] when no page has this token.
     pub async fn page_by_token(&self, token_hash: &TokenHash) -> Result<Page> {
-        let row = match self {
-            Self::Sqlite(pool) => sqlite::by_token(pool, token_hash).await?,
-            Self::Postgres(pool) => postgres::by_token(pool, token_hash).await?,
-        };
+        let sql = format!("SELECT {COLUMNS} FROM pages WHERE token_hash = $1");
+        let row: Option<PageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(&token_hash.0)
+                .fetch_optional(pool)
+                .await?
+        });
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
     /// Records a person's response, exactly once per page.
     ///
-    /// In one transaction: the page goes `open → submitted` only if it is still open and not
+    /// In one statement: the page goes `open → submitted` only if it is still open and not
     /// expired at `now`, the response is stored, and the waiting run (if any) becomes `ready`.
     /// Every other attempt gets the reason it was refused.
     ///
@@ -182,11 +188,43 @@ impl Store {
         response: &serde_json::Value,
         now: i64,
     ) -> Result<SubmitOutcome> {
-        let response = response.to_string();
-        match self {
-            Self::Sqlite(pool) => sqlite::submit(pool, key, &response, now).await,
-            Self::Postgres(pool) => postgres::submit(pool, key, &response, now).await,
+        // One statement, so SQLite takes its write lock at the start (as `BEGIN IMMEDIATE`
+        // would) and PostgreSQL's row lock makes a concurrent submitter wait, re-check
+        // `status = 'open'` after the first commits, and match nothing.
+        let sql = format!(
+            "UPDATE pages SET status = 'submitted', response = $1, submitted_at = $2 \
+             WHERE {column} = $3 AND status = 'open' AND expires_at > $2 RETURNING id, run_id",
+            column = key.column()
+        );
+        let written: Option<(String, Option<String>)> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(response.to_string())
+                .bind(now)
+                .bind(key.value())
+                .fetch_optional(pool)
+                .await?
+        });
+        if let Some((id, run_id)) = written {
+            return Ok(SubmitOutcome::Submitted(Recorded {
+                page_id: PageId(decode_uuid("pages.id", &id)?),
+                run_id: run_id
+                    .as_deref()
+                    .map(|id| decode_uuid("pages.run_id", id).map(RunId))
+                    .transpose()?,
+                submitted_at_ms: now,
+            }));
         }
+        let sql = format!(
+            "SELECT {COLUMNS} FROM pages WHERE {column} = $1",
+            column = key.column()
+        );
+        let current: Option<PageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(key.value())
+                .fetch_optional(pool)
+                .await?
+        });
+        classify_refusal(current, now)
     }
 
     /// Reads a page by id.

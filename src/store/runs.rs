@@ -13,16 +13,16 @@
 //! transaction that makes a run ready sends one `NOTIFY` on [`RUNS_READY_CHANNEL`] (once per
 //! transaction, never per row: DESIGN.md §10) so idle runners wake at once.
 //!
-//! A run waiting on a page is made ready by the pages store's submission transaction (which
+//! A run waiting on a page is made ready by the pages store's submission statement (its trigger
 //! sends the same single `NOTIFY`); this module reads the `pages` table only to decide, under
 //! the page row's lock, whether a page was submitted before its run started waiting, and to read
 //! a submitted page's response.
 
 mod postgres;
 mod sqlite;
+mod wakeups;
 
-/// For the pages store: a submission that makes a run ready wakes runners the same way.
-pub(super) use postgres::notify_ready;
+pub use wakeups::RunsWakeup;
 
 use std::time::Duration;
 

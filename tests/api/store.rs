@@ -175,10 +175,13 @@ async fn a_page_is_submitted_once_and_its_run_made_ready(store: &Store) -> anyho
     let first = store
         .submit_page(&token.hash(), &json!({"note": "first"}), now_ms())
         .await?;
-    let SubmitOutcome::Submitted(page) = first else {
+    let SubmitOutcome::Submitted(recorded) = first else {
         anyhow::bail!("first submission refused: {first:?}")
     };
+    assert_eq!(recorded.run_id, Some(run_id));
+    let page = store.page(recorded.page_id).await?;
     assert_eq!(page.status, PageStatus::Submitted);
+    assert_eq!(page.submitted_at_ms, Some(recorded.submitted_at_ms));
     assert_eq!(page.response, Some(json!({"note": "first"})));
     assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
     let second = store
@@ -209,9 +212,9 @@ async fn twenty_concurrent_submissions_record_exactly_one(store: &Store) -> anyh
     }
     let mut submitted = Vec::new();
     let mut refused = 0;
-    for task in tasks {
+    for (attempt, task) in tasks.into_iter().enumerate() {
         match task.await?? {
-            SubmitOutcome::Submitted(page) => submitted.push(page),
+            SubmitOutcome::Submitted(_) => submitted.push(attempt),
             SubmitOutcome::AlreadySubmitted(_) => refused += 1,
             other => anyhow::bail!("unexpected outcome {other:?}"),
         }
@@ -220,7 +223,8 @@ async fn twenty_concurrent_submissions_record_exactly_one(store: &Store) -> anyh
     assert_eq!(refused, 19);
     let stored = store.page_by_token(&token.hash()).await?;
     assert_eq!(
-        stored.response, submitted[0].response,
+        stored.response,
+        Some(json!({"note": submitted[0]})),
         "the stored response is the winner's"
     );
     assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);

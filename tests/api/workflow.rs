@@ -538,27 +538,23 @@ async fn twenty_concurrent_submissions_resume_the_run_exactly_once(
         let store = store.clone();
         let hash = token.hash();
         submissions.spawn(async move {
-            store
-                .submit_page(
-                    &hash,
-                    &json!({"approve": index % 2 == 0, "reason": format!("answer {index}")}),
-                    now_ms(),
-                )
-                .await
+            let answer = json!({"approve": index % 2 == 0, "reason": format!("answer {index}")});
+            let outcome = store.submit_page(&hash, &answer, now_ms()).await;
+            outcome.map(|outcome| (outcome, answer))
         });
     }
     let mut submitted = Vec::new();
     let mut already = 0;
     while let Some(outcome) = submissions.join_next().await {
         match outcome?? {
-            SubmitOutcome::Submitted(page) => submitted.push(page),
-            SubmitOutcome::AlreadySubmitted(_) => already += 1,
-            other => bail!("unexpected outcome {other:?}"),
+            (SubmitOutcome::Submitted(recorded), answer) => submitted.push((recorded, answer)),
+            (SubmitOutcome::AlreadySubmitted(_), _) => already += 1,
+            (other, _) => bail!("unexpected outcome {other:?}"),
         }
     }
     assert_eq!(submitted.len(), 1, "exactly one submission is recorded");
     assert_eq!(already, 19);
-    assert_eq!(submitted[0].id.0, page_id);
+    assert_eq!(submitted[0].0.page_id.0, page_id);
     assert_eq!(store.run(run.id).await?.status, RunStatus::Ready);
 
     let report = drain(&runner).await?;
@@ -566,7 +562,12 @@ async fn twenty_concurrent_submissions_resume_the_run_exactly_once(
     assert_eq!(record_runs.load(Ordering::SeqCst), 1);
     let done = store.run(run.id).await?;
     assert_eq!(done.status, RunStatus::Succeeded);
-    let response = submitted[0].response.clone().context("stored response")?;
+    let response = store
+        .page(submitted[0].0.page_id)
+        .await?
+        .response
+        .context("stored response")?;
+    assert_eq!(response, submitted[0].1, "the winner's answer is stored");
     assert_eq!(done.state["approved"], response["approve"]);
     assert_eq!(done.state["reason"], response["reason"]);
     // Another drain finds nothing to do.

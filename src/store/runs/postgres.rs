@@ -26,9 +26,7 @@ fn lease_held(first: usize) -> String {
 }
 
 /// Wakes idle runners in every process, once for the whole transaction (DESIGN.md §10).
-pub(in crate::store) async fn notify_ready(
-    transaction: &mut Transaction<'_, Postgres>,
-) -> Result<()> {
+async fn notify_ready(transaction: &mut Transaction<'_, Postgres>) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")
         .bind(RUNS_READY_CHANNEL)
         .execute(&mut **transaction)

@@ -1,9 +1,9 @@
-use sqlx::SqlitePool;
+use sqlx::{Connection as _, SqlitePool};
 use uuid::Uuid;
 
 use super::{RunAdvance, RunRow, StepRow, CANCELLED, RUN_COLUMNS, STEP_COLUMNS, WAIT_TIMED_OUT};
 use crate::{
-    store::{begin_write, Result},
+    store::{begin_write, Result, Unsynced},
     workflow::run::{
         Lease, LeaseOutcome, NewRun, NextDue, NextRun, RunFilter, RunId, StepCompletion, StepRef,
     },
@@ -96,7 +96,9 @@ pub(super) async fn claim(
     expires_at: i64,
     now: i64,
 ) -> Result<Option<RunRow>> {
-    let mut transaction = begin_write(pool).await?;
+    // One statement (SQLite takes the write lock as it starts), unsynced: a claim lost in a
+    // power cut leaves the run claimable again.
+    let mut unsynced = Unsynced::acquire(pool).await?;
     let sql = format!(
         "UPDATE runs SET status = 'running', lease_owner = ?, lease_expires_at = ?, \
          lease_epoch = lease_epoch + 1, updated_at = ? \
@@ -113,9 +115,9 @@ pub(super) async fn claim(
         .bind(now)
         .bind(now)
         .bind(names_json(workflows))
-        .fetch_optional(&mut *transaction)
+        .fetch_optional(unsynced.connection())
         .await?;
-    transaction.commit().await?;
+    unsynced.release().await?;
     Ok(row)
 }
 
@@ -125,6 +127,7 @@ pub(super) async fn heartbeat(
     expires_at: i64,
     now: i64,
 ) -> Result<bool> {
+    let mut unsynced = Unsynced::acquire(pool).await?;
     let sql = format!("UPDATE runs SET lease_expires_at = ? WHERE {LEASE_HELD}");
     let done = sqlx::query(&sql)
         .bind(expires_at)
@@ -132,8 +135,9 @@ pub(super) async fn heartbeat(
         .bind(&lease.owner)
         .bind(lease.epoch)
         .bind(now)
-        .execute(pool)
+        .execute(unsynced.connection())
         .await?;
+    unsynced.release().await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -145,7 +149,9 @@ pub(super) async fn begin_step(
     input: &str,
     now: i64,
 ) -> Result<Option<StepRow>> {
-    let mut transaction = begin_write(pool).await?;
+    // Unsynced: a start lost in a power cut only means the attempt is counted when it runs again.
+    let mut unsynced = Unsynced::acquire(pool).await?;
+    let mut transaction = unsynced.connection().begin_with("BEGIN IMMEDIATE").await?;
     let sql = format!(
         "UPDATE runs SET attempts = attempts + 1, wait_page_id = NULL, wait_deadline = NULL, \
          wait_on_timeout = NULL, updated_at = ? WHERE {LEASE_HELD} AND cursor = ?"
@@ -161,6 +167,7 @@ pub(super) async fn begin_step(
         .await?;
     if held.rows_affected() != 1 {
         transaction.rollback().await?;
+        unsynced.release().await?;
         return Ok(None);
     }
     let sql = format!(
@@ -180,6 +187,7 @@ pub(super) async fn begin_step(
         .fetch_one(&mut *transaction)
         .await?;
     transaction.commit().await?;
+    unsynced.release().await?;
     Ok(Some(row))
 }
 

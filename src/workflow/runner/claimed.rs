@@ -1,0 +1,280 @@
+//! A claimed run, step by step, while its lease holds: each step's start, its task, its
+//! outcome (next step, wait, finish, retry or failure) committed under the lease.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::{
+    input::{step_name, InputError},
+    lease::{millis, AbortOnDrop},
+    DrainReport, Runner,
+};
+use crate::{
+    store::now_ms,
+    workflow::{
+        builder::{Goto, StepContext, WorkflowDef},
+        run::{
+            ClaimedRun, Lease, LeaseOutcome, NextRun, StepCompletion, StepRef, TimeoutAction,
+            WaitInfo,
+        },
+        step::{StepError, StepOutput, Unanswered},
+        WorkflowError,
+    },
+};
+
+impl Runner {
+    /// Drives a claimed run step by step while the lease holds.
+    ///
+    /// The heartbeat runs beside the whole drive (store calls included, in the same task, so a
+    /// runner that dies stops renewing). Losing the lease interrupts the step under way; a store
+    /// call under way is left to finish, since every write re-checks the lease and is refused.
+    pub(super) async fn run_claimed(
+        &self,
+        claimed: ClaimedRun,
+        shutdown: &CancellationToken,
+        report: &mut DrainReport,
+    ) -> Result<(), WorkflowError> {
+        let lease_lost = CancellationToken::new();
+        let heartbeat = self.renew_lease(claimed.lease.clone(), lease_lost.clone());
+        tokio::select! {
+            result = self.run_steps_under_lease(claimed, shutdown, &lease_lost, report) => result,
+            never = heartbeat => match never {},
+        }
+    }
+
+    async fn run_steps_under_lease(
+        &self,
+        claimed: ClaimedRun,
+        shutdown: &CancellationToken,
+        lease_lost: &CancellationToken,
+        report: &mut DrainReport,
+    ) -> Result<(), WorkflowError> {
+        let store = &self.inner.store;
+        let ClaimedRun { run, lease } = claimed;
+        let Some(definition) = self.inner.registry.get(&run.workflow) else {
+            // Claims are filtered by the registered names, so this is a registry changed under
+            // a running process; leave the run for a runner that knows it.
+            let _ = store.release_run(&lease, now_ms()).await?;
+            return Ok(());
+        };
+        if let (Some(now), Some(then)) = (&definition.digest, &run.definition_digest) {
+            if now != then {
+                // Its cursor and stored outputs index the steps of a file the server no longer
+                // has: resuming could run the wrong step or skip one.
+                let reason = format!(
+                    "the workflow file changed since this run started ({then}, now {now}); \
+                     the run was stopped instead of resumed on different steps: start a new run"
+                );
+                tracing::warn!(run.id = %run.id, workflow.name = %run.workflow, error = %reason, "run failed");
+                report.runs_failed += 1;
+                let step_ref = StepRef {
+                    index: run.cursor,
+                    name: step_name(&definition, run.cursor),
+                };
+                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                return Ok(());
+            }
+        }
+        let mut state = run.state;
+        let mut cursor = run.cursor;
+        loop {
+            let (input, previous_index) = match self.step_input(run.id, cursor).await {
+                Ok(found) => found,
+                Err(InputError::Fatal(reason)) => {
+                    tracing::warn!(run.id = %run.id, step.index = cursor, error = %reason, "step input unusable; run failed");
+                    report.runs_failed += 1;
+                    let step_ref = StepRef {
+                        index: cursor,
+                        name: step_name(&definition, cursor),
+                    };
+                    let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                    return Ok(());
+                }
+                Err(InputError::Store(error)) => return Err(error.into()),
+            };
+            let step = usize::try_from(cursor)
+                .ok()
+                .and_then(|index| definition.steps.get(index));
+            let unanswered = Unanswered::of(&input);
+            let Some(step) = step.filter(|step| unanswered.is_none() || step.takes_unanswered)
+            else {
+                if let Some(why) = unanswered {
+                    // Cancel, or expiry with `OnTimeout::Cancel`, and no step asked to hear it.
+                    tracing::info!(run.id = %run.id, reason = ?why, "the wait ended unanswered; run cancelled");
+                    store.cancel_run(run.id, now_ms()).await?;
+                } else {
+                    // Past the last step: the last step waited and has been answered.
+                    let _ = store.finish_run(&lease, now_ms()).await?;
+                }
+                return Ok(());
+            };
+            let step_ref = StepRef {
+                index: cursor,
+                name: step.name.clone(),
+            };
+            let Some(started) = store
+                .begin_step(&lease, cursor, &step.name, &input, now_ms())
+                .await?
+            else {
+                tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost before the step started");
+                return Ok(());
+            };
+            let policy = definition.retry_policy(usize::try_from(cursor).unwrap_or(usize::MAX));
+            if started.attempts > i64::from(policy.max_attempts) {
+                // Earlier attempts never reported back (their runner died or stopped each time):
+                // give up rather than crash-loop for ever.
+                let reason = format!(
+                    "gave up after {} attempts that never finished",
+                    started.attempts - 1
+                );
+                tracing::warn!(run.id = %run.id, step.name = %step.name, error = %reason, "run failed");
+                report.runs_failed += 1;
+                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                return Ok(());
+            }
+            report.steps_started += 1;
+            let context = StepContext {
+                run_id: run.id,
+                step_index: cursor,
+                step_name: step.name.clone(),
+                attempt: started.attempts,
+                previous_index,
+                services: Arc::clone(&self.inner.services),
+            };
+            let span = tracing::info_span!("step", run.id = %run.id, workflow.name = %run.workflow, step.name = %step.name, step.index = cursor, step.attempt = started.attempts);
+            let execution =
+                (step.handler)(context, state.clone(), started.input.unwrap_or(Value::Null))
+                    .instrument(span);
+            // The step runs as a task of its own, so a step that computes for a while without
+            // yielding (page generation) cannot starve this task's heartbeat into losing the lease
+            // while the process is alive. Leaving this scope for any reason aborts it.
+            let mut task = AbortOnDrop(tokio::spawn(execution));
+            let result = tokio::select! {
+                joined = &mut task.0 => joined.unwrap_or_else(|error| {
+                    Err(StepError::retryable(anyhow::anyhow!("the step's task ended abnormally: {error}")))
+                }),
+                () = lease_lost.cancelled() => {
+                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost during the step; abandoning it");
+                    return Ok(());
+                }
+                () = shutdown.cancelled() => {
+                    let _ = store.release_run(&lease, now_ms()).await?;
+                    return Ok(());
+                }
+            };
+            match result {
+                Ok(done) => {
+                    let next = match &done.output {
+                        StepOutput::Wait {
+                            page_id,
+                            deadline_ms,
+                            on_timeout,
+                            ..
+                        } => NextRun::Wait(WaitInfo {
+                            page_id: page_id.map(|id| id.0),
+                            deadline_ms: *deadline_ms,
+                            on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
+                        }),
+                        _ if unanswered.is_some() => NextRun::Cancel,
+                        _ => match done.goto {
+                            Some(Goto::End) => NextRun::Finish,
+                            Some(Goto::Step(index)) if index >= definition.steps.len() => {
+                                NextRun::Finish
+                            }
+                            // Only forward: a step that ran never runs again.
+                            Some(Goto::Step(index))
+                                if i64::try_from(index).is_ok_and(|index| index > cursor) =>
+                            {
+                                NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
+                            }
+                            Some(Goto::Step(_)) => {
+                                let error = StepError::fatal(anyhow::anyhow!(
+                                    "a step may only jump forward"
+                                ));
+                                self.record_failure(
+                                    &definition,
+                                    &lease,
+                                    &step_ref,
+                                    started.attempts,
+                                    &error,
+                                    report,
+                                )
+                                .await?;
+                                return Ok(());
+                            }
+                            None if usize::try_from(cursor + 1).ok()
+                                == Some(definition.steps.len()) =>
+                            {
+                                NextRun::Finish
+                            }
+                            None => NextRun::Continue,
+                        },
+                    };
+                    let completion = StepCompletion {
+                        index: cursor,
+                        state: done.state,
+                        output: done.output.to_value(),
+                        next,
+                    };
+                    match store.complete_step(&lease, &completion, now_ms()).await? {
+                        LeaseOutcome::Committed => report.steps_succeeded += 1,
+                        LeaseOutcome::LeaseLost => {
+                            tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost; the step's result was not recorded");
+                            return Ok(());
+                        }
+                    }
+                    cursor = match completion.next {
+                        NextRun::Continue => cursor + 1,
+                        NextRun::Jump(target) => target,
+                        _ => return Ok(()),
+                    };
+                    state = completion.state;
+                }
+                Err(error) => {
+                    self.record_failure(
+                        &definition,
+                        &lease,
+                        &step_ref,
+                        started.attempts,
+                        &error,
+                        report,
+                    )
+                    .await?;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    async fn record_failure(
+        &self,
+        definition: &WorkflowDef,
+        lease: &Lease,
+        step: &StepRef,
+        attempt: i64,
+        error: &StepError,
+        report: &mut DrainReport,
+    ) -> Result<(), WorkflowError> {
+        let store = &self.inner.store;
+        let policy = definition.retry_policy(usize::try_from(step.index).unwrap_or(usize::MAX));
+        let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
+        let message = error.to_string();
+        let now = now_ms();
+        if error.is_retryable() && policy.allows_retry_after(attempt) {
+            let next_attempt_at = now.saturating_add(millis(policy.backoff(attempt)));
+            tracing::warn!(run.id = %lease.run_id, step.name = %step.name, step.attempt = attempt, error = %message, "step failed; retrying");
+            report.steps_retried += 1;
+            let _ = store
+                .retry_step(lease, step.index, &message, next_attempt_at, now)
+                .await?;
+        } else {
+            tracing::warn!(run.id = %lease.run_id, step.name = %step.name, step.attempt = attempt, error = %message, "step failed; run failed");
+            report.runs_failed += 1;
+            let _ = store.fail_run(lease, step, &message, now).await?;
+        }
+        Ok(())
+    }
+}
