@@ -25,4 +25,4 @@ pub use cache::CachePolicy;
 pub use events::{EventKind, EventSink, GenerationEvent};
 pub use generate::{generate_page, AgentError, Generated, GenerationInput};
 pub use heuristic::HeuristicModel;
-pub use models::{Models, UnknownModel};
+pub use models::{AllowedModels, UnknownModel};

@@ -107,7 +107,7 @@ pub struct Config {
     /// The model that generates pages, `provider:model` or `heuristic`.
     pub model: String,
     /// The model providers' keys, base URLs, timeout and retries, as read; the lookup
-    /// [`crate::agent::Models::from_spec`] takes.
+    /// [`crate::agent::AllowedModels::from_spec`] takes.
     pub model_settings: crate::llm::ModelSettings,
     /// A fixed API token; when absent one is generated at first start.
     pub api_token: Option<Secret>,
@@ -773,7 +773,8 @@ mod tests {
         );
         assert_eq!(settings.get("OPENAI_API_KEY"), None);
         // A local server needs no key: the file's base URL is what lets this model build.
-        let models = crate::agent::Models::from_spec(&config.model, &|name| settings.get(name))?;
+        let models =
+            crate::agent::AllowedModels::from_spec(&config.model, &|name| settings.get(name))?;
         assert_eq!(models.configured_spec(), "openai:qwen2.5");
         Ok(())
     }

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use tessera::{
-    agent::Models,
+    agent::AllowedModels,
     config::{help_text, Config, Sources},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application, Options},
@@ -83,13 +83,14 @@ async fn eval(arguments: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let models = match Models::from_spec(&config.model, &|name| config.model_settings.get(name)) {
-        Ok(models) => models,
-        Err(error) => {
-            eprintln!("tessera eval: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    let models =
+        match AllowedModels::from_spec(&config.model, &|name| config.model_settings.get(name)) {
+            Ok(models) => models,
+            Err(error) => {
+                eprintln!("tessera eval: {error}");
+                return ExitCode::from(2);
+            }
+        };
     let Ok(model) = models.choose(None) else {
         eprintln!("tessera eval: no model is configured");
         return ExitCode::from(2);

@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    agent::Models,
+    agent::AllowedModels,
     asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
     chat::setup::demo_orchestrator,
@@ -52,7 +52,7 @@ pub struct Options {
     pub yaml_workflows: Option<Vec<YamlWorkflow>>,
     /// The models pages are generated with; from the config (`TESSERA_MODEL` and the provider's
     /// environment) when `None` (tests bring a model pointed at a local server).
-    pub models: Option<Models>,
+    pub models: Option<AllowedModels>,
     /// A listener already bound (tests bind one first, so the app's origin is known before it
     /// starts and no other process can take the port in between); `TESSERA_ADDR` is bound when
     /// `None`.
@@ -87,8 +87,10 @@ impl Application {
             .context("settling the admin password")?;
         let models = match options.models.take() {
             Some(models) => models,
-            None => Models::from_spec(&config.model, &|name| config.model_settings.get(name))
-                .context("configuring the model (TESSERA_MODEL)")?,
+            None => {
+                AllowedModels::from_spec(&config.model, &|name| config.model_settings.get(name))
+                    .context("configuring the model (TESSERA_MODEL)")?
+            }
         };
         let listener = match options.listener.take() {
             Some(listener) => listener,
@@ -178,7 +180,7 @@ impl Application {
 fn build_runner(
     config: &Config,
     store: &Store,
-    models: &Models,
+    models: &AllowedModels,
     options: Options,
 ) -> anyhow::Result<Runner> {
     let mut registry = match options.workflows {

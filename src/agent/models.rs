@@ -11,16 +11,16 @@ use crate::llm::{model_from_spec, ChatModel, ModelError};
 
 /// The models this server may use.
 #[derive(Clone)]
-pub struct Models {
+pub struct AllowedModels {
     configured_spec: String,
     configured: Arc<dyn ChatModel>,
     heuristic: Arc<dyn ChatModel>,
 }
 
-impl fmt::Debug for Models {
+impl fmt::Debug for AllowedModels {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
-            .debug_struct("Models")
+            .debug_struct("AllowedModels")
             .field("configured", &self.configured_spec)
             .finish_non_exhaustive()
     }
@@ -36,7 +36,7 @@ pub struct UnknownModel {
     pub allowed: Vec<String>,
 }
 
-impl Models {
+impl AllowedModels {
     /// Only the heuristic model.
     #[must_use]
     pub fn heuristic_only() -> Self {
@@ -110,7 +110,8 @@ mod tests {
 
     #[test]
     fn only_the_configured_model_and_the_heuristic_may_be_chosen() -> anyhow::Result<()> {
-        let models = Models::with_model("openai:gpt-x", Arc::new(ScriptedModel::new(vec![])));
+        let models =
+            AllowedModels::with_model("openai:gpt-x", Arc::new(ScriptedModel::new(vec![])));
         assert_eq!(models.choose(None)?.name().provider, "scripted");
         assert_eq!(
             models.choose(Some("openai:gpt-x"))?.name().provider,
@@ -122,11 +123,11 @@ mod tests {
             refused.map(|error| error.to_string()).as_deref(),
             Some("model `anthropic:claude` is not configured here; use one of: heuristic, openai:gpt-x")
         );
-        let offline = Models::from_spec("heuristic", &|_| None)?;
+        let offline = AllowedModels::from_spec("heuristic", &|_| None)?;
         assert_eq!(offline.choose(None)?.name().provider, HEURISTIC);
         assert!(offline.choose(Some("openai:gpt-x")).is_err());
         assert!(
-            Models::from_spec("openai:gpt-x", &|_| None).is_err(),
+            AllowedModels::from_spec("openai:gpt-x", &|_| None).is_err(),
             "no key"
         );
         Ok(())

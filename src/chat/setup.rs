@@ -16,7 +16,7 @@ use super::{
     Orchestrator,
 };
 use crate::{
-    agent::Models,
+    agent::AllowedModels,
     store::{now_ms, Store},
 };
 
@@ -38,7 +38,7 @@ pub enum SetupError {
 /// provider model (the default) when there is one.
 #[must_use]
 pub fn chat_models(
-    models: &Models,
+    models: &AllowedModels,
     manifest: Arc<Manifest>,
     clock: super::orchestrator::Clock,
 ) -> SessionModels {
@@ -62,7 +62,7 @@ pub fn chat_models(
 pub fn demo_orchestrator(
     store: Store,
     self_origin: &Url,
-    models: &Models,
+    models: &AllowedModels,
 ) -> Result<Orchestrator, SetupError> {
     let manifest = Arc::new(Manifest::from_json(crate::demo::items::MANIFEST_JSON)?);
     let base_url = resolve_base_url(&manifest.base_url, self_origin)?;

@@ -18,7 +18,7 @@ use tessera_app::{render::FormState, tree::PageTree};
 
 use super::{orchestrator::ManualTool, ChatError, Orchestrator, SessionId, TurnOutcome};
 use crate::{
-    agent::{generate_page, AgentError, GenerationInput, Models, UnknownModel},
+    agent::{generate_page, AgentError, AllowedModels, GenerationInput, UnknownModel},
     forms::{FormSchema, SchemaError},
     pages::submission::{read_submission, Submission},
 };
@@ -78,7 +78,7 @@ pub enum ToolSubmission {
 /// failures.
 pub async fn tool_form(
     orchestrator: &Orchestrator,
-    models: &Models,
+    models: &AllowedModels,
     id: SessionId,
     name: &str,
 ) -> Result<ToolForm, ToolFormError> {
@@ -111,7 +111,7 @@ pub async fn tool_form(
 /// As [`tool_form`]; orchestrator failures.
 pub async fn submit_tool_form(
     orchestrator: &Orchestrator,
-    models: &Models,
+    models: &AllowedModels,
     id: SessionId,
     name: &str,
     body: &[u8],

@@ -4,7 +4,9 @@ use std::sync::{Arc, OnceLock};
 
 use leptos::config::LeptosOptions;
 
-use crate::{agent::Models, chat::Orchestrator, telemetry::metrics::Metrics, workflow::Runner};
+use crate::{
+    agent::AllowedModels, chat::Orchestrator, telemetry::metrics::Metrics, workflow::Runner,
+};
 
 use crate::{
     auth::{admin::AdminPasswordHash, ApiTokenHash},
@@ -36,7 +38,7 @@ pub struct Inner {
     /// The admin password's hash.
     pub admin: AdminPasswordHash,
     /// The models pages are generated with, set once at startup ([`AppState::set_models`]).
-    models: OnceLock<Models>,
+    models: OnceLock<AllowedModels>,
     /// The workflow runner, set once at startup ([`AppState::set_runner`]).
     runner: OnceLock<RunnerSlot>,
     /// The chat orchestrator, set once at startup ([`AppState::set_chat`]): one per process, so
@@ -81,12 +83,12 @@ impl AppState {
     /// The models pages are generated with: the configured one and the heuristic (only the
     /// heuristic until [`AppState::set_models`] was called).
     #[must_use]
-    pub fn models(&self) -> &Models {
-        static HEURISTIC_ONLY: OnceLock<Models> = OnceLock::new();
+    pub fn models(&self) -> &AllowedModels {
+        static HEURISTIC_ONLY: OnceLock<AllowedModels> = OnceLock::new();
         self.0
             .models
             .get()
-            .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(Models::heuristic_only))
+            .unwrap_or_else(|| HEURISTIC_ONLY.get_or_init(AllowedModels::heuristic_only))
     }
 
     /// What this process measured of its requests.
@@ -171,7 +173,7 @@ impl AppState {
     ///
     /// # Errors
     /// Gives `models` back when they were already set.
-    pub fn set_models(&self, models: Models) -> Result<(), Models> {
+    pub fn set_models(&self, models: AllowedModels) -> Result<(), AllowedModels> {
         self.0.models.set(models)
     }
 }

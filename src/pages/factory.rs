@@ -16,7 +16,7 @@ use super::{
 use crate::{
     agent::{
         generate::{generate_page, GenerationInput},
-        Models,
+        AllowedModels,
     },
     store::{now_ms, Store},
     workflow::{step::StepError, PageFactory, PageHandle, PageRequest},
@@ -29,14 +29,14 @@ pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
 #[derive(Clone, Debug)]
 pub struct GeneratedPageFactory {
     store: Store,
-    models: Arc<Models>,
+    models: Arc<AllowedModels>,
     public_url: String,
 }
 
 impl GeneratedPageFactory {
     /// A factory storing pages in `store`, generating with `models`, linking under `public_url`.
     #[must_use]
-    pub fn new(store: Store, models: Arc<Models>, public_url: impl Into<String>) -> Self {
+    pub fn new(store: Store, models: Arc<AllowedModels>, public_url: impl Into<String>) -> Self {
         Self {
             store,
             models,

@@ -13,8 +13,8 @@ use axum::{extract::State, routing::post, Json, Router};
 use serde_json::{json, Value};
 use tessera::{
     agent::{
-        cache::CacheLookup, generate_page, generation::GenerationRecord, CachePolicy,
-        GenerationInput, HeuristicModel, Models,
+        cache::CacheLookup, generate_page, generation::GenerationRecord, AllowedModels,
+        CachePolicy, GenerationInput, HeuristicModel,
     },
     llm::{model_from_spec, ChatModel, ChatRequest, Message, ToolCall, ToolDefinition},
     startup::Options,
@@ -174,7 +174,7 @@ async fn start_mock() -> anyhow::Result<(Mock, Arc<dyn ChatModel>)> {
 async fn spawn_with_mock(backend: Backend) -> anyhow::Result<Option<(TestApp, Mock)>> {
     let (mock, model) = start_mock().await?;
     let options = Options {
-        models: Some(Models::with_model("openai:mock", model)),
+        models: Some(AllowedModels::with_model("openai:mock", model)),
         ..Options::default()
     };
     Ok(spawn_app_on_with(backend, |_| {}, options)
