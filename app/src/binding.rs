@@ -59,6 +59,41 @@ pub fn resolve_props(props: &Value, data: &Value) -> Value {
     }
 }
 
+/// Resolves `props` like [`resolve_props`], except that a top-level prop named in
+/// `by_reference` whose whole-value binding points at an array resolves to an empty array.
+///
+/// The renderer uses it for the props a component reads through
+/// [`NodeCtx::bound`](crate::render::NodeCtx::bound) instead: a Table's thousand rows are then
+/// neither copied into the props nor deserialized into its props type, only read where they
+/// are. A binding to anything but an array (or to nothing) resolves as usual, so the props type
+/// still rejects it with the same message.
+#[must_use]
+pub fn resolve_props_leaving_arrays(props: &Value, data: &Value, by_reference: &[&str]) -> Value {
+    let whole_props_bound = binding_pointer(props).is_some() || Computed::parse(props).is_some();
+    let Value::Object(map) = props else {
+        return resolve_props(props, data);
+    };
+    if by_reference.is_empty() || whole_props_bound {
+        return resolve_props(props, data);
+    }
+    Value::Object(
+        map.iter()
+            .map(|(key, value)| {
+                let bound_array = by_reference.contains(&key.as_str())
+                    && binding_pointer(value)
+                        .and_then(|pointer| lookup(data, pointer))
+                        .is_some_and(Value::is_array);
+                let resolved = if bound_array {
+                    Value::Array(Vec::new())
+                } else {
+                    resolve_props(value, data)
+                };
+                (key.clone(), resolved)
+            })
+            .collect::<Map<String, Value>>(),
+    )
+}
+
 /// Lists the pointers in `props` (bindings and placeholders) that point nowhere in `data`.
 ///
 /// Each entry reads `<prop path>: <pointer>`, for example `rows: /emails`, so a model can find it.

@@ -117,6 +117,9 @@ pub struct ComponentSpec {
     pub validate: ValidateFn,
     /// Renders the node; must not panic on any input (invalid props render an error box).
     pub render: RenderFn,
+    /// The props whose bound rows [`Self::render`] reads through
+    /// [`NodeCtx::bound`] rather than from its props: see [`ComponentProps::BY_REFERENCE`].
+    pub by_reference: &'static [&'static str],
     /// For components that can submit data: reads the [`FieldInfo`]s from resolved props (none
     /// when these props submit nothing). `None` for components that never submit.
     pub field_info: Option<FieldFn>,
@@ -153,6 +156,12 @@ pub trait ComponentProps: DeserializeOwned + JsonSchema + 'static {
     /// Written for the model, in one short sentence: when to use it, and any prop whose name,
     /// type and enum do not say enough.
     const DESCRIPTION: &'static str;
+    /// Top-level array props the component renders straight from the page data: when such a
+    /// prop is a whole-value binding to an array, the renderer hands the props type an empty
+    /// array in its place, and [`Self::render`] reads the rows with [`NodeCtx::bound`]. Only
+    /// for props the props type's checks do not look into, so rendering stays as valid as the
+    /// validation; a Table's thousand rows are then never copied to be shown.
+    const BY_REFERENCE: &'static [&'static str] = &[];
 
     /// Realistic example props and the page data they bind to.
     fn example() -> (Value, Value);
@@ -221,6 +230,7 @@ impl ComponentSpec {
                     Err(message) => crate::render::node_error(node.id, P::NAME, &message),
                 },
             ),
+            by_reference: P::BY_REFERENCE,
             field_info,
             example_props,
             example_data,

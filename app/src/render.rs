@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::binding::resolve_props;
+use crate::binding::{binding_pointer, lookup, resolve_props_leaving_arrays};
 use crate::catalog::Catalog;
 use crate::tree::PageTree;
 
@@ -106,6 +106,22 @@ pub struct NodeCtx<'a> {
     pub id: &'a str,
     /// The page context.
     pub ctx: &'a RenderCtx,
+    /// The node's props as the tree holds them, bindings unresolved.
+    pub props: &'a Value,
+}
+
+impl<'a> NodeCtx<'a> {
+    /// The rows the top-level prop `prop` is bound to (`{"$data": "/pointer"}` pointing at an
+    /// array), borrowed from the page data; `None` when the prop is absent, literal or bound to
+    /// something else. Components list such props in
+    /// [`ComponentProps::BY_REFERENCE`](crate::catalog::ComponentProps::BY_REFERENCE).
+    #[must_use]
+    pub fn bound(&self, prop: &str) -> Option<&'a [Value]> {
+        let pointer = binding_pointer(self.props.get(prop)?)?;
+        lookup(&self.ctx.data, pointer)?
+            .as_array()
+            .map(Vec::as_slice)
+    }
 }
 
 impl NodeCtx<'_> {
@@ -206,8 +222,13 @@ fn render_node<'a>(
         .iter()
         .map(|child| render_node(tree, ctx, child, depth + 1, rendered))
         .collect();
-    let props = resolve_props(&node.props, &ctx.data);
-    (spec.render)(&NodeCtx { id: key, ctx }, &props, children)
+    let props = resolve_props_leaving_arrays(&node.props, &ctx.data, spec.by_reference);
+    let node_ctx = NodeCtx {
+        id: key,
+        ctx,
+        props: &node.props,
+    };
+    (spec.render)(&node_ctx, &props, children)
 }
 
 /// The visible box shown instead of a node that cannot be rendered.

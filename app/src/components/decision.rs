@@ -65,6 +65,7 @@ impl ComponentProps for DecisionTableProps {
     const ROLE: Role = Role::Field;
     const DESCRIPTION: &'static str =
         "One choice per row for 2+ id-array fields over the same rows; a choice names one.";
+    const BY_REFERENCE: &'static [&'static str] = &["rows"];
 
     fn example() -> (Value, Value) {
         (
@@ -128,7 +129,7 @@ impl ComponentProps for DecisionTableProps {
             .collect()
     }
 
-    fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
+    fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
         let mut decided = BTreeMap::new();
         let mut errors = Vec::new();
         for choice in &self.choices {
@@ -143,8 +144,10 @@ impl ComponentProps for DecisionTableProps {
             );
         }
         let error = (!errors.is_empty()).then(|| errors.join(" "));
+        let literal_rows = self.rows.take().unwrap_or_default();
+        let rows = node.bound("rows").unwrap_or(&literal_rows);
         view! {
-            <DecisionTableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self
+            <DecisionTableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows
                 query=node.ctx.query.clone() decided error/>
         }
         .into_any()
@@ -178,18 +181,19 @@ fn group_name(dom_id: &str, row_id: &str) -> String {
     reason = "Leptos component props are owned"
 )]
 #[component]
-pub fn DecisionTableView(
+pub fn DecisionTableView<'rows>(
     node_id: String,
     dom_id: String,
     props: DecisionTableProps,
+    /// The rows, borrowed from the page data (the props' own `rows` are not read).
+    rows: &'rows [Value],
     query: BTreeMap<String, String>,
     decided: BTreeMap<String, String>,
     error: Option<String>,
 ) -> impl IntoView {
-    let rows = props.rows.clone().unwrap_or_default();
-    let columns = columns_or_keys(props.columns.clone(), &rows);
+    let columns = columns_or_keys(props.columns.clone(), rows);
     let page_size = form_page_size(props.page_size);
-    let window = Window::of(&rows, &columns, &node_id, &query, page_size);
+    let window = Window::of(rows, &columns, &node_id, &query, page_size);
     let paged = rows.len() > page_size;
     let id_of = |row: &Value| row.get(&props.id_key).map(display_text).unwrap_or_default();
     let shown: Vec<String> = window

@@ -82,6 +82,7 @@ impl ComponentProps for DownloadLinkProps {
     const NAME: &'static str = "DownloadLink";
     const ROLE: Role = Role::Display;
     const DESCRIPTION: &'static str = "Offers data as a CSV or JSON file.";
+    const BY_REFERENCE: &'static [&'static str] = &["data"];
 
     fn example() -> (Value, Value) {
         (
@@ -103,19 +104,26 @@ impl ComponentProps for DownloadLinkProps {
                 self.format.extension()
             )
         });
-        view! { <DownloadLinkView props=self href/> }.into_any()
+        // The link only says how many rows the file holds; bound rows are counted where they are.
+        let count = match (node.bound("data"), &self.data) {
+            (Some(rows), _) => Some(rows.len()),
+            (None, Some(Value::Array(rows))) => Some(rows.len()),
+            (None, Some(Value::Null) | None) => Some(0),
+            (None, Some(_)) => None,
+        };
+        view! { <DownloadLinkView props=self href count/> }.into_any()
     }
 }
 
 /// An `<a download>` to the page-scoped file URL, or a note when downloads are unavailable.
+/// `count` is the number of rows the file holds, `None` when the data is not a list.
 #[component]
-pub fn DownloadLinkView(props: DownloadLinkProps, href: Option<String>) -> impl IntoView {
+pub fn DownloadLinkView(
+    props: DownloadLinkProps,
+    href: Option<String>,
+    count: Option<usize>,
+) -> impl IntoView {
     let extension = props.format.extension();
-    let count = match &props.data {
-        Some(Value::Array(rows)) => Some(rows.len()),
-        Some(Value::Null) | None => Some(0),
-        Some(_) => None,
-    };
     let detail = match count {
         Some(1) => format!("{}, 1 row", extension.to_uppercase()),
         Some(rows) => format!("{}, {rows} rows", extension.to_uppercase()),

@@ -15,6 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -288,17 +289,18 @@ pub fn CarriedValues(pairs: Vec<(String, String)>) -> impl IntoView {
 /// A cell's text; long text is cut with the whole of it in a `<details>` one click away.
 #[component]
 pub fn CellText(text: String) -> impl IntoView {
-    if text.chars().count() <= CELL_CHARS {
-        return text.into_any();
+    // A table shows thousands of cells: the short case stays a plain text node (no boxed view),
+    // and only text longer than CELL_CHARS bytes can be longer than CELL_CHARS characters.
+    if text.len() <= CELL_CHARS || text.chars().nth(CELL_CHARS).is_none() {
+        return Either::Left(text);
     }
     let short: String = text.chars().take(CELL_CHARS).collect();
-    view! {
+    Either::Right(view! {
         <details class="max-w-prose">
             <summary class="cursor-pointer">{format!("{}…", short.trim_end())}</summary>
             <p class="mt-1 whitespace-pre-wrap">{text}</p>
         </details>
-    }
-    .into_any()
+    })
 }
 
 #[cfg(test)]

@@ -836,3 +836,38 @@ fn long_cells_are_cut_with_the_whole_text_one_click_away() -> Result<(), serde_j
     assert!(html.contains(long.trim_end()), "{html}");
     Ok(())
 }
+
+#[test]
+fn bound_rows_render_as_the_same_rows_written_in_the_props() -> Result<(), serde_json::Error> {
+    let rows = json!([{"name": "Ada <3", "size": 3}, {"name": "Bo", "size": 12}]);
+    let mut ctx = RenderCtx::new(json!({"rows": rows, "name": "Ada"}));
+    ctx.download_base = Some("/downloads".to_owned());
+    let cases = [
+        ("Table", "rows", json!({"caption": "People"})),
+        (
+            "DecisionTable",
+            "rows",
+            json!({"label": "Decide", "idKey": "name",
+                   "choices": [{"name": "keep", "label": "Keep"}, {"name": "drop", "label": "Drop"}]}),
+        ),
+        ("DownloadLink", "data", json!({"label": "Download"})),
+    ];
+    for (component, prop, mut props) in cases {
+        props[prop] = rows.clone();
+        let literal = render(&single(component, props.clone()), &ctx)?;
+        props[prop] = json!({"$data": "/rows"});
+        let bound = render(&single(component, props.clone()), &ctx)?;
+        assert_eq!(literal, bound, "{component}");
+        assert!(!bound.contains("node-error"), "{component}: {bound}");
+        // A binding to something that is not a list is refused as before, not shown as empty.
+        props[prop] = json!({"$data": "/name"});
+        let wrong = render(&single(component, props), &ctx)?;
+        if component == "DownloadLink" {
+            assert!(bound.contains("CSV, 2 rows"), "{bound}");
+            assert!(!wrong.contains("rows"), "{wrong}");
+        } else {
+            assert!(wrong.contains("node-error"), "{component}: {wrong}");
+        }
+    }
+    Ok(())
+}

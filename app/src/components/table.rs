@@ -94,6 +94,7 @@ impl ComponentProps for TableProps {
     const CAN_SUBMIT: bool = true;
     const DESCRIPTION: &'static str =
         "Rows in columns. With selectable, a field submitting ticked rows' idKey values.";
+    const BY_REFERENCE: &'static [&'static str] = &["rows"];
 
     fn example() -> (Value, Value) {
         (
@@ -142,13 +143,15 @@ impl ComponentProps for TableProps {
         })
     }
 
-    fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
+    fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
         let state = self
             .selectable
             .as_ref()
             .map(|selectable| node.field(&selectable.name))
             .unwrap_or_default();
-        view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self query=node.ctx.query.clone() state/> }.into_any()
+        let literal_rows = self.rows.take().unwrap_or_default();
+        let rows = node.bound("rows").unwrap_or(&literal_rows);
+        view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows query=node.ctx.query.clone() state/> }.into_any()
     }
 }
 
@@ -309,20 +312,21 @@ pub(crate) fn form_page_size(page_size: Option<u32>) -> usize {
     reason = "one view: headers, rows, search and pager share their state"
 )]
 #[component]
-pub fn TableView(
+pub fn TableView<'rows>(
     node_id: String,
     dom_id: String,
     props: TableProps,
+    /// The rows, borrowed from the page data (the props' own `rows` are not read).
+    rows: &'rows [Value],
     query: BTreeMap<String, String>,
     state: FieldState,
 ) -> impl IntoView {
-    let rows = props.rows.clone().unwrap_or_default();
-    let columns = columns_or_keys(props.columns.clone(), &rows);
+    let columns = columns_or_keys(props.columns.clone(), rows);
     let page_size = form_page_size(props.page_size);
     let paging = if props.selectable.is_some() && rows.len() > page_size {
-        Paging::Form(Window::of(&rows, &columns, &node_id, &query, page_size))
+        Paging::Form(Window::of(rows, &columns, &node_id, &query, page_size))
     } else {
-        link_paging(&rows, &columns, &props, &node_id, &query)
+        link_paging(rows, &columns, &props, &node_id, &query)
     };
 
     let selectable = props.selectable;
