@@ -31,6 +31,30 @@ pub fn binding_pointer(value: &Value) -> Option<&str> {
     }
 }
 
+/// A node's props as the tree holds them (bindings unresolved) beside the page data they bind to:
+/// where a component reads the rows of a by-reference prop
+/// ([`ComponentProps::BY_REFERENCE`](crate::catalog::ComponentProps::BY_REFERENCE)) without
+/// copying them, both to check and submit ([`crate::tree::BoundData`]) and to render
+/// ([`crate::render::NodeCtx::bound`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BoundProps<'a> {
+    /// The props with their bindings.
+    pub props: &'a Value,
+    /// The page data.
+    pub data: &'a Value,
+}
+
+impl<'a> BoundProps<'a> {
+    /// The rows the top-level prop `prop` is bound to (`{"$data": "/pointer"}` pointing at an
+    /// array), borrowed from the page data; `None` when the prop is absent, literal or bound to
+    /// something else.
+    #[must_use]
+    pub fn rows(&self, prop: &str) -> Option<&'a [Value]> {
+        let pointer = binding_pointer(self.props.get(prop)?)?;
+        lookup(self.data, pointer)?.as_array().map(Vec::as_slice)
+    }
+}
+
 /// Resolves every binding in `props` against `data`, deeply.
 ///
 /// `{"$data": "/p"}` becomes a copy of the value at `/p` (`null` when nothing is there);

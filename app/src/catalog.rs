@@ -25,6 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::binding::BoundProps;
 use crate::render::NodeCtx;
 
 /// What a component is for; decides how the tree and the form checks treat it.
@@ -97,9 +98,20 @@ pub struct FieldInfo {
 pub type ValidateFn = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 /// Renders one node from its resolved props and its already rendered children.
 pub type RenderFn = Arc<dyn Fn(&NodeCtx<'_>, &Value, Vec<AnyView>) -> AnyView + Send + Sync>;
-/// Reads what a field submits from its resolved props (empty when the props are invalid or submit
-/// nothing; several for a component that fills several fields, such as the `DecisionTable`).
-pub type FieldFn = Arc<dyn Fn(&Value) -> Vec<FieldInfo> + Send + Sync>;
+/// Checks one node and reads what it submits, deserializing its props once: the props come
+/// resolved as the renderer resolves them (by-reference rows left out, see
+/// [`ComponentProps::BY_REFERENCE`]) with the [`BoundProps`] those rows are read from.
+pub type CheckFn = Arc<dyn Fn(&Value, &BoundProps<'_>) -> NodeCheck + Send + Sync>;
+
+/// A node's props checked against the page data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeCheck {
+    /// The component's own check: `Ok` or a message naming what is wrong.
+    pub valid: Result<(), String>,
+    /// What the node submits: empty for invalid props and for components that submit nothing;
+    /// several for a component that fills several fields, such as the `DecisionTable`.
+    pub fields: Vec<FieldInfo>,
+}
 
 /// Everything about one component, as data. Clone is cheap (the functions are shared).
 #[derive(Clone)]
@@ -120,9 +132,11 @@ pub struct ComponentSpec {
     /// The props whose bound rows [`Self::render`] reads through
     /// [`NodeCtx::bound`] rather than from its props: see [`ComponentProps::BY_REFERENCE`].
     pub by_reference: &'static [&'static str],
-    /// For components that can submit data: reads the [`FieldInfo`]s from resolved props (none
-    /// when these props submit nothing). `None` for components that never submit.
-    pub field_info: Option<FieldFn>,
+    /// [`Self::validate`] and the fields submitted, in one reading of the props and without
+    /// copying by-reference rows: what a tree check works out per node ([`crate::tree::BoundData`]).
+    pub check: CheckFn,
+    /// Whether the component can submit data (every field, and Tables with row selection).
+    pub submits: bool,
     /// Realistic props for the gallery and tests (may hold `$data` bindings).
     pub example_props: Value,
     /// The page data the example props bind to.
@@ -181,8 +195,10 @@ pub trait ComponentProps: DeserializeOwned + JsonSchema + 'static {
     }
 
     /// Every field the component fills; one component may fill several (the `DecisionTable`
-    /// decodes into one array per choice). Defaults to [`Self::field`].
-    fn fields(&self) -> Vec<FieldInfo> {
+    /// decodes into one array per choice). Defaults to [`Self::field`]. `bound` lends the rows of
+    /// the [`Self::BY_REFERENCE`] props, which the props type then holds empty.
+    fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
+        let _ = bound;
         self.field().into_iter().collect()
     }
 
@@ -208,14 +224,6 @@ impl ComponentSpec {
     #[must_use]
     pub fn of<P: ComponentProps>() -> Self {
         let (example_props, example_data) = P::example();
-        let field_info: Option<FieldFn> = P::CAN_SUBMIT.then(|| {
-            let read: FieldFn = Arc::new(|props: &Value| {
-                parse_props::<P>(props)
-                    .map(|parsed| parsed.fields())
-                    .unwrap_or_default()
-            });
-            read
-        });
         Self {
             name: P::NAME.to_owned(),
             description: P::DESCRIPTION.to_owned(),
@@ -231,7 +239,23 @@ impl ComponentSpec {
                 },
             ),
             by_reference: P::BY_REFERENCE,
-            field_info,
+            check: Arc::new(|props: &Value, bound: &BoundProps<'_>| {
+                match parse_props::<P>(props) {
+                    Ok(parsed) => NodeCheck {
+                        valid: Ok(()),
+                        fields: if P::CAN_SUBMIT {
+                            parsed.fields(bound)
+                        } else {
+                            Vec::new()
+                        },
+                    },
+                    Err(message) => NodeCheck {
+                        valid: Err(message),
+                        fields: Vec::new(),
+                    },
+                }
+            }),
+            submits: P::CAN_SUBMIT,
             example_props,
             example_data,
         }
@@ -956,9 +980,9 @@ mod tests {
     fn every_field_and_only_submitting_components_report_what_they_submit() {
         for spec in Catalog::defaults().specs() {
             if spec.role == Role::Field {
-                assert!(spec.field_info.is_some(), "{}", spec.name);
+                assert!(spec.submits, "{}", spec.name);
             }
-            if spec.field_info.is_some() {
+            if spec.submits {
                 assert!(
                     matches!(spec.name.as_str(), "Table") || spec.role == Role::Field,
                     "{}",

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::binding::{binding_pointer, lookup, resolve_props_leaving_arrays};
+use crate::binding::{resolve_props_leaving_arrays, BoundProps};
 use crate::catalog::Catalog;
 use crate::tree::PageTree;
 
@@ -117,10 +117,11 @@ impl<'a> NodeCtx<'a> {
     /// [`ComponentProps::BY_REFERENCE`](crate::catalog::ComponentProps::BY_REFERENCE).
     #[must_use]
     pub fn bound(&self, prop: &str) -> Option<&'a [Value]> {
-        let pointer = binding_pointer(self.props.get(prop)?)?;
-        lookup(&self.ctx.data, pointer)?
-            .as_array()
-            .map(Vec::as_slice)
+        BoundProps {
+            props: self.props,
+            data: &self.ctx.data,
+        }
+        .rows(prop)
     }
 }
 

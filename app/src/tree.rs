@@ -255,7 +255,7 @@ impl PageTree {
             };
             let Some(spec) = catalog
                 .get(&node.component)
-                .filter(|spec| spec.field_info.is_some())
+                .filter(|spec| spec.submits)
             else {
                 continue;
             };

@@ -167,6 +167,9 @@ pub struct Generated {
     pub report: FormReport,
     /// What was recorded.
     pub record: GenerationRecord,
+    /// The input's page data, handed back: a caller that stores the page with its data need not
+    /// have copied the rows to generate it.
+    pub data: Value,
 }
 
 /// How one attempt (one model's run of the loop) ended.
@@ -234,6 +237,32 @@ pub async fn generate_page(
     store: &Store,
     events: Option<EventSink>,
 ) -> Result<Generated, AgentError> {
+    let Finished {
+        tree,
+        report,
+        record,
+    } = generate(&input, model, store, events).await?;
+    Ok(Generated {
+        tree,
+        report,
+        record,
+        data: input.data,
+    })
+}
+
+/// What [`generate_page`] made, before the input's data is handed back with it.
+struct Finished {
+    tree: PageTree,
+    report: FormReport,
+    record: GenerationRecord,
+}
+
+async fn generate(
+    input: &GenerationInput,
+    model: &dyn ChatModel,
+    store: &Store,
+    events: Option<EventSink>,
+) -> Result<Finished, AgentError> {
     let started = Instant::now();
     if let Some(clash) = input
         .catalog
@@ -418,7 +447,7 @@ async fn finish(
     record: GenerationRecord,
     tree: PageTree,
     report: FormReport,
-) -> Result<Generated, AgentError> {
+) -> Result<Finished, AgentError> {
     log.flush().await?;
     store.insert_generation(&record).await?;
     log.push(
@@ -428,7 +457,7 @@ async fn finish(
                "cache_hit": record.cache_hit}),
     );
     log.flush().await?;
-    Ok(Generated {
+    Ok(Finished {
         tree,
         report,
         record,

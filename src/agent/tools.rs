@@ -353,7 +353,7 @@ impl<'a> Workspace<'a> {
         let is_field = self
             .catalog
             .get(component)
-            .is_some_and(|spec| spec.field_info.is_some());
+            .is_some_and(|spec| spec.submits);
         if let (Some(field), true) = (field, is_field) {
             crate::forms::answerable::complete_props(component, &mut props, field);
         }

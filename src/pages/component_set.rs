@@ -36,7 +36,7 @@ pub fn spec_hash(spec: &ComponentSpec) -> String {
         "props_schema": spec.props_schema,
         "example_props": spec.example_props,
         "example_data": spec.example_data,
-        "submits": spec.field_info.is_some(),
+        "submits": spec.submits,
     });
     let digest = Sha256::digest(canonical_json(&described));
     hex::encode(&digest[..8])

@@ -47,7 +47,7 @@ impl GeneratedPageFactory {
 
 #[async_trait::async_trait]
 impl PageFactory for GeneratedPageFactory {
-    async fn create_page(&self, request: PageRequest) -> Result<PageHandle, StepError> {
+    async fn create_page(&self, mut request: PageRequest) -> Result<PageHandle, StepError> {
         let model = self
             .models
             .choose(request.options.model.as_deref())
@@ -55,15 +55,17 @@ impl PageFactory for GeneratedPageFactory {
         let catalog = Catalog::resolve(&request.options.components, &[]);
         // Recorded with the page, so it renders with these specs and no other step's.
         let component_set = ComponentSet::of(&catalog);
+        // Derived from the run, step and attempt, so the run's timeline can link the record.
+        let generation_id = request.generation_id();
+        // The rows go into the generation and come back with the page: never copied.
         let mut input = GenerationInput::new(request.prompt.clone())
-            .with_data(request.data.clone())
+            .with_data(std::mem::take(&mut request.data))
             .with_cache(request.options.cache);
         if let Some(template) = &request.template {
             input = input.with_template(template.clone());
         }
         input.catalog = catalog;
-        // Derived from the run, step and attempt, so the run's timeline can link the record.
-        input.id = request.generation_id();
+        input.id = generation_id;
         if let Some(max_steps) = request.options.max_steps {
             input = input.with_max_steps(usize::try_from(max_steps).unwrap_or(10));
         }
@@ -92,7 +94,7 @@ impl PageFactory for GeneratedPageFactory {
                     .schema
                     .as_ref()
                     .map(crate::forms::FormSchema::to_json_schema),
-                data: request.data,
+                data: generated.data,
                 component_set: Some(component_set),
                 expires_at_ms,
             })

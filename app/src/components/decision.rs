@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
 use super::table::{columns_or_keys, form_page_size, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
+use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
 use crate::render::NodeCtx;
 
@@ -109,11 +110,12 @@ impl ComponentProps for DecisionTableProps {
         Ok(())
     }
 
-    fn fields(&self) -> Vec<FieldInfo> {
-        let ids: Vec<String> = self
-            .rows
+    fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
+        let rows = bound
+            .rows("rows")
+            .unwrap_or(self.rows.as_deref().unwrap_or_default());
+        let ids: Vec<String> = rows
             .iter()
-            .flatten()
             .filter_map(|row| row.get(&self.id_key))
             .map(display_text)
             .collect();

@@ -24,6 +24,7 @@ use super::{
     check_name, display_text, encode_query_component, Described, FieldNotes, RequiredMark,
     TICK_CLASS,
 };
+use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
 use crate::render::{FieldState, NodeCtx};
 
@@ -125,22 +126,25 @@ impl ComponentProps for TableProps {
         Ok(())
     }
 
-    fn field(&self) -> Option<FieldInfo> {
-        let selectable = self.selectable.as_ref()?;
-        let options = self
-            .rows
+    fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
+        let Some(selectable) = self.selectable.as_ref() else {
+            return Vec::new();
+        };
+        let rows = bound
+            .rows("rows")
+            .unwrap_or(self.rows.as_deref().unwrap_or_default());
+        let options = rows
             .iter()
-            .flatten()
             .filter_map(|row| row.get(&selectable.id_key))
             .map(display_text)
             .collect();
-        Some(FieldInfo {
+        vec![FieldInfo {
             name: selectable.name.clone(),
             label: selectable.label.clone(),
             yields: FieldYield::StringArray,
             options: Some(options),
             required: selectable.required,
-        })
+        }]
     }
 
     fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {

@@ -1,13 +1,13 @@
 //! Page data held fixed while a tree is built, with what each node's props were found to be
 //! against it.
 //!
-//! Checking a node resolves its bindings (a `{"$data": "/emails"}` becomes a copy of every row),
+//! Checking a node resolves its bindings as the renderer does (the rows of a by-reference prop,
+//! such as a Table's `{"$data": "/emails"}`, are read where they are and never copied),
 //! validates the resolved props and reads the fields they submit. Those results depend only on
 //! the component, the props and the data, so while the data stays the same a node need not be
 //! worked out twice: every edit of the agent loop re-checks field names against all placed
 //! fields, and `ValidateForm` walks every node again. [`BoundData`] remembers each node's
-//! [`NodeFacts`] by component and props; an edit then works out only the node it touches, and
-//! the bound rows are copied once per distinct node rather than once per node per edit.
+//! [`NodeFacts`] by component and props; an edit then works out only the node it touches.
 //!
 //! A [`BoundData`] must not outlive the data it was made for: it borrows it, so it cannot.
 
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::binding::{resolve_props, unresolved_bindings};
+use crate::binding::{resolve_props_leaving_arrays, unresolved_bindings, BoundProps};
 use crate::catalog::{ComponentSpec, FieldInfo};
 
 /// What one node's props are against the page data.
@@ -26,7 +26,8 @@ use crate::catalog::{ComponentSpec, FieldInfo};
 pub struct NodeFacts {
     /// The bindings that point nowhere, as [`unresolved_bindings`] lists them.
     pub unresolved: Vec<String>,
-    /// The props with every binding resolved.
+    /// The props with every binding resolved as the renderer resolves them: by-reference rows
+    /// ([`crate::catalog::ComponentProps::BY_REFERENCE`]) are left an empty array.
     pub resolved: Value,
     /// The component's own check of the resolved props.
     pub valid: Result<(), String>,
@@ -80,22 +81,25 @@ impl<'a> BoundData<'a> {
     #[must_use]
     pub fn facts(&self, spec: &ComponentSpec, props: &Value) -> Arc<NodeFacts> {
         let key = (
-            Arc::as_ptr(&spec.validate).cast::<()>() as usize,
+            Arc::as_ptr(&spec.check).cast::<()>() as usize,
             spec.name.clone(),
             props.to_string(),
         );
         if let Some(known) = self.facts.borrow().get(&key) {
             return Arc::clone(known);
         }
-        let resolved = resolve_props(props, self.data);
+        let resolved = resolve_props_leaving_arrays(props, self.data, spec.by_reference);
+        let checked = (spec.check)(
+            &resolved,
+            &BoundProps {
+                props,
+                data: self.data,
+            },
+        );
         let facts = Arc::new(NodeFacts {
             unresolved: unresolved_bindings(props, self.data),
-            valid: (spec.validate)(&resolved),
-            fields: spec
-                .field_info
-                .as_ref()
-                .map(|read| read(&resolved))
-                .unwrap_or_default(),
+            valid: checked.valid,
+            fields: checked.fields,
             resolved,
         });
         self.facts.borrow_mut().insert(key, Arc::clone(&facts));
@@ -121,7 +125,8 @@ mod tests {
                            "selectable": {"name": "ids", "idKey": "id", "label": "Emails"}});
         let first = bound.facts(table, &props);
         assert!(Arc::ptr_eq(&first, &bound.facts(table, &props)));
-        assert_eq!(first.resolved["rows"], data["emails"]);
+        // The rows are read where they are, not copied into the props.
+        assert_eq!(first.resolved["rows"], json!([]));
         assert_eq!(
             first.fields[0].options,
             Some(vec!["m1".into(), "m2".into()])

@@ -166,25 +166,31 @@ pub fn stale_values(
     let fixed = request.fixed();
     let interpolated = request.interpolated(&fixed);
     let sequences = literal_sequences(tree);
-    let mut held: BTreeSet<(String, Origin)> = BTreeSet::new();
-    walk_data(
-        request.data,
-        &mut String::new(),
-        &mut |value_words, origin| {
-            for word in copied_words(value_words, &sequences, |word| present.contains(word)) {
-                held.insert((word.to_owned(), origin()));
-            }
-        },
-    );
+    // Only the values at each recorded origin are read, and the first that still holds the word
+    // ends the search: a hit over 100,000 rows reads a row, not every value of every row.
+    let holds = |value: &Value, word: &str| match value {
+        Value::String(text) => {
+            let value_words: Vec<String> = words(text).collect();
+            copied_words(&value_words, &sequences, |each| present.contains(each)).contains(&word)
+        }
+        Value::Number(number) => number.to_string() == word,
+        _ => false,
+    };
     present
-        .into_iter()
+        .iter()
+        .cloned()
         .filter_map(|word| {
             let origins = &provenance.values[&word];
             let kept = origins.iter().any(|origin| match origin {
                 Origin::Prompt => interpolated.contains(&word),
-                Origin::Data(_) | Origin::Length(_) => {
-                    held.contains(&(word.clone(), origin.clone()))
-                }
+                Origin::Data(pattern) => any_at(request.data, pattern, &mut |value| {
+                    holds(value, &word)
+                }),
+                Origin::Length(pattern) => any_at(request.data, pattern, &mut |value| {
+                    value
+                        .as_array()
+                        .is_some_and(|items| items.len().to_string() == word)
+                }),
                 Origin::Unverifiable => false,
             });
             (!kept).then(|| StaleValue {
@@ -528,6 +534,32 @@ fn literal_sequences(tree: &PageTree) -> Vec<Vec<String>> {
 
 /// Walks the data's scalars, calling `found(words, origin)` with the words of each value (origin
 /// `Data(pattern)`) and of each array's length (`Length(pattern)`). The origin is built lazily.
+/// Whether any value of `data` at the pointer `pattern` (as [`walk_data`] writes them, array
+/// indices `*`) satisfies `test`; stops at the first that does.
+fn any_at(data: &Value, pattern: &str, test: &mut impl FnMut(&Value) -> bool) -> bool {
+    let segments: Vec<String> = pattern
+        .split('/')
+        .skip(1)
+        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    any_below(data, &segments, test)
+}
+
+fn any_below(value: &Value, segments: &[String], test: &mut impl FnMut(&Value) -> bool) -> bool {
+    let Some((segment, rest)) = segments.split_first() else {
+        return test(value);
+    };
+    match value {
+        Value::Array(items) if segment == "*" => {
+            items.iter().any(|item| any_below(item, rest, test))
+        }
+        Value::Object(map) => map
+            .get(segment)
+            .is_some_and(|child| any_below(child, rest, test)),
+        _ => false,
+    }
+}
+
 fn walk_data(
     value: &Value,
     pattern: &mut String,
@@ -538,15 +570,21 @@ fn walk_data(
             for (key, child) in map {
                 let before = pattern.len();
                 pattern.push('/');
-                pattern.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                if key.contains(['~', '/']) {
+                    pattern.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    pattern.push_str(key);
+                }
                 walk_data(child, pattern, found);
                 pattern.truncate(before);
             }
         }
         Value::Array(items) => {
             let length = [items.len().to_string()];
-            let here = pattern.clone();
-            found(&length, &|| Origin::Length(here.clone()));
+            {
+                let here: &str = pattern;
+                found(&length, &|| Origin::Length(here.to_owned()));
+            }
             let before = pattern.len();
             pattern.push_str("/*");
             for item in items {
@@ -555,14 +593,14 @@ fn walk_data(
             pattern.truncate(before);
         }
         Value::String(text) => {
-            let here = pattern.clone();
             let value_words: Vec<String> = words(text).collect();
-            found(&value_words, &|| Origin::Data(here.clone()));
+            let here: &str = pattern;
+            found(&value_words, &|| Origin::Data(here.to_owned()));
         }
         Value::Number(number) => {
-            let here = pattern.clone();
+            let here: &str = pattern;
             // A number is one value however it is written ("12.5" is not "12" and "5").
-            found(&[number.to_string()], &|| Origin::Data(here.clone()));
+            found(&[number.to_string()], &|| Origin::Data(here.to_owned()));
         }
         Value::Bool(_) | Value::Null => {}
     }
@@ -699,6 +737,30 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["2"]
         );
+    }
+
+    #[test]
+    fn a_value_under_escaped_keys_and_nested_rows_is_found_where_it_was_recorded() {
+        let prompt = "Present these 1 emails from x; pick which to archive.";
+        let page = tree(&json!({
+            "c1": {"component": "Text", "props": {"text": "Mostly from Ada, 3 lists"}},
+        }));
+        let old_data = json!({"in/box": [{"~tags": [{"who": "Ada"}]}], "lists": [[1, 2, 3]]});
+        let provenance = Provenance::record(&page, &request(prompt, &old_data));
+        assert_eq!(
+            provenance.values["ada"],
+            BTreeSet::from([Origin::Data("/in~1box/*/~0tags/*/who".into())])
+        );
+        assert!(provenance.values["3"].contains(&Origin::Length("/lists/*".into())));
+        let kept = json!({"in/box": [{"~tags": []}, {"~tags": [{"who": "Bo"}, {"who": "Ada"}]}],
+                          "lists": [[], [7, 8, 9]]});
+        assert!(stale_values(&page, &provenance, &request(prompt, &kept)).is_empty());
+        let elsewhere = json!({"in/box": [{"who": "Ada", "~tags": []}], "lists": [[1, 2]], "n": 3});
+        let stale: Vec<String> = stale_values(&page, &provenance, &request(prompt, &elsewhere))
+            .into_iter()
+            .map(|value| value.value)
+            .collect();
+        assert_eq!(stale, vec!["3".to_owned(), "ada".to_owned()]);
     }
 
     #[test]
