@@ -30,6 +30,7 @@ pub mod multi_text;
 pub mod paging;
 pub mod selection_limit;
 pub mod table;
+mod table_rows;
 pub mod text;
 
 pub use download::{download_body, download_for_node, DownloadFile, DownloadFormat};

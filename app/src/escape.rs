@@ -18,19 +18,40 @@ pub fn escape_attribute(text: &str) -> String {
     escape(text, true)
 }
 
+/// [`escape_text`] written onto the end of `out`: for markup built in one buffer.
+pub fn push_text(out: &mut String, text: &str) {
+    push_escaped(out, text, false);
+}
+
+/// [`escape_attribute`] written onto the end of `out`.
+pub fn push_attribute(out: &mut String, text: &str) {
+    push_escaped(out, text, true);
+}
+
 fn escape(text: &str, quotes: bool) -> String {
     let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' if quotes => escaped.push_str("&quot;"),
-            '\'' if quotes => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
+    push_escaped(&mut escaped, text, quotes);
     escaped
+}
+
+fn push_escaped(out: &mut String, text: &str, quotes: bool) {
+    // Runs of plain text are copied whole; only the five markup characters (all ASCII, so every
+    // index below is a character boundary) are replaced.
+    let mut plain_from = 0;
+    for (index, byte) in text.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if quotes => "&quot;",
+            b'\'' if quotes => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&text[plain_from..index]);
+        out.push_str(entity);
+        plain_from = index + 1;
+    }
+    out.push_str(&text[plain_from..]);
 }
 
 #[cfg(test)]

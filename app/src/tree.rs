@@ -253,10 +253,7 @@ impl PageTree {
             let Some(node) = self.nodes.get(id) else {
                 continue;
             };
-            let Some(spec) = catalog
-                .get(&node.component)
-                .filter(|spec| spec.submits)
-            else {
+            let Some(spec) = catalog.get(&node.component).filter(|spec| spec.submits) else {
                 continue;
             };
             let facts = bound.facts(spec, &node.props);

@@ -350,10 +350,7 @@ impl<'a> Workspace<'a> {
                 .and_then(Value::as_str)
                 .and_then(|name| schema.field(name))
         });
-        let is_field = self
-            .catalog
-            .get(component)
-            .is_some_and(|spec| spec.submits);
+        let is_field = self.catalog.get(component).is_some_and(|spec| spec.submits);
         if let (Some(field), true) = (field, is_field) {
             crate::forms::answerable::complete_props(component, &mut props, field);
         }

@@ -289,18 +289,28 @@ pub fn CarriedValues(pairs: Vec<(String, String)>) -> impl IntoView {
 /// A cell's text; long text is cut with the whole of it in a `<details>` one click away.
 #[component]
 pub fn CellText(text: String) -> impl IntoView {
-    // A table shows thousands of cells: the short case stays a plain text node (no boxed view),
-    // and only text longer than CELL_CHARS bytes can be longer than CELL_CHARS characters.
-    if text.len() <= CELL_CHARS || text.chars().nth(CELL_CHARS).is_none() {
+    // The short case stays a plain text node (no boxed view).
+    let Some(short) = cut_cell(&text) else {
         return Either::Left(text);
-    }
-    let short: String = text.chars().take(CELL_CHARS).collect();
+    };
     Either::Right(view! {
         <details class="max-w-prose">
-            <summary class="cursor-pointer">{format!("{}…", short.trim_end())}</summary>
+            <summary class="cursor-pointer">{short}</summary>
             <p class="mt-1 whitespace-pre-wrap">{text}</p>
         </details>
     })
+}
+
+/// What a cell shows of `text` longer than [`CELL_CHARS`] characters (its start and "…"), or
+/// `None` when the whole of it fits.
+#[must_use]
+pub fn cut_cell(text: &str) -> Option<String> {
+    // Only text longer than CELL_CHARS bytes can be longer than CELL_CHARS characters.
+    if text.len() <= CELL_CHARS || text.chars().nth(CELL_CHARS).is_none() {
+        return None;
+    }
+    let short: String = text.chars().take(CELL_CHARS).collect();
+    Some(format!("{}…", short.trim_end()))
 }
 
 #[cfg(test)]

@@ -17,12 +17,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::paging::{
-    aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
+    aria_sort, CarriedValues, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
 };
 use super::selection_limit::SelectionLimit;
+use super::table_rows::{table_body, Ticks};
 use super::{
     check_name, display_text, encode_query_component, Described, FieldNotes, RequiredMark,
-    TICK_CLASS,
 };
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
@@ -413,67 +413,31 @@ pub fn TableView<'rows>(
         _ => Vec::new(),
     };
 
-    let body = if visible.is_empty() {
-        let text = match &paging {
-            Paging::Form(window) if !window.search.is_empty() => {
-                format!("No rows match “{}”.", window.search)
-            }
-            _ => props
-                .empty_text
-                .clone()
-                .unwrap_or_else(|| "No rows".to_owned()),
-        };
-        view! {
-            <tr>
-                <td colspan=column_count.max(1).to_string() class="px-3 py-6 text-center text-sm italic text-slate-600 dark:text-slate-300">
-                    {text}
-                </td>
-            </tr>
+    let empty_text = match &paging {
+        Paging::Form(window) if !window.search.is_empty() => {
+            format!("No rows match “{}”.", window.search)
         }
-        .into_any()
-    } else {
-        visible
-            .iter()
-            .map(|index| {
-                let row = &rows[*index];
-                let select_cell = selectable.as_ref().map(|selectable| {
-                    let value = row.get(&selectable.id_key).map(display_text).unwrap_or_default();
-                    let box_id = format!("{dom_id}-row-{index}");
-                    let row_name = columns
-                        .first()
-                        .and_then(|column| row.get(&column.key))
-                        .map(display_text)
-                        .filter(|text| !text.is_empty())
-                        .unwrap_or_else(|| value.clone());
-                    let checked = selected.contains(&value);
-                    view! {
-                        <td class="px-3 py-2">
-                            <input
-                                id=box_id.clone()
-                                type="checkbox"
-                                name=selectable.name.clone()
-                                value=value
-                                checked=checked
-                                aria-invalid=invalid.then_some("true")
-                                aria-describedby=described_by.clone()
-                                class=TICK_CLASS
-                            />
-                            <label for=box_id class="sr-only">{format!("Select {row_name}")}</label>
-                        </td>
-                    }
-                });
-                let cells = columns
-                    .iter()
-                    .map(|column| {
-                        let text = row.get(&column.key).map(display_text).unwrap_or_default();
-                        view! { <td class="px-3 py-2 align-top text-sm text-slate-800 dark:text-slate-200"><CellText text/></td> }
-                    })
-                    .collect_view();
-                view! { <tr class="border-t border-slate-200 dark:border-slate-700">{select_cell}{cells}</tr> }
-            })
-            .collect_view()
-            .into_any()
+        _ => props
+            .empty_text
+            .clone()
+            .unwrap_or_else(|| "No rows".to_owned()),
     };
+    let ticks = selectable.as_ref().map(|selectable| Ticks {
+        name: &selectable.name,
+        id_key: &selectable.id_key,
+        selected: &selected,
+        invalid,
+        described_by: described_by.as_deref(),
+        dom_id: &dom_id,
+    });
+    let body = table_body(
+        rows,
+        &visible,
+        &columns,
+        ticks.as_ref(),
+        &empty_text,
+        column_count,
+    );
 
     let caption_id = format!("{dom_id}-caption");
     let (search_bar, pager) = match &paging {
@@ -525,7 +489,7 @@ pub fn TableView<'rows>(
                     </thead>
                 }
                 .into_any())}
-                <tbody>{body}</tbody>
+                {body}
             </table>
         </div>
         {pager}

@@ -183,9 +183,9 @@ pub fn stale_values(
             let origins = &provenance.values[&word];
             let kept = origins.iter().any(|origin| match origin {
                 Origin::Prompt => interpolated.contains(&word),
-                Origin::Data(pattern) => any_at(request.data, pattern, &mut |value| {
-                    holds(value, &word)
-                }),
+                Origin::Data(pattern) => {
+                    any_at(request.data, pattern, &mut |value| holds(value, &word))
+                }
                 Origin::Length(pattern) => any_at(request.data, pattern, &mut |value| {
                     value
                         .as_array()
