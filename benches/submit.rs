@@ -14,8 +14,10 @@
 //!   step's start. **POST-to-303** is the submission's own round trip;
 //! - **submissions per second** is answered POSTs over the span from the first send to the last
 //!   answer; **resumed per second** is the same for the `Record` starts;
-//! - then [`ONE_AT_A_TIME`] submissions over one connection give the same two latencies without
-//!   a queue in front of the runner's workers;
+//! - then [`ONE_AT_A_TIME`] submissions, each sent once the run answered before it resumed (one
+//!   person at a time), give the same two latencies without a queue in front of the runner's
+//!   workers (before issue 16 they were only sent over one connection, so answers arrived faster
+//!   than runs resumed and the figure measured that queue);
 //! - the baseline POSTs the same form body to a handler that only inserts it as one row (same
 //!   pool, so the same pragmas: WAL and `synchronous=FULL` on SQLite); on PostgreSQL a second
 //!   baseline adds one `pg_notify` in the insert's transaction (DESIGN.md §10 asks for submit
@@ -66,6 +68,9 @@ const CONCURRENCY: usize = 16;
 const WARM_UP: usize = 100;
 /// Submissions sent one at a time after the loaded phase: the wake-up path without a queue.
 const ONE_AT_A_TIME: usize = 200;
+/// How often the timed phases look whether their runs resumed (the instants are taken by the
+/// runs themselves, so this only bounds how long the bench waits).
+const POLL: Duration = Duration::from_millis(10);
 const WORKFLOW: &str = "bench-approval";
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -230,11 +235,15 @@ async fn waiting_pages(state: &AppState, count: usize) -> anyhow::Result<Vec<Ans
 }
 
 /// POSTs an answer to each page over `connections`; any answer but 303 fails the bench.
+/// Sends each page's answer over `connections` connections. With `resumed` (the slots and the
+/// run number of the first page), a connection sends its next answer only once the run it
+/// answered has resumed: one person at a time, with no queue in front of the runner.
 async fn submit_all(
     client: &reqwest::Client,
     address: &str,
     pages: Arc<Vec<Answerable>>,
     connections: usize,
+    resumed: Option<(Resumed, usize)>,
 ) -> anyhow::Result<Timed> {
     let client = client.clone();
     let address = address.to_owned();
@@ -242,6 +251,7 @@ async fn submit_all(
         let client = client.clone();
         let pages = Arc::clone(&pages);
         let address = address.clone();
+        let resumed = resumed.clone();
         async move {
             let page = pages.get(index).context("page index")?;
             let response = client
@@ -255,6 +265,10 @@ async fn submit_all(
                 "submission answered {}",
                 response.status()
             );
+            if let Some((resumed, first)) = resumed {
+                let number = first + index;
+                all_resumed(&resumed, number..number + 1, Duration::from_micros(50)).await?;
+            }
             Ok(())
         }
     })
@@ -275,6 +289,7 @@ fn since_sent(timed: &Timed, events: &[Instant]) -> Vec<Duration> {
 async fn all_resumed(
     resumed: &Resumed,
     numbers: std::ops::Range<usize>,
+    poll: Duration,
 ) -> anyhow::Result<Vec<Instant>> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -286,7 +301,7 @@ async fn all_resumed(
             return Ok(starts);
         }
         ensure!(Instant::now() < deadline, "some runs never resumed");
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(poll).await;
     }
 }
 
@@ -442,8 +457,8 @@ async fn bench_engine(database: &Database, pages: usize) -> anyhow::Result<Figur
         body.clone(),
     )
     .await?;
-    submit_all(&client, &address, warm_pages, CONCURRENCY).await?;
-    all_resumed(&resumed, 0..WARM_UP).await?;
+    submit_all(&client, &address, warm_pages, CONCURRENCY, None).await?;
+    all_resumed(&resumed, 0..WARM_UP, POLL).await?;
 
     let baseline = insert_all(
         &client,
@@ -466,11 +481,18 @@ async fn bench_engine(database: &Database, pages: usize) -> anyhow::Result<Figur
         None
     };
 
-    let submitted = submit_all(&client, &address, timed_pages, CONCURRENCY).await?;
-    let resumed_at = all_resumed(&resumed, WARM_UP..WARM_UP + pages).await?;
+    let submitted = submit_all(&client, &address, timed_pages, CONCURRENCY, None).await?;
+    let resumed_at = all_resumed(&resumed, WARM_UP..WARM_UP + pages, POLL).await?;
     let to_resumed = since_sent(&submitted, &resumed_at);
-    let single = submit_all(&client, &address, single_pages, 1).await?;
-    let single_resumed_at = all_resumed(&resumed, WARM_UP + pages..total).await?;
+    let single = submit_all(
+        &client,
+        &address,
+        single_pages,
+        1,
+        Some((Arc::clone(&resumed), WARM_UP + pages)),
+    )
+    .await?;
+    let single_resumed_at = all_resumed(&resumed, WARM_UP + pages..total, POLL).await?;
     let single_to_resumed = since_sent(&single, &single_resumed_at);
 
     // Check what was timed: every run finished with the answer it was sent.

@@ -275,7 +275,7 @@ async fn generate(
     let model_name = model.name();
     let summary = DataSummary::of(&input.data);
     let setup = Setup {
-        input: &input,
+        input,
         system: system_prompt(input.schema.is_some())?,
         user: user_prompt(&input.prompt, input.schema.as_ref(), &summary)?,
         tools: tool_definitions(&input.catalog),
@@ -321,7 +321,7 @@ async fn generate(
     };
     let mut why = Value::Null;
     if let (Some(key), true) = (&key, input.cache.reads()) {
-        match cached(&input, &request, store, key, &mut log).await? {
+        match cached(input, &request, store, key, &mut log).await? {
             Lookup::Hit(hit) => {
                 let mut record = base.record(
                     GenerationOutcome::Ok,
