@@ -78,7 +78,7 @@ pub enum FieldYield {
 }
 
 /// What one placed field submits, read from its resolved props.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldInfo {
     /// The form key the field submits under.
     pub name: String,
@@ -87,8 +87,9 @@ pub struct FieldInfo {
     /// The JSON type of the decoded value.
     pub yields: FieldYield,
     /// The closed set of values the field can submit, when it has one (choices, selectable rows).
-    /// `None` means free input.
-    pub options: Option<Vec<String>>,
+    /// `None` means free input. Shared: a selectable table's options are its row ids, and
+    /// every check of the page reads them without copying.
+    pub options: Option<Arc<[String]>>,
     /// Whether the component itself demands a value (the HTML `required` attribute, or the visible
     /// required mark for groups that HTML cannot enforce).
     pub required: bool,

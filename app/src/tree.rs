@@ -56,7 +56,7 @@ pub struct PageTree {
 }
 
 /// A field as placed in a tree, with what it submits; input to the form checks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlacedField {
     /// The node's id.
     pub node: String,
@@ -69,7 +69,7 @@ pub struct PlacedField {
     /// The JSON type it decodes to.
     pub yields: FieldYield,
     /// The closed set of values it can submit, if it has one.
-    pub options: Option<Vec<String>>,
+    pub options: Option<Arc<[String]>>,
     /// Whether the component demands a value.
     pub required: bool,
     /// Whether a Form is among its ancestors (a field outside the Form is never submitted).
@@ -397,8 +397,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            fields[2].options,
-            Some(vec!["red".to_owned(), "blue".to_owned()])
+            fields[2].options.as_deref(),
+            Some(&["red".to_owned(), "blue".to_owned()][..])
         );
         Ok(())
     }
@@ -418,8 +418,8 @@ mod tests {
         assert_eq!(fields.len(), 1);
         assert_eq!(fields[0].yields, FieldYield::StringArray);
         assert_eq!(
-            fields[0].options,
-            Some(vec!["m1".to_owned(), "2".to_owned()])
+            fields[0].options.as_deref(),
+            Some(&["m1".to_owned(), "2".to_owned()][..])
         );
         Ok(())
     }

@@ -15,7 +15,7 @@
 //! The generation's id is chosen by the caller ([`GenerationInput::id`]) so it can subscribe to
 //! the events before the loop starts.
 
-use std::time::Instant;
+use std::{sync::OnceLock, time::Instant};
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -221,7 +221,16 @@ struct Setup<'a> {
     input: &'a GenerationInput,
     system: String,
     user: String,
-    tools: Vec<ToolDefinition>,
+    /// Made on first use: a cache hit calls no model, so it never needs them.
+    tools: OnceLock<Vec<ToolDefinition>>,
+}
+
+impl Setup<'_> {
+    /// The tool definitions offered to the model.
+    fn tools(&self) -> &[ToolDefinition] {
+        self.tools
+            .get_or_init(|| tool_definitions(&self.input.catalog))
+    }
 }
 
 /// Builds a page for `input` with `model` (falling back to the heuristic), records it in `store`
@@ -278,7 +287,7 @@ async fn generate(
         input,
         system: system_prompt(input.schema.is_some())?,
         user: user_prompt(&input.prompt, input.schema.as_ref(), &summary)?,
-        tools: tool_definitions(&input.catalog),
+        tools: OnceLock::new(),
     };
     let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
     let mut log = EventLog::new(input.id, store, events);
@@ -554,7 +563,7 @@ async fn attempt(
     for turn in 1..=input.max_steps {
         let request = ChatRequest {
             messages: messages.clone(),
-            tools: setup.tools.clone(),
+            tools: setup.tools().to_vec(),
             max_tokens: Some(MAX_TOKENS),
             temperature: None,
         };
@@ -573,7 +582,7 @@ async fn attempt(
         attempt.turns += 1;
         // Small models often write their calls as JSON text; they count as calls of this turn.
         let text_tool_calls =
-            adopt_text_tool_calls(&mut response, &setup.tools, &format!("text_{turn}_"));
+            adopt_text_tool_calls(&mut response, setup.tools(), &format!("text_{turn}_"));
         attempt.text_tool_calls += text_tool_calls;
         attempt.usage.input_tokens += response.usage.input_tokens;
         attempt.usage.output_tokens += response.usage.output_tokens;

@@ -417,7 +417,7 @@ fn sample_submissions(
     let widest = fields
         .iter()
         .filter(|placed| placed.yields != FieldYield::StringArray)
-        .filter_map(|placed| placed.options.as_ref().map(Vec::len))
+        .filter_map(|placed| placed.options.as_ref().map(|options| options.len()))
         .max()
         .unwrap_or(1)
         .max(1);
@@ -431,7 +431,7 @@ fn sample_submissions(
             let values = match &placed.options {
                 Some(options) if options.is_empty() => Vec::new(),
                 Some(options) if placed.yields == FieldYield::StringArray && variant == 0 => {
-                    options.clone()
+                    options.to_vec()
                 }
                 Some(options) if placed.yields == FieldYield::StringArray => {
                     vec![options[variant % options.len()].clone()]

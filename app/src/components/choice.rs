@@ -1,5 +1,7 @@
 //! Checkbox, Select, `RadioGroup` and `CheckboxGroup`: fields whose answer comes from a list.
 
+use std::sync::Arc;
+
 use leptos::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -15,7 +17,7 @@ use crate::render::{FieldState, NodeCtx};
 const LEGEND_CLASS: &str = "text-sm font-medium text-slate-800 dark:text-slate-200";
 const OPTION_LABEL_CLASS: &str = "text-slate-800 dark:text-slate-200";
 
-fn option_values(options: &[Choice]) -> Option<Vec<String>> {
+fn option_values(options: &[Choice]) -> Option<Arc<[String]>> {
     Some(
         options
             .iter()

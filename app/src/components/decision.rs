@@ -9,6 +9,7 @@
 //! ([`super::paging`]); decisions on other pages travel as hidden inputs.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use leptos::prelude::*;
 use schemars::JsonSchema;
@@ -114,7 +115,7 @@ impl ComponentProps for DecisionTableProps {
         let rows = bound
             .rows("rows")
             .unwrap_or(self.rows.as_deref().unwrap_or_default());
-        let ids: Vec<String> = rows
+        let ids: Arc<[String]> = rows
             .iter()
             .filter_map(|row| row.get(&self.id_key))
             .map(display_text)
@@ -125,7 +126,7 @@ impl ComponentProps for DecisionTableProps {
                 name: choice.name.clone(),
                 label: choice.label.clone(),
                 yields: FieldYield::StringArray,
-                options: Some(ids.clone()),
+                options: Some(Arc::clone(&ids)),
                 required: false,
             })
             .collect()

@@ -10,6 +10,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use leptos::prelude::*;
 use schemars::JsonSchema;
@@ -133,7 +134,7 @@ impl ComponentProps for TableProps {
         let rows = bound
             .rows("rows")
             .unwrap_or(self.rows.as_deref().unwrap_or_default());
-        let options = rows
+        let options: Arc<[String]> = rows
             .iter()
             .filter_map(|row| row.get(&selectable.id_key))
             .map(display_text)
