@@ -594,6 +594,12 @@ impl Catalog {
             .clone()
     }
 
+    /// Whether this is [`Self::defaults`] itself (not a copy that registered anything since).
+    #[must_use]
+    pub fn is_defaults(&self) -> bool {
+        Arc::ptr_eq(&self.specs, &Self::defaults().specs)
+    }
+
     /// Adds a spec; a spec with the same name as an existing one replaces it in place.
     pub fn register(&mut self, spec: ComponentSpec) {
         let specs = Arc::make_mut(&mut self.specs);

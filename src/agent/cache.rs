@@ -16,6 +16,8 @@
 
 pub mod literals;
 
+use std::{borrow::Cow, sync::OnceLock};
+
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -27,7 +29,7 @@ use super::{
     prompt::{template_digest, TEMPLATE_ID},
     summary::DataSummary,
 };
-use crate::{forms::FormSchema, llm::ModelName};
+use crate::llm::ModelName;
 
 /// Whether a generation may use the page cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -132,35 +134,23 @@ pub struct CachedPage {
 }
 
 /// The cache key of a generation, as lower-case hex SHA-256. `source` is the request's template
-/// source, or its prompt text when it has no template.
+/// source, or its prompt text when it has no template; `schema` is the response schema as
+/// [`canonical_json`] writes it (`null` for none).
 #[must_use]
 pub fn cache_key(
     source: &str,
-    schema: Option<&FormSchema>,
+    schema: &str,
     summary: &DataSummary,
     catalog: &Catalog,
     model: &ModelName,
 ) -> String {
-    let schema_json = schema.map_or(Value::Null, FormSchema::to_json_schema);
-    let components: Vec<Value> = catalog
-        .specs()
-        .iter()
-        .map(|spec| {
-            serde_json::json!([
-                spec.name,
-                spec.role.as_str(),
-                spec.description,
-                spec.props_schema
-            ])
-        })
-        .collect();
     let mut hasher = Sha256::new();
     for part in [
         format!("{TEMPLATE_ID}:{}", template_digest()),
         source.to_owned(),
-        canonical_json(&schema_json),
+        schema.to_owned(),
         summary.shape_signature(),
-        canonical_json(&Value::Array(components)),
+        components_text(catalog).into_owned(),
         model.to_string(),
     ] {
         // Length-prefixed so no two different inputs hash the same bytes.
@@ -172,22 +162,74 @@ pub fn cache_key(
 
 pub use crate::util::canonical_json::canonical_json;
 
+/// The components as the model is offered them (name, role, description, props schema), as
+/// canonical JSON. The default catalog's is written once per process: every generation on it
+/// would otherwise re-serialize all 29 props schemas for its key.
+fn components_text(catalog: &Catalog) -> Cow<'static, str> {
+    static DEFAULTS: OnceLock<String> = OnceLock::new();
+    let write = |catalog: &Catalog| {
+        let components: Vec<Value> = catalog
+            .specs()
+            .iter()
+            .map(|spec| {
+                serde_json::json!([
+                    spec.name,
+                    spec.role.as_str(),
+                    spec.description,
+                    spec.props_schema
+                ])
+            })
+            .collect();
+        canonical_json(&Value::Array(components))
+    };
+    if catalog.is_defaults() {
+        Cow::Borrowed(DEFAULTS.get_or_init(|| write(catalog)).as_str())
+    } else {
+        Cow::Owned(write(catalog))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::forms::{FieldKind, FormField};
+    use crate::forms::{FieldKind, FormField, FormSchema};
 
     fn key(prompt: &str, data: &Value, model: &str) -> String {
         let schema = FormSchema::new(vec![FormField::new("note", FieldKind::string())]);
         cache_key(
             prompt,
-            Some(&schema),
+            &canonical_json(&schema.to_json_schema()),
             &DataSummary::of(data),
             &Catalog::defaults(),
             &ModelName::new("openai", model),
         )
+    }
+
+    #[test]
+    fn the_default_catalog_keys_as_any_catalog_with_the_same_components() {
+        let mut copy = Catalog::empty();
+        for spec in Catalog::defaults().specs() {
+            copy.register(spec.clone());
+        }
+        assert!(Catalog::defaults().is_defaults() && !copy.is_defaults());
+        let key_with = |catalog: &Catalog| {
+            cache_key(
+                "Archive",
+                "null",
+                &DataSummary::of(&json!({})),
+                catalog,
+                &ModelName::new("openai", "m"),
+            )
+        };
+        assert_eq!(key_with(&Catalog::defaults()), key_with(&copy));
+        let mut changed = copy.clone();
+        changed.register(tessera_app::catalog::ComponentSpec {
+            description: "Another description.".to_owned(),
+            ..copy.specs()[0].clone()
+        });
+        assert_ne!(key_with(&changed), key_with(&copy));
     }
 
     #[test]

@@ -311,7 +311,7 @@ async fn generate(
     let key = input.cache.writes().then(|| {
         cache_key(
             request.source,
-            input.schema.as_ref(),
+            &schema_text,
             &summary,
             &input.catalog,
             &model_name,
