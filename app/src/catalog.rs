@@ -198,8 +198,7 @@ pub trait ComponentProps: DeserializeOwned + JsonSchema + 'static {
     /// Every field the component fills; one component may fill several (the `DecisionTable`
     /// decodes into one array per choice). Defaults to [`Self::field`]. `bound` lends the rows of
     /// the [`Self::BY_REFERENCE`] props, which the props type then holds empty.
-    fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
-        let _ = bound;
+    fn fields(&self, _bound: &BoundProps<'_>) -> Vec<FieldInfo> {
         self.field().into_iter().collect()
     }
 

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
-use super::table::{columns_or_keys, form_page_size, TableColumn};
+use super::table::{columns_or_keys, form_page_size, row_ids, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
@@ -112,14 +112,7 @@ impl ComponentProps for DecisionTableProps {
     }
 
     fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
-        let rows = bound
-            .rows("rows")
-            .unwrap_or(self.rows.as_deref().unwrap_or_default());
-        let ids: Arc<[String]> = rows
-            .iter()
-            .filter_map(|row| row.get(&self.id_key))
-            .map(display_text)
-            .collect();
+        let ids = row_ids(bound, self.rows.as_deref(), &self.id_key);
         self.choices
             .iter()
             .map(|choice| FieldInfo {

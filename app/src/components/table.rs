@@ -131,14 +131,7 @@ impl ComponentProps for TableProps {
         let Some(selectable) = self.selectable.as_ref() else {
             return Vec::new();
         };
-        let rows = bound
-            .rows("rows")
-            .unwrap_or(self.rows.as_deref().unwrap_or_default());
-        let options: Arc<[String]> = rows
-            .iter()
-            .filter_map(|row| row.get(&selectable.id_key))
-            .map(display_text)
-            .collect();
+        let options = row_ids(bound, self.rows.as_deref(), &selectable.id_key);
         vec![FieldInfo {
             name: selectable.name.clone(),
             label: selectable.label.clone(),
@@ -158,6 +151,23 @@ impl ComponentProps for TableProps {
         let rows = node.bound("rows").unwrap_or(&literal_rows);
         view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows query=node.ctx.query.clone() state/> }.into_any()
     }
+}
+
+/// The `id_key` value of every row, as text: the options of a table that submits row ids. The
+/// rows are those `rows` is bound to, else the literal ones.
+pub(crate) fn row_ids(
+    bound: &BoundProps<'_>,
+    literal: Option<&[Value]>,
+    id_key: &str,
+) -> Arc<[String]> {
+    bound
+        .rows("rows")
+        .or(literal)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|row| row.get(id_key))
+        .map(display_text)
+        .collect()
 }
 
 /// Sort direction.

@@ -95,7 +95,7 @@ fn push_tick(
 ) {
     let value = row.get(ticks.id_key).map(display_text).unwrap_or_default();
     let box_id = format!("{}-row-{index}", ticks.dom_id);
-    let _ = write!(out, "<td class=\"px-3 py-2\"><input id=\"");
+    out.push_str("<td class=\"px-3 py-2\"><input id=\"");
     push_attribute(out, &box_id);
     out.push_str("\" type=\"checkbox\" name=\"");
     push_attribute(out, ticks.name);
