@@ -18,7 +18,10 @@ use crate::store::Store;
 
 /// The demo site's APIs (`/demo-api/items`, `/demo-api/expenses`), each write checked by
 /// `guard` ([`access`]). Mounted only when `TESSERA_DEMO` is on.
-pub fn routes<S: Clone + Send + Sync + 'static>(store: Store, guard: access::WriteGuard) -> Router<S> {
+pub fn routes<S: Clone + Send + Sync + 'static>(
+    store: Store,
+    guard: access::WriteGuard,
+) -> Router<S> {
     Router::new()
         .merge(items::routes(store))
         .merge(expenses_api::routes())

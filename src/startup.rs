@@ -184,7 +184,11 @@ impl Application {
 
 /// The runner: the given workflows (else the demo ones and asks, notifying whatever channels are
 /// configured), pages generated with the configured model; the crash drill when configured.
-fn build_runner(state: &AppState, models: &AllowedModels, options: Options) -> anyhow::Result<Runner> {
+fn build_runner(
+    state: &AppState,
+    models: &AllowedModels,
+    options: Options,
+) -> anyhow::Result<Runner> {
     let (config, store) = (&state.config, &state.store);
     let mut registry = match options.workflows {
         Some(registry) => registry,
@@ -197,7 +201,12 @@ fn build_runner(state: &AppState, models: &AllowedModels, options: Options) -> a
             None => Vec::new(),
         },
     };
-    register_yaml(config, state.demo_key.as_ref(), &mut registry, &yaml_workflows)?;
+    register_yaml(
+        config,
+        state.demo_key.as_ref(),
+        &mut registry,
+        &yaml_workflows,
+    )?;
     let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
         store.clone(),
         Arc::new(models.clone()),
@@ -294,7 +303,9 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
 /// up (a bad manifest, a missing site secret) is logged and left off, so the rest of the app serves.
 fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
     let Some(demo_key) = &state.demo_key else {
-        tracing::info!("the chat drives the demo site, which is off (TESSERA_DEMO=false); the chat is off");
+        tracing::info!(
+            "the chat drives the demo site, which is off (TESSERA_DEMO=false); the chat is off"
+        );
         return Ok(());
     };
     let origin = match url::Url::parse(&state.config.public_url) {

@@ -139,8 +139,11 @@ impl LoginThrottle {
                 .allow_burst(burst)
         };
         Self {
-            per_client: RateLimiter::keyed(quota(limits.per_client_burst, limits.per_client_period))
-                .with_middleware::<StateInformationMiddleware>(),
+            per_client: RateLimiter::keyed(quota(
+                limits.per_client_burst,
+                limits.per_client_period,
+            ))
+            .with_middleware::<StateInformationMiddleware>(),
             overall: RateLimiter::direct(quota(limits.overall_burst, limits.overall_period))
                 .with_middleware::<StateInformationMiddleware>(),
             lockouts: Mutex::new(Lockouts::default()),
@@ -156,11 +159,14 @@ impl LoginThrottle {
     pub fn check(&self, client: IpAddr) -> Result<(), Refused> {
         let now = Instant::now();
         let lockouts = self.lockouts.lock().unwrap_or_else(PoisonError::into_inner);
-        let until = [lockouts.clients.get(&counted(client)).copied(), lockouts.everyone]
-            .into_iter()
-            .flatten()
-            .filter(|until| *until > now)
-            .max();
+        let until = [
+            lockouts.clients.get(&counted(client)).copied(),
+            lockouts.everyone,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|until| *until > now)
+        .max();
         match until {
             Some(until) => Err(Refused::TooManyFailures {
                 retry_after: until - now,
@@ -178,11 +184,12 @@ impl LoginThrottle {
         let busy = Refused::Busy {
             retry_after: self.limits.hash_wait,
         };
-        let permit = tokio::time::timeout(self.limits.hash_wait, self.hashes.clone().acquire_owned())
-            .await
-            .map_err(|_| busy)?
-            // The semaphore is never closed.
-            .map_err(|_| busy)?;
+        let permit =
+            tokio::time::timeout(self.limits.hash_wait, self.hashes.clone().acquire_owned())
+                .await
+                .map_err(|_| busy)?
+                // The semaphore is never closed.
+                .map_err(|_| busy)?;
         self.check(client)?;
         Ok(permit)
     }
@@ -236,10 +243,15 @@ impl LoginThrottle {
         let mut lockouts = self.lockouts.lock().unwrap_or_else(PoisonError::into_inner);
         lockouts.clients.retain(|_, until| *until > now);
         if let Some(wait) = client_lock {
-            lockouts.clients.insert(client, now + wait.max(Duration::from_millis(1)));
+            lockouts
+                .clients
+                .insert(client, now + wait.max(Duration::from_millis(1)));
         }
         if let Some(wait) = everyone_lock {
-            tracing::warn!(wait_ms = wait.as_millis() as u64, "failed logins overall hit their limit; every login waits");
+            tracing::warn!(
+                wait_ms = wait.as_millis() as u64,
+                "failed logins overall hit their limit; every login waits"
+            );
             lockouts.everyone = Some(now + wait.max(Duration::from_millis(1)));
         }
     }
@@ -290,7 +302,10 @@ mod tests {
             matches!(refused, Err(Refused::TooManyFailures { retry_after }) if retry_after > Duration::from_secs(50)),
             "{refused:?}"
         );
-        assert_eq!(refused.map_err(|refused| refused.retry_after_seconds()), Err(60));
+        assert_eq!(
+            refused.map_err(|refused| refused.retry_after_seconds()),
+            Err(60)
+        );
         assert_eq!(throttle.check(IpAddr::from([203, 0, 113, 8])), Ok(()));
     }
 
@@ -298,7 +313,9 @@ mod tests {
     fn ipv6_clients_are_counted_by_their_slash_64() {
         let throttle = LoginThrottle::new(limits(1));
         let one: IpAddr = "2001:db8:1:2::1".parse().unwrap_or(IpAddr::from([0; 16]));
-        let same_64: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap_or(IpAddr::from([0; 16]));
+        let same_64: IpAddr = "2001:db8:1:2:ffff::9"
+            .parse()
+            .unwrap_or(IpAddr::from([0; 16]));
         let other_64: IpAddr = "2001:db8:1:3::1".parse().unwrap_or(IpAddr::from([0; 16]));
         throttle.record_failure(one);
         assert!(throttle.check(same_64).is_err());

@@ -354,7 +354,12 @@ impl HttpExecutor {
                 .client
                 .request(operation.http.method.as_http(), url.clone())
                 .header(http::header::ACCEPT, "application/json");
-            for (name, secret) in self.auth.get(&operation.name).into_iter().chain(&self.site_header) {
+            for (name, secret) in self
+                .auth
+                .get(&operation.name)
+                .into_iter()
+                .chain(&self.site_header)
+            {
                 let mut value = HeaderValue::from_str(secret.expose())
                     .map_err(|_| CallError::Setup("the auth header value is not valid".into()))?;
                 value.set_sensitive(true);

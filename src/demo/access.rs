@@ -74,7 +74,9 @@ impl DemoApiKey {
         let difference = expected
             .iter()
             .zip(presented)
-            .fold(0_u8, |accumulated, (left, right)| accumulated | (left ^ right));
+            .fold(0_u8, |accumulated, (left, right)| {
+                accumulated | (left ^ right)
+            });
         difference == 0 && expected.len() == presented.len()
     }
 }

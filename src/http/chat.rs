@@ -77,12 +77,17 @@ async fn chat_off(State(state): State<AppState>) -> Response {
     } else {
         "The chat could not be set up; the server's log says why."
     };
-    html_document(&state, StatusCode::NOT_FOUND, "Chat is off · Tessera", move || {
-        view! {
+    html_document(
+        &state,
+        StatusCode::NOT_FOUND,
+        "Chat is off · Tessera",
+        move || {
+            view! {
             <ErrorPage status=404 heading="The chat is off".to_owned() message=message.to_owned()/>
         }
         .into_any()
-    })
+        },
+    )
 }
 
 /// What the chat page's handlers reach: the app and its orchestrator.

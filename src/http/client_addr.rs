@@ -65,8 +65,14 @@ mod tests {
     #[test]
     fn the_proxy_appended_address_is_the_last_one() {
         let mut headers = HeaderMap::new();
-        headers.append(FORWARDED_FOR, http::HeaderValue::from_static("1.2.3.4, 10.0.0.1"));
-        headers.append(FORWARDED_FOR, http::HeaderValue::from_static("198.51.100.9:4711"));
+        headers.append(
+            FORWARDED_FOR,
+            http::HeaderValue::from_static("1.2.3.4, 10.0.0.1"),
+        );
+        headers.append(
+            FORWARDED_FOR,
+            http::HeaderValue::from_static("198.51.100.9:4711"),
+        );
         assert_eq!(
             last_forwarded(&headers),
             Some(IpAddr::from([198, 51, 100, 9]))

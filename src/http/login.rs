@@ -109,7 +109,12 @@ pub async fn login(
 
 /// The login form again for an attempt the throttle turned away unchecked: 429 after too many
 /// failures, 503 when every password hash is busy; `Retry-After` either way.
-fn throttled(state: &AppState, next: String, refused: Refused, client: std::net::IpAddr) -> Response {
+fn throttled(
+    state: &AppState,
+    next: String,
+    refused: Refused,
+    client: std::net::IpAddr,
+) -> Response {
     let seconds = refused.retry_after_seconds();
     let (status, message) = match refused {
         Refused::TooManyFailures { .. } => (

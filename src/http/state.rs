@@ -76,10 +76,7 @@ impl AppState {
             .site_pkg_dir("pkg")
             .build();
         // Deriving never fails (HMAC takes any key); if it did, the demo site stays closed.
-        let demo_key = config
-            .demo
-            .then(|| DemoApiKey::derive(&csrf))
-            .flatten();
+        let demo_key = config.demo.then(|| DemoApiKey::derive(&csrf)).flatten();
         Self(Arc::new(Inner {
             demo_key,
             login_throttle: LoginThrottle::new(LoginLimits::default()),

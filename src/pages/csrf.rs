@@ -122,6 +122,9 @@ mod tests {
         assert!(demo.is_some());
         assert_eq!(demo, key.derive("tessera demo-api v1"));
         assert_ne!(demo, key.derive("tessera demo-api v2"));
-        assert_ne!(demo, CsrfKey::from_bytes(vec![8; 32]).derive("tessera demo-api v1"));
+        assert_ne!(
+            demo,
+            CsrfKey::from_bytes(vec![8; 32]).derive("tessera demo-api v1")
+        );
     }
 }

@@ -599,7 +599,10 @@ async fn anonymous_writes_to_the_demo_site_are_refused_and_change_nothing() -> a
         assert!(body["error"]["message"].is_string(), "{body}");
     }
     assert_eq!(items_titled(&app, "").await?["total"], before);
-    assert_eq!(items_titled(&app, "Planted by a stranger").await?["total"], 0);
+    assert_eq!(
+        items_titled(&app, "Planted by a stranger").await?["total"],
+        0
+    );
     let item: Value = app
         .client
         .get(app.url("/demo-api/items/item-0001"))

@@ -153,7 +153,10 @@ async fn wrong_passwords_in_a_row_are_throttled_with_retry_after_and_the_form_ag
     assert!((1..=12).contains(&wait), "Retry-After: {wait}");
     let html = throttled.text().await?;
     assert!(html.contains("Too many wrong passwords."), "{html}");
-    assert!(html.contains("data-testid=\"login-submit\""), "the form again");
+    assert!(
+        html.contains("data-testid=\"login-submit\""),
+        "the form again"
+    );
     assert!(html.contains("name=\"next\" value=\"/runs\""));
     // Locked out: even the right password waits, so guessing on is pointless.
     let right = log_in(&app, ADMIN_PASSWORD, "/runs").await?;
@@ -189,7 +192,11 @@ async fn a_forged_x_forwarded_for_does_not_dodge_the_limit_without_a_proxy() -> 
         assert_eq!(wrong.status(), 401, "attempt {attempt}");
     }
     let throttled = log_in_forwarded(&app, "not-the-password", "203.0.113.99").await?;
-    assert_eq!(throttled.status(), 429, "the connection's address is counted");
+    assert_eq!(
+        throttled.status(),
+        429,
+        "the connection's address is counted"
+    );
     Ok(())
 }
 
@@ -208,7 +215,11 @@ async fn behind_a_proxy_clients_are_told_apart_by_x_forwarded_for() -> anyhow::R
     let guesser = log_in_forwarded(&app, "not-the-password", "198.51.100.7").await?;
     assert_eq!(guesser.status(), 429);
     let admin = log_in_forwarded(&app, ADMIN_PASSWORD, "198.51.100.8").await?;
-    assert_eq!(admin.status(), 303, "another client behind the proxy logs in");
+    assert_eq!(
+        admin.status(),
+        303,
+        "another client behind the proxy logs in"
+    );
     Ok(())
 }
 
