@@ -86,18 +86,12 @@ pub async fn login(
     Form(fields): Form<LoginFields>,
 ) -> Response {
     let next = safe_next(Some(&fields.next));
-    match state
+    let checked = state
         .login_throttle
         .verify(&state.admin, client, fields.password)
-        .await
-    {
-        Ok(true) => {}
-        Ok(false) => {
-            tracing::info!(client.addr = %client, "admin login refused");
-            let refused = Some("That password is not right.".to_owned());
-            return login_form(&state, StatusCode::UNAUTHORIZED, next, refused);
-        }
-        Err(refused) => return throttled(&state, next, refused, client),
+        .await;
+    if checked != Ok(true) {
+        return refused(&state, next, checked.err(), client);
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
@@ -107,16 +101,22 @@ pub async fn login(
     Redirect::to(&next).into_response()
 }
 
-/// The login form again for an attempt the throttle turned away unchecked: 429 after too many
-/// failures, 503 when every password hash is busy; `Retry-After` either way.
-fn throttled(
+/// The login form again for a refused attempt: 401 for a wrong password; for one the throttle
+/// turned away unchecked, 429 after too many failures or 503 when every password hash is busy,
+/// with `Retry-After`.
+fn refused(
     state: &AppState,
     next: String,
-    refused: Refused,
+    throttled: Option<Refused>,
     client: std::net::IpAddr,
 ) -> Response {
-    let seconds = refused.retry_after_seconds();
-    let (status, message) = match refused {
+    let Some(throttled) = throttled else {
+        tracing::info!(client.addr = %client, "admin login refused");
+        let wrong = Some("That password is not right.".to_owned());
+        return login_form(state, StatusCode::UNAUTHORIZED, next, wrong);
+    };
+    let seconds = throttled.retry_after_seconds();
+    let (status, message) = match throttled {
         Refused::TooManyFailures { .. } => (
             StatusCode::TOO_MANY_REQUESTS,
             format!("Too many wrong passwords. Wait {seconds} seconds, then try again."),
@@ -126,7 +126,7 @@ fn throttled(
             format!("Too many logins at once. Wait {seconds} seconds, then try again."),
         ),
     };
-    tracing::info!(client.addr = %client, error = %refused, "admin login throttled");
+    tracing::info!(client.addr = %client, error = %throttled, "admin login throttled");
     let mut response = login_form(state, status, next, Some(message));
     response
         .headers_mut()
