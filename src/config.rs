@@ -21,6 +21,8 @@
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
+//! | `TESSERA_DEMO` | `demo` | `true` |
+//! | `TESSERA_BEHIND_PROXY` | `behind_proxy` | `false` |
 //!
 //! The notification channels' settings are listed in `notify::config`, the model providers' keys,
 //! base URLs, timeout and retries in `llm::config`; [`all_settings`] chains the three tables.
@@ -135,6 +137,12 @@ pub struct Config {
     /// The hosts declarative workflows' `http` steps may call, comma-separated `host` or
     /// `host:port`; `self` is this server's public URL.
     pub workflow_http_hosts: String,
+    /// Whether the demo site is served: its APIs under `/demo-api`, the chat over them and the
+    /// YAML workflows that call them. On by default, so `make run` is a whole demo.
+    pub demo: bool,
+    /// Whether a reverse proxy is in front: only then is a client told apart by the last address
+    /// of `X-Forwarded-For` (which the proxy appends) rather than by the connection's.
+    pub behind_proxy: bool,
 }
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
@@ -245,6 +253,20 @@ pub const SETTINGS: &[Setting] = &[
         key: "workflow_http_hosts",
         default: "self",
         help: "hosts YAML http steps may call, comma-separated host or host:port; self is this server (TESSERA_PUBLIC_URL)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_DEMO",
+        key: "demo",
+        default: "true",
+        help: "serve the demo site: its APIs under /demo-api (writes need the server's demo key), the chat over them and the YAML workflows that call them",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_BEHIND_PROXY",
+        key: "behind_proxy",
+        default: "false",
+        help: "a reverse proxy is in front: clients (login limits) are told apart by the last X-Forwarded-For address it appends; never set it without one, or clients can pick their own address",
         secret: false,
     },
     Setting {
@@ -508,6 +530,14 @@ impl Config {
             }
             None => "self".to_owned(),
         };
+        let demo = match lookup("TESSERA_DEMO") {
+            Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
+            None => true,
+        };
+        let behind_proxy = match lookup("TESSERA_BEHIND_PROXY") {
+            Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
+            None => false,
+        };
         Ok(Self {
             addr,
             database_url,
@@ -524,6 +554,8 @@ impl Config {
             drill_log,
             workflows_dir,
             workflow_http_hosts,
+            demo,
+            behind_proxy,
         })
     }
 
@@ -546,7 +578,18 @@ impl Config {
             drill_log: None,
             workflows_dir: None,
             workflow_http_hosts: "self".to_owned(),
+            demo: true,
+            behind_proxy: false,
         }
+    }
+}
+
+/// An on/off setting: `true`/`false`, `1`/`0`, `yes`/`no` or `on`/`off`, any case.
+fn parse_switch(raw: &str) -> Result<bool, String> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("`{raw}` is not true or false")),
     }
 }
 
@@ -728,6 +771,27 @@ mod tests {
         assert_eq!(
             error.as_deref(),
             Some("invalid TESSERA_WORKFLOW_HTTP_HOSTS: `http://x/y` is not a host or host:port")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_demo_is_on_and_no_proxy_is_trusted_unless_said_otherwise() -> Result<(), ConfigError> {
+        let config = Config::from_sources(&Sources::default())?;
+        assert!(config.demo);
+        assert!(!config.behind_proxy);
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_DEMO", "off")],
+            &[("behind_proxy", "true")],
+        ))?;
+        assert!(!config.demo);
+        assert!(config.behind_proxy);
+        let error = Config::from_sources(&sources(&[("TESSERA_BEHIND_PROXY", "maybe")], &[]))
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_BEHIND_PROXY: `maybe` is not true or false")
         );
         Ok(())
     }

@@ -9,6 +9,7 @@ pub mod asks;
 pub mod chat;
 pub mod chat_api;
 pub mod chat_tools;
+pub mod client_addr;
 pub mod components;
 pub mod error;
 pub mod extract;
@@ -60,6 +61,18 @@ fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
             format!("/p/:token{after_token}").into()
         }
         None => path.into(),
+    }
+}
+
+/// The demo site's APIs when the demo is on (`TESSERA_DEMO`), writes behind its key; else
+/// nothing, so `/demo-api/*` is the 404 of any unknown path.
+fn demo_site(state: &AppState) -> Router<AppState> {
+    match &state.demo_key {
+        Some(key) => crate::demo::routes(
+            state.store.clone(),
+            crate::demo::access::WriteGuard::new(key.clone(), state.api_token.clone()),
+        ),
+        None => Router::new(),
     }
 }
 
@@ -146,8 +159,7 @@ pub fn router(state: AppState) -> Router {
         .merge(admin_pages)
         .merge(chat_api::routes(&state))
         .merge(chat::routes(&state))
-        .merge(crate::demo::items::routes(state.store.clone()))
-        .merge(crate::demo::expenses_api::routes())
+        .merge(demo_site(&state))
         .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
         .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
         .fallback(home::not_found)

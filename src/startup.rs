@@ -12,7 +12,10 @@ use crate::{
     auth::{admin::ensure_admin_password, ensure_api_token},
     chat::setup::demo_orchestrator,
     config::{Config, Secret},
-    demo::drill::{drill_workflow, DrillLog, DrillPageFactory},
+    demo::{
+        access::{DemoApiKey, DEMO_KEY_HEADER},
+        drill::{drill_workflow, DrillLog, DrillPageFactory},
+    },
     http::{router, AppState},
     notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
@@ -22,6 +25,9 @@ use crate::{
         PageFactory, Registry, Runner, RunnerConfig,
     },
 };
+
+/// Where the demo site is served; YAML workflows calling it need the demo on.
+const DEMO_SITE_PATH: &str = "/demo-api";
 
 /// A built application, bound to its port and ready to serve.
 pub struct Application {
@@ -106,8 +112,8 @@ impl Application {
                 listener.local_addr().context("reading the bound address")?
             );
         }
-        let runner = build_runner(&config, &store, &models, options)?;
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
+        let runner = build_runner(&state, &models, options)?;
         if state.set_models(models).is_err() {
             anyhow::bail!("the models were configured twice");
         }
@@ -154,7 +160,8 @@ impl Application {
             None => None,
         };
         let sessions = self.state.shutdown().clone();
-        let app = router(self.state);
+        // The connection's address is what the login throttle counts a client by.
+        let app = router(self.state).into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(self.listener, app)
             .with_graceful_shutdown(async move {
                 shutdown.cancelled().await;
@@ -178,11 +185,11 @@ impl Application {
 /// The runner: the given workflows (else the demo ones and asks, notifying whatever channels are
 /// configured), pages generated with the configured model; the crash drill when configured.
 fn build_runner(
-    config: &Config,
-    store: &Store,
+    state: &AppState,
     models: &AllowedModels,
     options: Options,
 ) -> anyhow::Result<Runner> {
+    let (config, store) = (&state.config, &state.store);
     let mut registry = match options.workflows {
         Some(registry) => registry,
         None => demo_registry(config)?,
@@ -194,7 +201,12 @@ fn build_runner(
             None => Vec::new(),
         },
     };
-    register_yaml(config, &mut registry, &yaml_workflows)?;
+    register_yaml(
+        config,
+        state.demo_key.as_ref(),
+        &mut registry,
+        &yaml_workflows,
+    )?;
     let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
         store.clone(),
         Arc::new(models.clone()),
@@ -226,14 +238,21 @@ fn build_runner(
         .build())
 }
 
-/// Compiles the checked YAML workflows with what their steps call and registers them.
+/// Compiles the checked YAML workflows with what their steps call and registers them; their
+/// `http` steps to this server carry the demo key. With the demo off (no key), a workflow that
+/// calls the demo site would only fail at that step, so it is left out, with a warning.
 fn register_yaml(
     config: &Config,
+    demo_key: Option<&DemoApiKey>,
     registry: &mut Registry,
     workflows: &[YamlWorkflow],
 ) -> anyhow::Result<()> {
     if workflows.is_empty() {
         return Ok(());
+    }
+    let mut own_headers = reqwest::header::HeaderMap::new();
+    if let Some(key) = demo_key {
+        own_headers.insert(DEMO_KEY_HEADER, key.header_value());
     }
     let hosts = HostAllowlist::parse(&config.workflow_http_hosts, &config.public_url)
         .map_err(|reason| anyhow::anyhow!("invalid TESSERA_WORKFLOW_HTTP_HOSTS: {reason}"))?;
@@ -245,8 +264,13 @@ fn register_yaml(
         hosts,
         public_url: config.public_url.clone(),
         notifier: (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>),
+        own_headers,
     };
     for workflow in workflows {
+        if demo_key.is_none() && workflow.calls_own_path(DEMO_SITE_PATH) {
+            tracing::warn!(workflow.name = %workflow.name, workflow.file = %workflow.file, "YAML workflow not registered: it calls the demo site, which is off (TESSERA_DEMO=false)");
+            continue;
+        }
         registry
             .register(workflow.compile(&services)?)
             .with_context(|| format!("registering the workflow of {}", workflow.file))?;
@@ -278,6 +302,12 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
 /// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set
 /// up (a bad manifest, a missing site secret) is logged and left off, so the rest of the app serves.
 fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
+    let Some(demo_key) = &state.demo_key else {
+        tracing::info!(
+            "the chat drives the demo site, which is off (TESSERA_DEMO=false); the chat is off"
+        );
+        return Ok(());
+    };
     let origin = match url::Url::parse(&state.config.public_url) {
         Ok(origin) => origin,
         Err(error) => {
@@ -285,7 +315,7 @@ fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    match demo_orchestrator(state.store.clone(), &origin, state.models()) {
+    match demo_orchestrator(state.store.clone(), &origin, state.models(), demo_key) {
         Ok(orchestrator) => {
             if state.set_chat(orchestrator).is_err() {
                 anyhow::bail!("the chat was configured twice");

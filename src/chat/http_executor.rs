@@ -203,6 +203,8 @@ pub struct HttpExecutor {
     base_url: Url,
     config: ExecutorConfig,
     auth: BTreeMap<String, (HeaderName, Secret)>,
+    /// A header every request carries, whatever its operation (the demo site's write key).
+    site_header: Option<(HeaderName, Secret)>,
 }
 
 /// The environment variable lookup used for auth headers.
@@ -238,7 +240,16 @@ impl HttpExecutor {
             base_url,
             config,
             auth,
+            site_header: None,
         })
+    }
+
+    /// Sends `name: value` with every request: a credential the server holds for the site
+    /// itself rather than one named per operation in the manifest (the demo site's key).
+    #[must_use]
+    pub fn with_site_header(mut self, name: HeaderName, value: Secret) -> Self {
+        self.site_header = Some((name, value));
+        self
     }
 
     /// The base URL requests go to.
@@ -343,9 +354,15 @@ impl HttpExecutor {
                 .client
                 .request(operation.http.method.as_http(), url.clone())
                 .header(http::header::ACCEPT, "application/json");
-            if let Some((name, secret)) = self.auth.get(&operation.name) {
-                let value = HeaderValue::from_str(secret.expose())
+            for (name, secret) in self
+                .auth
+                .get(&operation.name)
+                .into_iter()
+                .chain(&self.site_header)
+            {
+                let mut value = HeaderValue::from_str(secret.expose())
                     .map_err(|_| CallError::Setup("the auth header value is not valid".into()))?;
+                value.set_sensitive(true);
                 request = request.header(name.clone(), value);
             }
             if let Some(body) = &body {

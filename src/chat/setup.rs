@@ -17,6 +17,7 @@ use super::{
 };
 use crate::{
     agent::AllowedModels,
+    demo::access::{DemoApiKey, DEMO_KEY_HEADER},
     store::{now_ms, Store},
 };
 
@@ -55,7 +56,8 @@ pub fn chat_models(
 }
 
 /// The orchestrator of the demo items site: its manifest, its base URL resolved against
-/// `self_origin` (the app's own address), the server allowlist of every operation.
+/// `self_origin` (the app's own address), the server allowlist of every operation; every call
+/// carries `demo_key`, without which the site refuses writes.
 ///
 /// # Errors
 /// [`SetupError`] when the manifest or the base URL is wrong.
@@ -63,12 +65,14 @@ pub fn demo_orchestrator(
     store: Store,
     self_origin: &Url,
     models: &AllowedModels,
+    demo_key: &DemoApiKey,
 ) -> Result<Orchestrator, SetupError> {
     let manifest = Arc::new(Manifest::from_json(crate::demo::items::MANIFEST_JSON)?);
     let base_url = resolve_base_url(&manifest.base_url, self_origin)?;
     let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), &|name| {
         std::env::var(name).ok()
-    })?;
+    })?
+    .with_site_header(DEMO_KEY_HEADER, demo_key.secret().clone());
     let clock: super::orchestrator::Clock = Arc::new(now_ms);
     Ok(Orchestrator::new(OrchestratorParts {
         store,

@@ -19,7 +19,7 @@ use axum::{
 use http::StatusCode;
 use leptos::prelude::*;
 use serde::Deserialize;
-use tessera_app::{chat::ChatPage, components::DownloadFormat};
+use tessera_app::{chat::ChatPage, components::DownloadFormat, not_found::ErrorPage};
 use tower_sessions::Session;
 
 use super::{
@@ -43,11 +43,14 @@ use crate::{
 const SESSION_KEY: &str = "chat_session";
 const FLASH_KEY: &str = "chat_flash";
 
-/// The `/chat` routes (admin session), over the process's one orchestrator. When the chat could
-/// not be set up (logged at startup) the routes are absent, so the rest of the app still serves.
+/// The `/chat` routes (admin session), over the process's one orchestrator. Without a chat (the
+/// demo is off, or it could not be set up, logged at startup) `GET /chat` only says why and the
+/// other routes are absent, so the rest of the app still serves.
 pub fn routes(state: &AppState) -> Router<AppState> {
     let Some(orchestrator) = state.chat() else {
-        return Router::new();
+        return Router::new()
+            .route("/chat", get(chat_off))
+            .route_layer(middleware::from_fn(login::require_admin_page));
     };
     let page_state = ChatState {
         app: state.clone(),
@@ -65,6 +68,26 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         ))
         .route_layer(middleware::from_fn(login::require_admin_page))
         .with_state(page_state)
+}
+
+/// `GET /chat` on a server without a chat: a 404 that says why, not a bare "not found".
+async fn chat_off(State(state): State<AppState>) -> Response {
+    let message = if state.demo_key.is_none() {
+        "The chat drives the demo site, which this server does not serve (TESSERA_DEMO is off)."
+    } else {
+        "The chat could not be set up; the server's log says why."
+    };
+    html_document(
+        &state,
+        StatusCode::NOT_FOUND,
+        "Chat is off · Tessera",
+        move || {
+            view! {
+            <ErrorPage status=404 heading="The chat is off".to_owned() message=message.to_owned()/>
+        }
+        .into_any()
+        },
+    )
 }
 
 /// What the chat page's handlers reach: the app and its orchestrator.

@@ -1,6 +1,9 @@
 //! The admin login: a password form, a session flag, and the guards for admin-only routes.
 //!
 //! `/runs` and `/chat` need the admin session; `/api/*` takes the session or the bearer token.
+//! Failed attempts are throttled per client and overall (`auth::throttle`): a refused attempt
+//! gets the form again with 429 (503 when every password hash is busy) and `Retry-After`.
+//! After login only a path on this site is followed (`safe_next`).
 
 use axum::{
     extract::{Query, Request, State},
@@ -12,8 +15,8 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{extract::Form, render::html_document, AppState};
-use crate::forms::raw_values;
+use super::{client_addr::ClientAddr, extract::Form, render::html_document, AppState};
+use crate::{auth::throttle::Refused, forms::raw_values};
 
 const ADMIN_KEY: &str = "admin";
 
@@ -73,33 +76,62 @@ pub struct LoginFields {
     next: String,
 }
 
-/// `POST /login`: checks the password (argon2, off the executor), then starts the admin session.
-/// A form from another site never gets here (`same_origin.rs` answers [`refused_cross_site`]).
+/// `POST /login`: checks the password (argon2, off the executor, throttled), then starts the
+/// admin session. A form from another site never gets here (`same_origin.rs` answers
+/// [`refused_cross_site`]).
 pub async fn login(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     session: Session,
     Form(fields): Form<LoginFields>,
 ) -> Response {
     let next = safe_next(Some(&fields.next));
-    if !verify_password(&state, fields.password).await {
-        tracing::info!("admin login refused");
-        let refused = Some("That password is not right.");
-        return login_form(&state, StatusCode::UNAUTHORIZED, next, refused);
+    let checked = state
+        .login_throttle
+        .verify(&state.admin, client, fields.password)
+        .await;
+    if checked != Ok(true) {
+        return refused(&state, next, checked.err(), client);
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
-        let failed = Some("Could not start a session; try again.");
+        let failed = Some("Could not start a session; try again.".to_owned());
         return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed);
     }
     Redirect::to(&next).into_response()
 }
 
-/// Whether `attempt` is the admin password; argon2 runs off the executor.
-async fn verify_password(state: &AppState, attempt: String) -> bool {
-    let hash = state.admin.clone();
-    tokio::task::spawn_blocking(move || hash.verify(&attempt))
-        .await
-        .unwrap_or(false)
+/// The login form again for a refused attempt: 401 for a wrong password; for one the throttle
+/// turned away unchecked, 429 after too many failures or 503 when every password hash is busy,
+/// with `Retry-After`.
+fn refused(
+    state: &AppState,
+    next: String,
+    throttled: Option<Refused>,
+    client: std::net::IpAddr,
+) -> Response {
+    let Some(throttled) = throttled else {
+        tracing::info!(client.addr = %client, "admin login refused");
+        let wrong = Some("That password is not right.".to_owned());
+        return login_form(state, StatusCode::UNAUTHORIZED, next, wrong);
+    };
+    let seconds = throttled.retry_after_seconds();
+    let (status, message) = match throttled {
+        Refused::TooManyFailures { .. } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Too many wrong passwords. Wait {seconds} seconds, then try again."),
+        ),
+        Refused::Busy { .. } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Too many logins at once. Wait {seconds} seconds, then try again."),
+        ),
+    };
+    tracing::info!(client.addr = %client, error = %throttled, "admin login throttled");
+    let mut response = login_form(state, status, next, Some(message));
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    response
 }
 
 /// The login form again (403) for a login posted from another site, keeping its `next`.
@@ -112,7 +144,7 @@ pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
         state,
         StatusCode::FORBIDDEN,
         safe_next(next.as_deref()),
-        Some("This form was not sent from this site."),
+        Some("This form was not sent from this site.".to_owned()),
     )
 }
 
@@ -122,13 +154,24 @@ pub async fn logout(session: Session) -> Response {
     Redirect::to("/").into_response()
 }
 
-/// Only same-site absolute paths; anything else (`//evil`, `https://…`) goes home.
+/// Only a path on this site; anything else goes home (`/`). Browsers drop tabs and newlines
+/// from a URL and read `\\` as `/`, so `/\t/evil.example` and `/\\evil.example` are
+/// `//evil.example`, another site: a path with a backslash or a control character is refused,
+/// and so is one whose percent-decoding starts with `//` or holds either.
 fn safe_next(next: Option<&str>) -> String {
+    let local = |path: &str| {
+        path.starts_with('/')
+            && !path.starts_with("//")
+            && !path.chars().any(|char| char == '\\' || char.is_control())
+    };
     match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
+        Some(path)
+            if local(path)
+                && local(&percent_encoding::percent_decode_str(path).decode_utf8_lossy()) =>
+        {
             path.to_owned()
         }
-        _ => "/runs".to_owned(),
+        _ => "/".to_owned(),
     }
 }
 
@@ -136,14 +179,14 @@ fn login_form(
     state: &AppState,
     status: StatusCode,
     next: String,
-    error: Option<&'static str>,
+    error: Option<String>,
 ) -> Response {
     html_document(state, status, "Log in · Tessera", move || {
         view! {
             <section class="mx-auto max-w-sm space-y-4" aria-labelledby="login-title">
                 <h1 id="login-title" class="text-2xl font-bold">"Log in"</h1>
                 <p class="text-slate-700 dark:text-slate-300">"Runs and chat are for the administrator of this Tessera."</p>
-                {error.map(|message| view! {
+                {error.clone().map(|message| view! {
                     <p role="alert" id="login-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
                 })}
                 <form method="post" action="/login" class="space-y-4">
@@ -151,7 +194,7 @@ fn login_form(
                     <div>
                         <label for="login-password" class="block font-medium">"Admin password"</label>
                         <input id="login-password" name="password" type="password" required autocomplete="current-password"
-                            aria-describedby=error.map(|_| "login-error")
+                            aria-describedby=error.as_ref().map(|_| "login-error")
                             class="mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100"/>
                     </div>
                     <button type="submit" data-testid="login-submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
@@ -174,9 +217,22 @@ mod tests {
             safe_next(Some("/runs?status=waiting")),
             "/runs?status=waiting"
         );
-        assert_eq!(safe_next(Some("//evil.example/x")), "/runs");
-        assert_eq!(safe_next(Some("https://evil.example")), "/runs");
-        assert_eq!(safe_next(Some("/\\evil.example")), "/runs");
-        assert_eq!(safe_next(None), "/runs");
+        assert_eq!(safe_next(Some("/chat")), "/chat");
+        for off_site in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/%09/evil.example",
+            "/%2F/evil.example",
+            "/%5Cevil.example",
+            "/%0d%0a/evil.example",
+            "evil.example",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(off_site)), "/", "{off_site:?}");
+        }
+        assert_eq!(safe_next(None), "/");
     }
 }

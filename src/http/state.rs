@@ -9,8 +9,13 @@ use crate::{
 };
 
 use crate::{
-    auth::{admin::AdminPasswordHash, ApiTokenHash},
+    auth::{
+        admin::AdminPasswordHash,
+        throttle::{LoginLimits, LoginThrottle},
+        ApiTokenHash,
+    },
     config::Config,
+    demo::access::DemoApiKey,
     pages::{
         component_set::{KnownComponents, UnknownComponent},
         csrf::CsrfKey,
@@ -37,6 +42,11 @@ pub struct Inner {
     pub csrf: CsrfKey,
     /// The admin password's hash.
     pub admin: AdminPasswordHash,
+    /// The key the server's own calls change the demo site with; `Some` exactly when the demo
+    /// is on (`TESSERA_DEMO`), so it also says whether `/demo-api` is served.
+    pub demo_key: Option<DemoApiKey>,
+    /// Failed logins per client and overall, and the password hashes running at once.
+    pub login_throttle: LoginThrottle,
     /// The models pages are generated with, set once at startup ([`AppState::set_models`]).
     models: OnceLock<AllowedModels>,
     /// The workflow runner, set once at startup ([`AppState::set_runner`]).
@@ -65,7 +75,11 @@ impl AppState {
             .site_root(config.site_root.clone())
             .site_pkg_dir("pkg")
             .build();
+        // Deriving never fails (HMAC takes any key); if it did, the demo site stays closed.
+        let demo_key = config.demo.then(|| DemoApiKey::derive(&csrf)).flatten();
         Self(Arc::new(Inner {
+            demo_key,
+            login_throttle: LoginThrottle::new(LoginLimits::default()),
             config,
             store,
             site,

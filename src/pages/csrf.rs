@@ -48,6 +48,18 @@ impl CsrfKey {
         mac.verify_slice(&bytes).is_ok()
     }
 
+    /// A key for another purpose, derived from this one: `HMAC-SHA256(server key, label)`. A
+    /// label is never 16 bytes long, so no label's key is ever a page's CSRF token (those MAC a
+    /// page id's 16 bytes), and each purpose gets a key of its own from the one stored secret.
+    /// `None` only if HMAC refused the key, which it never does for any length.
+    #[must_use]
+    pub fn derive(&self, label: &str) -> Option<[u8; 32]> {
+        debug_assert_ne!(label.len(), 16, "a label must not look like a page id");
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).ok()?;
+        mac.update(label.as_bytes());
+        Some(mac.finalize().into_bytes().into())
+    }
+
     /// HMAC takes keys of any length, so this is always `Some`; `None` would only mean no token
     /// can be made or verified, which fails closed.
     fn mac(&self, page: PageId) -> Option<Hmac<Sha256>> {
@@ -101,5 +113,18 @@ mod tests {
         assert!(!key.verify(page, "00"));
         assert!(!key.verify(page, "not hex"));
         assert!(!CsrfKey::from_bytes(vec![8; 32]).verify(page, &token));
+    }
+
+    #[test]
+    fn derived_keys_differ_by_label_and_by_server_key() {
+        let key = CsrfKey::from_bytes(vec![7; 32]);
+        let demo = key.derive("tessera demo-api v1");
+        assert!(demo.is_some());
+        assert_eq!(demo, key.derive("tessera demo-api v1"));
+        assert_ne!(demo, key.derive("tessera demo-api v2"));
+        assert_ne!(
+            demo,
+            CsrfKey::from_bytes(vec![8; 32]).derive("tessera demo-api v1")
+        );
     }
 }

@@ -44,6 +44,9 @@ pub struct YamlServices {
     pub public_url: String,
     /// Where `notify` steps send; `None` logs the link's run page instead.
     pub notifier: Option<Arc<dyn Notify>>,
+    /// Headers sent only with requests to this server's own origin (the demo site's key), set
+    /// over any a file names; never written in a file or logged.
+    pub own_headers: reqwest::header::HeaderMap,
 }
 
 impl std::fmt::Debug for YamlServices {

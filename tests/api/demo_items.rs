@@ -27,7 +27,8 @@ use tessera::{
     },
 };
 
-use crate::helpers::{store_contract, TestApp, API_TOKEN};
+use crate::helpers::{spawn_app_on, store_contract, Backend, TestApp, API_TOKEN};
+use tessera::{demo::access::DemoApiKey, pages::csrf::ensure_csrf_key};
 
 store_contract!(
     demo_items_are_seeded_once_and_filtered_by_status_date_and_text,
@@ -477,6 +478,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
     let created = app
         .client
         .post(url("/demo-api/items"))
+        .bearer_auth(API_TOKEN)
         .json(&json!({"title": "Buy oat milk", "priority": "high"}))
         .send()
         .await?;
@@ -486,6 +488,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
     let patched: Value = app
         .client
         .patch(url(&format!("/demo-api/items/{id}")))
+        .bearer_auth(API_TOKEN)
         .json(&json!({"status": "completed"}))
         .send()
         .await?
@@ -505,6 +508,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
     let throttled = app
         .client
         .post(url("/demo-api/items/bulk-delete"))
+        .bearer_auth(API_TOKEN)
         .json(&json!({"ids": ids}))
         .send()
         .await?;
@@ -519,6 +523,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
     let deleted: Value = app
         .client
         .post(url("/demo-api/items/bulk-delete"))
+        .bearer_auth(API_TOKEN)
         .json(&json!({"ids": [id, "item-9999"]}))
         .send()
         .await?
@@ -532,6 +537,153 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
         .send()
         .await?;
     assert_eq!(gone.status(), 404);
+    Ok(())
+}
+
+/// The demo site's key as the server derives it from the CSRF key in its store.
+async fn demo_key(store: &Store) -> anyhow::Result<String> {
+    let server_key = ensure_csrf_key(store).await?;
+    let key = DemoApiKey::derive(&server_key).context("no demo key")?;
+    Ok(key.secret().expose().to_owned())
+}
+
+async fn items_titled(app: &TestApp, title: &str) -> anyhow::Result<Value> {
+    let query: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", title)
+        .finish();
+    Ok(app
+        .client
+        .get(app.url(&format!("/demo-api/items?{query}")))
+        .send()
+        .await?
+        .json()
+        .await?)
+}
+
+#[tokio::test]
+async fn anonymous_writes_to_the_demo_site_are_refused_and_change_nothing() -> anyhow::Result<()> {
+    let app = spawn_with_the_default_body_limit().await?;
+    let before = items_titled(&app, "").await?["total"].clone();
+    let attempts = [
+        app.client
+            .post(app.url("/demo-api/items"))
+            .json(&json!({"title": "Planted by a stranger"})),
+        app.client
+            .patch(app.url("/demo-api/items/item-0001"))
+            .json(&json!({"title": "Planted by a stranger"})),
+        app.client.delete(app.url("/demo-api/items/item-0001")),
+        app.client
+            .post(app.url("/demo-api/items/bulk-delete"))
+            .json(&json!({"ids": ["item-0002"]})),
+        app.client
+            .post(app.url("/demo-api/items/bulk-update"))
+            .json(&json!({"ids": ["item-0003"], "title": "Planted by a stranger"})),
+        app.client
+            .post(app.url("/demo-api/expenses/exp-101/decision"))
+            .json(&json!({"decision": "approve", "reason": "I said so"})),
+        // Neither a wrong key nor a wrong token opens it.
+        app.client
+            .post(app.url("/demo-api/items"))
+            .header("x-tessera-demo-key", "0".repeat(64))
+            .json(&json!({"title": "Planted by a stranger"})),
+        app.client
+            .post(app.url("/demo-api/items"))
+            .bearer_auth("not-the-token-0123456789")
+            .json(&json!({"title": "Planted by a stranger"})),
+    ];
+    for attempt in attempts {
+        let response = attempt.send().await?;
+        assert_eq!(response.status(), 401);
+        let body: Value = response.json().await?;
+        assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+        assert!(body["error"]["message"].is_string(), "{body}");
+    }
+    assert_eq!(items_titled(&app, "").await?["total"], before);
+    assert_eq!(
+        items_titled(&app, "Planted by a stranger").await?["total"],
+        0
+    );
+    let item: Value = app
+        .client
+        .get(app.url("/demo-api/items/item-0001"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(item["id"], "item-0001", "the item is still there: {item}");
+    let claim = app.api_json("/demo-api/expenses/exp-101").await?;
+    assert!(claim["decision"].is_null(), "{claim}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_demo_key_or_the_api_token_may_write_to_the_demo_site() -> anyhow::Result<()> {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        // The key comes from the server's key in the store, whichever engine holds it.
+        let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+            continue;
+        };
+        writes_with_the_demo_key_or_the_api_token(&app).await?;
+        app.cleanup().await?;
+    }
+    Ok(())
+}
+
+async fn writes_with_the_demo_key_or_the_api_token(app: &TestApp) -> anyhow::Result<()> {
+    let with_key = app
+        .client
+        .post(app.url("/demo-api/items"))
+        .header("x-tessera-demo-key", demo_key(&app.store).await?)
+        .json(&json!({"title": "Written with the demo key"}))
+        .send()
+        .await?;
+    assert_eq!(with_key.status(), 201);
+    let with_token = app
+        .client
+        .post(app.url("/demo-api/items"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({"title": "Written with the API token"}))
+        .send()
+        .await?;
+    assert_eq!(with_token.status(), 201);
+    assert_eq!(items_titled(app, "Written with the").await?["total"], 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn with_the_demo_off_the_demo_site_and_its_chat_are_not_served() -> anyhow::Result<()> {
+    let app = TestApp::builder()
+        .config(|config| config.demo = false)
+        .spawn()
+        .await?;
+    for path in [
+        "/demo-api/items",
+        "/demo-api/items/item-0001",
+        "/demo-api/expenses",
+    ] {
+        assert_eq!(app.get(path).await?.status(), 404, "{path}");
+    }
+    let write = app
+        .client
+        .post(app.url("/demo-api/items"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({"title": "Nowhere to go"}))
+        .send()
+        .await?;
+    assert_eq!(write.status(), 404);
+    // The chat drives the demo site: it is off too, and says so rather than failing.
+    let chat = app
+        .client
+        .post(app.url("/api/chat/sessions"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({}))
+        .send()
+        .await?;
+    assert_eq!(chat.status(), 404);
+    let page = app.get_with("/chat", &app.admin_cookie().await?).await?;
+    assert_eq!(page.status(), 404);
+    assert!(page.text().await?.contains("TESSERA_DEMO is off"));
+    assert_eq!(app.get("/healthz").await?.status(), 200);
     Ok(())
 }
 

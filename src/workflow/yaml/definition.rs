@@ -83,6 +83,16 @@ impl YamlWorkflow {
     pub fn step_names(&self) -> Vec<&str> {
         self.steps.iter().map(|step| step.name.as_str()).collect()
     }
+
+    /// Whether an `http` step's URL, as written, is a path on this server under `prefix` (the
+    /// demo site's `/demo-api`, which is served only with the demo on).
+    #[must_use]
+    pub fn calls_own_path(&self, prefix: &str) -> bool {
+        self.steps.iter().any(|step| match &step.kind {
+            StepSpec::Http(spec) => spec.url.trim_start().starts_with(prefix),
+            _ => false,
+        })
+    }
 }
 
 /// One checked step.

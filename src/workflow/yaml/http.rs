@@ -6,7 +6,9 @@
 //! send a request elsewhere. Connection failures, timeouts, 429 and 5xx are retryable (the
 //! step's retry policy backs off durably); any other non-2xx and a refused host are fatal.
 //! Every attempt carries `Idempotency-Key: <run id>/<step name>`: a step runs at least once, so
-//! the receiving API can recognise a repeat after a crash.
+//! the receiving API can recognise a repeat after a crash. A request to this server itself also
+//! carries its own headers (`YamlServices::own_headers`: the demo site's write key), which no
+//! file names and no other host ever receives.
 
 use std::fmt;
 
@@ -103,6 +105,12 @@ pub(crate) fn resolve(rendered: &str, public_url: &str) -> Result<url::Url, Step
     Ok(url)
 }
 
+/// Whether `url` is on this server (`public_url`'s scheme, host and port): only such a request
+/// carries the server's own headers.
+pub(crate) fn is_own_origin(url: &url::Url, public_url: &str) -> bool {
+    url::Url::parse(public_url).is_ok_and(|own| own.origin() == url.origin())
+}
+
 /// One attempt: the response's status and body (JSON when it parses, else text).
 pub(crate) async fn send(request: reqwest::RequestBuilder) -> Result<Value, StepError> {
     let response = request
@@ -153,5 +161,16 @@ mod tests {
         assert!(!allowed("https://evil.example.com/"));
         assert!(HostAllowlist::parse("http://x/y", "http://127.0.0.1:3000").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn only_this_servers_origin_is_its_own() {
+        let own = |raw: &str| {
+            url::Url::parse(raw).is_ok_and(|url| is_own_origin(&url, "http://127.0.0.1:3000"))
+        };
+        assert!(own("http://127.0.0.1:3000/demo-api/expenses"));
+        assert!(!own("http://127.0.0.1:3001/demo-api/expenses"));
+        assert!(!own("https://127.0.0.1:3000/demo-api/expenses"));
+        assert!(!own("http://evil.example/demo-api/expenses"));
     }
 }

@@ -330,6 +330,7 @@ impl Compiled {
                 url.origin().ascii_serialization()
             )));
         }
+        let own_origin = http::is_own_origin(&url, &self.services.public_url);
         let mut request = self
             .services
             .client
@@ -341,6 +342,9 @@ impl Compiled {
             );
         for (header, value) in &spec.headers {
             request = request.header(header.as_str(), render(value, state, "a header")?);
+        }
+        if own_origin {
+            request = request.headers(self.services.own_headers.clone());
         }
         if let Some(body) = &spec.body {
             request = request.json(&body_value(body, state)?);
