@@ -194,7 +194,9 @@ async fn decide(
         DecisionWord::Deny => ApprovalAnswer::Deny,
     };
     let session = session_id(&id)?;
-    Ok(Json(answer.apply(&orchestrator, session, confirmation).await?))
+    Ok(Json(
+        answer.apply(&orchestrator, session, confirmation).await?,
+    ))
 }
 
 async fn manual_tools(

@@ -240,8 +240,10 @@ async fn calls_adding_up_beyond_max_batch_size_are_refused_and_nothing_is_sent(
     for step in bulk {
         assert_eq!(step.status, CallStatus::Refused);
         assert!(
-            step.error.as_deref().is_some_and(|error| error
-                .contains("add up to 120 items, more than its max_batch_size of 100")),
+            step.error
+                .as_deref()
+                .is_some_and(|error| error
+                    .contains("add up to 120 items, more than its max_batch_size of 100")),
             "{step:?}"
         );
     }
@@ -265,7 +267,10 @@ async fn a_model_call_with_a_manual_looking_id_is_still_the_model_s(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1).await?.try_into().map_err(|_| anyhow::anyhow!("no item"))?;
+    let [id] = first_ids(store, 1)
+        .await?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("no item"))?;
     let model = ScriptedModel::new(vec![
         ScriptedTurn::tool_calls(vec![ToolCall::new(
             "manual-1",
@@ -310,7 +315,10 @@ async fn a_model_call_with_a_manual_looking_id_cannot_reach_a_manual_only_tool(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1).await?.try_into().map_err(|_| anyhow::anyhow!("no item"))?;
+    let [id] = first_ids(store, 1)
+        .await?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("no item"))?;
     let manifest = manifest_changed(|operation| {
         if operation["name"] == "deleteItem" {
             operation["mode"] = json!("manual");
@@ -351,7 +359,10 @@ async fn a_person_s_manual_tool_stays_the_person_s_after_approval(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1).await?.try_into().map_err(|_| anyhow::anyhow!("no item"))?;
+    let [id] = first_ids(store, 1)
+        .await?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("no item"))?;
     let model = ScriptedModel::new(Vec::new());
     let orchestrator = scripted(store, &site, &model)?;
     let session = orchestrator.create_session(None, None).await?;
@@ -370,7 +381,10 @@ async fn a_person_s_manual_tool_stays_the_person_s_after_approval(
         .await?;
     assert_eq!(done.narrative, "`deleteItem` ran.");
     assert_eq!(site.mutating().len(), 1);
-    assert!(model.requests().is_empty(), "no model loop for a manual tool");
+    assert!(
+        model.requests().is_empty(),
+        "no model loop for a manual tool"
+    );
     let told = store
         .chat_messages(session.id, MessageChannel::Model)
         .await?;
@@ -388,7 +402,10 @@ async fn an_api_approval_with_a_scope_the_form_refuses_is_refused_the_same_way(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1).await?.try_into().map_err(|_| anyhow::anyhow!("no item"))?;
+    let [id] = first_ids(store, 1)
+        .await?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("no item"))?;
     let manifest = manifest_changed(|operation| {
         if operation["name"] == "updateItem" {
             if let Some(tags) = operation["tags"].as_array_mut() {

@@ -12,8 +12,8 @@ use super::{
 };
 use crate::chat::{
     confirm::{
-        grouped_calls, ApprovalScope, Caller, Confirmation, ConfirmationId, ConfirmationPreview, ConfirmationStatus,
-        NewConfirmation, OperationHash,
+        grouped_calls, ApprovalScope, Caller, Confirmation, ConfirmationId, ConfirmationPreview,
+        ConfirmationStatus, NewConfirmation, OperationHash,
     },
     header::{CallStatus, Step, StepRole},
     manifest::{id_text, Tag},
@@ -280,7 +280,11 @@ impl Orchestrator {
     /// Refuses an approval whose `scope` the confirmation does not offer (only `once` for a
     /// `confirmation-required` operation) — before anything is recorded, so no grant is stored.
     /// Every way to approve (the page's forms, `/api/chat`, a "yes") comes through here.
-    fn check_scope(&self, confirmation: &Confirmation, scope: ApprovalScope) -> Result<(), ChatError> {
+    fn check_scope(
+        &self,
+        confirmation: &Confirmation,
+        scope: ApprovalScope,
+    ) -> Result<(), ChatError> {
         if self
             .pending_approval(confirmation)
             .allowed_scopes

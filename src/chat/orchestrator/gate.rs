@@ -168,7 +168,9 @@ impl Orchestrator {
             Ok(operation) => operation,
             Err(refusal) => {
                 let reason = refusal.to_string();
-                return Ok(Err(self.refuse(turn, thread, call, &arguments, &reason).await?));
+                return Ok(Err(self
+                    .refuse(turn, thread, call, &arguments, &reason)
+                    .await?));
             }
         };
         let offered = match caller {
@@ -183,7 +185,9 @@ impl Orchestrator {
         };
         if let Err(refusal) = offered {
             let reason = refusal.to_string();
-            return Ok(Err(self.refuse(turn, thread, call, &arguments, &reason).await?));
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
         if let Err(errors) = operation.validate_arguments(&arguments) {
             let reason = format!(
@@ -191,7 +195,9 @@ impl Orchestrator {
                 operation.name,
                 errors.join("; ")
             );
-            return Ok(Err(self.refuse(turn, thread, call, &arguments, &reason).await?));
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
         let host_refusal = match self.inner.executor.url_for(operation, &arguments) {
             Ok(url) => {
@@ -205,7 +211,9 @@ impl Orchestrator {
             Err(error) => Some(error.to_string()),
         };
         if let Some(reason) = host_refusal {
-            return Ok(Err(self.refuse(turn, thread, call, &arguments, &reason).await?));
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
         Ok(Ok(Admitted {
             operation,

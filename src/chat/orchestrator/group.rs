@@ -94,9 +94,7 @@ impl Orchestrator {
                     .await?;
                 Ok(GroupGate::Answered(answered))
             }
-            TurnDemand::Confirm { count } => {
-                self.confirm_group(turn, thread, members, count).await
-            }
+            TurnDemand::Confirm { count } => self.confirm_group(turn, thread, members, count).await,
             TurnDemand::PerCall => Ok(GroupGate::Answered(Vec::new())),
         }
     }
@@ -120,8 +118,9 @@ impl Orchestrator {
         let mut answered = Vec::with_capacity(members.len());
         for member in members {
             let arguments = recorded_arguments(member);
-            if let Gate::Answered(message) =
-                self.refuse(turn, thread, member, &arguments, &reason).await?
+            if let Gate::Answered(message) = self
+                .refuse(turn, thread, member, &arguments, &reason)
+                .await?
             {
                 answered.push(message);
             }
@@ -171,8 +170,9 @@ impl Orchestrator {
             let verdict = policy::evaluate(&self.inner.manifest, operation, &arguments, context);
             if let Verdict::NeedsPreview(demand) = verdict {
                 let reason = preview_refusal(operation, &demand);
-                if let Gate::Answered(message) =
-                    self.refuse(turn, thread, member, &arguments, &reason).await?
+                if let Gate::Answered(message) = self
+                    .refuse(turn, thread, member, &arguments, &reason)
+                    .await?
                 {
                     answered.push(message);
                 }

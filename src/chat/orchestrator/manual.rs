@@ -4,12 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    gate::Gate,
-    text::summarize,
-    turn::TurnOutcome,
-    Orchestrator, Turn,
-};
+use super::{gate::Gate, text::summarize, turn::TurnOutcome, Orchestrator, Turn};
 use crate::chat::{
     confirm::Caller,
     header::CallStatus,
@@ -108,7 +103,10 @@ impl Orchestrator {
         );
         let (cancel, _running) = self.start_run(turn.session.id);
         turn.cancel = cancel;
-        match self.gate(turn, &thread, &call, Caller::Person, None).await? {
+        match self
+            .gate(turn, &thread, &call, Caller::Person, None)
+            .await?
+        {
             Gate::Answered(message) => {
                 self.inject_manual_result(turn, &thread, &call, &message)
                     .await?;
