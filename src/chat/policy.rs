@@ -671,17 +671,27 @@ mod tests {
             items: 200,
             unapproved_items: 0,
         };
+        let none = Grants::default();
         let granted = Grants {
             operations: BTreeSet::from(["updateOne".to_owned()]),
             session: false,
         };
-        let cases: Vec<(&str, &str, OperationTotal, Vec<Value>, &Grants, TurnDemand)> = vec![
+        // (rule, operation, earlier in the turn, the reply's calls, grants, demand)
+        type Case<'a> = (
+            &'static str,
+            &'static str,
+            OperationTotal,
+            Vec<Value>,
+            &'a Grants,
+            TurnDemand,
+        );
+        let cases: Vec<Case<'_>> = vec![
             (
                 "200 single-item updates in one reply ask once",
                 "updateOne",
                 nothing_before,
                 singles(200),
-                &Grants::default(),
+                &none,
                 TurnDemand::Confirm { count: 200 },
             ),
             (
@@ -689,7 +699,7 @@ mod tests {
                 "updateOne",
                 nothing_before,
                 singles(11),
-                &Grants::default(),
+                &none,
                 TurnDemand::Confirm { count: 11 },
             ),
             (
@@ -697,7 +707,7 @@ mod tests {
                 "updateOne",
                 nothing_before,
                 singles(10),
-                &Grants::default(),
+                &none,
                 TurnDemand::PerCall,
             ),
             (
@@ -705,7 +715,7 @@ mod tests {
                 "updateOne",
                 ten_unapproved,
                 singles(1),
-                &Grants::default(),
+                &none,
                 TurnDemand::Confirm { count: 11 },
             ),
             (
@@ -713,7 +723,7 @@ mod tests {
                 "updateOne",
                 two_hundred_approved,
                 singles(1),
-                &Grants::default(),
+                &none,
                 TurnDemand::PerCall,
             ),
             (
@@ -729,7 +739,7 @@ mod tests {
                 "tagMany",
                 nothing_before,
                 vec![batch(50)],
-                &Grants::default(),
+                &none,
                 TurnDemand::PerCall,
             ),
             (
@@ -737,7 +747,7 @@ mod tests {
                 "bulkUpdate",
                 nothing_before,
                 vec![batch(247)],
-                &Grants::default(),
+                &none,
                 TurnDemand::PerCall,
             ),
             (
@@ -745,7 +755,7 @@ mod tests {
                 "bulkUpdate",
                 nothing_before,
                 vec![batch(60), batch(60)],
-                &Grants::default(),
+                &none,
                 TurnDemand::OverMaximum {
                     calls: 2,
                     items: 120,
@@ -757,7 +767,7 @@ mod tests {
                 "bulkUpdate",
                 two_hundred_approved,
                 vec![batch(1)],
-                &Grants::default(),
+                &none,
                 TurnDemand::OverMaximum {
                     calls: 2,
                     items: 201,
@@ -769,7 +779,7 @@ mod tests {
                 "getOne",
                 nothing_before,
                 singles(200),
-                &Grants::default(),
+                &none,
                 TurnDemand::PerCall,
             ),
         ];
