@@ -27,6 +27,26 @@ use crate::chat::{
 };
 use crate::llm::{Message, ToolCall};
 
+/// What a reply's calls of one operation demand together (`policy::TurnDemand` without the
+/// per-call case, which the gate handles call by call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GroupDemand {
+    /// Refuse them all: the turn's calls add up beyond `max_batch_size`.
+    OverMaximum {
+        /// Calls in the turn, counting these.
+        calls: usize,
+        /// Items they touch together.
+        items: usize,
+        /// The operation's `max_batch_size`.
+        max: usize,
+    },
+    /// One confirmation for them all; `count` items together.
+    Confirm {
+        /// Items touched together by these calls and this turn's unapproved earlier ones.
+        count: usize,
+    },
+}
+
 /// How a reply's calls of one operation were answered together.
 pub(super) enum GroupGate {
     /// Every call was answered (refused); these are the tool results.
@@ -49,13 +69,13 @@ fn recorded_arguments(call: &ToolCall) -> Value {
 }
 
 impl Orchestrator {
-    /// What each operation of a model reply's `calls` demands, counted over the turn; operations
-    /// whose calls go through the gate one by one are left out.
+    /// What each operation of a model reply's `calls` demands together, counted over the turn;
+    /// operations whose calls go through the gate one by one are left out.
     pub(super) async fn turn_demands(
         &self,
         turn: &Turn,
         calls: &[ToolCall],
-    ) -> Result<BTreeMap<String, TurnDemand>, ChatError> {
+    ) -> Result<BTreeMap<String, GroupDemand>, ChatError> {
         let mut proposed: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
         for call in calls {
             if let Ok(arguments) = &call.arguments {
@@ -71,10 +91,15 @@ impl Orchestrator {
             let Some(operation) = self.inner.manifest.operation(name) else {
                 continue;
             };
-            let demand = policy::turn_demand(operation, turn.totals.of(name), &arguments, &grants);
-            if demand != TurnDemand::PerCall {
-                demands.insert(name.to_owned(), demand);
-            }
+            let demand =
+                match policy::turn_demand(operation, turn.totals.of(name), &arguments, &grants) {
+                    TurnDemand::PerCall => continue,
+                    TurnDemand::OverMaximum { calls, items, max } => {
+                        GroupDemand::OverMaximum { calls, items, max }
+                    }
+                    TurnDemand::Confirm { count } => GroupDemand::Confirm { count },
+                };
+            demands.insert(name.to_owned(), demand);
         }
         Ok(demands)
     }
@@ -85,17 +110,18 @@ impl Orchestrator {
         turn: &mut Turn,
         thread: &Thread,
         members: &[&ToolCall],
-        demand: &TurnDemand,
+        demand: GroupDemand,
     ) -> Result<GroupGate, ChatError> {
-        match *demand {
-            TurnDemand::OverMaximum { calls, items, max } => {
+        match demand {
+            GroupDemand::OverMaximum { calls, items, max } => {
                 let answered = self
                     .refuse_over_maximum(turn, thread, members, (calls, items, max))
                     .await?;
                 Ok(GroupGate::Answered(answered))
             }
-            TurnDemand::Confirm { count } => self.confirm_group(turn, thread, members, count).await,
-            TurnDemand::PerCall => Ok(GroupGate::Answered(Vec::new())),
+            GroupDemand::Confirm { count } => {
+                self.confirm_group(turn, thread, members, count).await
+            }
         }
     }
 

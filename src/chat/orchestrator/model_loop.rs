@@ -249,7 +249,7 @@ impl Orchestrator {
                     self.skip_after_stop(turn, thread, &unanswered).await?;
                     break;
                 }
-                let gate = match demands.get(&call.name) {
+                let gate = match demands.get(&call.name).copied() {
                     None => self.gate(turn, thread, call, Caller::Model, None).await?,
                     Some(demand) => {
                         grouped.insert(call.name.as_str());
