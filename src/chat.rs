@@ -67,9 +67,13 @@ pub enum ChatError {
     /// The confirmation was already decided or used.
     #[error("{0}")]
     Conflict(String),
-    /// An approval named items or a scope the confirmation does not offer (the person's fault).
+    /// An approval named items the confirmation does not offer (the person's fault).
     #[error("{0}")]
     Selection(String),
+    /// An approval asked for a scope the confirmation does not offer, such as "always" for a
+    /// `confirmation-required` operation (the person's fault); nothing was recorded.
+    #[error("{0}")]
+    Scope(String),
     /// A model name this server does not have.
     #[error("model `{requested}` is not available; use one of: {}", available.join(", "))]
     UnknownModel {

@@ -104,6 +104,12 @@ pub enum Approval {
         /// The confirmation.
         id: ConfirmationId,
     },
+    /// An approved group confirmation covering this exact call among the several calls of one
+    /// operation a turn added up (consumed once, before the first of them ran).
+    Group {
+        /// The group confirmation.
+        id: ConfirmationId,
+    },
     /// A grant ("always for this operation" or "for this session").
     Grant {
         /// The operation the grant names, or `*` for the session.
@@ -120,6 +126,7 @@ impl Approval {
         match self {
             Self::NotNeeded => "not_needed".to_owned(),
             Self::Confirmation { id } => format!("confirmation:{id}"),
+            Self::Group { id } => format!("group:{id}"),
             Self::Grant { operation } => format!("grant:{operation}"),
             Self::Refused => "refused".to_owned(),
         }
@@ -134,6 +141,11 @@ impl Approval {
             other => {
                 if let Some(id) = other.strip_prefix("confirmation:") {
                     return Uuid::parse_str(id).ok().map(|id| Self::Confirmation {
+                        id: ConfirmationId(id),
+                    });
+                }
+                if let Some(id) = other.strip_prefix("group:") {
+                    return Uuid::parse_str(id).ok().map(|id| Self::Group {
                         id: ConfirmationId(id),
                     });
                 }

@@ -8,6 +8,12 @@
 //! cannot be used twice even by two racing requests. Canonical JSON sorts object keys and drops
 //! whitespace, so `{"b":1,"a":2}` and `{"a":2,"b":1}` hash the same; array order is kept, so the
 //! same ids in another order are another call.
+//!
+//! A *group* confirmation covers several calls of one operation that one turn proposed and that
+//! together touch more items than a call may without a person (`policy::turn_demand`): its
+//! `arguments` are a JSON array of [`GroupedCall`]s (an operation's own arguments are always an
+//! object, so the shape cannot be mistaken), its hash binds every call's id and arguments, and it
+//! is consumed once, before the first of its calls runs (`Store::consume_confirmation`).
 
 use std::fmt;
 
@@ -16,7 +22,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 use uuid::Uuid;
 
-use super::{policy::ConfirmReason, SessionId, ThreadId};
+use super::{manifest::Operation, policy::ConfirmReason, SessionId, ThreadId};
 
 /// The SHA-256 (hex) of an operation and its canonical arguments.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,6 +57,49 @@ pub fn operation_hash(operation: &str, arguments: &Value) -> OperationHash {
 
 pub use crate::util::canonical_json::canonical_json;
 
+/// One call of a group confirmation: the tool-call id its result goes to, and its arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupedCall {
+    /// The model's tool-call id.
+    pub call_id: String,
+    /// The call's exact arguments.
+    pub arguments: Value,
+}
+
+/// The arguments a group confirmation stores for `calls`: the calls, in the model's order.
+#[must_use]
+pub fn group_arguments(calls: &[GroupedCall]) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .map(|call| serde_json::json!({"call_id": call.call_id, "arguments": call.arguments}))
+            .collect(),
+    )
+}
+
+/// The calls of a group confirmation's `arguments`; `None` for a confirmation of one call.
+#[must_use]
+pub fn grouped_calls(arguments: &Value) -> Option<Vec<GroupedCall>> {
+    let calls = arguments.as_array()?;
+    calls
+        .iter()
+        .map(|call| serde_json::from_value(call.clone()).ok())
+        .collect()
+}
+
+/// The ids of the items a confirmation's call (or every call of a group) touches, in call order.
+#[must_use]
+pub fn touched_ids(operation: &Operation, arguments: &Value) -> Vec<String> {
+    match grouped_calls(arguments) {
+        Some(calls) => calls
+            .iter()
+            .flat_map(|call| operation.item_ids(&call.arguments))
+            .collect(),
+        None => operation.item_ids(arguments),
+    }
+}
+
 /// A confirmation's id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -73,6 +122,37 @@ impl Default for ConfirmationId {
 impl fmt::Display for ConfirmationId {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(formatter)
+    }
+}
+
+/// Who proposed a call. It is decided by the path the call arrived on — the model loop or the
+/// manual-tool form (and `/tool`) — and stored with its confirmation; never read from the call's
+/// id, which a model chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Caller {
+    /// The model, through the model loop.
+    Model,
+    /// A person, through the manual-tool form or `/tool`.
+    Person,
+}
+
+impl Caller {
+    /// The stored name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Person => "person",
+        }
+    }
+
+    /// Parses the stored name.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Model, Self::Person]
+            .into_iter()
+            .find(|caller| caller.as_str() == text)
     }
 }
 
@@ -165,8 +245,10 @@ pub struct Confirmation {
     pub session_id: SessionId,
     /// The thread whose call waits for it.
     pub thread_id: ThreadId,
-    /// The model's tool-call id the answer goes to.
+    /// The model's tool-call id the answer goes to (a group's first call).
     pub call_id: String,
+    /// Who proposed the call.
+    pub caller: Caller,
     /// The operation.
     pub operation: String,
     /// The exact arguments.
@@ -196,8 +278,10 @@ pub struct NewConfirmation {
     pub session_id: SessionId,
     /// The thread.
     pub thread_id: ThreadId,
-    /// The model's tool-call id.
+    /// The model's tool-call id (a group's first call).
     pub call_id: String,
+    /// Who proposed the call, from the path it arrived on.
+    pub caller: Caller,
     /// The operation.
     pub operation: String,
     /// The exact arguments.

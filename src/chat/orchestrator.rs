@@ -11,6 +11,13 @@
 //! 4. the host constraint of the scope;
 //! 5. the policy table: preview shown → confirmation (or grant) → chunk plan.
 //!
+//! Before the calls of one model reply go through the gate, code adds up what each operation's
+//! calls touch in the turn ([`group`]): several calls adding up beyond the operation's
+//! `max_batch_size` are refused, and calls touching more than ten items together wait for one
+//! confirmation of them all (a *group*), so splitting a batch into single-item calls changes
+//! nothing. Who proposed a call (the model, or a person through a manual tool) is recorded with
+//! its confirmation from the path it arrived on, never read from its id.
+//!
 //! A refusal is answered to the model as a tool error with the reason, shown in the header,
 //! logged once and recorded as a `refused` execution. A call that needs confirmation pauses the
 //! loop: the confirmation (bound to the call's hash) and the thread's pending question are stored,
@@ -26,8 +33,9 @@
 //!
 //! Layout, one job per file: [`sessions`] (create, reload, the stored channels), [`broadcast`]
 //! (events and stops), [`turn`] (dispatch on the route, the reply), [`model_loop`], [`gate`],
-//! [`execute`], [`decisions`] (confirmations, answers, subset approval), [`manual`] (manual tools)
-//! and [`text`] (the words code writes); slash commands run in [`super::slash`].
+//! [`group`] (what a turn's calls of one operation add up to), [`execute`], [`decisions`]
+//! (confirmations, answers, subset approval), [`manual`] (manual tools) and [`text`] (the words
+//! code writes); slash commands run in [`super::slash`].
 
 use std::{
     collections::HashMap,
@@ -45,6 +53,7 @@ use super::{
     header::{ChunkProgress, Step},
     http_executor::HttpExecutor,
     manifest::Manifest,
+    policy::TurnTotals,
     scope::CapabilityScope,
     session::ChatSession,
 };
@@ -54,6 +63,7 @@ mod broadcast;
 mod decisions;
 mod execute;
 mod gate;
+mod group;
 mod manual;
 mod model_loop;
 mod sessions;
@@ -101,6 +111,8 @@ pub(super) struct Turn {
     pub(super) narrative: String,
     pub(super) cancel: CancellationToken,
     pub(super) stopped: bool,
+    /// The items each operation's calls touched so far in this turn (the policy counts per turn).
+    pub(super) totals: TurnTotals,
 }
 
 impl Turn {
@@ -114,6 +126,7 @@ impl Turn {
             narrative: String::new(),
             cancel: CancellationToken::new(),
             stopped: false,
+            totals: TurnTotals::default(),
         }
     }
 }

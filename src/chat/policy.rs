@@ -10,12 +10,23 @@
 //! | `mutating` + `batch` (or a declared / `preview-recommended` preview) | a preview by the declared or discovered readonly filterable operation of the same entity, showing every item the call touches; then confirmation |
 //! | touches more than [`CONFIRM_ABOVE_ITEMS`] items | confirmation |
 //! | tagged `confirmation-required` | confirmation, every time, whatever grants exist |
-//! | more ids than `max_batch_size` | chunks of at most `max_batch_size` |
+//! | one call with more ids than `max_batch_size` | chunks of at most `max_batch_size` |
+//! | a turn's calls of one operation touch more than [`CONFIRM_ABOVE_ITEMS`] items together | one confirmation for all of those calls (a group), before any of them runs |
+//! | a turn's calls of one operation (more than one) add up beyond `max_batch_size` | refused, nothing sent |
 //!
 //! A grant ("always for this operation", "for this session") waives confirmation except for
 //! `confirmation-required`; it never waives a preview. Readonly calls always run.
+//!
+//! **Counted per turn, not per call.** [`evaluate`] judges one call; [`turn_demand`] judges what
+//! the calls of one operation add up to in a turn (the person's message and the model loop it
+//! starts, or the loop an approval resumes), counting the calls that already ran in it
+//! ([`TurnTotals`]) and those the model proposes together. So 200 single-item updates ask once,
+//! like one 200-item update, and nothing runs before the answer. One call above `max_batch_size`
+//! is still chunked: it is one request, shown whole in one confirmation with its chunk plan,
+//! progress and stop between chunks. Several calls adding up beyond it would pass the maximum
+//! without any of that, so they are refused and the model is told to send one call.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,6 +51,11 @@ pub enum ConfirmReason {
     },
     /// The manifest says so, always.
     ConfirmationRequired,
+    /// This turn's calls of the operation touch more than [`CONFIRM_ABOVE_ITEMS`] items together.
+    TurnTotal {
+        /// How many items, counting the calls of this turn no approval stood behind.
+        count: usize,
+    },
 }
 
 impl ConfirmReason {
@@ -53,6 +69,9 @@ impl ConfirmReason {
                 format!("it touches {count} items (more than {CONFIRM_ABOVE_ITEMS})")
             }
             Self::ConfirmationRequired => "the site requires confirmation for it".to_owned(),
+            Self::TurnTotal { count } => format!(
+                "this turn's calls of it touch {count} items together (more than {CONFIRM_ABOVE_ITEMS})"
+            ),
         }
     }
 }
@@ -140,6 +159,95 @@ pub struct PolicyContext<'a> {
     pub grants: &'a Grants,
     /// Whether an approved, unused confirmation for this exact call exists.
     pub confirmed: bool,
+}
+
+/// What one operation's calls touched so far in a turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OperationTotal {
+    /// Calls that ran.
+    pub calls: usize,
+    /// Items they touched.
+    pub items: usize,
+    /// Items touched by calls no approval (confirmation or grant) stood behind.
+    pub unapproved_items: usize,
+}
+
+/// The items each mutating operation's calls touched in one turn.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TurnTotals(BTreeMap<String, OperationTotal>);
+
+impl TurnTotals {
+    /// Counts a call of `operation` touching `items` that began to run; `approved` when a
+    /// confirmation or a grant stood behind it.
+    pub fn record(&mut self, operation: &str, items: usize, approved: bool) {
+        let total = self.0.entry(operation.to_owned()).or_default();
+        total.calls += 1;
+        total.items += items;
+        if !approved {
+            total.unapproved_items += items;
+        }
+    }
+
+    /// What `operation`'s calls touched so far.
+    #[must_use]
+    pub fn of(&self, operation: &str) -> OperationTotal {
+        self.0.get(operation).copied().unwrap_or_default()
+    }
+}
+
+/// What code demands of the calls of one operation a model reply proposes together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnDemand {
+    /// Each call goes through the gate on its own.
+    PerCall,
+    /// Refused, every one: together with this turn's earlier calls they exceed `max_batch_size`.
+    OverMaximum {
+        /// Calls in the turn, counting these.
+        calls: usize,
+        /// Items they touch together.
+        items: usize,
+        /// The operation's `max_batch_size`.
+        max: usize,
+    },
+    /// One confirmation for all of them before any runs.
+    Confirm {
+        /// Items touched together by these calls and this turn's unapproved earlier ones.
+        count: usize,
+    },
+}
+
+/// Judges the calls of `operation` a model reply proposes together (`proposed`: each call's
+/// arguments), after `earlier` in the same turn; see the module doc.
+#[must_use]
+pub fn turn_demand(
+    operation: &Operation,
+    earlier: OperationTotal,
+    proposed: &[&Value],
+    grants: &Grants,
+) -> TurnDemand {
+    if !operation.is_mutating() || proposed.is_empty() {
+        return TurnDemand::PerCall;
+    }
+    let proposed_items: usize = proposed
+        .iter()
+        .map(|arguments| operation.item_ids(arguments).len())
+        .sum();
+    let calls = earlier.calls + proposed.len();
+    let items = earlier.items + proposed_items;
+    if let Some(max) = operation.max_batch_size {
+        if calls > 1 && items > max {
+            return TurnDemand::OverMaximum { calls, items, max };
+        }
+    }
+    // A lone call with nothing unapproved before it is [`evaluate`]'s to judge.
+    let several = proposed.len() > 1 || earlier.unapproved_items > 0;
+    let count = earlier.unapproved_items + proposed_items;
+    let granted = grants.covers(&operation.name) && !operation.has(Tag::ConfirmationRequired);
+    if several && count > CONFIRM_ABOVE_ITEMS && !granted {
+        TurnDemand::Confirm { count }
+    } else {
+        TurnDemand::PerCall
+    }
 }
 
 /// The confirmation reasons that apply to `operation` called with `arguments`.
@@ -248,12 +356,12 @@ pub fn describe(manifest: &Manifest, operation: &Operation) -> Vec<String> {
         rules.push("A person must confirm it.".to_owned());
     } else if operation.is_mutating() {
         rules.push(format!(
-            "A person must confirm it when it touches more than {CONFIRM_ABOVE_ITEMS} items."
+            "A person must confirm it when its calls in one turn touch more than {CONFIRM_ABOVE_ITEMS} items together."
         ));
     }
     if let (true, Some(max)) = (operation.has(Tag::Batch), operation.max_batch_size) {
         rules.push(format!(
-            "Send all ids in one call; code splits batches over {max} into chunks."
+            "Send all ids in one call; code splits batches over {max} into chunks, and refuses several calls that add up to more than {max} in one turn."
         ));
     }
     rules
@@ -543,6 +651,165 @@ mod tests {
             assert_eq!(got, case.expect, "{}", case.rule);
         }
         Ok(())
+    }
+
+    /// One row per way a turn's calls of one operation add up.
+    #[test]
+    fn a_turn_s_calls_of_one_operation_add_up() -> Result<(), Box<dyn std::error::Error>> {
+        let manifest = manifest()?;
+        let one = |index: usize| json!({"id": format!("i{index}")});
+        let singles = |count: usize| (0..count).map(one).collect::<Vec<Value>>();
+        let batch = |count: usize| json!({"ids": ids(count)});
+        let nothing_before = OperationTotal::default();
+        let ten_unapproved = OperationTotal {
+            calls: 10,
+            items: 10,
+            unapproved_items: 10,
+        };
+        let two_hundred_approved = OperationTotal {
+            calls: 1,
+            items: 200,
+            unapproved_items: 0,
+        };
+        let none = Grants::default();
+        let granted = Grants {
+            operations: BTreeSet::from(["updateOne".to_owned()]),
+            session: false,
+        };
+        // (rule, operation, earlier in the turn, the reply's calls, grants, demand)
+        type Case<'a> = (
+            &'static str,
+            &'static str,
+            OperationTotal,
+            Vec<Value>,
+            &'a Grants,
+            TurnDemand,
+        );
+        let cases: Vec<Case<'_>> = vec![
+            (
+                "200 single-item updates in one reply ask once",
+                "updateOne",
+                nothing_before,
+                singles(200),
+                &none,
+                TurnDemand::Confirm { count: 200 },
+            ),
+            (
+                "eleven single-item updates ask",
+                "updateOne",
+                nothing_before,
+                singles(11),
+                &none,
+                TurnDemand::Confirm { count: 11 },
+            ),
+            (
+                "ten single-item updates need no one",
+                "updateOne",
+                nothing_before,
+                singles(10),
+                &none,
+                TurnDemand::PerCall,
+            ),
+            (
+                "the eleventh item of the turn asks, in a later reply too",
+                "updateOne",
+                ten_unapproved,
+                singles(1),
+                &none,
+                TurnDemand::Confirm { count: 11 },
+            ),
+            (
+                "items a person approved are not counted again",
+                "updateOne",
+                two_hundred_approved,
+                singles(1),
+                &none,
+                TurnDemand::PerCall,
+            ),
+            (
+                "an operation grant waives the turn's confirmation",
+                "updateOne",
+                nothing_before,
+                singles(200),
+                &granted,
+                TurnDemand::PerCall,
+            ),
+            (
+                "a lone call is the per-call policy's to judge",
+                "tagMany",
+                nothing_before,
+                vec![batch(50)],
+                &none,
+                TurnDemand::PerCall,
+            ),
+            (
+                "one call above max_batch_size is chunked, not refused",
+                "bulkUpdate",
+                nothing_before,
+                vec![batch(247)],
+                &none,
+                TurnDemand::PerCall,
+            ),
+            (
+                "two calls adding up above max_batch_size are refused",
+                "bulkUpdate",
+                nothing_before,
+                vec![batch(60), batch(60)],
+                &none,
+                TurnDemand::OverMaximum {
+                    calls: 2,
+                    items: 120,
+                    max: 100,
+                },
+            ),
+            (
+                "a call taking the turn above max_batch_size is refused",
+                "bulkUpdate",
+                two_hundred_approved,
+                vec![batch(1)],
+                &none,
+                TurnDemand::OverMaximum {
+                    calls: 2,
+                    items: 201,
+                    max: 100,
+                },
+            ),
+            (
+                "reads are never counted",
+                "getOne",
+                nothing_before,
+                singles(200),
+                &none,
+                TurnDemand::PerCall,
+            ),
+        ];
+        for (rule, name, earlier, proposed, grants, expected) in cases {
+            let operation = manifest.operation(name).ok_or(name)?;
+            let proposed: Vec<&Value> = proposed.iter().collect();
+            assert_eq!(
+                turn_demand(operation, earlier, &proposed, grants),
+                expected,
+                "{rule}"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn turn_totals_keep_unapproved_items_apart() {
+        let mut totals = TurnTotals::default();
+        totals.record("updateOne", 1, false);
+        totals.record("updateOne", 5, true);
+        totals.record("deleteOne", 1, true);
+        assert_eq!(
+            totals.of("updateOne"),
+            OperationTotal {
+                calls: 2,
+                items: 6,
+                unapproved_items: 1
+            }
+        );
+        assert_eq!(totals.of("bulkUpdate"), OperationTotal::default());
     }
 
     #[test]

@@ -240,7 +240,7 @@ async fn after_decision(
         Ok(_) => {}
         // Already decided (a double submit, another tab): show why, keep the page.
         Err(ChatError::Conflict(message)) => flash(session, message).await,
-        Err(ChatError::Selection(message)) => {
+        Err(ChatError::Selection(message) | ChatError::Scope(message)) => {
             let rejected = RejectedAnswer::refused_selection(confirmation, values, message);
             let status = StatusCode::UNPROCESSABLE_ENTITY;
             return render_chat(state, session, status, Some(rejected)).await;

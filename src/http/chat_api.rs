@@ -10,7 +10,7 @@
 //! | `POST /api/chat/sessions` | `{scope?, model?}` → the session |
 //! | `GET /api/chat/sessions/{id}` | transcript, threads, pending approvals, running calls |
 //! | `POST /api/chat/sessions/{id}/turns` | `{text}` → [`TurnOutcome`] |
-//! | `POST /api/chat/sessions/{id}/confirmations/{confirmation}` | `{decision: approve\|deny, scope?: once\|operation\|session}` → [`TurnOutcome`] |
+//! | `POST /api/chat/sessions/{id}/confirmations/{confirmation}` | `{decision: approve\|deny, scope?: once\|operation\|session}` → [`TurnOutcome`]; applied as the chat page's approval form is ([`ApprovalAnswer::apply`]), so a scope the confirmation does not offer is 400 `bad_scope` and nothing is recorded |
 //! | `GET /api/chat/sessions/{id}/tools` | the manual tools with their form schemas |
 //! | `POST /api/chat/sessions/{id}/tools/{name}` | arguments JSON → [`TurnOutcome`] |
 //! | `GET /api/chat/sessions/{id}/events` | server-sent events: [`ChatEvent`]s as JSON |
@@ -29,12 +29,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{api_token::require_api_token, error::AppError, extract::Json, AppState};
-use crate::{
-    chat::{
-        orchestrator::ManualTool, ApprovalScope, ChatError, ChatEvent, ChatSession, ConfirmationId,
-        Orchestrator, RequestedScope, SessionId, SessionView, TurnOutcome,
-    },
-    store::chat::Decision,
+use crate::chat::{
+    approval_form::ApprovalAnswer, orchestrator::ManualTool, ApprovalScope, ChatError, ChatEvent,
+    ChatSession, ConfirmationId, Orchestrator, RequestedScope, SessionId, SessionView, TurnOutcome,
 };
 
 /// The `/api/chat` routes for the app in `state` (behind the API token), over the process's one
@@ -77,6 +74,11 @@ impl From<ChatError> for AppError {
                 code: "bad_selection",
                 message,
                 field: Some("ids".into()),
+            },
+            ChatError::Scope(message) => Self::BadRequest {
+                code: "bad_scope",
+                message,
+                field: Some("scope".into()),
             },
             ChatError::UnknownModel { .. } => Self::BadRequest {
                 code: "unknown_model",
@@ -183,14 +185,17 @@ async fn decide(
     let confirmation = uuid::Uuid::parse_str(&confirmation)
         .map(ConfirmationId)
         .map_err(|_| AppError::NotFound)?;
-    let decision = match request.decision {
-        DecisionWord::Approve => Decision::Approve(request.scope.unwrap_or(ApprovalScope::Once)),
-        DecisionWord::Deny => Decision::Deny,
+    // The same answer, applied the same way, as the chat page's approval forms.
+    let answer = match request.decision {
+        DecisionWord::Approve => ApprovalAnswer::Approve {
+            scope: request.scope.unwrap_or(ApprovalScope::Once),
+            selected: None,
+        },
+        DecisionWord::Deny => ApprovalAnswer::Deny,
     };
+    let session = session_id(&id)?;
     Ok(Json(
-        orchestrator
-            .decide(session_id(&id)?, confirmation, decision)
-            .await?,
+        answer.apply(&orchestrator, session, confirmation).await?,
     ))
 }
 

@@ -18,7 +18,7 @@ use super::{decode_json, decode_uuid, now_ms, Result, Store, StoreError};
 use crate::chat::{
     audit::{Approval, Execution, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     confirm::{
-        ApprovalScope, Confirmation, ConfirmationId, ConfirmationStatus, NewConfirmation,
+        ApprovalScope, Caller, Confirmation, ConfirmationId, ConfirmationStatus, NewConfirmation,
         OperationHash,
     },
     header::StepRole,
@@ -33,7 +33,7 @@ pub const SESSION_GRANT: &str = "*";
 const SESSION_COLUMNS: &str = "id, scope, model, created_at, updated_at";
 const THREAD_COLUMNS: &str =
     "id, session_id, intent, slots, status, pending_question, summary, created_at, updated_at";
-const CONFIRMATION_COLUMNS: &str = "id, session_id, thread_id, call_id, operation, arguments, hash, reasons, preview, status, scope, created_at, decided_at, consumed_at";
+const CONFIRMATION_COLUMNS: &str = "id, session_id, thread_id, call_id, caller, operation, arguments, hash, reasons, preview, status, scope, created_at, decided_at, consumed_at";
 const EXECUTION_COLUMNS: &str = "id, session_id, thread_id, operation, arguments, hash, role, approval, status, items_total, items_done, chunks_total, chunks_done, item_ids, result, error, created_at, finished_at";
 
 #[derive(sqlx::FromRow)]
@@ -103,6 +103,7 @@ struct ConfirmationRow {
     session_id: String,
     thread_id: String,
     call_id: String,
+    caller: String,
     operation: String,
     arguments: String,
     hash: String,
@@ -127,6 +128,10 @@ impl TryFrom<ConfirmationRow> for Confirmation {
             )?),
             thread_id: ThreadId(decode_uuid("chat_confirmations.thread_id", &row.thread_id)?),
             call_id: row.call_id,
+            caller: Caller::parse(&row.caller).ok_or_else(|| StoreError::Corrupt {
+                column: "chat_confirmations.caller",
+                reason: row.caller.clone(),
+            })?,
             operation: row.operation,
             arguments: decode_json("chat_confirmations.arguments", &row.arguments)?,
             hash: OperationHash(row.hash),
@@ -500,6 +505,22 @@ impl Store {
     ) -> Result<Option<Confirmation>> {
         let row = queries::approved_by_hash(self, session_id, hash).await?;
         row.map(Confirmation::try_from).transpose()
+    }
+
+    /// Consumes the approved, unused confirmation `id` of a session bound to `hash` on its own:
+    /// a group confirmation, which stands behind several executions, is used up once, before the
+    /// first of its calls runs. `false` when it is not approved, already used, or bound to
+    /// another hash (nothing changes then).
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn consume_confirmation(
+        &self,
+        session_id: SessionId,
+        id: ConfirmationId,
+        hash: &OperationHash,
+    ) -> Result<bool> {
+        queries::consume(self, session_id, id, hash, now_ms()).await
     }
 
     /// Records an execution before any request is sent. When it relies on a confirmation, that

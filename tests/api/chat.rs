@@ -181,7 +181,17 @@ fn orchestrator_with(
     models: SessionModels,
     allowlist: Option<CapabilityScope>,
 ) -> anyhow::Result<Orchestrator> {
-    let manifest = manifest()?;
+    orchestrator_over(store, site, models, allowlist, manifest()?)
+}
+
+/// An orchestrator over `manifest` (the demo's, or one changed by a test) and the demo site.
+pub(crate) fn orchestrator_over(
+    store: &Store,
+    site: &DemoSite,
+    models: SessionModels,
+    allowlist: Option<CapabilityScope>,
+    manifest: Arc<Manifest>,
+) -> anyhow::Result<Orchestrator> {
     let executor = HttpExecutor::new(
         &manifest,
         site.base.clone(),
@@ -204,7 +214,11 @@ fn orchestrator_with(
     }))
 }
 
-fn scripted(store: &Store, site: &DemoSite, model: &ScriptedModel) -> anyhow::Result<Orchestrator> {
+pub(crate) fn scripted(
+    store: &Store,
+    site: &DemoSite,
+    model: &ScriptedModel,
+) -> anyhow::Result<Orchestrator> {
     orchestrator_with(
         store,
         site,
@@ -229,7 +243,7 @@ fn call(id: &str, name: &str, arguments: Value) -> ScriptedTurn {
 }
 
 /// The ids a search with `filter` returns, in the API's order.
-async fn ids_matching(store: &Store, filter: ItemFilter) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn ids_matching(store: &Store, filter: ItemFilter) -> anyhow::Result<Vec<String>> {
     let page = store
         .search_demo_items(&ItemFilter {
             limit: 1000,
@@ -298,7 +312,7 @@ pub(crate) async fn exactly_open(store: &Store, count: usize) -> anyhow::Result<
     Ok(ids)
 }
 
-fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, CallStatus)> {
+pub(crate) fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, CallStatus)> {
     outcome
         .header
         .steps
@@ -308,7 +322,7 @@ fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, CallStatus)> {
 }
 
 /// The tool results the model was sent in its `index`-th request.
-fn tool_results(model: &ScriptedModel, index: usize) -> Vec<(String, Value, bool)> {
+pub(crate) fn tool_results(model: &ScriptedModel, index: usize) -> Vec<(String, Value, bool)> {
     model
         .requests()
         .get(index)

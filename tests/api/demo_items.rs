@@ -10,7 +10,8 @@ use tessera::{
     chat::{
         audit::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
         confirm::{
-            operation_hash, ApprovalScope, ConfirmationPreview, ConfirmationStatus, NewConfirmation,
+            operation_hash, ApprovalScope, Caller, ConfirmationPreview, ConfirmationStatus,
+            NewConfirmation,
         },
         header::StepRole,
         policy::ConfirmReason,
@@ -186,6 +187,7 @@ fn confirmation(session_id: SessionId, thread: &Thread, ids: &[&str]) -> NewConf
         session_id,
         thread_id: thread.id,
         call_id: "c1".into(),
+        caller: Caller::Model,
         operation: "bulkDeleteItems".into(),
         arguments: json!({"ids": ids}),
         reasons: vec![ConfirmReason::Delete, ConfirmReason::MutatingBatch],

@@ -6,6 +6,7 @@ mod asks;
 mod binary;
 mod chat;
 mod chat_cluster;
+mod chat_policy;
 mod chat_tools;
 mod chat_ui;
 mod chat_views;

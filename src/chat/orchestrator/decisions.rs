@@ -5,16 +5,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{
-    gate::{Caller, Gate},
-    manual::MANUAL_CALL_PREFIX,
+    gate::Gate,
     text::{approval_question, confirmation_summary, plural},
     turn::TurnOutcome,
     Orchestrator, Turn,
 };
 use crate::chat::{
     confirm::{
-        ApprovalScope, Confirmation, ConfirmationId, ConfirmationPreview, ConfirmationStatus,
-        NewConfirmation, OperationHash,
+        grouped_calls, ApprovalScope, Caller, Confirmation, ConfirmationId, ConfirmationPreview,
+        ConfirmationStatus, NewConfirmation, OperationHash,
     },
     header::{CallStatus, Step, StepRole},
     manifest::{id_text, Tag},
@@ -111,6 +110,7 @@ impl Orchestrator {
     ///
     /// # Errors
     /// [`ChatError::SessionNotFound`], [`ChatError::ConfirmationNotFound`],
+    /// [`ChatError::Scope`] for an approval scope the confirmation does not offer,
     /// [`ChatError::Conflict`] when it was already decided; storage failures.
     pub async fn decide(
         &self,
@@ -142,7 +142,7 @@ impl Orchestrator {
     /// does not offer is refused and nothing changes.
     ///
     /// # Errors
-    /// [`ChatError::Selection`] for a selection or scope the confirmation does not offer;
+    /// [`ChatError::Selection`] for a selection the confirmation does not offer;
     /// otherwise as [`Self::decide`].
     pub async fn approve_selection(
         &self,
@@ -157,13 +157,7 @@ impl Orchestrator {
                 "this confirmation was already answered".to_owned(),
             ));
         }
-        let approval = self.pending_approval(&confirmation);
-        if !approval.allowed_scopes.contains(&scope) {
-            return Err(ChatError::Selection(format!(
-                "`{}` can only be approved once at a time",
-                confirmation.operation
-            )));
-        }
+        self.check_scope(&confirmation, scope)?;
         let Some(operation) = self.inner.manifest.operation(&confirmation.operation) else {
             return Err(ChatError::ConfirmationNotFound);
         };
@@ -226,6 +220,7 @@ impl Orchestrator {
                 session_id: id,
                 thread_id: confirmation.thread_id,
                 call_id: confirmation.call_id.clone(),
+                caller: confirmation.caller,
                 operation: confirmation.operation.clone(),
                 arguments: arguments.clone(),
                 reasons: confirmation.reasons.clone(),
@@ -282,6 +277,28 @@ impl Orchestrator {
         self.finish_turn(turn, Some(thread)).await
     }
 
+    /// Refuses an approval whose `scope` the confirmation does not offer (only `once` for a
+    /// `confirmation-required` operation) — before anything is recorded, so no grant is stored.
+    /// Every way to approve (the page's forms, `/api/chat`, a "yes") comes through here.
+    fn check_scope(
+        &self,
+        confirmation: &Confirmation,
+        scope: ApprovalScope,
+    ) -> Result<(), ChatError> {
+        if self
+            .pending_approval(confirmation)
+            .allowed_scopes
+            .contains(&scope)
+        {
+            Ok(())
+        } else {
+            Err(ChatError::Scope(format!(
+                "`{}` can only be approved once at a time",
+                confirmation.operation
+            )))
+        }
+    }
+
     /// Confirmation `confirmation_id` of session `id`; an unknown one (or another session's) is
     /// [`ChatError::ConfirmationNotFound`].
     pub(super) async fn session_confirmation(
@@ -307,8 +324,12 @@ impl Orchestrator {
         said: Option<&str>,
     ) -> Result<Thread, ChatError> {
         let id = turn.session.id;
-        // Another session's (or an unknown) confirmation is not found, before anything changes.
-        self.session_confirmation(id, confirmation_id).await?;
+        // Another session's (or an unknown) confirmation is not found, and a scope it does not
+        // offer is refused, before anything changes.
+        let pending = self.session_confirmation(id, confirmation_id).await?;
+        if let Decision::Approve(scope) = decision {
+            self.check_scope(&pending, scope)?;
+        }
         let confirmation = self
             .inner
             .store
@@ -330,19 +351,36 @@ impl Orchestrator {
             confirmation.operation.clone(),
             confirmation.arguments.clone(),
         );
-        let manual = confirmation.call_id.starts_with(MANUAL_CALL_PREFIX);
+        // Who proposed the call was recorded from the path it arrived on; its id says nothing.
+        let manual = confirmation.caller == Caller::Person;
+        let group = grouped_calls(&confirmation.arguments);
         match decision {
             Decision::Deny => {
                 if !manual {
-                    self.append_model(
-                        id,
-                        thread.id,
-                        &Message::tool_error(
-                            &call,
-                            json!({"error": "the person declined this call; nothing was sent"}),
-                        ),
-                    )
-                    .await?;
+                    let declined = match &group {
+                        Some(calls) => calls
+                            .iter()
+                            .map(|grouped| {
+                                ToolCall::new(
+                                    grouped.call_id.clone(),
+                                    confirmation.operation.clone(),
+                                    grouped.arguments.clone(),
+                                )
+                            })
+                            .collect(),
+                        None => vec![call.clone()],
+                    };
+                    for call in &declined {
+                        self.append_model(
+                            id,
+                            thread.id,
+                            &Message::tool_error(
+                                call,
+                                json!({"error": "the person declined this call; nothing was sent"}),
+                            ),
+                        )
+                        .await?;
+                    }
                 }
                 let mut step = Step::new(
                     confirmation.operation.clone(),
@@ -366,12 +404,15 @@ impl Orchestrator {
                 self.save_thread(&mut thread).await?;
                 let (cancel, _running) = self.start_run(id);
                 turn.cancel = cancel;
-                let caller = if manual {
-                    Caller::Person
-                } else {
-                    Caller::Model
-                };
-                match self.gate(turn, &thread, &call, caller).await? {
+                if let Some(calls) = &group {
+                    match self.run_group(turn, &thread, &confirmation, calls).await? {
+                        Some(again) => self.pause(turn, &mut thread, &again).await?,
+                        None => self.run_loop(turn, &mut thread).await?,
+                    }
+                    return Ok(thread);
+                }
+                let caller = confirmation.caller;
+                match self.gate(turn, &thread, &call, caller, None).await? {
                     Gate::Answered(message) => {
                         if manual {
                             self.inject_manual_result(turn, &thread, &call, &message)

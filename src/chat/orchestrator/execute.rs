@@ -68,6 +68,10 @@ impl Orchestrator {
             }
             Err(BeginExecutionError::Store(error)) => return Err(error.into()),
         };
+        if operation.is_mutating() {
+            let approved = !matches!(approval, Approval::NotNeeded);
+            turn.totals.record(&operation.name, items_total, approved);
+        }
         self.emit(
             turn,
             ChatEvent::StepStarted {
@@ -222,9 +226,13 @@ impl Orchestrator {
             step = step.with_error(error);
         }
         step.execution_id = Some(execution_id);
-        if let Approval::Confirmation { id } = &approval {
-            step.confirmation_id = Some(*id);
-            step.hash = Some(operation_hash(&operation.name, arguments));
+        match &approval {
+            Approval::Confirmation { id } => {
+                step.confirmation_id = Some(*id);
+                step.hash = Some(operation_hash(&operation.name, arguments));
+            }
+            Approval::Group { id } => step.confirmation_id = Some(*id),
+            _ => {}
         }
         if chunks.is_chunked() {
             step.chunks = Some(progress);

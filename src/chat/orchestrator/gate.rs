@@ -1,7 +1,7 @@
 //! The five-step gate every proposed call passes before any byte is sent (see the
 //! [`super`] module doc for the order), and the refusal it answers with.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Map, Value};
 
@@ -12,11 +12,14 @@ use super::{
 };
 use crate::chat::{
     audit::{Approval, ExecutionStatus, NewExecution},
-    confirm::{operation_hash, Confirmation, ConfirmationPreview, NewConfirmation},
+    confirm::{
+        operation_hash, touched_ids, Caller, Confirmation, ConfirmationId, ConfirmationPreview,
+        NewConfirmation,
+    },
     header::{CallStatus, Step, StepRole},
     manifest::{id_text, Operation},
     planner::result_items,
-    policy::{self, PolicyContext, Verdict},
+    policy::{self, PolicyContext, PreviewDemand, Verdict},
     scope::ScopeRefusal,
     session::SessionId,
     threads::{Thread, ThreadId},
@@ -27,19 +30,35 @@ use crate::{
     store::chat::BeginExecutionError,
 };
 
-/// Who proposed a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Caller {
-    Model,
-    Person,
-}
-
 /// How the gate answered a call.
 pub(super) enum Gate {
     /// The call ran or was refused; this is the tool result.
     Answered(Message),
     /// The call waits for a person.
     Paused(Box<Confirmation>),
+}
+
+/// A call that passed steps 1–4 of the gate.
+pub(super) struct Admitted<'a> {
+    pub(super) operation: &'a Operation,
+    pub(super) arguments: Value,
+}
+
+/// What a call refused for want of a preview is told: which operation to call first.
+pub(super) fn preview_refusal(operation: &Operation, demand: &PreviewDemand) -> String {
+    let sample: Vec<&str> = demand
+        .unshown_ids
+        .iter()
+        .take(5)
+        .map(String::as_str)
+        .collect();
+    format!(
+        "preview required: `{}` changes items no preview in this conversation has shown; call `{}` first so the person sees them, then propose this call with the ids it returned ({} not shown, e.g. {})",
+        operation.name,
+        demand.operation,
+        plural(demand.unshown_ids.len(), "id"),
+        sample.join(", ")
+    )
 }
 
 /// A call that passed the gate's checks.
@@ -126,37 +145,32 @@ impl Orchestrator {
         )))
     }
 
-    /// The gate every proposed call passes; see the module doc for the order.
-    pub(super) async fn gate(
+    /// Steps 1–4 of the gate (well-formed arguments, scope and caller, schema, host): the call's
+    /// operation and arguments, or the refusal it was answered with.
+    pub(super) async fn admit(
         &self,
         turn: &mut Turn,
         thread: &Thread,
         call: &ToolCall,
         caller: Caller,
-    ) -> Result<Gate, ChatError> {
-        let manifest = self.inner.manifest.clone();
+    ) -> Result<Result<Admitted<'_>, Gate>, ChatError> {
+        let manifest = &self.inner.manifest;
         let arguments = match &call.arguments {
             Ok(Value::Null) => Value::Object(Map::new()),
             Ok(arguments) => arguments.clone(),
             Err(malformed) => {
                 let reason = format!("the arguments are not valid JSON: {}", malformed.error);
-                return self
-                    .refuse(
-                        turn,
-                        thread,
-                        call,
-                        &Value::String(malformed.raw.clone()),
-                        &reason,
-                    )
-                    .await;
+                let raw = Value::String(malformed.raw.clone());
+                return Ok(Err(self.refuse(turn, thread, call, &raw, &reason).await?));
             }
         };
-        let operation = match turn.session.scope.check(&manifest, &call.name) {
+        let operation = match turn.session.scope.check(manifest, &call.name) {
             Ok(operation) => operation,
             Err(refusal) => {
-                return self
-                    .refuse(turn, thread, call, &arguments, &refusal.to_string())
-                    .await
+                let reason = refusal.to_string();
+                return Ok(Err(self
+                    .refuse(turn, thread, call, &arguments, &reason)
+                    .await?));
             }
         };
         let offered = match caller {
@@ -170,9 +184,10 @@ impl Orchestrator {
                 .ok_or(ScopeRefusal::WrongCaller(call.name.clone(), "manual use")),
         };
         if let Err(refusal) = offered {
-            return self
-                .refuse(turn, thread, call, &arguments, &refusal.to_string())
-                .await;
+            let reason = refusal.to_string();
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
         if let Err(errors) = operation.validate_arguments(&arguments) {
             let reason = format!(
@@ -180,62 +195,93 @@ impl Orchestrator {
                 operation.name,
                 errors.join("; ")
             );
-            return self.refuse(turn, thread, call, &arguments, &reason).await;
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
-        match self.inner.executor.url_for(operation, &arguments) {
+        let host_refusal = match self.inner.executor.url_for(operation, &arguments) {
             Ok(url) => {
                 let host = url.host_str().unwrap_or_default();
-                if let Err(refusal) = turn.session.scope.check_host(&operation.name, host) {
-                    return self
-                        .refuse(turn, thread, call, &arguments, &refusal.to_string())
-                        .await;
-                }
+                turn.session
+                    .scope
+                    .check_host(&operation.name, host)
+                    .err()
+                    .map(|refusal| refusal.to_string())
             }
-            Err(error) => {
-                return self
-                    .refuse(turn, thread, call, &arguments, &error.to_string())
-                    .await
-            }
+            Err(error) => Some(error.to_string()),
+        };
+        if let Some(reason) = host_refusal {
+            return Ok(Err(self
+                .refuse(turn, thread, call, &arguments, &reason)
+                .await?));
         }
-        let readers: Vec<String> = manifest
+        Ok(Ok(Admitted {
+            operation,
+            arguments,
+        }))
+    }
+
+    /// The ids this thread's readonly calls of `operation`'s entity have shown.
+    pub(super) async fn shown_ids(
+        &self,
+        thread: &Thread,
+        operation: &Operation,
+    ) -> Result<BTreeSet<String>, ChatError> {
+        let readers: Vec<String> = self
+            .inner
+            .manifest
             .operations()
             .iter()
             .filter(|candidate| candidate.entity == operation.entity && !candidate.is_mutating())
             .map(|candidate| candidate.name.clone())
             .collect();
-        let shown = self.inner.store.shown_item_ids(thread.id, &readers).await?;
+        Ok(self.inner.store.shown_item_ids(thread.id, &readers).await?)
+    }
+
+    /// The gate every proposed call passes; see the module doc for the order. `group` is the
+    /// approved group confirmation this exact call was part of (it stands for the person's
+    /// approval of the call; the preview is still checked).
+    pub(super) async fn gate(
+        &self,
+        turn: &mut Turn,
+        thread: &Thread,
+        call: &ToolCall,
+        caller: Caller,
+        group: Option<ConfirmationId>,
+    ) -> Result<Gate, ChatError> {
+        let manifest = &self.inner.manifest;
+        let Admitted {
+            operation,
+            arguments,
+        } = match self.admit(turn, thread, call, caller).await? {
+            Ok(admitted) => admitted,
+            Err(refused) => return Ok(refused),
+        };
+        let shown = self.shown_ids(thread, operation).await?;
         let grants = self.inner.store.chat_grants(turn.session.id).await?;
-        let hash = operation_hash(&operation.name, &arguments);
-        let approved = self
-            .inner
-            .store
-            .approved_confirmation(turn.session.id, &hash)
-            .await?;
+        let approved = match group {
+            Some(_) => None,
+            None => {
+                let hash = operation_hash(&operation.name, &arguments);
+                self.inner
+                    .store
+                    .approved_confirmation(turn.session.id, &hash)
+                    .await?
+            }
+        };
         let verdict = policy::evaluate(
-            &manifest,
+            manifest,
             operation,
             &arguments,
             PolicyContext {
                 shown_ids: &shown,
                 grants: &grants,
-                confirmed: approved.is_some(),
+                confirmed: approved.is_some() || group.is_some(),
             },
         );
         match verdict {
             Verdict::NeedsPreview(demand) => {
-                let sample: Vec<&str> = demand
-                    .unshown_ids
-                    .iter()
-                    .take(5)
-                    .map(String::as_str)
-                    .collect();
-                let reason = format!(
-                    "preview required: `{}` changes items no preview in this conversation has shown; call `{}` first so the person sees them, then propose this call with the ids it returned ({} not shown, e.g. {})",
-                    operation.name,
-                    demand.operation,
-                    plural(demand.unshown_ids.len(), "id"),
-                    sample.join(", ")
-                );
+                let reason = preview_refusal(operation, &demand);
                 self.refuse(turn, thread, call, &arguments, &reason).await
             }
             Verdict::NeedsConfirmation { reasons, chunks } => {
@@ -250,6 +296,7 @@ impl Orchestrator {
                         session_id: turn.session.id,
                         thread_id: thread.id,
                         call_id: call.id.clone(),
+                        caller,
                         operation: operation.name.clone(),
                         arguments: arguments.clone(),
                         reasons,
@@ -263,18 +310,7 @@ impl Orchestrator {
                         },
                     })
                     .await?;
-                let mut step = Step::new(
-                    operation.name.clone(),
-                    StepRole::Mutation,
-                    CallStatus::AwaitingConfirmation,
-                    format!("{}; nothing sent yet", confirmation_summary(&confirmation)),
-                );
-                step.hash = Some(confirmation.hash.clone());
-                step.confirmation_id = Some(confirmation.id);
-                step.role = self.role_of(&operation.name);
-                self.push_step(turn, thread.id, step);
-                let approval = self.pending_approval(&confirmation);
-                self.emit(turn, ChatEvent::ApprovalRequested { approval });
+                self.await_confirmation(turn, &confirmation);
                 Ok(Gate::Paused(Box::new(confirmation)))
             }
             Verdict::Allow {
@@ -283,18 +319,19 @@ impl Orchestrator {
                 ..
             } => {
                 self.mark_previews(turn, operation);
-                let approval = match approved {
-                    Some(confirmation) => Approval::Confirmation {
+                let approval = match (group, approved) {
+                    (Some(id), _) => Approval::Group { id },
+                    (None, Some(confirmation)) => Approval::Confirmation {
                         id: confirmation.id,
                     },
-                    None if !waived_by_grant.is_empty() => Approval::Grant {
+                    (None, None) if !waived_by_grant.is_empty() => Approval::Grant {
                         operation: if grants.session {
                             crate::store::chat::SESSION_GRANT.to_owned()
                         } else {
                             operation.name.clone()
                         },
                     },
-                    None => Approval::NotNeeded,
+                    (None, None) => Approval::NotNeeded,
                 };
                 let proposed = Proposed {
                     call,
@@ -307,6 +344,21 @@ impl Orchestrator {
         }
     }
 
+    /// The header's step and the event for a confirmation that now waits for the person.
+    pub(super) fn await_confirmation(&self, turn: &mut Turn, confirmation: &Confirmation) {
+        let mut step = Step::new(
+            confirmation.operation.clone(),
+            self.role_of(&confirmation.operation),
+            CallStatus::AwaitingConfirmation,
+            format!("{}; nothing sent yet", confirmation_summary(confirmation)),
+        );
+        step.hash = Some(confirmation.hash.clone());
+        step.confirmation_id = Some(confirmation.id);
+        self.push_step(turn, confirmation.thread_id, step);
+        let approval = self.pending_approval(confirmation);
+        self.emit(turn, ChatEvent::ApprovalRequested { approval });
+    }
+
     /// The preview rows of the items a call touches (from this thread's readonly results).
     pub(super) async fn preview_rows(
         &self,
@@ -315,7 +367,7 @@ impl Orchestrator {
         operation: &Operation,
         arguments: &Value,
     ) -> Result<Vec<Value>, ChatError> {
-        let wanted = operation.item_ids(arguments);
+        let wanted = touched_ids(operation, arguments);
         if wanted.is_empty() {
             return Ok(Vec::new());
         }

@@ -4,13 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    gate::{Caller, Gate},
-    text::summarize,
-    turn::TurnOutcome,
-    Orchestrator, Turn,
-};
+use super::{gate::Gate, text::summarize, turn::TurnOutcome, Orchestrator, Turn};
 use crate::chat::{
+    confirm::Caller,
     header::CallStatus,
     policy::{self},
     session::{SessionId, Speaker},
@@ -19,8 +15,10 @@ use crate::chat::{
 };
 use crate::llm::{Message, ToolCall};
 
-/// Tool-call ids of manual tools start with this, so a resumed call knows it was a person's.
-pub(super) const MANUAL_CALL_PREFIX: &str = "manual-";
+/// Tool-call ids of manual tools start with this, for people reading logs and transcripts only:
+/// who proposed a call is recorded with its confirmation (`confirm::Caller`) from the path it
+/// arrived on, because a model may choose any id, this prefix too.
+const MANUAL_CALL_PREFIX: &str = "manual-";
 
 /// A tool a person may run from the panel or `/tool`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,7 +103,10 @@ impl Orchestrator {
         );
         let (cancel, _running) = self.start_run(turn.session.id);
         turn.cancel = cancel;
-        match self.gate(turn, &thread, &call, Caller::Person).await? {
+        match self
+            .gate(turn, &thread, &call, Caller::Person, None)
+            .await?
+        {
             Gate::Answered(message) => {
                 self.inject_manual_result(turn, &thread, &call, &message)
                     .await?;

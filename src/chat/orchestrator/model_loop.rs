@@ -1,25 +1,30 @@
 //! The model loop: the model proposes tool calls, each goes through the gate, until it answers in
 //! words, pauses for a person, is stopped, or uses up its model calls.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
 use minijinja::{context, Environment};
 use serde_json::json;
 
 use super::{
-    gate::{Caller, Gate},
+    gate::Gate,
+    group::GroupGate,
     text::{plural, summarize},
     Orchestrator, Turn,
 };
 use crate::chat::{
     calendar::CivilDate,
+    confirm::Caller,
     header::{CallStatus, Step, StepRole},
     planner::{self},
     session::ChatSession,
     threads::{Thread, ThreadStatus},
     ChatError,
 };
-use crate::llm::{adopt_text_tool_calls, ChatModel, ChatRequest, Message};
+use crate::llm::{adopt_text_tool_calls, ChatModel, ChatRequest, Message, ToolCall};
 
 /// The prompt templates, parsed once per orchestrator; a broken one is logged and the loop then
 /// fails each turn with [`ChatError::Template`] rather than the server refusing to start.
@@ -121,6 +126,33 @@ impl Orchestrator {
             .map_err(|error| ChatError::Template(error.to_string()))
     }
 
+    /// Answers `skipped` (calls the person's stop came before) as not run, each with a cancelled
+    /// step, and marks the turn stopped.
+    pub(super) async fn skip_after_stop(
+        &self,
+        turn: &mut Turn,
+        thread: &Thread,
+        skipped: &[ToolCall],
+    ) -> Result<(), ChatError> {
+        for call in skipped {
+            self.append_model(
+                turn.session.id,
+                thread.id,
+                &Message::tool_error(call, json!({"error": "not run: the person said stop"})),
+            )
+            .await?;
+            let step = Step::new(
+                call.name.clone(),
+                self.role_of(&call.name),
+                CallStatus::Cancelled,
+                "not started: stopped by the person",
+            );
+            self.push_step(turn, thread.id, step);
+        }
+        turn.stopped = true;
+        Ok(())
+    }
+
     /// The model loop for `thread`, from the model's next proposal until it answers in words,
     /// pauses for a confirmation, is stopped, or uses up its turns.
     /// The caller registers the run ([`Self::start_run`]) and keeps the guard alive across it.
@@ -201,36 +233,62 @@ impl Orchestrator {
                 return Ok(());
             }
             let calls = response.tool_calls;
+            // What each operation's calls add up to in this turn is judged before any runs.
+            let demands = self.turn_demands(turn, &calls).await?;
+            let mut grouped: BTreeSet<&str> = BTreeSet::new();
             for (index, call) in calls.iter().enumerate() {
+                if grouped.contains(call.name.as_str()) {
+                    continue;
+                }
                 if turn.cancel.is_cancelled() {
-                    for skipped in &calls[index..] {
-                        self.append_model(
-                            turn.session.id,
-                            thread.id,
-                            &Message::tool_error(
-                                skipped,
-                                json!({"error": "not run: the person said stop"}),
-                            ),
-                        )
-                        .await?;
-                        let step = Step::new(
-                            skipped.name.clone(),
-                            self.role_of(&skipped.name),
-                            CallStatus::Cancelled,
-                            "not started: stopped by the person",
-                        );
-                        self.push_step(turn, thread.id, step);
-                    }
-                    turn.stopped = true;
+                    let unanswered: Vec<ToolCall> = calls[index..]
+                        .iter()
+                        .filter(|later| !grouped.contains(later.name.as_str()))
+                        .cloned()
+                        .collect();
+                    self.skip_after_stop(turn, thread, &unanswered).await?;
                     break;
                 }
-                match self.gate(turn, thread, call, Caller::Model).await? {
+                let gate = match demands.get(&call.name).copied() {
+                    None => self.gate(turn, thread, call, Caller::Model, None).await?,
+                    Some(demand) => {
+                        grouped.insert(call.name.as_str());
+                        let members: Vec<&ToolCall> = calls
+                            .iter()
+                            .filter(|member| member.name == call.name)
+                            .collect();
+                        match self.gate_group(turn, thread, &members, demand).await? {
+                            GroupGate::Answered(messages) => {
+                                for message in &messages {
+                                    self.append_model(turn.session.id, thread.id, message)
+                                        .await?;
+                                }
+                                continue;
+                            }
+                            GroupGate::Paused {
+                                answered,
+                                confirmation,
+                            } => {
+                                for message in &answered {
+                                    self.append_model(turn.session.id, thread.id, message)
+                                        .await?;
+                                }
+                                Gate::Paused(confirmation)
+                            }
+                        }
+                    }
+                };
+                match gate {
                     Gate::Answered(message) => {
                         self.append_model(turn.session.id, thread.id, &message)
                             .await?;
                     }
                     Gate::Paused(confirmation) => {
-                        for later in &calls[index + 1..] {
+                        // A group's own calls are answered once it is decided.
+                        let later_calls = calls[index + 1..]
+                            .iter()
+                            .filter(|later| !grouped.contains(later.name.as_str()));
+                        for later in later_calls {
                             let error = json!({"error": format!("not run: `{}` waits for the person's confirmation; propose this call again afterwards", confirmation.operation)});
                             self.append_model(
                                 turn.session.id,

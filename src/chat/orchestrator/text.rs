@@ -3,7 +3,7 @@
 //! Kept in one place so the header, the replies and the stored summaries say things the same way.
 
 use crate::chat::{
-    confirm::Confirmation,
+    confirm::{grouped_calls, Confirmation},
     header::{CallStatus, Step},
     policy::ConfirmReason,
 };
@@ -34,7 +34,9 @@ pub(super) fn confirmation_summary(confirmation: &Confirmation) -> String {
         confirmation.operation,
         plural(count.max(1), "item")
     );
-    if confirmation.preview.chunks.len() > 1 {
+    if let Some(calls) = grouped_calls(&confirmation.arguments) {
+        text.push_str(&format!(" in {}", plural(calls.len(), "call")));
+    } else if confirmation.preview.chunks.len() > 1 {
         text.push_str(&format!(
             " in {} chunks ({})",
             confirmation.preview.chunks.len(),
@@ -96,6 +98,7 @@ mod tests {
             session_id: SessionId(uuid::Uuid::new_v4()),
             thread_id: ThreadId(uuid::Uuid::new_v4()),
             call_id: "call-1".to_owned(),
+            caller: crate::chat::confirm::Caller::Model,
             operation: "bulkDeleteItems".to_owned(),
             hash: operation_hash("bulkDeleteItems", &arguments),
             arguments,

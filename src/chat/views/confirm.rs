@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use tessera_app::tree::{Node, PageTree};
 
 use crate::chat::{
-    confirm::{ApprovalScope, ConfirmationPreview},
+    confirm::{touched_ids, ApprovalScope, ConfirmationPreview},
     manifest::{id_text, Manifest, Operation, DEFAULT_BATCH_ARGUMENT},
     PendingApproval,
 };
@@ -35,7 +35,7 @@ pub const SCOPE_FIELD: &str = "scope";
 #[must_use]
 pub fn confirm_data(approval: &PendingApproval, operation: Option<&Operation>) -> Value {
     let ids = operation.map_or_else(Vec::new, |operation| {
-        operation.item_ids(&approval.arguments)
+        touched_ids(operation, &approval.arguments)
     });
     let rows = preview_rows(&ids, &approval.preview);
     json!({

@@ -169,14 +169,15 @@ pub(super) async fn insert_confirmation(
 ) -> Result<ConfirmationRow> {
     on_pool!(store, |pool| {
         let sql = format!(
-            "INSERT INTO chat_confirmations (id, session_id, thread_id, call_id, operation, arguments, hash, reasons, preview, status, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10) RETURNING {CONFIRMATION_COLUMNS}"
+            "INSERT INTO chat_confirmations (id, session_id, thread_id, call_id, caller, operation, arguments, hash, reasons, preview, status, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11) RETURNING {CONFIRMATION_COLUMNS}"
         );
         Ok(sqlx::query_as(&sql)
             .bind(id.to_string())
             .bind(new.session_id.to_string())
             .bind(new.thread_id.to_string())
             .bind(&new.call_id)
+            .bind(new.caller.as_str())
             .bind(&new.operation)
             .bind(new.arguments.to_string())
             .bind(&hash.0)
@@ -332,6 +333,28 @@ pub(super) async fn approved_by_hash(
             .bind(&hash.0)
             .fetch_optional(pool)
             .await?)
+    })
+}
+
+pub(super) async fn consume(
+    store: &Store,
+    session_id: SessionId,
+    id: ConfirmationId,
+    hash: &OperationHash,
+    now: i64,
+) -> Result<bool> {
+    on_pool!(store, |pool| {
+        let consumed = sqlx::query(
+            "UPDATE chat_confirmations SET status = 'consumed', consumed_at = $1 \
+             WHERE id = $2 AND session_id = $3 AND hash = $4 AND status = 'approved'",
+        )
+        .bind(now)
+        .bind(id.to_string())
+        .bind(session_id.to_string())
+        .bind(&hash.0)
+        .execute(pool)
+        .await?;
+        Ok(consumed.rows_affected() == 1)
     })
 }
 
