@@ -8,7 +8,8 @@
 //! then validated in full ([`validate()`]); [`decode_and_validate`] is the one call a page's POST
 //! handler makes. Every failure is a [`FieldErrors`] entry keyed by the field, with one message
 //! for a person, so the page can be shown again with the person's values ([`raw_values`]) and a
-//! message beside each wrong field.
+//! message beside each wrong field. A page's POST also checks the answer against what the page's
+//! controls offered ([`Offered`], [`decode_offered`]): a crafted id or choice is a field error too.
 //!
 //! This module knows nothing of pages, HTTP or storage: it maps bytes and JSON to JSON.
 //! Errors: [`SchemaError`] for schemas outside the subset (the workflow author's fault),
@@ -16,6 +17,7 @@
 
 pub mod answerable;
 pub mod decode;
+pub mod offered;
 pub mod schema;
 pub mod typed;
 pub mod validate;
@@ -26,6 +28,7 @@ use std::{collections::BTreeMap, fmt};
 use serde::Serialize;
 
 pub use decode::{decode, decode_values, is_reserved, pairs, raw_values};
+pub use offered::{decode_offered, Offered};
 pub use schema::{humanize, FieldKind, FormField, FormSchema, SchemaError, StringFormat};
 pub use tessera_macros::{FormEnum, FormSchema};
 pub use typed::{decode_typed, FormEnum, FormFieldType, FormListItem, FormScalar, FormSchemaType};

@@ -93,6 +93,19 @@ pub struct FieldInfo {
     /// Whether the component itself demands a value (the HTML `required` attribute, or the visible
     /// required mark for groups that HTML cannot enforce).
     pub required: bool,
+    /// Set on each array of a component that gives every one of its rows one choice among several
+    /// fields (a `DecisionTable`): the `options` are the rows, and a submission may put a row in
+    /// only one of [`RowChoice::fields`]. `None` for every other field.
+    pub row_choice: Option<Arc<RowChoice>>,
+}
+
+/// Rows shared by several array fields, one choice per row (a `DecisionTable`'s arrays).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowChoice {
+    /// The fields a row can be put in, in the component's order: `(name, label)`.
+    pub fields: Vec<(String, String)>,
+    /// Whether every row must get a choice (`requireAll`); otherwise a row may get none.
+    pub every_row: bool,
 }
 
 /// Validates resolved props: `Ok` or a message naming what is wrong.

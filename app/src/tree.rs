@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, FieldYield};
+use crate::catalog::{Catalog, FieldYield, RowChoice};
 
 mod bound;
 mod edit;
@@ -74,6 +74,8 @@ pub struct PlacedField {
     pub required: bool,
     /// Whether a Form is among its ancestors (a field outside the Form is never submitted).
     pub inside_form: bool,
+    /// The rows it shares one choice each with other fields (a `DecisionTable`'s arrays).
+    pub row_choice: Option<Arc<RowChoice>>,
 }
 
 impl PageTree {
@@ -236,6 +238,7 @@ impl PageTree {
                 options: info.options.clone(),
                 required: info.required,
                 inside_form,
+                row_choice: info.row_choice.clone(),
             }));
         }
         fields

@@ -19,7 +19,7 @@ use tessera_app::{render::FormState, tree::PageTree};
 use super::{orchestrator::ManualTool, ChatError, Orchestrator, SessionId, TurnOutcome};
 use crate::{
     agent::{generate_page, AgentError, AllowedModels, GenerationInput, UnknownModel},
-    forms::{FormSchema, SchemaError},
+    forms::{FormSchema, Offered, SchemaError},
     pages::submission::{read_submission, Submission},
 };
 
@@ -117,7 +117,9 @@ pub async fn submit_tool_form(
     body: &[u8],
 ) -> Result<ToolSubmission, ToolFormError> {
     let form = tool_form(orchestrator, models, id, name).await?;
-    match read_submission(&form.schema, body) {
+    // A tool form's closed sets are its schema's enums, which the decoder enforces already: the
+    // form is generated from the schema and `ValidateForm` keeps its options equal to them.
+    match read_submission(&form.schema, &Offered::default(), body) {
         Submission::Valid(arguments) => Ok(ToolSubmission::Ran(Box::new(
             orchestrator.run_manual_tool(id, name, arguments).await?,
         ))),

@@ -13,6 +13,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 use tessera_app::{
     binding::resolve_props,
+    catalog::Catalog,
     components::download::{download_body, DownloadFormat},
     gallery::GalleryPage,
     render::{render_tree, FormState, RenderCtx},
@@ -22,7 +23,7 @@ use tessera_app::{
 use super::{error::AppError, render::html_document, AppState};
 use crate::{
     demo::field_types,
-    forms::FormSchema,
+    forms::{FormSchema, Offered},
     pages::submission::{read_submission, Submission},
 };
 
@@ -97,7 +98,10 @@ pub async fn submit_try_fields(
 ) -> Result<Response, AppError> {
     let schema = FormSchema::from_json_schema(&field_types::schema())
         .map_err(|error| AppError::Unexpected(anyhow::anyhow!("demo schema: {error}")))?;
-    match read_submission(&schema, &body) {
+    let tree = field_types::tree()
+        .map_err(|error| AppError::Unexpected(anyhow::anyhow!("demo tree: {error}")))?;
+    let offered = Offered::of_page(&tree, &Catalog::defaults(), &field_types::data());
+    match read_submission(&schema, &offered, &body) {
         Submission::Valid(value) => {
             try_page(&state, StatusCode::OK, FormState::default(), Some(value))
         }

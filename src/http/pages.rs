@@ -66,9 +66,17 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     // A page shown again keeps its tables' search, sort and page.
     let table_state = state_query(&pairs(&body));
-    let outcome = submit_page(&state.store, &state.csrf, &token, &body, now_ms())
-        .await
-        .map_err(|error| AppError::Unexpected(error.into()))?;
+    let catalog_for = |page: &Page| state.catalog_for_page(page);
+    let outcome = submit_page(
+        &state.store,
+        &state.csrf,
+        &catalog_for,
+        &token,
+        &body,
+        now_ms(),
+    )
+    .await
+    .map_err(|error| AppError::Unexpected(error.into()))?;
     if let Submitted::Accepted(page) = &outcome {
         if page.run_id.is_some() {
             // The run is ready now: resume it without waiting for a worker's next poll (other

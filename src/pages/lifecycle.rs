@@ -6,14 +6,17 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize as _;
 use serde_json::Value;
 use tessera_app::{
+    catalog::Catalog,
     components::paging::navigation_query,
     render::{FormState, CSRF_FIELD},
     tree::PageTree,
 };
 
 use super::{
+    component_set::UnknownComponent,
     csrf::CsrfKey,
     page::{Page, PageStatus, SubmitOutcome},
     receipt::cancelled_response,
@@ -21,9 +24,13 @@ use super::{
     token::PageToken,
 };
 use crate::{
-    forms::{pairs, raw_values, FormSchema},
+    forms::{pairs, raw_values, FormSchema, Offered},
     store::{Store, StoreError},
 };
+
+/// The catalog a stored page renders with (the components it recorded): what its controls offer
+/// is worked out with it.
+pub type PageCatalog<'a> = &'a (dyn Fn(&Page) -> Result<Catalog, UnknownComponent> + Sync);
 
 /// What opening a link shows.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,16 +106,36 @@ pub enum PagesError {
         /// Why.
         reason: String,
     },
+    /// The page's stored tree no longer reads (corrupt or from a newer version).
+    #[error("stored tree of page {page} does not load: {reason}")]
+    StoredTree {
+        /// The page.
+        page: String,
+        /// Why.
+        reason: String,
+    },
+    /// The page was made with a component this server no longer has, so what it offers cannot be
+    /// worked out (it cannot be shown either).
+    #[error("page {page} cannot be checked: {source}")]
+    UnknownComponent {
+        /// The page.
+        page: String,
+        /// The component.
+        source: UnknownComponent,
+    },
 }
 
-/// Decodes, validates and records a submission of the link `token`.
+/// Decodes, validates and records a submission of the link `token`: the answer must name only
+/// what the page offers ([`Offered`], worked out from its stored tree and data with the catalog
+/// `catalog_for` gives for it).
 ///
 /// # Errors
-/// [`PagesError`] when the store fails or the stored schema is unreadable; the person's submission
-/// is then not recorded and they can send it again.
+/// [`PagesError`] when the store fails, or the stored schema, tree or components are unreadable;
+/// the person's submission is then not recorded and they can send it again.
 pub async fn submit_page(
     store: &Store,
     csrf: &CsrfKey,
+    catalog_for: PageCatalog<'_>,
     token: &str,
     body: &[u8],
     now_ms: i64,
@@ -143,10 +170,10 @@ pub async fn submit_page(
             page: page.id.to_string(),
             reason: error.to_string(),
         })?;
-    let submission = match read_submission(&schema, body) {
-        // Only a page that shows a Cancel button can be answered with one; the tree is read
-        // only for a cancel, not on every submission.
-        Submission::Cancelled if !offers_cancel(&page.tree) => read_fields(&schema, body),
+    let offered = offered_by(&page, catalog_for)?;
+    let submission = match read_submission(&schema, &offered.values, body) {
+        // Only a page that shows a Cancel button can be answered with one.
+        Submission::Cancelled if !offered.cancel => read_fields(&schema, &offered.values, body),
         submission => submission,
     };
     let response: Value = match submission {
@@ -173,7 +200,27 @@ pub async fn submit_page(
     })
 }
 
-/// Whether the stored tree has a Cancel button.
-fn offers_cancel(tree: &Value) -> bool {
-    serde_json::from_value::<PageTree>(tree.clone()).is_ok_and(|tree| tree.offers_cancel())
+/// What a stored page offers: the values of its fields, and whether it has a Cancel button.
+struct PageOffer {
+    values: Offered,
+    cancel: bool,
+}
+
+/// Works out what `page` offers from its stored tree and data, with the catalog it renders with.
+/// Worked out on every submission rather than stored beside the page: tree, data and component set
+/// never change once stored, so this is exactly what the page shows (ARCHITECTURE.md, "Answers are
+/// bound to the page").
+fn offered_by(page: &Page, catalog_for: PageCatalog<'_>) -> Result<PageOffer, PagesError> {
+    let tree = PageTree::deserialize(&page.tree).map_err(|error| PagesError::StoredTree {
+        page: page.id.to_string(),
+        reason: error.to_string(),
+    })?;
+    let catalog = catalog_for(page).map_err(|source| PagesError::UnknownComponent {
+        page: page.id.to_string(),
+        source,
+    })?;
+    Ok(PageOffer {
+        values: Offered::of_page(&tree, &catalog, &page.data),
+        cancel: tree.offers_cancel(),
+    })
 }

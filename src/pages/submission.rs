@@ -9,7 +9,7 @@ use tessera_app::{
     render::{FormState, ACTION_FIELD},
 };
 
-use crate::forms::{decode_and_validate, pairs, raw_values, FormSchema};
+use crate::forms::{decode_offered, pairs, raw_values, FormSchema, Offered};
 
 /// What a submission amounts to.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,9 +22,10 @@ pub enum Submission {
     Invalid(FormState),
 }
 
-/// Decodes and validates `body` against `schema`; a pressed Cancel button wins over the fields.
+/// Decodes and validates `body` against `schema` and what the page `offered`; a pressed Cancel
+/// button wins over the fields.
 #[must_use]
-pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
+pub fn read_submission(schema: &FormSchema, offered: &Offered, body: &[u8]) -> Submission {
     let values = raw_values(body);
     if values
         .get(ACTION_FIELD)
@@ -33,16 +34,17 @@ pub fn read_submission(schema: &FormSchema, body: &[u8]) -> Submission {
     {
         return Submission::Cancelled;
     }
-    read_fields(schema, body)
+    read_fields(schema, offered, body)
 }
 
-/// Decodes and validates `body` against `schema`, for a page without a Cancel button: a
-/// `cancel` action in the body (a crafted request) is ignored and the fields decide.
+/// Decodes and validates `body` against `schema` and what the page `offered`, for a page without a
+/// Cancel button: a `cancel` action in the body (a crafted request) is ignored and the fields
+/// decide.
 #[must_use]
-pub fn read_fields(schema: &FormSchema, body: &[u8]) -> Submission {
+pub fn read_fields(schema: &FormSchema, offered: &Offered, body: &[u8]) -> Submission {
     let body = &with_decisions(body);
     let values = raw_values(body);
-    match decode_and_validate(schema, body) {
+    match decode_offered(schema, offered, body) {
         Ok(value) => Submission::Valid(value),
         Err(errors) => {
             let mut form_error = None;
@@ -101,14 +103,19 @@ mod tests {
     #[test]
     fn a_valid_body_becomes_the_typed_value() {
         assert_eq!(
-            read_submission(&schema(), b"email=a%40example.com&note="),
+            read_submission(
+                &schema(),
+                &Offered::default(),
+                b"email=a%40example.com&note="
+            ),
             Submission::Valid(serde_json::json!({"email": "a@example.com"}))
         );
     }
 
     #[test]
     fn a_wrong_field_keeps_every_value_and_names_the_field() {
-        let Submission::Invalid(state) = read_submission(&schema(), b"email=nope&note=keep+me")
+        let Submission::Invalid(state) =
+            read_submission(&schema(), &Offered::default(), b"email=nope&note=keep+me")
         else {
             panic!("expected the submission to be refused");
         };
@@ -121,7 +128,7 @@ mod tests {
     #[test]
     fn cancel_skips_validation() {
         assert_eq!(
-            read_submission(&schema(), b"_action=cancel"),
+            read_submission(&schema(), &Offered::default(), b"_action=cancel"),
             Submission::Cancelled
         );
     }
@@ -137,7 +144,7 @@ mod tests {
         }))?;
         let body = b"_decide%3At-d%3AC1=approved_ids&_decide%3At-d%3AC2=rejected_ids&_decide%3At-d%3AC3=&_decide%3At-d%3AC4=approved_ids";
         assert_eq!(
-            read_submission(&schema, body),
+            read_submission(&schema, &Offered::default(), body),
             Submission::Valid(
                 serde_json::json!({"approved_ids": ["C1", "C4"], "rejected_ids": ["C2"]})
             )

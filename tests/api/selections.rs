@@ -1,13 +1,19 @@
 //! Selections from data through the asks API and the page link: id arrays are answered by picking
 //! rows (one decision table for several arrays over the same rows), and a 5,000-row selection is
-//! one small page that is searched and paged through its form, keeping every tick.
+//! one small page that is searched and paged through its form, keeping every tick. Answers are
+//! bound to the page: a crafted id or choice the page never offered is a 422, like a wrong value.
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
+use tessera::{
+    pages::{page::NewPage, token::PageToken},
+    store::now_ms,
+};
 
 use crate::{
     asks::{answer_of, create, csrf_of},
     helpers::{on_both_backends, spawn_app_on, Backend, TestApp},
+    runs::working_link_path,
 };
 
 /// Every `value` of the inputs of `html` whose tag contains `marker`.
@@ -219,8 +225,305 @@ async fn too_many_ticks_are_refused_with_every_tick_kept(backend: Backend) -> an
     app.cleanup().await
 }
 
+/// The text of every field error on `html`.
+fn field_errors(html: &str) -> Vec<String> {
+    html.split("data-testid=\"field-error\"")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('>'))
+        .filter_map(|(_, rest)| rest.split('<').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An ask's status and stored response.
+async fn ask_state(app: &TestApp, id: &str) -> anyhow::Result<(Value, Value)> {
+    let ask = app.api_json(&format!("/api/asks/{id}")).await?;
+    Ok((ask["status"].clone(), ask["response"].clone()))
+}
+
+fn claims(count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|n| json!({"id": format!("SP-{}", 100 + n), "amount": 50 + n, "reason": format!("Supplies {n}")}))
+        .collect()
+}
+
+async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_field_named(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let schema = json!({"type": "object", "properties": {
+        "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
+    }});
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Approve the supply claims.", "schema": schema, "data": {"claims": claims(9)}}),
+    )
+    .await?;
+    let html = app.get(&path).await?.text().await?;
+    assert_eq!(values_of(&html, "type=\"checkbox\"").len(), 9, "{html}");
+    let body = format!(
+        "_csrf={}&approved_ids=SP-100&approved_ids=NEVER-SHOWN-999&approved_ids={}",
+        csrf_of(&html),
+        encode("'; DROP TABLE x;--")
+    );
+    let response = post(&app, &path, body).await?;
+    assert_eq!(response.status(), 422);
+    let again = response.text().await?;
+    let errors = field_errors(&again);
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("Approved ids") && error.contains("NEVER-SHOWN-999")),
+        "the message names the field and the value: {errors:?}"
+    );
+    assert_eq!(
+        values_of(&again, "checked"),
+        ["SP-100"],
+        "the person's tick is kept"
+    );
+    assert_eq!(
+        ask_state(&app, &id).await?,
+        (json!("waiting"), Value::Null),
+        "nothing stored, the run not resumed"
+    );
+
+    // The same page answered with what it offers is accepted as before, and only that is stored.
+    let response = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&approved_ids=SP-100&approved_ids=SP-108",
+            csrf_of(&again)
+        ),
+    )
+    .await?;
+    assert_eq!(response.status(), 303);
+    assert_eq!(
+        answer_of(&app, &id).await?,
+        json!({"approved_ids": ["SP-100", "SP-108"]})
+    );
+    app.cleanup().await
+}
+
+async fn a_row_under_two_decision_arrays_is_refused(backend: Backend) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let schema = json!({"type": "object", "properties": {
+        "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"},
+        "rejected_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
+    }});
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Review the supply claims.", "schema": schema, "data": {"claims": claims(4)}}),
+    )
+    .await?;
+    let html = app.get(&path).await?.text().await?;
+    assert!(html.contains("data-testid=\"decision-table\""), "{html}");
+    // Crafted: the arrays themselves rather than the per-row radio groups.
+    let response = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&approved_ids=SP-100&rejected_ids=SP-101&rejected_ids=SP-100",
+            csrf_of(&html)
+        ),
+    )
+    .await?;
+    assert_eq!(response.status(), 422);
+    let again = response.text().await?;
+    let errors = field_errors(&again);
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("SP-100") && error.contains("both")),
+        "{errors:?}"
+    );
+    assert_eq!(ask_state(&app, &id).await?, (json!("waiting"), Value::Null));
+    app.cleanup().await
+}
+
+/// A page stored as pages were before answers were bound to them, with no recorded component set:
+/// a `requireAll` decision table over three claims. Returns the page's path.
+async fn stored_decision_page(app: &TestApp) -> anyhow::Result<String> {
+    let token = PageToken::generate();
+    let tree = json!({"nodes": {
+        "h": {"component": "Heading", "props": {"text": "Decide on each claim", "level": 1}},
+        "f": {"component": "Form", "props": {}, "children": ["d", "go"]},
+        "d": {"component": "DecisionTable", "props": {
+            "label": "Claims", "rows": {"$data": "/claims"}, "idKey": "id", "requireAll": true,
+            "choices": [{"name": "approved_ids", "label": "Approve"}, {"name": "rejected_ids", "label": "Reject"}]}},
+        "go": {"component": "Button", "props": {"label": "Send", "kind": "submit"}}
+    }, "order": ["h", "f"]});
+    app.store
+        .create_page(&NewPage {
+            token_hash: token.hash(),
+            run_id: None,
+            tree,
+            schema: Some(json!({"type": "object", "properties": {
+                "approved_ids": {"type": "array", "items": {"type": "string"}},
+                "rejected_ids": {"type": "array", "items": {"type": "string"}}
+            }})),
+            data: json!({"claims": claims(3)}),
+            component_set: None,
+            expires_at_ms: now_ms() + 600_000,
+        })
+        .await?;
+    Ok(format!("/p/{}", token.as_str()))
+}
+
+async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let path = stored_decision_page(&app).await?;
+    let html = app.get(&path).await?.text().await?;
+    let csrf = csrf_of(&html);
+    let response = post(
+        &app,
+        &path,
+        format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101"),
+    )
+    .await?;
+    assert_eq!(response.status(), 422);
+    let again = response.text().await?;
+    let errors = field_errors(&again);
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("Every row needs a choice") && error.contains("SP-102")),
+        "{errors:?}"
+    );
+    assert_eq!(
+        values_of(&again, "checked").len(),
+        2,
+        "both decisions kept: {again}"
+    );
+    let decided_all = post(
+        &app,
+        &path,
+        format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101&approved_ids=SP-102"),
+    )
+    .await?;
+    assert_eq!(decided_all.status(), 303);
+    app.cleanup().await
+}
+
+async fn a_page_stored_without_recorded_components_still_refuses_a_never_offered_id(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let path = stored_decision_page(&app).await?;
+    let html = app.get(&path).await?.text().await?;
+    let response = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&approved_ids=SP-100&approved_ids=SP-101&approved_ids=SP-102&approved_ids=NEVER-SHOWN-999",
+            csrf_of(&html)
+        ),
+    )
+    .await?;
+    assert_eq!(response.status(), 422);
+    let errors = field_errors(&response.text().await?);
+    assert!(
+        errors.iter().any(|error| error.contains("NEVER-SHOWN-999")),
+        "{errors:?}"
+    );
+    let page = app.get(&path).await?;
+    assert_eq!(page.status(), 200, "still open, not a receipt");
+    app.cleanup().await
+}
+
+async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let schema = json!({"type": "object", "properties": {
+        "deactivate_ids": {"type": "array", "items": {"type": "string"}}
+    }});
+    let (id, path) = create(
+        &app,
+        &json!({"prompt": "Deactivate the users who left.", "schema": schema, "data": {"users": users(120)}}),
+    )
+    .await?;
+    let html = app.get(&path).await?.text().await?;
+    let shown = values_of(&html, "type=\"checkbox\"");
+    assert!(
+        !shown.contains(&"u120".to_owned()),
+        "u120 is on the last page"
+    );
+    let response = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&deactivate_ids=u1&deactivate_ids=u120",
+            csrf_of(&html)
+        ),
+    )
+    .await?;
+    assert_eq!(response.status(), 303);
+    assert_eq!(
+        answer_of(&app, &id).await?,
+        json!({"deactivate_ids": ["u1", "u120"]})
+    );
+    app.cleanup().await
+}
+
+async fn the_bulk_approval_demo_can_only_receive_claims_it_offered(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let started: Value = app
+        .api_post("/api/runs", &json!({"workflow": "bulk-approval"}))
+        .await?
+        .json()
+        .await?;
+    let id = started["id"].as_str().context("a run id")?.to_owned();
+    app.wait_for_status(&id, "waiting").await?;
+    let path = working_link_path(&app, &id).await?;
+    let html = app.get(&path).await?.text().await?;
+    let crafted = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&decision=approve&claim_ids=exp-101&claim_ids=NEVER-SHOWN-999&reason=Receipts+attached",
+            csrf_of(&html)
+        ),
+    )
+    .await?;
+    assert_eq!(crafted.status(), 422);
+    let run = app.api_json(&format!("/api/runs/{id}")).await?;
+    assert_eq!(run["status"], "waiting", "the run did not resume: {run:#}");
+    let offered = post(
+        &app,
+        &path,
+        format!(
+            "_csrf={}&decision=approve&claim_ids=exp-101&reason=Receipts+attached",
+            csrf_of(&html)
+        ),
+    )
+    .await?;
+    assert_eq!(offered.status(), 303);
+    let finished = app.wait_for_status(&id, "succeeded").await?;
+    assert_eq!(finished["state"]["selected"], json!(["exp-101"]));
+    app.cleanup().await
+}
+
 on_both_backends!(
     two_id_arrays_over_the_same_rows_are_one_decision_table,
     a_five_thousand_row_selection_is_one_page_that_keeps_every_tick,
     too_many_ticks_are_refused_with_every_tick_kept,
+    an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_field_named,
+    a_row_under_two_decision_arrays_is_refused,
+    an_undecided_row_under_require_all_is_refused,
+    a_page_stored_without_recorded_components_still_refuses_a_never_offered_id,
+    ids_from_a_table_page_never_shown_are_accepted,
+    the_bulk_approval_demo_can_only_receive_claims_it_offered,
 );

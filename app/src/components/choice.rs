@@ -76,6 +76,7 @@ impl ComponentProps for CheckboxProps {
             yields: FieldYield::Boolean,
             options: None,
             required: self.required,
+            row_choice: None,
         })
     }
 
@@ -199,6 +200,7 @@ impl ComponentProps for SelectProps {
             },
             options: option_values(&self.options),
             required: self.required,
+            row_choice: None,
         })
     }
 
@@ -321,6 +323,7 @@ impl ComponentProps for RadioGroupProps {
             yields: FieldYield::String,
             options: option_values(&self.options),
             required: self.required,
+            row_choice: None,
         })
     }
 
@@ -379,6 +382,7 @@ impl ComponentProps for CheckboxGroupProps {
             yields: FieldYield::StringArray,
             options: option_values(&self.options),
             required: self.required,
+            row_choice: None,
         })
     }
 

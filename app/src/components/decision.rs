@@ -3,8 +3,11 @@
 //!
 //! Each row gets one radio group named `_decide:<table>:<row id>` whose values are the schema's
 //! field names; [`decode_decisions`] turns each chosen pair into `<field>=<row id>` before the
-//! §5 decoder runs, so the submission decodes mechanically into the separate arrays, and a row
-//! can never land in two of them. "No decision" (an empty value) is a choice unless `requireAll`.
+//! §5 decoder runs, so the submission decodes mechanically into the separate arrays. The fields
+//! it reports carry a [`RowChoice`], so a crafted body that names a row under two arrays, or leaves
+//! one undecided under `requireAll`, is refused on submit (`tessera::forms::offered`): radio
+//! groups and `required` only bind a browser. "No decision" (an empty value) is a choice unless
+//! `requireAll`.
 //! More rows than a page are searched, sorted and paged like a selectable Table
 //! ([`super::paging`]); decisions on other pages travel as hidden inputs.
 
@@ -20,7 +23,7 @@ use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortBu
 use super::table::{columns_or_keys, form_page_size, row_ids, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
-use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
+use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role, RowChoice};
 use crate::render::NodeCtx;
 
 /// The form-key prefix of the per-row radio groups.
@@ -113,6 +116,14 @@ impl ComponentProps for DecisionTableProps {
 
     fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
         let ids = row_ids(bound, self.rows.as_deref(), &self.id_key);
+        let row_choice = Arc::new(RowChoice {
+            fields: self
+                .choices
+                .iter()
+                .map(|choice| (choice.name.clone(), choice.label.clone()))
+                .collect(),
+            every_row: self.require_all,
+        });
         self.choices
             .iter()
             .map(|choice| FieldInfo {
@@ -121,6 +132,7 @@ impl ComponentProps for DecisionTableProps {
                 yields: FieldYield::StringArray,
                 options: Some(Arc::clone(&ids)),
                 required: false,
+                row_choice: Some(Arc::clone(&row_choice)),
             })
             .collect()
     }

@@ -218,6 +218,7 @@ impl ComponentProps for InputProps {
             yields,
             options: None,
             required: self.required,
+            row_choice: None,
         })
     }
 
@@ -333,6 +334,7 @@ impl ComponentProps for TextAreaProps {
             yields: FieldYield::String,
             options: None,
             required: self.required,
+            row_choice: None,
         })
     }
 

@@ -79,6 +79,7 @@ impl ComponentProps for MultiTextInputProps {
             yields: FieldYield::StringArray,
             options: None,
             required: self.required,
+            row_choice: None,
         })
     }
 

@@ -138,6 +138,7 @@ impl ComponentProps for TableProps {
             yields: FieldYield::StringArray,
             options: Some(options),
             required: selectable.required,
+            row_choice: None,
         }]
     }
 
