@@ -67,7 +67,8 @@ async fn show_tool(
         StatusCode::OK,
         form,
         FormState::default(),
-    ))
+    )
+    .await)
 }
 
 /// `POST /chat/tools/{name}`.
@@ -88,7 +89,8 @@ async fn submit_tool(
             StatusCode::UNPROCESSABLE_ENTITY,
             *form,
             values,
-        )),
+        )
+        .await),
     }
 }
 
@@ -101,7 +103,7 @@ async fn chat_events(
     Ok(session_events(&state.orchestrator, id).into_response())
 }
 
-fn form_page(state: &ChatState, status: StatusCode, form: ToolForm, values: FormState) -> Response {
+async fn form_page(state: &ChatState, status: StatusCode, form: ToolForm, values: FormState) -> Response {
     let ToolForm { tool, tree, .. } = form;
     let mut ctx = RenderCtx::new(serde_json::json!({}));
     ctx.action = Some(format!("/chat/tools/{}", tool.name));
@@ -120,4 +122,5 @@ fn form_page(state: &ChatState, status: StatusCode, form: ToolForm, values: Form
                 .into_any()
         },
     )
+    .await
 }

@@ -49,7 +49,8 @@ pub async fn show_generation(
         StatusCode::OK,
         "Generation · Tessera",
         render,
-    ))
+    )
+    .await)
 }
 
 /// The prompt a generation started with, from its first event.

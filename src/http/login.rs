@@ -62,6 +62,7 @@ pub async fn login_page(
         safe_next(query.next.as_deref()),
         None,
     )
+    .await
 }
 
 /// The login form's fields.
@@ -84,12 +85,12 @@ pub async fn login(
     if !verify_password(&state, fields.password).await {
         tracing::info!("admin login refused");
         let refused = Some("That password is not right.");
-        return login_form(&state, StatusCode::UNAUTHORIZED, next, refused);
+        return login_form(&state, StatusCode::UNAUTHORIZED, next, refused).await;
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
         let failed = Some("Could not start a session; try again.");
-        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed);
+        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed).await;
     }
     Redirect::to(&next).into_response()
 }
@@ -103,7 +104,7 @@ async fn verify_password(state: &AppState, attempt: String) -> bool {
 }
 
 /// The login form again (403) for a login posted from another site, keeping its `next`.
-pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
+pub(super) async fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
     let next = raw_values(body)
         .get("next")
         .and_then(|all| all.last())
@@ -114,6 +115,7 @@ pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
         safe_next(next.as_deref()),
         Some("This form was not sent from this site."),
     )
+    .await
 }
 
 /// `POST /logout`.
@@ -132,7 +134,7 @@ fn safe_next(next: Option<&str>) -> String {
     }
 }
 
-fn login_form(
+async fn login_form(
     state: &AppState,
     status: StatusCode,
     next: String,
@@ -162,6 +164,7 @@ fn login_form(
         }
         .into_any()
     })
+    .await
 }
 
 #[cfg(test)]
