@@ -435,18 +435,17 @@ fn table_page() -> anyhow::Result<PageTree> {
 
 /// `tables` Tables (with `pageSize` when given) bound to one array of `rows` short rows, and the
 /// context holding that array.
-fn many_tables(
-    tables: usize,
-    rows: usize,
-    page_size: Option<usize>,
-) -> (PageTree, RenderCtx) {
+fn many_tables(tables: usize, rows: usize, page_size: Option<usize>) -> (PageTree, RenderCtx) {
     let mut nodes = serde_json::Map::new();
     for table in 0..tables {
         let mut props = json!({"rows": {"$data": "/rows"}});
         if let Some(size) = page_size {
             props["pageSize"] = json!(size);
         }
-        nodes.insert(format!("t{table}"), json!({"component": "Table", "props": props}));
+        nodes.insert(
+            format!("t{table}"),
+            json!({"component": "Table", "props": props}),
+        );
     }
     let rows: Vec<Value> = (0..rows)
         .map(|row| json!({"id": row, "name": format!("Row {row}")}))
@@ -690,11 +689,13 @@ fn run() -> anyhow::Result<()> {
          1 MiB worst case: {}",
         attack_html.len(),
         attack_html.matches("<tr class=\"border-t").count(),
-        worst_html.as_ref().map_or("skipped".to_owned(), |html| format!(
-            "{} bytes of HTML, {} rows written",
-            html.len(),
-            html.matches("<tr class=\"border-t").count()
-        ))
+        worst_html
+            .as_ref()
+            .map_or("skipped".to_owned(), |html| format!(
+                "{} bytes of HTML, {} rows written",
+                html.len(),
+                html.matches("<tr class=\"border-t").count()
+            ))
     );
     let gallery_html = render_gallery(&catalog);
     ensure!(
@@ -754,9 +755,12 @@ fn run() -> anyhow::Result<()> {
             bencher.iter(|| examples_by_hand(black_box(&examples)));
         },
     );
-    group.bench_function("hostile: 20 tables bound to one 2,000-row array", |bencher| {
-        bencher.iter(|| render(black_box(&attack), black_box(&attack_ctx)));
-    });
+    group.bench_function(
+        "hostile: 20 tables bound to one 2,000-row array",
+        |bencher| {
+            bencher.iter(|| render(black_box(&attack), black_box(&attack_ctx)));
+        },
+    );
     if let Some((tree, ctx)) = &worst {
         group.bench_function("hostile: the worst 1 MiB preview body", |bencher| {
             bencher.iter(|| render(black_box(tree), black_box(ctx)));

@@ -106,7 +106,10 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
         // Rendering whatever a stranger pastes is work for admins only.
-        .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
+        .route(
+            "/preview",
+            get(preview::preview_page).post(preview::submit_preview_page),
+        )
         // Inside the admin check: a stranger is sent to log in before anything else.
         .route_layer(middleware::from_fn_with_state(
             SameOrigin::new(&state, Refusal::Status),

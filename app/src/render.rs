@@ -390,8 +390,8 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_over_its_budget_stops_rendering_and_says_which_limit(
-    ) -> Result<(), serde_json::Error> {
+    fn a_tree_over_its_budget_stops_rendering_and_says_which_limit() -> Result<(), serde_json::Error>
+    {
         let rows: Vec<Value> = (0..30).map(|n| json!({"n": format!("row{n}")})).collect();
         let tree = json!({"nodes": {
             "a": {"component": "Table", "props": {"rows": {"$data": "/rows"}}},

@@ -135,13 +135,12 @@ async fn try_page(
     let mut ctx = RenderCtx::new(field_types::data());
     ctx.form = form;
     ctx.query = BTreeMap::new();
-    Ok(html_document(
-        state,
-        status,
-        "Every field type · Tessera",
-        move || render_tree(&tree, &ctx),
+    Ok(
+        html_document(state, status, "Every field type · Tessera", move || {
+            render_tree(&tree, &ctx)
+        })
+        .await,
     )
-    .await)
 }
 
 #[cfg(test)]

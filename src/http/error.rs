@@ -126,9 +126,12 @@ impl IntoResponse for AppError {
                 (StatusCode::FORBIDDEN, *code, message.clone(), None)
             }
             Self::Gone { code, message } => (StatusCode::GONE, *code, message.clone(), None),
-            Self::Unavailable { code, message } => {
-                (StatusCode::SERVICE_UNAVAILABLE, *code, message.clone(), None)
-            }
+            Self::Unavailable { code, message } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                *code,
+                message.clone(),
+                None,
+            ),
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",

@@ -127,7 +127,9 @@ pub async fn download(
 ) -> Result<Response, AppError> {
     let page = match open_page(&state.store, &token, now_ms()).await? {
         Opened::Open(page) | Opened::Receipt(page) => page,
-        Opened::Expired | Opened::Revoked | Opened::NotFound => return Ok(unknown_link(&state).await),
+        Opened::Expired | Opened::Revoked | Opened::NotFound => {
+            return Ok(unknown_link(&state).await)
+        }
     };
     let tree = serde_json::from_value::<PageTree>(page.tree).ok();
     let Some(file) = tree.and_then(|tree| download_for_node(&tree, &page.data, &file)) else {
@@ -188,7 +190,12 @@ async fn render_open(
     .await
 }
 
-async fn render_receipt(state: &AppState, page: &Page, status: StatusCode, heading: &str) -> Response {
+async fn render_receipt(
+    state: &AppState,
+    page: &Page,
+    status: StatusCode,
+    heading: &str,
+) -> Response {
     let schema = page
         .schema
         .as_ref()

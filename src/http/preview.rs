@@ -25,9 +25,9 @@ use super::{
 };
 use crate::{
     demo::field_types,
-    util::blocking::within_deadline,
     forms::validate_form::FormReport,
     pages::preview::{preview, PreviewError, PreviewInput},
+    util::blocking::within_deadline,
 };
 
 impl From<PreviewError> for AppError {
@@ -53,10 +53,8 @@ pub async fn preview_api(
     Json(input): Json<PreviewInput>,
 ) -> Result<Json<Value>, AppError> {
     let catalog = state.page_catalog();
-    let (checked, catalog) = within_deadline(RENDER_DEADLINE, move || {
-        (preview(&catalog, input), catalog)
-    })
-    .await?;
+    let (checked, catalog) =
+        within_deadline(RENDER_DEADLINE, move || (preview(&catalog, input), catalog)).await?;
     let checked = checked?;
     let mut ctx = RenderCtx::new(checked.data);
     ctx.catalog = catalog;

@@ -100,7 +100,10 @@ pub async fn html_document(
             over.to_string(),
         ),
         Err(BlockingError::TimedOut(deadline)) => {
-            tracing::warn!(render.deadline_secs = deadline.as_secs(), "a page took too long to render");
+            tracing::warn!(
+                render.deadline_secs = deadline.as_secs(),
+                "a page took too long to render"
+            );
             failure_page(
                 state,
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -122,7 +125,12 @@ pub async fn html_document(
 
 /// The small error page for a document that could not be rendered, rendered in place: it is a
 /// fixed few hundred bytes, so it needs neither the blocking pool nor a budget.
-fn failure_page(state: &AppState, status: StatusCode, heading: &'static str, message: String) -> Response {
+fn failure_page(
+    state: &AppState,
+    status: StatusCode,
+    heading: &'static str,
+    message: String,
+) -> Response {
     let nonce = Nonce::new();
     let options = ShellOptions {
         leptos: state.site.clone(),

@@ -111,26 +111,45 @@ mod tests {
 
     #[test]
     fn a_nested_range_runs_out_of_fuel() {
-        let source = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
+        let source =
+            "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
         let error = render_str(source, json!({}), 1_000).err();
-        assert_eq!(error.as_ref().and_then(Exhausted::of), Some(Exhausted::Fuel), "{error:?}");
+        assert_eq!(
+            error.as_ref().and_then(Exhausted::of),
+            Some(Exhausted::Fuel),
+            "{error:?}"
+        );
     }
 
     #[test]
     fn output_past_the_cap_stops_the_render() {
-        let error = render_str("{% for a in range(1000) %}0123456789{% endfor %}", json!({}), 5_000).err();
-        assert_eq!(error.as_ref().and_then(Exhausted::of), Some(Exhausted::Output), "{error:?}");
+        let error = render_str(
+            "{% for a in range(1000) %}0123456789{% endfor %}",
+            json!({}),
+            5_000,
+        )
+        .err();
+        assert_eq!(
+            error.as_ref().and_then(Exhausted::of),
+            Some(Exhausted::Output),
+            "{error:?}"
+        );
     }
 
     #[test]
     fn a_loop_over_a_few_thousand_rows_still_renders() -> Result<(), minijinja::Error> {
-        let rows: Vec<_> = (0..3_000).map(|n| json!({"subject": format!("s{n}")})).collect();
+        let rows: Vec<_> = (0..3_000)
+            .map(|n| json!({"subject": format!("s{n}")}))
+            .collect();
         let text = render_str(
             "{% for e in data.emails %}{{ e.subject }},{% endfor %}",
             json!({"data": {"emails": rows}}),
             1_000_000,
         )?;
-        assert!(text.starts_with("s0,s1,") && text.ends_with("s2999,"), "{text}");
+        assert!(
+            text.starts_with("s0,s1,") && text.ends_with("s2999,"),
+            "{text}"
+        );
         Ok(())
     }
 }

@@ -123,14 +123,17 @@ mod tests {
 
     #[test]
     fn a_template_that_loops_without_end_fails_saying_so() {
-        let nested = "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+        let nested =
+            "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
         let error = Prompt::<()>::new(nested)
             .into_template()
             .render(&json!({}))
             .err()
             .map(|error| error.to_string());
         assert!(
-            error.as_deref().is_some_and(|text| text.contains("too much work")),
+            error
+                .as_deref()
+                .is_some_and(|text| text.contains("too much work")),
             "{error:?}"
         );
     }

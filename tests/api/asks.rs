@@ -380,7 +380,8 @@ async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
         return Ok(());
     };
     // Once hung the server: 10¹⁰ iterations, and the next request stalled behind it.
-    let prompt = "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}";
+    let prompt =
+        "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}";
     let (status, error) = error_of(post_ask(&app, &json!({"prompt": prompt})).await?).await?;
     assert_eq!(status, 422, "{error}");
     assert_eq!(error["field"], "prompt", "{error}");

@@ -134,7 +134,10 @@ fn many_tables_over_one_array(tables: usize, rows: usize, page_size: Option<u32>
         if let Some(size) = page_size {
             props["pageSize"] = json!(size);
         }
-        nodes.insert(format!("t{table}"), json!({"component": "Table", "props": props}));
+        nodes.insert(
+            format!("t{table}"),
+            json!({"component": "Table", "props": props}),
+        );
     }
     let rows: Vec<Value> = (0..rows)
         .map(|row| json!({"id": row, "name": format!("Row {row}")}))
@@ -165,7 +168,11 @@ async fn twenty_tables_over_one_big_array_show_one_page_of_rows_each() -> anyhow
     let rows = html.matches("<tr class=\"border-t").count();
     assert_eq!(rows, 20 * 50, "each table shows its first page of 50 rows");
     assert!(html.len() < 1024 * 1024, "{} bytes", html.len());
-    assert_eq!(html.matches("Page 1 of 40").count(), 20, "each table has a pager");
+    assert_eq!(
+        html.matches("Page 1 of 40").count(),
+        20,
+        "each table has a pager"
+    );
     Ok(())
 }
 

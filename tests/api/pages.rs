@@ -732,11 +732,18 @@ async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_ne
     let Some(app) = spawn_app_on(backend, |_| {}).await? else {
         return Ok(());
     };
-    let tree = json!({"nodes": {"list": {"component": "Table", "props": {"rows": {"$data": "/rows"}}}}});
+    let tree =
+        json!({"nodes": {"list": {"component": "Table", "props": {"rows": {"$data": "/rows"}}}}});
     let path = stored_page(&app, tree, named_rows(120)).await?;
     let first = app.get(&path).await?.text().await?;
-    assert!(first.contains(">Row 1.<") && first.contains(">Row 50.<"), "{first}");
-    assert!(!first.contains(">Row 51.<"), "only the first 50 rows: {first}");
+    assert!(
+        first.contains(">Row 1.<") && first.contains(">Row 50.<"),
+        "{first}"
+    );
+    assert!(
+        !first.contains(">Row 51.<"),
+        "only the first 50 rows: {first}"
+    );
     assert!(first.contains("Page 1 of 3"), "{first}");
     // The pager is a plain link: it works with JavaScript off.
     let next = first
@@ -746,8 +753,14 @@ async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_ne
         .context("a link to the next page")?
         .replace("&amp;", "&");
     let second = app.get(&format!("{path}{next}")).await?.text().await?;
-    assert!(second.contains(">Row 51.<") && second.contains(">Row 100.<"), "{second}");
-    assert!(!second.contains(">Row 1.<") && !second.contains(">Row 101.<"), "{second}");
+    assert!(
+        second.contains(">Row 51.<") && second.contains(">Row 100.<"),
+        "{second}"
+    );
+    assert!(
+        !second.contains(">Row 1.<") && !second.contains(">Row 101.<"),
+        "{second}"
+    );
     assert!(second.contains("Page 2 of 3"), "{second}");
     app.cleanup().await
 }
@@ -772,6 +785,9 @@ async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget
     let html = response.text().await?;
     assert!(html.contains("data-testid=\"error-page\""), "{html}");
     assert!(html.contains("render budget `rows`"), "{html}");
-    assert!(!html.contains(">Row 1.<"), "no part of the page is shown: {html}");
+    assert!(
+        !html.contains(">Row 1.<"),
+        "no part of the page is shown: {html}"
+    );
     app.cleanup().await
 }

@@ -199,7 +199,16 @@ mod tests {
             described_by: None,
             dom_id: "t-c1",
         };
-        let html = table_body(&rows, &[0], &columns(&["from"]), Some(&ticks), "", 2, &meter()).to_html();
+        let html = table_body(
+            &rows,
+            &[0],
+            &columns(&["from"]),
+            Some(&ticks),
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         assert!(
             !html.contains("<script>") && !html.contains("<b>"),
             "{html}"
@@ -230,7 +239,16 @@ mod tests {
             described_by: Some("t-c1-error"),
             dom_id: "t-c1",
         };
-        let html = table_body(&rows, &[1, 0], &columns(&["n"]), Some(&ticks), "", 2, &meter()).to_html();
+        let html = table_body(
+            &rows,
+            &[1, 0],
+            &columns(&["n"]),
+            Some(&ticks),
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         let second =
             html.find("value=\"2\" checked aria-invalid=\"true\" aria-describedby=\"t-c1-error\"");
         let first = html.find("value=\"1\" aria-invalid=\"true\"");
@@ -252,7 +270,16 @@ mod tests {
     fn long_text_is_cut_and_no_rows_say_so_across_the_table() {
         let long = "word ".repeat(40);
         let rows = vec![json!({"note": long, "tags": ["a", "b"]})];
-        let html = table_body(&rows, &[0], &columns(&["note", "tags"]), None, "", 2, &meter()).to_html();
+        let html = table_body(
+            &rows,
+            &[0],
+            &columns(&["note", "tags"]),
+            None,
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         assert!(
             html.contains("<summary class=\"cursor-pointer\">"),
             "{html}"
@@ -261,7 +288,16 @@ mod tests {
             html.contains("…</summary>") && html.contains(">a, b</td>"),
             "{html}"
         );
-        let empty = table_body(&rows, &[], &columns(&["note"]), None, "No <rows>", 3, &meter()).to_html();
+        let empty = table_body(
+            &rows,
+            &[],
+            &columns(&["note"]),
+            None,
+            "No <rows>",
+            3,
+            &meter(),
+        )
+        .to_html();
         assert!(
             empty.contains("colspan=\"3\"") && empty.contains("No &lt;rows&gt;"),
             "{empty}"

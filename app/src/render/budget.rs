@@ -250,7 +250,8 @@ pub fn resolved_size(props: &Value, data: &Value, by_reference: &[&str], limit: 
                     .is_some_and(Value::is_array);
             size = size.saturating_add(key.len());
             if !rows_by_reference {
-                size = size.saturating_add(resolved_value_size(value, data, limit - size.min(limit)));
+                size =
+                    size.saturating_add(resolved_value_size(value, data, limit - size.min(limit)));
             }
         }
         return size;
@@ -278,7 +279,9 @@ fn resolved_value_size(value: &Value, data: &Value, limit: usize) -> usize {
                     break;
                 }
                 let remaining = limit - size;
-                size = size.saturating_add(lookup(data, pointer).map_or(0, |target| value_size(target, remaining)));
+                size = size.saturating_add(
+                    lookup(data, pointer).map_or(0, |target| value_size(target, remaining)),
+                );
             }
             size
         }
@@ -298,7 +301,8 @@ fn resolved_value_size(value: &Value, data: &Value, limit: usize) -> usize {
                 if size > limit {
                     break;
                 }
-                size = size.saturating_add(key.len() + 4 + resolved_value_size(item, data, limit - size));
+                size = size
+                    .saturating_add(key.len() + 4 + resolved_value_size(item, data, limit - size));
             }
             size
         }
@@ -367,7 +371,10 @@ mod tests {
         let props = json!({"text": "{{/big}}".repeat(1_000)});
         let size = resolved_size(&props, &data, &[], 50_000);
         assert!(size > 50_000, "{size}");
-        assert!(size < 60_000, "counting should stop soon after the limit: {size}");
+        assert!(
+            size < 60_000,
+            "counting should stop soon after the limit: {size}"
+        );
     }
 
     #[test]
