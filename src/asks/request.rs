@@ -294,13 +294,15 @@ fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
     let max_bytes = MAX_PROMPT_CHARS * 4;
     let rendered = templates::render(&compiled, data, max_bytes).map_err(|error| {
         match Exhausted::of(&error) {
-            Some(Exhausted::Fuel) => return AskError::invalid(
-                "prompt",
-                format!(
+            Some(Exhausted::Fuel) => {
+                return AskError::invalid(
+                    "prompt",
+                    format!(
                     "takes too much work to render (more than {} template steps); loop over less",
                     templates::FUEL
                 ),
-            ),
+                )
+            }
             Some(Exhausted::Output) => {
                 return AskError::invalid(
                     "prompt",

@@ -4,10 +4,7 @@
 //! Reading and checking the tree and rendering it run off the async workers within the render
 //! deadline, and both are bounded by the render budget.
 
-use axum::{
-    extract::State,
-    response::{IntoResponse, Response},
-};
+use axum::{extract::State, response::Response};
 use http::StatusCode;
 use leptos::prelude::*;
 use serde::Deserialize;
@@ -27,7 +24,7 @@ use crate::{
     demo::field_types,
     forms::validate_form::FormReport,
     pages::preview::{preview, PreviewError, PreviewInput},
-    util::blocking::within_deadline,
+    util::blocking::{within_deadline, BlockingError},
 };
 
 impl From<PreviewError> for AppError {
@@ -84,25 +81,34 @@ pub async fn submit_preview_page(
     Form(inputs): Form<EditorInputs>,
 ) -> Response {
     let catalog = state.page_catalog();
+    let pasted = inputs.clone();
     let checked = within_deadline(RENDER_DEADLINE, move || {
-        let outcome = PreviewInput::from_pasted(&inputs.tree, &inputs.schema, &inputs.data)
-            .and_then(|input| preview(&catalog, input).map_err(|error| error.to_string()));
-        (inputs, outcome)
+        PreviewInput::from_pasted(&pasted.tree, &pasted.schema, &pasted.data)
+            .and_then(|input| preview(&catalog, input).map_err(|error| error.to_string()))
     })
     .await;
-    let (inputs, outcome) = match checked {
-        Ok(checked) => checked,
-        Err(error) => return AppError::from(error).into_response(),
-    };
-    let status = match outcome {
-        Ok(_) => StatusCode::OK,
-        Err(_) => StatusCode::UNPROCESSABLE_ENTITY,
+    let (status, outcome) = match checked {
+        Ok(Ok(checked)) => (StatusCode::OK, Ok(checked)),
+        Ok(Err(message)) => (StatusCode::UNPROCESSABLE_ENTITY, Err(message)),
+        // The editor comes back with the author's text and says what happened, in the page.
+        Err(BlockingError::TimedOut(deadline)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Err(format!(
+                "checking the tree took longer than {} seconds; try a smaller one",
+                deadline.as_secs()
+            )),
+        ),
+        Err(BlockingError::Failed(error)) => {
+            tracing::error!(error = %error, "checking a pasted tree failed");
+            let message = "something went wrong on our side".to_owned();
+            (StatusCode::INTERNAL_SERVER_ERROR, Err(message))
+        }
     };
     editor(&state, status, inputs, Some(outcome)).await
 }
 
 /// The preview page's three boxes, as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct EditorInputs {
     #[serde(default)]
     tree: String,

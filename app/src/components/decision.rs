@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
-use super::table::{columns_or_keys, form_page_size, row_ids, TableColumn};
+use super::table::{columns_or_keys, row_ids, rows_per_page, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
@@ -193,7 +193,7 @@ pub fn DecisionTableView<'rows>(
     meter: &'rows Meter,
 ) -> impl IntoView {
     let columns = columns_or_keys(props.columns.clone(), rows);
-    let page_size = form_page_size(props.page_size);
+    let page_size = rows_per_page(props.page_size);
     let window = Window::of(rows, &columns, &node_id, &query, page_size);
     let paged = rows.len() > page_size;
     let id_of = |row: &Value| row.get(&props.id_key).map(display_text).unwrap_or_default();

@@ -4,8 +4,9 @@
 //! read back from the render context's query, so they work without JavaScript and keep the rest of
 //! the query string. Every table pages on the server: without `pageSize` a page shows
 //! [`DEFAULT_PAGE_SIZE`] rows, so binding many tables to one big array cannot make a page of
-//! every row (the render budget, [`crate::render::budget`], caps what is left). With `selectable`, every row gets a tick box named `selectable.name` whose
-//! value is the row's `idKey`: the table becomes an array-of-strings field. A selectable table
+//! every row (the render budget, [`crate::render::budget`], caps what is left). With
+//! `selectable`, every row gets a tick box named `selectable.name` whose value is the row's
+//! `idKey`: the table becomes an array-of-strings field. A selectable table
 //! with more rows than a page (`pageSize`, default 50) is searched, sorted and paged through its
 //! form instead ([`super::paging`]): ticks on other pages travel as hidden inputs, so every tick
 //! reaches the submission. Long cell texts are cut, with the whole text one click away.
@@ -286,7 +287,7 @@ fn link_paging(
         });
     }
     // Paging, from `?page=<node>.<n>`.
-    let page_size = form_page_size(props.page_size);
+    let page_size = rows_per_page(props.page_size);
     let page_count = rows.len().div_ceil(page_size).max(1);
     let page = query
         .get("page")
@@ -308,7 +309,7 @@ fn link_paging(
 }
 
 /// Rows per page of a table: its `pageSize`, else [`DEFAULT_PAGE_SIZE`].
-pub(crate) fn form_page_size(page_size: Option<u32>) -> usize {
+pub(crate) fn rows_per_page(page_size: Option<u32>) -> usize {
     page_size.map_or(DEFAULT_PAGE_SIZE, |size| {
         usize::try_from(size).unwrap_or(usize::MAX).max(1)
     })
@@ -336,7 +337,7 @@ pub fn TableView<'rows>(
     meter: &'rows Meter,
 ) -> impl IntoView {
     let columns = columns_or_keys(props.columns.clone(), rows);
-    let page_size = form_page_size(props.page_size);
+    let page_size = rows_per_page(props.page_size);
     let paging = if props.selectable.is_some() && rows.len() > page_size {
         Paging::Form(Window::of(rows, &columns, &node_id, &query, page_size))
     } else {
