@@ -1,8 +1,15 @@
-//! Server rendering: a 50-node page whose Table is bound to 1,000 data rows, the same table alone,
-//! the component gallery (all 29 examples and their tool definitions, as `GET /components` serves
-//! them without the document shell) and its 29 examples alone, each beside a baseline measured in
-//! the same run: the same table, the same gallery text and the examples' texts, written by a plain
-//! `String` writer with manual escaping.
+//! Server rendering: a 50-node page whose Table is bound to 1,000 data rows (500 a page, the
+//! most `pageSize` allows), the same table alone, the component gallery (all 29 examples and their
+//! tool definitions, as `GET /components` serves them without the document shell) and its 29
+//! examples alone, each beside a baseline measured in the same run: the same table, the same
+//! gallery text and the examples' texts, written by a plain `String` writer with manual escaping.
+//!
+//! Two hostile trees follow, with no baseline: 20 Tables bound to one array of 2,000 rows (the
+//! 17 KB preview body that once made a 5.9 MB page), and a 1 MiB `POST /api/pages/preview` body:
+//! 2,000 Tables of 500 rows a page over one array filling the rest of the mebibyte (before the
+//! render budget, a million rows; without `pageSize` it would have been every row of every table,
+//! gigabytes, which is why that variant is not benched). Set `RENDER_BENCH_SKIP_WORST=1` to leave
+//! the second out.
 //!
 //! Run with `cargo bench --bench render`; criterion reports the mean and the median of batched
 //! samples, and a second pass times single calls for the median and p99. Figures go in
@@ -30,6 +37,9 @@ use tessera_app::{
 use timing::{report, time_calls};
 
 const ROWS: usize = 1_000;
+/// Rows per page of the bound table: the most `pageSize` allows, so both sides of a comparison
+/// write the same rows whether or not tables page by default.
+const PAGE: usize = 500;
 
 /// The columns of the bound table: data key and header label.
 const COLUMNS: [(&str, &str); 5] = [
@@ -158,7 +168,7 @@ fn fifty_node_page() -> anyhow::Result<PageTree> {
     add(
         "emails",
         "Table",
-        json!({"caption": "Emails older than a year", "rows": {"$data": "/emails"}, "columns": columns()}),
+        json!({"caption": "Emails older than a year", "rows": {"$data": "/emails"}, "columns": columns(), "pageSize": PAGE}),
         &[],
     );
     add("rule", "Divider", json!({}), &[]);
@@ -416,10 +426,53 @@ fn fifty_node_page() -> anyhow::Result<PageTree> {
 fn table_page() -> anyhow::Result<PageTree> {
     Ok(serde_json::from_value(json!({
         "nodes": {"emails": {"component": "Table", "props": {
-            "caption": "Emails older than a year", "rows": {"$data": "/emails"}, "columns": columns()
+            "caption": "Emails older than a year", "rows": {"$data": "/emails"}, "columns": columns(),
+            "pageSize": PAGE
         }}},
         "order": ["emails"]
     }))?)
+}
+
+/// `tables` Tables (with `pageSize` when given) bound to one array of `rows` short rows, and the
+/// context holding that array.
+fn many_tables(tables: usize, rows: usize, page_size: Option<usize>) -> (PageTree, RenderCtx) {
+    let mut nodes = serde_json::Map::new();
+    for table in 0..tables {
+        let mut props = json!({"rows": {"$data": "/rows"}});
+        if let Some(size) = page_size {
+            props["pageSize"] = json!(size);
+        }
+        nodes.insert(
+            format!("t{table}"),
+            json!({"component": "Table", "props": props}),
+        );
+    }
+    let rows: Vec<Value> = (0..rows)
+        .map(|row| json!({"id": row, "name": format!("Row {row}")}))
+        .collect();
+    let tree = PageTree {
+        nodes: nodes
+            .into_iter()
+            .filter_map(|(id, node)| Some((id, serde_json::from_value(node).ok()?)))
+            .collect(),
+        order: Vec::new(),
+    };
+    (tree, RenderCtx::new(json!({ "rows": rows })))
+}
+
+/// The most rendering a 1 MiB preview body can ask for: 2,000 Tables of 500 rows a page, and as
+/// many rows as the rest of the mebibyte holds, checked by serializing the body.
+fn worst_case() -> anyhow::Result<(PageTree, RenderCtx)> {
+    const BODY: usize = 1024 * 1024;
+    let tables = 2_000;
+    let (tree, _) = many_tables(tables, 0, Some(500));
+    let tree_bytes = serde_json::to_vec(&tree)?.len();
+    let row_bytes = serde_json::to_vec(&json!({"id": 99_999, "name": "Row 99999"}))?.len() + 1;
+    let rows = (BODY - tree_bytes - 64) / row_bytes;
+    let (tree, ctx) = many_tables(tables, rows, Some(500));
+    let body = serde_json::to_vec(&json!({"tree": tree, "data": ctx.data}))?;
+    ensure!(body.len() <= BODY, "the body is {} bytes", body.len());
+    Ok((tree, ctx))
 }
 
 fn render(tree: &PageTree, ctx: &RenderCtx) -> String {
@@ -522,7 +575,8 @@ fn cell_text(value: Option<&Value>) -> String {
     }
 }
 
-/// The baseline: the same table (caption, headers, 1,000 rows, the same classes) written by hand.
+/// The baseline: the same table (caption, headers, the first 500 rows, the same classes) written
+/// by hand.
 fn table_by_hand(data: &Value) -> String {
     const CELL: &str = "px-3 py-2 text-sm text-slate-800 dark:text-slate-200";
     const HEAD: &str =
@@ -548,7 +602,7 @@ fn table_by_hand(data: &Value) -> String {
         out.push_str("<span class=\"sr-only\">, sort ascending</span></a></th>");
     }
     out.push_str("</tr></thead><tbody>");
-    for row in rows {
+    for row in rows.iter().take(PAGE) {
         out.push_str("<tr class=\"border-t border-slate-200 dark:border-slate-700\">");
         for (key, _) in COLUMNS {
             let _ = write!(out, "<td class=\"{CELL}\">");
@@ -606,8 +660,8 @@ fn run() -> anyhow::Result<()> {
         "a node of the page did not render"
     );
     ensure!(
-        page_html.contains("issue 1000<"),
-        "the page shows every row"
+        page_html.contains("issue 500<") && !page_html.contains("issue 501<"),
+        "the page shows the table's first page"
     );
     ensure!(
         page_html.contains("Q&amp;A &lt;weekly&gt;"),
@@ -615,14 +669,33 @@ fn run() -> anyhow::Result<()> {
     );
     let table_html = render(&table, &ctx);
     ensure!(
-        table_html.matches("<tr").count() == ROWS + 1,
+        table_html.matches("<tr").count() == PAGE + 1,
         "the table has {} rows",
         table_html.matches("<tr").count()
     );
     let by_hand = table_by_hand(&data);
     ensure!(
-        by_hand.matches("<tr").count() == ROWS + 1,
+        by_hand.matches("<tr").count() == PAGE + 1,
         "the baseline table"
+    );
+    let (attack, attack_ctx) = many_tables(20, 2_000, None);
+    let attack_html = render(&attack, &attack_ctx);
+    let worst = (std::env::var_os("RENDER_BENCH_SKIP_WORST").is_none())
+        .then(worst_case)
+        .transpose()?;
+    let worst_html = worst.as_ref().map(|(tree, ctx)| render(tree, ctx));
+    eprintln!(
+        "Hostile trees: 20 tables x 2,000 rows: {} bytes of HTML, {} rows written; \
+         1 MiB worst case: {}",
+        attack_html.len(),
+        attack_html.matches("<tr class=\"border-t").count(),
+        worst_html
+            .as_ref()
+            .map_or("skipped".to_owned(), |html| format!(
+                "{} bytes of HTML, {} rows written",
+                html.len(),
+                html.matches("<tr class=\"border-t").count()
+            ))
     );
     let gallery_html = render_gallery(&catalog);
     ensure!(
@@ -682,6 +755,17 @@ fn run() -> anyhow::Result<()> {
             bencher.iter(|| examples_by_hand(black_box(&examples)));
         },
     );
+    group.bench_function(
+        "hostile: 20 tables bound to one 2,000-row array",
+        |bencher| {
+            bencher.iter(|| render(black_box(&attack), black_box(&attack_ctx)));
+        },
+    );
+    if let Some((tree, ctx)) = &worst {
+        group.bench_function("hostile: the worst 1 MiB preview body", |bencher| {
+            bencher.iter(|| render(black_box(tree), black_box(ctx)));
+        });
+    }
     group.finish();
     criterion.final_summary();
 

@@ -118,6 +118,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
+        // Rendering whatever a stranger pastes is work for admins only.
+        .route(
+            "/preview",
+            get(preview::preview_page).post(preview::submit_preview_page),
+        )
         // Inside the admin check: a stranger is sent to log in before anything else.
         .route_layer(middleware::from_fn_with_state(
             SameOrigin::new(&state, Refusal::Status),
@@ -132,7 +137,6 @@ pub fn router(state: AppState) -> Router {
         .route("/components", get(components::gallery))
         .route("/components/download/{file}", get(components::gallery_download))
         .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
-        .route("/preview", get(preview::preview_page).post(preview::submit_preview_page))
         .route(
             "/login",
             get(login::login_page)

@@ -4,10 +4,14 @@
 //! - [`backoff`]: exponential backoff with jitter and the `Retry-After` header, for the model
 //!   providers, webhooks and the chat's site calls.
 //! - [`canonical_json`]: JSON text with sorted keys, the input of cache keys and digests.
+//! - [`blocking`]: CPU-bound work on the blocking pool, answered within a deadline.
+//! - [`templates`]: minijinja templates someone else wrote, rendered with fuel and an output cap.
 //!
 //! HTML escaping lives in the view crate (`tessera_app::escape`) because both crates need it and
 //! the view crate never depends on this one.
 
 pub mod backoff;
+pub mod blocking;
 pub mod canonical_json;
 pub mod dates;
+pub mod templates;

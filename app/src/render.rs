@@ -6,8 +6,15 @@
 //! component or invalid props become a small visible error box, a node reached twice (several
 //! parents, cycles) is shown once, and nesting is cut off at [`MAX_DEPTH`].
 //!
+//! Every render spends against the context's [`RenderBudget`] (nodes, table rows, bytes; see
+//! [`budget`]): at the first overrun the rest of the tree is left out, an alert says why, and a
+//! [`BudgetWatch`] provided by whoever renders the document hears of it, so a page is never
+//! unbounded work and never silently cut short.
+//!
 //! Everything model-written or data-bound reaches the HTML through Leptos text nodes and
 //! attributes, which escape it; no component here may use `inner_html`.
+
+pub mod budget;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +24,7 @@ use serde_json::Value;
 use crate::binding::{resolve_props_leaving_arrays, BoundProps};
 use crate::catalog::Catalog;
 use crate::tree::PageTree;
+pub use budget::{BudgetLimit, BudgetWatch, Meter, OverBudget, RenderBudget};
 
 /// The hidden form key that carries the CSRF token.
 pub const CSRF_FIELD: &str = "_csrf";
@@ -61,6 +69,8 @@ pub struct RenderCtx {
     pub download_base: Option<String>,
     /// The current query string, for table sorting and pagination.
     pub query: BTreeMap<String, String>,
+    /// What rendering the tree may cost.
+    pub budget: RenderBudget,
 }
 
 impl RenderCtx {
@@ -75,6 +85,7 @@ impl RenderCtx {
             csrf_token: None,
             download_base: None,
             query: BTreeMap::new(),
+            budget: RenderBudget::DEFAULT,
         }
     }
 }
@@ -108,6 +119,8 @@ pub struct NodeCtx<'a> {
     pub ctx: &'a RenderCtx,
     /// The node's props as the tree holds them, bindings unresolved.
     pub props: &'a Value,
+    /// What the page has spent of its budget; components that write rows charge it.
+    pub meter: &'a Meter,
 }
 
 impl<'a> NodeCtx<'a> {
@@ -170,9 +183,11 @@ pub fn dom_id(node_id: &str) -> String {
     }
 }
 
-/// Renders a page tree. Never panics; see the module docs for how broken trees render.
+/// Renders a page tree. Never panics; see the module docs for how broken trees render and what
+/// happens over budget.
 #[must_use]
 pub fn render_tree(tree: &PageTree, ctx: &RenderCtx) -> AnyView {
+    let meter = Meter::new(ctx.budget);
     let mut rendered = BTreeSet::new();
     let has_form = tree.nodes.values().any(|node| node.component == "Form");
     let form_error = if has_form {
@@ -183,11 +198,18 @@ pub fn render_tree(tree: &PageTree, ctx: &RenderCtx) -> AnyView {
     let top: Vec<AnyView> = tree
         .top_level()
         .into_iter()
-        .map(|id| render_node(tree, ctx, id, 0, &mut rendered))
+        .map(|id| render_node(tree, ctx, &meter, id, 0, &mut rendered))
         .collect();
+    let over = meter.over();
+    if let Some(over) = over {
+        if let Some(watch) = use_context::<BudgetWatch>() {
+            watch.record(over);
+        }
+    }
     let empty = tree.is_empty();
     view! {
         <div class="space-y-6" data-testid="page-tree">
+            {over.map(|over| view! { <OverBudgetBox over/> })}
             {form_error.map(|message| view! { <FormErrorBox message/> })}
             {empty
                 .then(|| {
@@ -202,6 +224,7 @@ pub fn render_tree(tree: &PageTree, ctx: &RenderCtx) -> AnyView {
 fn render_node<'a>(
     tree: &'a PageTree,
     ctx: &RenderCtx,
+    meter: &Meter,
     id: &'a str,
     depth: usize,
     rendered: &mut BTreeSet<&'a str>,
@@ -209,7 +232,7 @@ fn render_node<'a>(
     let Some((key, node)) = tree.nodes.get_key_value(id) else {
         return ().into_any();
     };
-    if !rendered.insert(key.as_str()) {
+    if !rendered.insert(key.as_str()) || !meter.charge(BudgetLimit::Nodes, 1) {
         return ().into_any();
     }
     let Some(spec) = ctx.catalog.get(&node.component) else {
@@ -221,13 +244,25 @@ fn render_node<'a>(
     let children: Vec<AnyView> = node
         .children
         .iter()
-        .map(|child| render_node(tree, ctx, child, depth + 1, rendered))
+        .map(|child| render_node(tree, ctx, meter, child, depth + 1, rendered))
         .collect();
+    // Counted before resolving: a text repeating a placeholder of big data is refused before
+    // it is built.
+    let size = budget::resolved_size(
+        &node.props,
+        &ctx.data,
+        spec.by_reference,
+        meter.remaining_bytes(),
+    );
+    if !meter.charge(BudgetLimit::Bytes, size) {
+        return ().into_any();
+    }
     let props = resolve_props_leaving_arrays(&node.props, &ctx.data, spec.by_reference);
     let node_ctx = NodeCtx {
         id: key,
         ctx,
         props: &node.props,
+        meter,
     };
     (spec.render)(&node_ctx, &props, children)
 }
@@ -246,6 +281,20 @@ pub fn node_error(node_id: &str, component: &str, message: &str) -> AnyView {
         </div>
     }
     .into_any()
+}
+
+/// The alert at the top of a page rendered only in part because it went over its budget.
+#[component]
+pub fn OverBudgetBox(over: OverBudget) -> impl IntoView {
+    view! {
+        <div
+            role="alert"
+            data-testid="over-budget"
+            class="rounded-md border border-red-300 bg-red-50 p-3 text-sm font-medium text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200"
+        >
+            {over.to_string()}
+        </div>
+    }
 }
 
 /// The message about the whole form, shown at its top after a rejected submission.
@@ -337,6 +386,36 @@ mod tests {
         ctx.form.form_error = Some("The link has expired".to_owned());
         let page = html(&json!({"nodes": {"c1": {"component": "Divider"}}}), &ctx)?;
         assert!(page.contains("The link has expired"), "{page}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_tree_over_its_budget_stops_rendering_and_says_which_limit() -> Result<(), serde_json::Error>
+    {
+        let rows: Vec<Value> = (0..30).map(|n| json!({"n": format!("row{n}")})).collect();
+        let tree = json!({"nodes": {
+            "a": {"component": "Table", "props": {"rows": {"$data": "/rows"}}},
+            "b": {"component": "Table", "props": {"rows": {"$data": "/rows"}}},
+            "c": {"component": "Text", "props": {"text": "After the tables"}}
+        }, "order": ["a", "b", "c"]});
+        let mut ctx = RenderCtx::new(json!({ "rows": rows }));
+        ctx.budget.rows = 40;
+        let tree: PageTree = serde_json::from_value(tree)?;
+        let (page, heard) = Owner::new().with(|| {
+            let watch = BudgetWatch::provide();
+            let page = render_tree(&tree, &ctx).to_html();
+            (page, watch.overrun())
+        });
+        assert_eq!(
+            heard,
+            Some(OverBudget {
+                limit: BudgetLimit::Rows,
+                allowed: 40
+            })
+        );
+        assert_eq!(page.matches(">row").count(), 40, "{page}");
+        assert!(!page.contains("After the tables"), "{page}");
+        assert!(page.contains("render budget `rows`"), "{page}");
         Ok(())
     }
 

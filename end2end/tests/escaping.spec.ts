@@ -151,7 +151,12 @@ const dataJson = JSON.stringify(data, null, 2);
 test('payloads in every prop and data cell render as text on the preview page, and no script runs', async ({ page }) => {
   test.setTimeout(120_000);
   const watch = watchForScripts(page);
+  // The preview is for the admin: log in on the way.
   await page.goto('/preview');
+  await expect(page).toHaveURL(/\/login\?next=/);
+  await page.getByLabel('Admin password').fill('e2e-admin-password');
+  await page.getByTestId('login-submit').click();
+  await expect(page).toHaveURL(/\/preview$/);
   const form = page.locator('form[action="/preview"]');
   await form.getByLabel('Page tree (JSON)').fill(treeJson);
   await form.getByLabel('Response schema (JSON Schema, optional)').fill('');

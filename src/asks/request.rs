@@ -14,7 +14,9 @@
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
 //!   unknown variable or a syntax error is refused naming it. Only the caller's own text is ever
-//!   a template; `data` values (and a person's answers) are inserted as text, never rendered.
+//!   a template; `data` values (and a person's answers) are inserted as text, never rendered. The
+//!   render is bounded (`util::templates`): a template that runs out of fuel or writes more
+//!   than [`MAX_PROMPT_CHARS`] is refused naming `prompt` as soon as it does.
 //! - `display: true` (without `schema`) makes a page with no form, readable until it expires.
 //! - `schema` must be in the form subset (DESIGN.md §5, [`FormSchema::from_json_schema`]);
 //!   without one the person is asked for one required free-text field, `answer`
@@ -33,7 +35,7 @@
 
 use std::time::Duration;
 
-use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use minijinja::ErrorKind;
 use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
@@ -42,6 +44,7 @@ use crate::{
     forms::FormSchema,
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::factory::DEFAULT_EXPIRY,
+    util::templates::{self, Exhausted},
 };
 
 /// The fields a request may have.
@@ -271,10 +274,9 @@ fn parse_prompt(value: Option<Value>) -> Result<String, AskError> {
     }
 }
 
-/// Renders the caller's prompt template over `data`, strictly (see the module doc).
+/// Renders the caller's prompt template over `data`, strictly and bounded (see the module doc).
 fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
-    let mut environment = Environment::new();
-    environment.set_undefined_behavior(UndefinedBehavior::Strict);
+    let environment = templates::environment();
     let compiled = environment.template_from_str(template).map_err(|error| {
         AskError::invalid(
             "prompt",
@@ -288,7 +290,27 @@ fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
             ),
         )
     })?;
-    let rendered = compiled.render(data).map_err(|error| {
+    // A character takes at most four bytes: past that many, the prompt is too long whatever it is.
+    let max_bytes = MAX_PROMPT_CHARS * 4;
+    let rendered = templates::render(&compiled, data, max_bytes).map_err(|error| {
+        match Exhausted::of(&error) {
+            Some(Exhausted::Fuel) => {
+                return AskError::invalid(
+                    "prompt",
+                    format!(
+                    "takes too much work to render (more than {} template steps); loop over less",
+                    templates::FUEL
+                ),
+                )
+            }
+            Some(Exhausted::Output) => {
+                return AskError::invalid(
+                    "prompt",
+                    format!("renders to more than {MAX_PROMPT_CHARS} characters"),
+                )
+            }
+            None => {}
+        }
         if error.kind() == ErrorKind::UndefinedError {
             let mut names: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
             names.sort();

@@ -164,6 +164,9 @@ fn noun_forms(entity: &str) -> (String, String) {
 
 /// Runs the agent loop for one view, refusing (and rebuilding with the heuristic) a tree that
 /// `acceptable` rejects.
+/// Rows a chat view's table shows at once: the most a Table's `pageSize` allows.
+const VIEW_PAGE_SIZE: u32 = 500;
+
 async fn generate(
     input: GenerationInput,
     model: &dyn ChatModel,
@@ -187,6 +190,12 @@ async fn generate(
         if node.component == "Heading" && node.props.get("level").and_then(Value::as_u64) == Some(1)
         {
             node.props["level"] = json!(2);
+        }
+        // The chat page reads no query, so a table there cannot page by link: it shows as many
+        // rows as a Table may on one page (the render budget still bounds the page, and every
+        // item is in the downloads).
+        if node.component == "Table" && node.props.get("pageSize").is_none() {
+            node.props["pageSize"] = json!(VIEW_PAGE_SIZE);
         }
     }
     Ok((tree, model_name))

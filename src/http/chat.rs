@@ -88,6 +88,7 @@ async fn chat_off(State(state): State<AppState>) -> Response {
         .into_any()
         },
     )
+    .await
 }
 
 /// What the chat page's handlers reach: the app and its orchestrator.
@@ -153,7 +154,7 @@ async fn render_chat(
     let generated = generated_views(state, &view).await?;
     let data = presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref());
     let render = move || view! { <ChatPage data/> }.into_any();
-    Ok(html_document(&state.app, status, "Chat · Tessera", render))
+    Ok(html_document(&state.app, status, "Chat · Tessera", render).await)
 }
 
 /// The session's confirm, progress and result views, generated with the default model.

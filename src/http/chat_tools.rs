@@ -62,12 +62,7 @@ async fn show_tool(
 ) -> Result<Response, AppError> {
     let id = chat_session(&state, &session).await?;
     let form = tool_form(&state.orchestrator, state.app.models(), id, &name).await?;
-    Ok(form_page(
-        &state,
-        StatusCode::OK,
-        form,
-        FormState::default(),
-    ))
+    Ok(form_page(&state, StatusCode::OK, form, FormState::default()).await)
 }
 
 /// `POST /chat/tools/{name}`.
@@ -83,12 +78,9 @@ async fn submit_tool(
         ToolSubmission::Ran(_) | ToolSubmission::Cancelled => {
             Ok(Redirect::to("/chat").into_response())
         }
-        ToolSubmission::Invalid(form, values) => Ok(form_page(
-            &state,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            *form,
-            values,
-        )),
+        ToolSubmission::Invalid(form, values) => {
+            Ok(form_page(&state, StatusCode::UNPROCESSABLE_ENTITY, *form, values).await)
+        }
     }
 }
 
@@ -101,7 +93,12 @@ async fn chat_events(
     Ok(session_events(&state.orchestrator, id).into_response())
 }
 
-fn form_page(state: &ChatState, status: StatusCode, form: ToolForm, values: FormState) -> Response {
+async fn form_page(
+    state: &ChatState,
+    status: StatusCode,
+    form: ToolForm,
+    values: FormState,
+) -> Response {
     let ToolForm { tool, tree, .. } = form;
     let mut ctx = RenderCtx::new(serde_json::json!({}));
     ctx.action = Some(format!("/chat/tools/{}", tool.name));
@@ -120,4 +117,5 @@ fn form_page(state: &ChatState, status: StatusCode, form: ToolForm, values: Form
                 .into_any()
         },
     )
+    .await
 }

@@ -33,6 +33,7 @@ pub async fn gallery(State(state): State<AppState>) -> Response {
     html_document(&state, StatusCode::OK, "Components · Tessera", move || {
         view! { <GalleryPage catalog/> }.into_any()
     })
+    .await
 }
 
 /// `GET /api/components`: exactly the tool definitions a model is offered by a `ui` step that
@@ -85,7 +86,7 @@ pub fn download_response(props: &Value, format: DownloadFormat, name: &str) -> R
 /// # Errors
 /// Only if the built-in demo tree is broken.
 pub async fn try_fields(State(state): State<AppState>) -> Result<Response, AppError> {
-    try_page(&state, StatusCode::OK, FormState::default(), None)
+    try_page(&state, StatusCode::OK, FormState::default(), None).await
 }
 
 /// `POST /components/try`: decode and validate; 422 with the person's values, or the decoded JSON.
@@ -103,19 +104,19 @@ pub async fn submit_try_fields(
     let offered = Offered::of_page(&tree, &Catalog::defaults(), &field_types::data());
     match read_submission(&schema, &offered, &body) {
         Submission::Valid(value) => {
-            try_page(&state, StatusCode::OK, FormState::default(), Some(value))
+            try_page(&state, StatusCode::OK, FormState::default(), Some(value)).await
         }
-        Submission::Cancelled => try_page(
-            &state,
-            StatusCode::OK,
-            FormState::default(),
-            Some(Value::String("cancelled".into())),
-        ),
-        Submission::Invalid(form) => try_page(&state, StatusCode::UNPROCESSABLE_ENTITY, form, None),
+        Submission::Cancelled => {
+            let cancelled = Some(Value::String("cancelled".into()));
+            try_page(&state, StatusCode::OK, FormState::default(), cancelled).await
+        }
+        Submission::Invalid(form) => {
+            try_page(&state, StatusCode::UNPROCESSABLE_ENTITY, form, None).await
+        }
     }
 }
 
-fn try_page(
+async fn try_page(
     state: &AppState,
     status: StatusCode,
     form: FormState,
@@ -138,12 +139,12 @@ fn try_page(
     let mut ctx = RenderCtx::new(field_types::data());
     ctx.form = form;
     ctx.query = BTreeMap::new();
-    Ok(html_document(
-        state,
-        status,
-        "Every field type · Tessera",
-        move || render_tree(&tree, &ctx),
-    ))
+    Ok(
+        html_document(state, status, "Every field type · Tessera", move || {
+            render_tree(&tree, &ctx)
+        })
+        .await,
+    )
 }
 
 #[cfg(test)]

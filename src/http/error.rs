@@ -59,6 +59,14 @@ pub enum AppError {
         /// What is gone, for a person.
         message: String,
     },
+    /// The server cannot answer this now, e.g. a render past its deadline (503).
+    #[error("{message}")]
+    Unavailable {
+        /// Stable machine-readable code.
+        code: &'static str,
+        /// What happened, for a person.
+        message: String,
+    },
     /// The body is larger than the server accepts (413).
     #[error("the request body is larger than this server accepts (TESSERA_BODY_LIMIT)")]
     TooLarge,
@@ -118,6 +126,12 @@ impl IntoResponse for AppError {
                 (StatusCode::FORBIDDEN, *code, message.clone(), None)
             }
             Self::Gone { code, message } => (StatusCode::GONE, *code, message.clone(), None),
+            Self::Unavailable { code, message } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                *code,
+                message.clone(),
+                None,
+            ),
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",

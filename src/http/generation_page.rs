@@ -44,12 +44,7 @@ pub async fn show_generation(
     let started = state.store.generation_events(id, 0, 1).await?;
     let detail = detail(&record, started_prompt(&started), query.back_link());
     let render = move || view! { <GenerationPage detail/> }.into_any();
-    Ok(html_document(
-        &state,
-        StatusCode::OK,
-        "Generation · Tessera",
-        render,
-    ))
+    Ok(html_document(&state, StatusCode::OK, "Generation · Tessera", render).await)
 }
 
 /// The prompt a generation started with, from its first event.

@@ -20,6 +20,7 @@ pub async fn home(State(state): State<AppState>) -> Response {
     html_document(&state, StatusCode::OK, "Tessera", move || {
         view! { <HomePage info/> }.into_any()
     })
+    .await
 }
 
 /// Every unmatched route: a styled 404 that names nothing else on the server.
@@ -39,4 +40,5 @@ pub async fn not_found(State(state): State<AppState>) -> Response {
         .into_any()
         },
     )
+    .await
 }

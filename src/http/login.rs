@@ -65,6 +65,7 @@ pub async fn login_page(
         safe_next(query.next.as_deref()),
         None,
     )
+    .await
 }
 
 /// The login form's fields.
@@ -91,12 +92,12 @@ pub async fn login(
         .verify(&state.admin, client, fields.password)
         .await;
     if checked != Ok(true) {
-        return refused(&state, next, checked.err(), client);
+        return refused(&state, next, checked.err(), client).await;
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
         let failed = Some("Could not start a session; try again.".to_owned());
-        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed);
+        return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed).await;
     }
     Redirect::to(&next).into_response()
 }
@@ -104,7 +105,7 @@ pub async fn login(
 /// The login form again for a refused attempt: 401 for a wrong password; for one the throttle
 /// turned away unchecked, 429 after too many failures or 503 when every password hash is busy,
 /// with `Retry-After`.
-fn refused(
+async fn refused(
     state: &AppState,
     next: String,
     throttled: Option<Refused>,
@@ -113,7 +114,7 @@ fn refused(
     let Some(throttled) = throttled else {
         tracing::info!(client.addr = %client, "admin login refused");
         let wrong = Some("That password is not right.".to_owned());
-        return login_form(state, StatusCode::UNAUTHORIZED, next, wrong);
+        return login_form(state, StatusCode::UNAUTHORIZED, next, wrong).await;
     };
     let seconds = throttled.retry_after_seconds();
     let (status, message) = match throttled {
@@ -127,7 +128,7 @@ fn refused(
         ),
     };
     tracing::info!(client.addr = %client, error = %throttled, "admin login throttled");
-    let mut response = login_form(state, status, next, Some(message));
+    let mut response = login_form(state, status, next, Some(message)).await;
     response
         .headers_mut()
         .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
@@ -135,7 +136,7 @@ fn refused(
 }
 
 /// The login form again (403) for a login posted from another site, keeping its `next`.
-pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
+pub(super) async fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
     let next = raw_values(body)
         .get("next")
         .and_then(|all| all.last())
@@ -146,6 +147,7 @@ pub(super) fn refused_cross_site(state: &AppState, body: &[u8]) -> Response {
         safe_next(next.as_deref()),
         Some("This form was not sent from this site.".to_owned()),
     )
+    .await
 }
 
 /// `POST /logout`.
@@ -175,7 +177,7 @@ fn safe_next(next: Option<&str>) -> String {
     }
 }
 
-fn login_form(
+async fn login_form(
     state: &AppState,
     status: StatusCode,
     next: String,
@@ -205,6 +207,7 @@ fn login_form(
         }
         .into_any()
     })
+    .await
 }
 
 #[cfg(test)]

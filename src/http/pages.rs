@@ -47,11 +47,11 @@ pub async fn show_page(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms()).await? {
-        Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK),
-        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received"),
-        Opened::Expired => gone(&state, "This link has expired", "The request it belonged to is no longer waiting for an answer. Ask the sender for a new link."),
-        Opened::Revoked => gone(&state, "This link was withdrawn", "The sender withdrew this request. Ask them for a new link if you still need to answer."),
-        Opened::NotFound => unknown_link(&state),
+        Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK).await,
+        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received").await,
+        Opened::Expired => gone(&state, "This link has expired", "The request it belonged to is no longer waiting for an answer. Ask the sender for a new link.").await,
+        Opened::Revoked => gone(&state, "This link was withdrawn", "The sender withdrew this request. Ask them for a new link if you still need to answer.").await,
+        Opened::NotFound => unknown_link(&state).await,
     })
 }
 
@@ -84,11 +84,11 @@ pub async fn submit(
             state.runner().map(Runner::wake);
         }
     }
-    Ok(submitted_response(&state, &token, outcome, table_state))
+    Ok(submitted_response(&state, &token, outcome, table_state).await)
 }
 
 /// The answer to a page submission, by what the submission did.
-fn submitted_response(
+async fn submitted_response(
     state: &AppState,
     token: &str,
     outcome: Submitted,
@@ -96,14 +96,14 @@ fn submitted_response(
 ) -> Response {
     match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
-        Submitted::Invalid(page, form) => render_open(state, token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY),
-        Submitted::Navigated(page, form, query) => render_open(state, token, &page, form, query, StatusCode::OK),
-        Submitted::AlreadySubmitted(page) => render_receipt(state, &page, StatusCode::CONFLICT, "This link was already used"),
-        Submitted::Forbidden => forbidden(state),
-        Submitted::NoForm => error_page(state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer."),
-        Submitted::Expired => gone(state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link."),
-        Submitted::Revoked => gone(state, "This link was withdrawn", "Your answer was not recorded because the sender withdrew the request."),
-        Submitted::NotFound => unknown_link(state),
+        Submitted::Invalid(page, form) => render_open(state, token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY).await,
+        Submitted::Navigated(page, form, query) => render_open(state, token, &page, form, query, StatusCode::OK).await,
+        Submitted::AlreadySubmitted(page) => render_receipt(state, &page, StatusCode::CONFLICT, "This link was already used").await,
+        Submitted::Forbidden => forbidden(state).await,
+        Submitted::NoForm => error_page(state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer.").await,
+        Submitted::Expired => gone(state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link.").await,
+        Submitted::Revoked => gone(state, "This link was withdrawn", "Your answer was not recorded because the sender withdrew the request.").await,
+        Submitted::NotFound => unknown_link(state).await,
     }
 }
 
@@ -116,14 +116,12 @@ pub async fn confirmation(
     Path(token): Path<String>,
 ) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms()).await? {
-        Opened::Receipt(page) => render_receipt(
-            &state,
-            &page,
-            StatusCode::OK,
-            "Thank you — your answer was received",
-        ),
+        Opened::Receipt(page) => {
+            let heading = "Thank you — your answer was received";
+            render_receipt(&state, &page, StatusCode::OK, heading).await
+        }
         Opened::Open(_) => Redirect::to(&format!("/p/{token}")).into_response(),
-        Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state),
+        Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state).await,
     })
 }
 
@@ -137,11 +135,13 @@ pub async fn download(
 ) -> Result<Response, AppError> {
     let page = match open_page(&state.store, &token, now_ms()).await? {
         Opened::Open(page) | Opened::Receipt(page) => page,
-        Opened::Expired | Opened::Revoked | Opened::NotFound => return Ok(unknown_link(&state)),
+        Opened::Expired | Opened::Revoked | Opened::NotFound => {
+            return Ok(unknown_link(&state).await)
+        }
     };
     let tree = serde_json::from_value::<PageTree>(page.tree).ok();
     let Some(file) = tree.and_then(|tree| download_for_node(&tree, &page.data, &file)) else {
-        return Ok(unknown_link(&state));
+        return Ok(unknown_link(&state).await);
     };
     let mut response = attachment(file);
     // The file holds the page's data, personal like the page itself.
@@ -152,7 +152,7 @@ pub async fn download(
     Ok(response)
 }
 
-fn render_open(
+async fn render_open(
     state: &AppState,
     token: &str,
     page: &Page,
@@ -166,7 +166,8 @@ fn render_open(
             StatusCode::INTERNAL_SERVER_ERROR,
             "This page cannot be shown",
             "Its stored layout is damaged. The sender has been told nothing; please contact them.",
-        );
+        )
+        .await;
     };
     let catalog = match state.catalog_for_page(page) {
         Ok(catalog) => catalog,
@@ -177,7 +178,8 @@ fn render_open(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "This page cannot be shown",
                 "It was made with components this server no longer has. Nothing was recorded; please ask the sender for a new link.",
-            );
+            )
+            .await;
         }
     };
     let mut ctx = RenderCtx::new(page.data.clone());
@@ -193,9 +195,15 @@ fn render_open(
         "Your answer is requested · Tessera",
         move || render_tree(&tree, &ctx),
     )
+    .await
 }
 
-fn render_receipt(state: &AppState, page: &Page, status: StatusCode, heading: &str) -> Response {
+async fn render_receipt(
+    state: &AppState,
+    page: &Page,
+    status: StatusCode,
+    heading: &str,
+) -> Response {
     let schema = page
         .schema
         .as_ref()
@@ -206,27 +214,29 @@ fn render_receipt(state: &AppState, page: &Page, status: StatusCode, heading: &s
     html_document(state, status, "Answer received · Tessera", move || {
         view! { <div data-testid="receipt">{render_tree(&tree, &ctx)}</div> }.into_any()
     })
+    .await
 }
 
-fn gone(state: &AppState, heading: &'static str, message: &'static str) -> Response {
-    error_page(state, StatusCode::GONE, heading, message)
+async fn gone(state: &AppState, heading: &'static str, message: &'static str) -> Response {
+    error_page(state, StatusCode::GONE, heading, message).await
 }
 
-fn unknown_link(state: &AppState) -> Response {
-    error_page(state, StatusCode::NOT_FOUND, "This link is not valid", "Check that you copied the whole link. Links are single-use and only the sender can issue a new one.")
+async fn unknown_link(state: &AppState) -> Response {
+    error_page(state, StatusCode::NOT_FOUND, "This link is not valid", "Check that you copied the whole link. Links are single-use and only the sender can issue a new one.").await
 }
 
 /// The 403 page for a page form posted from another site (`same_origin.rs`).
-pub(super) fn forbidden(state: &AppState) -> Response {
+pub(super) async fn forbidden(state: &AppState) -> Response {
     error_page(
         state,
         StatusCode::FORBIDDEN,
         "This form could not be accepted",
         "It was not sent from its own page. Open the link you were sent and submit it from there.",
     )
+    .await
 }
 
-fn error_page(
+async fn error_page(
     state: &AppState,
     status: StatusCode,
     heading: &'static str,
@@ -235,4 +245,5 @@ fn error_page(
     html_document(state, status, &format!("{heading} · Tessera"), move || {
         view! { <ErrorPage status=status.as_u16() heading=heading.to_owned() message=message.to_owned()/> }.into_any()
     })
+    .await
 }

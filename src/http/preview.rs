@@ -1,4 +1,8 @@
-//! Previewing a page tree: the JSON API and the author's preview page.
+//! Previewing a page tree: the JSON API and the author's preview page (admins only: it renders
+//! whatever tree and data it is given, so strangers may not make the server do it).
+//!
+//! Reading and checking the tree and rendering it run off the async workers within the render
+//! deadline, and both are bounded by the render budget.
 
 use axum::{extract::State, response::Response};
 use http::StatusCode;
@@ -13,21 +17,25 @@ use tessera_app::{
 use super::{
     error::AppError,
     extract::{Form, Json},
-    render::{fragment_html, html_document},
+    render::{fragment_html, html_document, RENDER_DEADLINE},
     AppState,
 };
 use crate::{
     demo::field_types,
     forms::validate_form::FormReport,
     pages::preview::{preview, PreviewError, PreviewInput},
+    util::blocking::{within_deadline, BlockingError},
 };
 
 impl From<PreviewError> for AppError {
     fn from(error: PreviewError) -> Self {
-        Self::BadRequest {
-            code: "invalid_preview",
-            field: Some(error.field().to_owned()),
-            message: error.to_string(),
+        match error {
+            PreviewError::OverBudget(over) => over.into(),
+            other => Self::BadRequest {
+                code: "invalid_preview",
+                field: Some(other.field().to_owned()),
+                message: other.to_string(),
+            },
         }
     }
 }
@@ -35,21 +43,24 @@ impl From<PreviewError> for AppError {
 /// `POST /api/pages/preview`: `{tree, schema?, data?}` → `{html, validation}`.
 ///
 /// # Errors
-/// 400 naming `tree` or `schema` when they cannot be read.
+/// 400 naming `tree` or `schema` when they cannot be read; 422 `render_budget` when the page
+/// would cost more than the render budget; 503 past the render deadline.
 pub async fn preview_api(
     State(state): State<AppState>,
     Json(input): Json<PreviewInput>,
 ) -> Result<Json<Value>, AppError> {
     let catalog = state.page_catalog();
-    let checked = preview(&catalog, input)?;
-    let mut ctx = RenderCtx::new(checked.data.clone());
+    let (checked, catalog) =
+        within_deadline(RENDER_DEADLINE, move || (preview(&catalog, input), catalog)).await?;
+    let checked = checked?;
+    let mut ctx = RenderCtx::new(checked.data);
     ctx.catalog = catalog;
     let tree = checked.tree;
-    let html = fragment_html(move || render_tree(&tree, &ctx));
+    let html = fragment_html(move || render_tree(&tree, &ctx)).await?;
     Ok(Json(json!({ "html": html, "validation": checked.report })))
 }
 
-/// `GET /preview`: the editor, filled with the every-field-type example.
+/// `GET /preview` (admin): the editor, filled with the every-field-type example.
 pub async fn preview_page(State(state): State<AppState>) -> Response {
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let tree = field_types::tree()
@@ -61,25 +72,43 @@ pub async fn preview_page(State(state): State<AppState>) -> Response {
         schema: pretty(&field_types::schema()),
         data: pretty(&field_types::data()),
     };
-    editor(&state, StatusCode::OK, inputs, None)
+    editor(&state, StatusCode::OK, inputs, None).await
 }
 
-/// `POST /preview`: render the pasted tree beside its `ValidateForm` report.
+/// `POST /preview` (admin): render the pasted tree beside its `ValidateForm` report.
 pub async fn submit_preview_page(
     State(state): State<AppState>,
     Form(inputs): Form<EditorInputs>,
 ) -> Response {
-    let outcome = PreviewInput::from_pasted(&inputs.tree, &inputs.schema, &inputs.data)
-        .and_then(|input| preview(&state.page_catalog(), input).map_err(|error| error.to_string()));
-    let status = match outcome {
-        Ok(_) => StatusCode::OK,
-        Err(_) => StatusCode::UNPROCESSABLE_ENTITY,
+    let catalog = state.page_catalog();
+    let pasted = inputs.clone();
+    let checked = within_deadline(RENDER_DEADLINE, move || {
+        PreviewInput::from_pasted(&pasted.tree, &pasted.schema, &pasted.data)
+            .and_then(|input| preview(&catalog, input).map_err(|error| error.to_string()))
+    })
+    .await;
+    let (status, outcome) = match checked {
+        Ok(Ok(checked)) => (StatusCode::OK, Ok(checked)),
+        Ok(Err(message)) => (StatusCode::UNPROCESSABLE_ENTITY, Err(message)),
+        // The editor comes back with the author's text and says what happened, in the page.
+        Err(BlockingError::TimedOut(deadline)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Err(format!(
+                "checking the tree took longer than {} seconds; try a smaller one",
+                deadline.as_secs()
+            )),
+        ),
+        Err(BlockingError::Failed(error)) => {
+            tracing::error!(error = %error, "checking a pasted tree failed");
+            let message = "something went wrong on our side".to_owned();
+            (StatusCode::INTERNAL_SERVER_ERROR, Err(message))
+        }
     };
-    editor(&state, status, inputs, Some(outcome))
+    editor(&state, status, inputs, Some(outcome)).await
 }
 
 /// The preview page's three boxes, as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct EditorInputs {
     #[serde(default)]
     tree: String,
@@ -89,7 +118,7 @@ pub struct EditorInputs {
     data: String,
 }
 
-fn editor(
+async fn editor(
     state: &AppState,
     status: StatusCode,
     inputs: EditorInputs,
@@ -149,6 +178,7 @@ fn editor(
         }
         .into_any()
     })
+    .await
 }
 
 #[component]

@@ -93,7 +93,7 @@ pub async fn list_runs(
     let list = presenters::runs::runs_list(&listed, &filter, startable_workflows(&state));
     let title = "Runs · Tessera";
     let render = move || view! { <RunsListPage list/> }.into_any();
-    Ok(html_document(&state, StatusCode::OK, title, render))
+    Ok(html_document(&state, StatusCode::OK, title, render).await)
 }
 
 /// The workflows the runs list offers to start. Asks are started through `POST /api/asks` with
@@ -117,10 +117,10 @@ pub async fn show_run(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
-    Ok(detail_page(&state, &overview, None, None))
+    Ok(detail_page(&state, &overview, None, None).await)
 }
 
-fn detail_page(
+async fn detail_page(
     state: &AppState,
     overview: &RunOverview,
     new_link: Option<String>,
@@ -131,7 +131,8 @@ fn detail_page(
     let title = format!("Run {} · Tessera", overview.run.workflow);
     let mut response = html_document(state, StatusCode::OK, &title, move || {
         view! { <RunDetailPage detail/> }.into_any()
-    });
+    })
+    .await;
     let refresh = format!("{LIVE_REFRESH_SECONDS}; url=/runs/{}", overview.run.id);
     if let (true, Ok(refresh)) = (live, http::HeaderValue::from_str(&refresh)) {
         // The browser reloads an unfinished run's timeline by itself: live with JavaScript off
@@ -205,7 +206,7 @@ pub async fn change_page(
     let change = links::change_run_page(&state.store, public_url, run_id, page_id, action).await?;
     let overview = run_overview(&state.store, run_id).await?;
     let (new_link, flash) = presenters::runs::link_change(change);
-    Ok(detail_page(&state, &overview, new_link, Some(flash)))
+    Ok(detail_page(&state, &overview, new_link, Some(flash)).await)
 }
 
 /// `POST /api/runs/{id}/link`: a working link to the page the run waits on — a fresh one,

@@ -56,13 +56,13 @@ pub async fn refuse_cross_site(
     }
     match check.refusal {
         Refusal::Status => StatusCode::FORBIDDEN.into_response(),
-        Refusal::PageError => pages::forbidden(&check.state),
+        Refusal::PageError => pages::forbidden(&check.state).await,
         Refusal::LoginForm => {
             // The form shown again keeps where the person was going.
             let body = to_bytes(request.into_body(), check.state.config.body_limit)
                 .await
                 .unwrap_or_default();
-            login::refused_cross_site(&check.state, &body)
+            login::refused_cross_site(&check.state, &body).await
         }
     }
 }

@@ -1,10 +1,16 @@
 //! Previewing a page: a tree, an optional response schema and data, checked by `ValidateForm`.
 //!
 //! Used by `POST /api/pages/preview` and the author's preview page; it renders nothing itself
-//! (the HTTP edge renders the returned tree), so the checks stay testable without HTML.
+//! (the HTTP edge renders the returned tree), so the checks stay testable without HTML. A tree
+//! whose nodes and resolved props would go over the render budget is refused before
+//! `ValidateForm` resolves them (`RenderBudget::check_tree`).
 
 use serde_json::Value;
-use tessera_app::{catalog::Catalog, tree::PageTree};
+use tessera_app::{
+    catalog::Catalog,
+    render::{OverBudget, RenderBudget},
+    tree::PageTree,
+};
 
 use crate::forms::{validate_form::validate_form, validate_form::FormReport, FormSchema};
 
@@ -64,6 +70,9 @@ pub enum PreviewError {
     /// The schema is outside the form subset.
     #[error("schema: {0}")]
     Schema(String),
+    /// The tree over its data would cost more to render than the render budget allows.
+    #[error("tree: {0}")]
+    OverBudget(#[from] OverBudget),
 }
 
 impl PreviewError {
@@ -71,16 +80,17 @@ impl PreviewError {
     #[must_use]
     pub fn field(&self) -> &'static str {
         match self {
-            Self::Tree(_) => "tree",
+            Self::Tree(_) | Self::OverBudget(_) => "tree",
             Self::Schema(_) => "schema",
         }
     }
 }
 
-/// Parses the inputs and runs `ValidateForm`.
+/// Parses the inputs, checks the tree against the default render budget and runs `ValidateForm`.
 ///
 /// # Errors
-/// [`PreviewError`] when the tree or the schema cannot be read at all.
+/// [`PreviewError`] when the tree or the schema cannot be read at all, or the tree is over the
+/// render budget.
 pub fn preview(catalog: &Catalog, input: PreviewInput) -> Result<Preview, PreviewError> {
     let tree: PageTree = serde_json::from_value(input.tree)
         .map_err(|error| PreviewError::Tree(error.to_string()))?;
@@ -94,6 +104,7 @@ pub fn preview(catalog: &Catalog, input: PreviewInput) -> Result<Preview, Previe
     let data = input
         .data
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    RenderBudget::DEFAULT.check_tree(&tree, &data, catalog)?;
     let report = validate_form(&tree, catalog, schema.as_ref(), &data);
     Ok(Preview { tree, data, report })
 }

@@ -4,12 +4,18 @@
 //! check the response schema at compile time and to type the next step's `response`. Templates
 //! are checked when the workflow is built ([`WorkflowBuilder::build`](super::WorkflowBuilder)) and
 //! rendered with the state as context, strictly: a variable the state lacks is an error, not an
-//! empty string. Keep long templates in `.j2` files and load them with `include_str!`.
+//! empty string. Keep long templates in `.j2` files and load them with `include_str!`. Renders
+//! are bounded (`util::templates`): a template that runs out of fuel or writes more than
+//! [`MAX_RENDERED_BYTES`] fails its step with an error saying so, rather than hanging a runner.
 
 use std::{fmt, marker::PhantomData};
 
-use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
+
+use crate::util::templates::{self, Exhausted};
+
+/// The most a workflow template (a prompt, a YAML step's body or message) may render to.
+pub const MAX_RENDERED_BYTES: usize = 1024 * 1024;
 
 /// A prompt template asking for an `R`.
 pub struct Prompt<R> {
@@ -58,16 +64,12 @@ impl<R> fmt::Debug for Prompt<R> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Template(String);
 
-fn environment() -> Environment<'static> {
-    let mut environment = Environment::new();
-    environment.set_undefined_behavior(UndefinedBehavior::Strict);
-    environment
-}
-
 impl Template {
     /// Checks the template's syntax.
     pub(crate) fn check(&self) -> Result<(), minijinja::Error> {
-        environment().template_from_str(&self.0).map(|_| ())
+        templates::environment()
+            .template_from_str(&self.0)
+            .map(|_| ())
     }
 
     /// The template's source text (the page cache keys on it, not on a rendering).
@@ -75,9 +77,25 @@ impl Template {
         &self.0
     }
 
-    /// Renders the template with `state` as its context.
+    /// Renders the template with `state` as its context, bounded; an error past a bound says
+    /// which one.
     pub(crate) fn render(&self, state: &Value) -> Result<String, minijinja::Error> {
-        environment().render_str(&self.0, state)
+        templates::render_str(&self.0, state, MAX_RENDERED_BYTES).map_err(|error| {
+            match Exhausted::of(&error) {
+                Some(Exhausted::Fuel) => minijinja::Error::new(
+                    error.kind(),
+                    format!(
+                        "the template takes too much work (more than {} steps)",
+                        templates::FUEL
+                    ),
+                ),
+                Some(Exhausted::Output) => minijinja::Error::new(
+                    error.kind(),
+                    format!("the template renders to more than {MAX_RENDERED_BYTES} bytes"),
+                ),
+                None => error,
+            }
+        })
     }
 }
 
@@ -101,6 +119,23 @@ mod tests {
     fn a_missing_variable_is_an_error_not_an_empty_string() {
         let prompt = Prompt::<()>::new("Hello {{ nobody }}");
         assert!(prompt.into_template().render(&json!({})).is_err());
+    }
+
+    #[test]
+    fn a_template_that_loops_without_end_fails_saying_so() {
+        let nested =
+            "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+        let error = Prompt::<()>::new(nested)
+            .into_template()
+            .render(&json!({}))
+            .err()
+            .map(|error| error.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|text| text.contains("too much work")),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -369,7 +369,52 @@ on_both_backends!(
     the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered,
     the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled,
     an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only,
+    a_prompt_that_loops_without_end_is_refused_naming_prompt,
+    a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders,
 );
+
+async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    // Once hung the server: 10¹⁰ iterations, and the next request stalled behind it.
+    let prompt =
+        "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}";
+    let (status, error) = error_of(post_ask(&app, &json!({"prompt": prompt})).await?).await?;
+    assert_eq!(status, 422, "{error}");
+    assert_eq!(error["field"], "prompt", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("too much work") || message.contains("more than 10000 characters"),
+        "{message}"
+    );
+    let runs = app.api_json("/api/runs").await?;
+    assert_eq!(runs["total"], 0, "nothing was started");
+    app.cleanup().await
+}
+
+async fn a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let emails: Vec<Value> = (0..300)
+        .map(|n| json!({"id": format!("m{n}"), "subject": format!("s{n}")}))
+        .collect();
+    let prompt = "Archive these? {% for e in emails %}{{ e.subject }} {% endfor %}";
+    let (id, _) = create(&app, &json!({"prompt": prompt, "data": {"emails": emails}})).await?;
+    // An ask's id is its run's id; the run's state holds the rendered prompt.
+    let run = app.api_json(&format!("/api/runs/{id}")).await?;
+    let asked = run["state"]["prompt"].as_str().unwrap_or_default();
+    assert!(
+        asked.starts_with("Archive these? s0 s1 ") && asked.ends_with("s299 "),
+        "{asked}"
+    );
+    app.cleanup().await
+}
 
 async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only(
     backend: Backend,

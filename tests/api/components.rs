@@ -1,8 +1,8 @@
-//! The gallery, the tool definitions API, the preview API and the every-field-type page.
+//! The gallery, the tool definitions API, the preview API and page and the every-field-type page.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::helpers::{spawn_app, API_TOKEN};
+use crate::helpers::{spawn_app, TestApp, API_TOKEN};
 
 #[tokio::test]
 async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Result<()> {
@@ -123,6 +123,116 @@ async fn the_preview_api_names_a_schema_outside_the_subset() -> anyhow::Result<(
         "{error}"
     );
     Ok(())
+}
+
+/// A preview body: `tables` Tables (with `pageSize` when given) all bound to one array of `rows`
+/// rows, the shape of the attack that made a 17 KB body into a 5.9 MB page.
+fn many_tables_over_one_array(tables: usize, rows: usize, page_size: Option<u32>) -> Value {
+    let mut nodes = Map::new();
+    for table in 0..tables {
+        let mut props = json!({"rows": {"$data": "/rows"}});
+        if let Some(size) = page_size {
+            props["pageSize"] = json!(size);
+        }
+        nodes.insert(
+            format!("t{table}"),
+            json!({"component": "Table", "props": props}),
+        );
+    }
+    let rows: Vec<Value> = (0..rows)
+        .map(|row| json!({"id": row, "name": format!("Row {row}")}))
+        .collect();
+    json!({"tree": {"nodes": nodes}, "data": {"rows": rows}})
+}
+
+/// An app that takes bodies of a few megabytes, so the budget, not the body limit, is what
+/// answers.
+async fn app_taking_big_bodies() -> anyhow::Result<TestApp> {
+    TestApp::builder()
+        .config(|config| config.body_limit = 4 * 1024 * 1024)
+        .spawn()
+        .await
+}
+
+async fn preview_api(app: &TestApp, body: &Value) -> anyhow::Result<(u16, Value)> {
+    let response = app.api_post("/api/pages/preview", body).await?;
+    Ok((response.status().as_u16(), response.json().await?))
+}
+
+#[tokio::test]
+async fn twenty_tables_over_one_big_array_show_one_page_of_rows_each() -> anyhow::Result<()> {
+    let app = app_taking_big_bodies().await?;
+    let (status, result) = preview_api(&app, &many_tables_over_one_array(20, 2_000, None)).await?;
+    assert_eq!(status, 200, "{result}");
+    let html = result["html"].as_str().unwrap_or_default();
+    let rows = html.matches("<tr class=\"border-t").count();
+    assert_eq!(rows, 20 * 50, "each table shows its first page of 50 rows");
+    assert!(html.len() < 1024 * 1024, "{} bytes", html.len());
+    assert_eq!(
+        html.matches("Page 1 of 40").count(),
+        20,
+        "each table has a pager"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_preview_over_the_row_budget_is_422_naming_the_budget() -> anyhow::Result<()> {
+    let app = app_taking_big_bodies().await?;
+    // 20 tables of 500 rows a page: 10,000 rows written, twice the budget.
+    let body = many_tables_over_one_array(20, 2_000, Some(500));
+    let (status, result) = preview_api(&app, &body).await?;
+    assert_eq!(status, 422, "{result}");
+    assert_eq!(result["error"]["code"], "render_budget", "{result}");
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("render budget `rows`"), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_text_repeating_big_data_is_refused_before_it_is_built() -> anyhow::Result<()> {
+    let app = app_taking_big_bodies().await?;
+    // 40 KB of tree asking for 5,000 copies of 4 KB: 20 MB of text.
+    let text = "{{/big}}".repeat(5_000);
+    let body = json!({
+        "tree": {"nodes": {"t": {"component": "Text", "props": {"text": text}}}},
+        "data": {"big": "x".repeat(4 * 1024)}
+    });
+    let (status, result) = preview_api(&app, &body).await?;
+    assert_eq!(status, 422, "{}", result["error"]);
+    assert_eq!(result["error"]["code"], "render_budget");
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("render budget `bytes`"), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_preview_page_is_for_the_admin_only() -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    let shown = app.get("/preview").await?;
+    assert_eq!(shown.status(), 303);
+    let location = shown
+        .headers()
+        .get("location")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(location, "/login?next=%2Fpreview");
+
+    let tree = r#"{"nodes": {"h": {"component": "Heading", "props": {"text": "Rendered for you", "level": 1}}}}"#;
+    let form = format!("tree={}&schema=&data=", urlencode(tree));
+    let anonymous = app.post_form("/preview", "", form.clone()).await?;
+    assert_eq!(anonymous.status(), 303, "a stranger's tree is not rendered");
+    assert!(!anonymous.text().await?.contains("Rendered for you"));
+
+    let cookie = app.admin_cookie().await?;
+    let admin = app.post_form("/preview", &cookie, form).await?;
+    assert_eq!(admin.status(), 200);
+    assert!(admin.text().await?.contains("Rendered for you"));
+    Ok(())
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 #[tokio::test]

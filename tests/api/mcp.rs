@@ -349,6 +349,11 @@ async fn bad_calls_are_tool_errors_naming_the_field() -> anyhow::Result<()> {
             "notify: ",
         ),
         (
+            "ask_person",
+            json!({"prompt": "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"}),
+            "prompt: ",
+        ),
+        (
             "get_answer",
             json!({"ask_id": "00000000-0000-0000-0000-000000000000"}),
             "ask_id: ",

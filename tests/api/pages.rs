@@ -18,7 +18,7 @@ use tessera::{
 };
 use tessera_app::catalog::{Catalog, ComponentSpec};
 
-use crate::helpers::{spawn_app, spawn_app_with, TestApp};
+use crate::helpers::{on_both_backends, spawn_app, spawn_app_on, spawn_app_with, Backend, TestApp};
 
 struct Link {
     token: PageToken,
@@ -695,4 +695,99 @@ async fn a_page_stored_before_pages_recorded_their_components_renders_as_before(
     assert!(html.contains("Written before the upgrade"), "{html}");
     assert!(!html.contains("node-error"), "{html}");
     Ok(())
+}
+
+/// Stores an open page with `tree` over `data` (no run behind it) and answers its path.
+async fn stored_page(app: &TestApp, tree: Value, data: Value) -> anyhow::Result<String> {
+    let token = PageToken::generate();
+    app.store
+        .create_page(&NewPage {
+            token_hash: token.hash(),
+            run_id: None,
+            tree,
+            schema: None,
+            data,
+            component_set: None,
+            expires_at_ms: now_ms() + 3_600_000,
+        })
+        .await?;
+    Ok(format!("/p/{}", token.as_str()))
+}
+
+fn named_rows(count: usize) -> Value {
+    let rows: Vec<Value> = (1..=count)
+        .map(|row| json!({"id": row, "name": format!("Row {row}.")}))
+        .collect();
+    json!({"rows": rows})
+}
+
+on_both_backends!(
+    a_table_without_page_size_shows_its_first_page_and_its_next_link_the_next_rows,
+    a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget,
+);
+
+async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_next_rows(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    let tree =
+        json!({"nodes": {"list": {"component": "Table", "props": {"rows": {"$data": "/rows"}}}}});
+    let path = stored_page(&app, tree, named_rows(120)).await?;
+    let first = app.get(&path).await?.text().await?;
+    assert!(
+        first.contains(">Row 1.<") && first.contains(">Row 50.<"),
+        "{first}"
+    );
+    assert!(
+        !first.contains(">Row 51.<"),
+        "only the first 50 rows: {first}"
+    );
+    assert!(first.contains("Page 1 of 3"), "{first}");
+    // The pager is a plain link: it works with JavaScript off.
+    let next = first
+        .split("href=\"")
+        .filter_map(|rest| rest.split('"').next())
+        .find(|href| href.contains("page=list.2"))
+        .context("a link to the next page")?
+        .replace("&amp;", "&");
+    let second = app.get(&format!("{path}{next}")).await?.text().await?;
+    assert!(
+        second.contains(">Row 51.<") && second.contains(">Row 100.<"),
+        "{second}"
+    );
+    assert!(
+        !second.contains(">Row 1.<") && !second.contains(">Row 101.<"),
+        "{second}"
+    );
+    assert!(second.contains("Page 2 of 3"), "{second}");
+    app.cleanup().await
+}
+
+async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    // Eleven tables of 500 rows a page: 5,500 rows, over the 5,000 the budget allows.
+    let mut nodes = serde_json::Map::new();
+    for table in 0..11 {
+        nodes.insert(
+            format!("t{table}"),
+            json!({"component": "Table", "props": {"rows": {"$data": "/rows"}, "pageSize": 500}}),
+        );
+    }
+    let path = stored_page(&app, json!({"nodes": nodes}), named_rows(500)).await?;
+    let response = app.get(&path).await?;
+    assert_eq!(response.status(), 422);
+    let html = response.text().await?;
+    assert!(html.contains("data-testid=\"error-page\""), "{html}");
+    assert!(html.contains("render budget `rows`"), "{html}");
+    assert!(
+        !html.contains(">Row 1.<"),
+        "no part of the page is shown: {html}"
+    );
+    app.cleanup().await
 }

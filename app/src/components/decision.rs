@@ -20,14 +20,17 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
-use super::table::{columns_or_keys, form_page_size, row_ids, TableColumn};
+use super::table::{columns_or_keys, row_ids, rows_per_page, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role, RowChoice};
+use crate::render::budget::{value_size, BudgetLimit, Meter};
 use crate::render::NodeCtx;
 
 /// The form-key prefix of the per-row radio groups.
 pub const DECISION_PREFIX: &str = "_decide:";
+/// About what one radio, its cell and its label take besides the row's id and name.
+const RADIO_BYTES: usize = 400;
 
 /// One choice a row can get: the array field it puts the row's id in.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -156,7 +159,7 @@ impl ComponentProps for DecisionTableProps {
         let rows = node.bound("rows").unwrap_or(&literal_rows);
         view! {
             <DecisionTableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows
-                query=node.ctx.query.clone() decided error/>
+                query=node.ctx.query.clone() decided error meter=node.meter/>
         }
         .into_any()
     }
@@ -198,9 +201,11 @@ pub fn DecisionTableView<'rows>(
     query: BTreeMap<String, String>,
     decided: BTreeMap<String, String>,
     error: Option<String>,
+    /// The page's budget, charged for every row written.
+    meter: &'rows Meter,
 ) -> impl IntoView {
     let columns = columns_or_keys(props.columns.clone(), rows);
-    let page_size = form_page_size(props.page_size);
+    let page_size = rows_per_page(props.page_size);
     let window = Window::of(rows, &columns, &node_id, &query, page_size);
     let paged = rows.len() > page_size;
     let id_of = |row: &Value| row.get(&props.id_key).map(display_text).unwrap_or_default();
@@ -272,9 +277,19 @@ pub fn DecisionTableView<'rows>(
         };
         view! { <tr><td colspan=column_count.to_string() class="px-3 py-6 text-center text-sm italic text-slate-600 dark:text-slate-300">{text}</td></tr> }.into_any()
     } else {
+        // Each row costs its cells (twice when cut: the short text and the whole) and a radio
+        // with its label per option.
+        let row_cost = |row: &Value| {
+            let remaining = meter.remaining_bytes();
+            2 * value_size(row, remaining) + options.len() * (RADIO_BYTES + 2 * id_of(row).len())
+        };
         window
             .visible
             .iter()
+            .take_while(|index| {
+                meter.charge(BudgetLimit::Rows, 1)
+                    && meter.charge(BudgetLimit::Bytes, row_cost(&rows[**index]))
+            })
             .map(|index| {
                 let row = &rows[*index];
                 let id = id_of(row);

@@ -2,8 +2,11 @@
 //!
 //! Sorting and paging are plain links (`?sort=<node>.<key>&dir=asc|desc`, `?page=<node>.<n>`)
 //! read back from the render context's query, so they work without JavaScript and keep the rest of
-//! the query string. With `selectable`, every row gets a tick box named `selectable.name` whose
-//! value is the row's `idKey`: the table becomes an array-of-strings field. A selectable table
+//! the query string. Every table pages on the server: without `pageSize` a page shows
+//! [`DEFAULT_PAGE_SIZE`] rows, so binding many tables to one big array cannot make a page of
+//! every row (the render budget, [`crate::render::budget`], caps what is left). With
+//! `selectable`, every row gets a tick box named `selectable.name` whose value is the row's
+//! `idKey`: the table becomes an array-of-strings field. A selectable table
 //! with more rows than a page (`pageSize`, default 50) is searched, sorted and paged through its
 //! form instead ([`super::paging`]): ticks on other pages travel as hidden inputs, so every tick
 //! reaches the submission. Long cell texts are cut, with the whole text one click away.
@@ -27,7 +30,7 @@ use super::{
 };
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role};
-use crate::render::{FieldState, NodeCtx};
+use crate::render::{FieldState, Meter, NodeCtx};
 
 /// One column.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -74,7 +77,7 @@ pub struct TableProps {
     /// Make rows selectable with tick boxes; the table then submits the chosen row ids.
     #[serde(default)]
     pub selectable: Option<TableSelect>,
-    /// Rows per page, 1 to 500; omit to show all rows (selectable: 50).
+    /// Rows per page, 1 to 500 (default 50).
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub page_size: Option<u32>,
@@ -150,7 +153,7 @@ impl ComponentProps for TableProps {
             .unwrap_or_default();
         let literal_rows = self.rows.take().unwrap_or_default();
         let rows = node.bound("rows").unwrap_or(&literal_rows);
-        view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows query=node.ctx.query.clone() state/> }.into_any()
+        view! { <TableView node_id=node.id.to_owned() dom_id=node.dom_id() props=self rows query=node.ctx.query.clone() state meter=node.meter/> }.into_any()
     }
 }
 
@@ -285,24 +288,19 @@ fn link_paging(
         });
     }
     // Paging, from `?page=<node>.<n>`.
-    let page_size = props
-        .page_size
-        .map(|size| usize::try_from(size).unwrap_or(usize::MAX).max(1));
-    let page_count = page_size.map_or(1, |size| rows.len().div_ceil(size).max(1));
+    let page_size = rows_per_page(props.page_size);
+    let page_count = rows.len().div_ceil(page_size).max(1);
     let page = query
         .get("page")
         .and_then(|page| page.strip_prefix(&sort_prefix))
         .and_then(|number| number.parse::<usize>().ok())
         .unwrap_or(1)
         .clamp(1, page_count);
-    let visible: Vec<usize> = match page_size {
-        Some(size) => order
-            .into_iter()
-            .skip((page - 1) * size)
-            .take(size)
-            .collect(),
-        None => order,
-    };
+    let visible: Vec<usize> = order
+        .into_iter()
+        .skip((page - 1) * page_size)
+        .take(page_size)
+        .collect();
     Paging::Links {
         visible,
         sorted_by,
@@ -311,8 +309,8 @@ fn link_paging(
     }
 }
 
-/// Rows per page of a table that submits: its `pageSize`, else [`DEFAULT_PAGE_SIZE`].
-pub(crate) fn form_page_size(page_size: Option<u32>) -> usize {
+/// Rows per page of a table: its `pageSize`, else [`DEFAULT_PAGE_SIZE`].
+pub(crate) fn rows_per_page(page_size: Option<u32>) -> usize {
     page_size.map_or(DEFAULT_PAGE_SIZE, |size| {
         usize::try_from(size).unwrap_or(usize::MAX).max(1)
     })
@@ -336,9 +334,11 @@ pub fn TableView<'rows>(
     rows: &'rows [Value],
     query: BTreeMap<String, String>,
     state: FieldState,
+    /// The page's budget, charged for every row written.
+    meter: &'rows Meter,
 ) -> impl IntoView {
     let columns = columns_or_keys(props.columns.clone(), rows);
-    let page_size = form_page_size(props.page_size);
+    let page_size = rows_per_page(props.page_size);
     let paging = if props.selectable.is_some() && rows.len() > page_size {
         Paging::Form(Window::of(rows, &columns, &node_id, &query, page_size))
     } else {
@@ -449,6 +449,7 @@ pub fn TableView<'rows>(
         ticks.as_ref(),
         &empty_text,
         column_count,
+        meter,
     );
 
     let caption_id = format!("{dom_id}-caption");

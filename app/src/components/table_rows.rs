@@ -20,6 +20,7 @@ use super::paging::cut_cell;
 use super::table::TableColumn;
 use super::{display_text, TICK_CLASS};
 use crate::escape::{push_attribute, push_text};
+use crate::render::budget::{BudgetLimit, Meter};
 
 const ROW_CLASS: &str = "border-t border-slate-200 dark:border-slate-700";
 const CELL_CLASS: &str = "px-3 py-2 align-top text-sm text-slate-800 dark:text-slate-200";
@@ -44,7 +45,8 @@ pub(crate) struct Ticks<'a> {
 }
 
 /// The `<tbody>` holding `rows[index]` for each of `visible`, or one row saying `empty` across
-/// all `column_count` columns when nothing is visible.
+/// all `column_count` columns when nothing is visible. Each row written is charged to `meter`
+/// (a row and its bytes); the rows stop at the first overrun.
 pub(crate) fn table_body(
     rows: &[Value],
     visible: &[usize],
@@ -52,6 +54,7 @@ pub(crate) fn table_body(
     ticks: Option<&Ticks<'_>>,
     empty: &str,
     column_count: usize,
+    meter: &Meter,
 ) -> InertElement {
     let cells = visible.len() * (columns.len() + usize::from(ticks.is_some()));
     let mut out = String::with_capacity(64 + cells * BYTES_PER_CELL);
@@ -69,6 +72,10 @@ pub(crate) fn table_body(
         let Some(row) = rows.get(index) else {
             continue;
         };
+        if !meter.charge(BudgetLimit::Rows, 1) {
+            break;
+        }
+        let row_start = out.len();
         let _ = write!(out, "<tr class=\"{ROW_CLASS}\">");
         if let Some(ticks) = ticks {
             push_tick(&mut out, ticks, row, index, columns);
@@ -79,6 +86,10 @@ pub(crate) fn table_body(
             out.push_str("</td>");
         }
         out.push_str("</tr>");
+        if !meter.charge(BudgetLimit::Bytes, out.len() - row_start) {
+            out.truncate(row_start);
+            break;
+        }
     }
     out.push_str("</tbody>");
     InertElement::new(out)
@@ -161,6 +172,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::render::budget::RenderBudget;
+
+    fn meter() -> Meter {
+        Meter::new(RenderBudget::DEFAULT)
+    }
 
     fn columns(keys: &[&str]) -> Vec<TableColumn> {
         keys.iter()
@@ -183,7 +199,16 @@ mod tests {
             described_by: None,
             dom_id: "t-c1",
         };
-        let html = table_body(&rows, &[0], &columns(&["from"]), Some(&ticks), "", 2).to_html();
+        let html = table_body(
+            &rows,
+            &[0],
+            &columns(&["from"]),
+            Some(&ticks),
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         assert!(
             !html.contains("<script>") && !html.contains("<b>"),
             "{html}"
@@ -214,7 +239,16 @@ mod tests {
             described_by: Some("t-c1-error"),
             dom_id: "t-c1",
         };
-        let html = table_body(&rows, &[1, 0], &columns(&["n"]), Some(&ticks), "", 2).to_html();
+        let html = table_body(
+            &rows,
+            &[1, 0],
+            &columns(&["n"]),
+            Some(&ticks),
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         let second =
             html.find("value=\"2\" checked aria-invalid=\"true\" aria-describedby=\"t-c1-error\"");
         let first = html.find("value=\"1\" aria-invalid=\"true\"");
@@ -236,7 +270,16 @@ mod tests {
     fn long_text_is_cut_and_no_rows_say_so_across_the_table() {
         let long = "word ".repeat(40);
         let rows = vec![json!({"note": long, "tags": ["a", "b"]})];
-        let html = table_body(&rows, &[0], &columns(&["note", "tags"]), None, "", 2).to_html();
+        let html = table_body(
+            &rows,
+            &[0],
+            &columns(&["note", "tags"]),
+            None,
+            "",
+            2,
+            &meter(),
+        )
+        .to_html();
         assert!(
             html.contains("<summary class=\"cursor-pointer\">"),
             "{html}"
@@ -245,7 +288,16 @@ mod tests {
             html.contains("…</summary>") && html.contains(">a, b</td>"),
             "{html}"
         );
-        let empty = table_body(&rows, &[], &columns(&["note"]), None, "No <rows>", 3).to_html();
+        let empty = table_body(
+            &rows,
+            &[],
+            &columns(&["note"]),
+            None,
+            "No <rows>",
+            3,
+            &meter(),
+        )
+        .to_html();
         assert!(
             empty.contains("colspan=\"3\"") && empty.contains("No &lt;rows&gt;"),
             "{empty}"

@@ -1,0 +1,155 @@
+//! Templates written by callers and operators, rendered with bounded work.
+//!
+//! An ask's `prompt` (`POST /api/asks`, MCP `ask_person`), a workflow's prompts and a YAML
+//! workflow's templates are minijinja source that someone other than this code wrote. minijinja
+//! alone will run `{% for a in range(99999) %}{% for b in range(99999) %}…` to the end, on
+//! whatever thread called it. Here every render gets [`FUEL`] (one unit per instruction; out of
+//! fuel is an error) and its output goes through a writer that refuses to grow past a cap, so
+//! a template that loops or writes without end fails fast instead.
+//!
+//! What fuel cannot see is one instruction's own cost: a filter over big data, or strings grown
+//! by `~` and kept in `set` variables without being written out. Prompt sources are short
+//! (`asks::request::MAX_PROMPT_CHARS`), which keeps those few.
+
+use std::io;
+
+use minijinja::{Environment, ErrorKind, Template, UndefinedBehavior};
+use serde::Serialize;
+
+/// Instructions one render may execute: a loop over a few thousand rows with a few lookups
+/// each fits many times over; a nested `range` does not.
+pub const FUEL: u64 = 200_000;
+
+/// A strict environment (an unknown variable is an error, not an empty string) with [`FUEL`].
+#[must_use]
+pub fn environment() -> Environment<'static> {
+    let mut environment = Environment::new();
+    environment.set_undefined_behavior(UndefinedBehavior::Strict);
+    environment.set_fuel(Some(FUEL));
+    environment
+}
+
+/// How a bounded render ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exhausted {
+    /// More instructions than [`FUEL`].
+    Fuel,
+    /// More output than the caller's cap.
+    Output,
+}
+
+impl Exhausted {
+    /// Which bound `error` (from [`render`]) hit, if it is one of them.
+    #[must_use]
+    pub fn of(error: &minijinja::Error) -> Option<Self> {
+        match error.kind() {
+            ErrorKind::OutOfFuel => Some(Self::Fuel),
+            ErrorKind::WriteFailure => Some(Self::Output),
+            _ => None,
+        }
+    }
+}
+
+/// Renders `template` (from an [`environment`]) over `context`, stopping as soon as the output
+/// would pass `max_bytes`.
+///
+/// # Errors
+/// The template's own errors; `OutOfFuel` past [`FUEL`]; `WriteFailure` past `max_bytes`
+/// ([`Exhausted::of`] tells those two apart).
+pub fn render(
+    template: &Template<'_, '_>,
+    context: impl Serialize,
+    max_bytes: usize,
+) -> Result<String, minijinja::Error> {
+    let mut capped = Capped {
+        written: Vec::new(),
+        max_bytes,
+    };
+    template.render_captured_to(context, &mut capped)?;
+    Ok(String::from_utf8_lossy(&capped.written).into_owned())
+}
+
+/// Renders `source` over `context` in a fresh [`environment`], as [`render`].
+///
+/// # Errors
+/// As [`render`], and syntax errors.
+pub fn render_str(
+    source: &str,
+    context: impl Serialize,
+    max_bytes: usize,
+) -> Result<String, minijinja::Error> {
+    let environment = environment();
+    let template = environment.template_from_str(source)?;
+    render(&template, context, max_bytes)
+}
+
+/// A buffer that refuses a write that would take it past `max_bytes`.
+struct Capped {
+    written: Vec<u8>,
+    max_bytes: usize,
+}
+
+impl io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written.len().saturating_add(buf.len()) > self.max_bytes {
+            return Err(io::Error::other("the output cap was reached"));
+        }
+        self.written.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_nested_range_runs_out_of_fuel() {
+        let source =
+            "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
+        let error = render_str(source, json!({}), 1_000).err();
+        assert_eq!(
+            error.as_ref().and_then(Exhausted::of),
+            Some(Exhausted::Fuel),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn output_past_the_cap_stops_the_render() {
+        let error = render_str(
+            "{% for a in range(1000) %}0123456789{% endfor %}",
+            json!({}),
+            5_000,
+        )
+        .err();
+        assert_eq!(
+            error.as_ref().and_then(Exhausted::of),
+            Some(Exhausted::Output),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_loop_over_a_few_thousand_rows_still_renders() -> Result<(), minijinja::Error> {
+        let rows: Vec<_> = (0..3_000)
+            .map(|n| json!({"subject": format!("s{n}")}))
+            .collect();
+        let text = render_str(
+            "{% for e in data.emails %}{{ e.subject }},{% endfor %}",
+            json!({"data": {"emails": rows}}),
+            1_000_000,
+        )?;
+        assert!(
+            text.starts_with("s0,s1,") && text.ends_with("s2999,"),
+            "{text}"
+        );
+        Ok(())
+    }
+}
