@@ -209,3 +209,35 @@ test('the chat confirm view keeps Delete and the count in view and asks once', a
   expect(text.split('Nothing has been sent yet').length - 1).toBe(1);
   await expectNoSeriousA11yViolations(page);
 });
+
+test('a tick altered to name a claim the page never offered is refused with the other choices kept', async ({ page, request }) => {
+  const { id, link } = await ask(request, {
+    prompt: 'Review the expense claims. Approve or reject each one; leave the ones you are unsure of.',
+    schema: claimSchema,
+    data: { claims },
+  });
+  await page.goto(link);
+  await waitForHydration(page);
+  await page.getByRole('radio', { name: 'Approved: CLM-1' }).check();
+  await page.getByRole('radio', { name: 'Approved: CLM-2' }).check();
+  // What an attacker does in the browser's developer tools: the CLM-2 radio now files its row
+  // under an id no row of this page holds.
+  await page.getByRole('radio', { name: 'Approved: CLM-2' }).evaluate((radio) => {
+    const input = radio as HTMLInputElement;
+    input.name = input.name.replace(/CLM-2$/, 'NEVER-SHOWN-999');
+  });
+  const [refused] = await Promise.all([
+    page.waitForResponse((response) => response.request().method() === 'POST'),
+    submitButton(page).click(),
+  ]);
+  expect(refused.status()).toBe(422);
+  await expect(page.getByTestId('field-error').first()).toContainText('NEVER-SHOWN-999');
+  await expect(page.getByRole('radio', { name: 'Approved: CLM-1' })).toBeChecked();
+  await page.screenshot({ path: path.join(artifacts, 'selections-not-offered.png'), fullPage: true });
+  await expectNoSeriousA11yViolations(page);
+  expect((await status(request, id)).status).toBe('waiting');
+
+  await submitButton(page).click();
+  await expect(page).toHaveURL(/\/done$/);
+  expect(await answerOf(request, id)).toEqual({ approved_ids: ['CLM-1'] });
+});

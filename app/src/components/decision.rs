@@ -19,7 +19,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::paging::{aria_sort, CarriedValues, CellText, Pager, SearchBar, SortButton, Window};
+use super::paging::{
+    aria_sort, row_id_set, CarriedValues, CellText, Pager, SearchBar, SortButton, Window,
+};
 use super::table::{columns_or_keys, row_ids, rows_per_page, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
@@ -209,6 +211,11 @@ pub fn DecisionTableView<'rows>(
     let window = Window::of(rows, &columns, &node_id, &query, page_size);
     let paged = rows.len() > page_size;
     let id_of = |row: &Value| row.get(&props.id_key).map(display_text).unwrap_or_default();
+    let mut decided = decided;
+    if !decided.is_empty() {
+        let offered = row_id_set(rows, &props.id_key);
+        decided.retain(|id, _| offered.contains(id));
+    }
     let shown: Vec<String> = window
         .visible
         .iter()

@@ -13,7 +13,7 @@
 //! page 1. The same keys work in a `GET` query string (without the `_t.` prefix).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -244,6 +244,18 @@ pub fn aria_sort(sort: Option<&(String, bool)>, key: &str) -> Option<&'static st
                 "ascending"
             }
         })
+}
+
+/// The ids of `rows` under `id_key`, for keeping a re-rendered table's values to its own rows:
+/// an id the page never offered (a crafted answer, refused with a message naming it) is dropped
+/// rather than carried into the next submission, where it would be refused again with no control
+/// the person could untick.
+#[must_use]
+pub fn row_id_set(rows: &[Value], id_key: &str) -> HashSet<String> {
+    rows.iter()
+        .filter_map(|row| row.get(id_key))
+        .map(display_text)
+        .collect()
 }
 
 /// Previous / page number / Next under a paged table, and the hidden sort it keeps.

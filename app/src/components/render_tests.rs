@@ -827,6 +827,40 @@ fn a_decision_table_checks_each_rows_choice_and_carries_the_others() -> Result<(
 }
 
 #[test]
+fn a_refused_id_the_page_never_offered_is_not_carried_into_the_next_submission(
+) -> Result<(), serde_json::Error> {
+    // After a 422 naming "NEVER-1", the page shows the person's values again; the crafted id has
+    // no row, so it must not ride along hidden (the next submission would be refused again with
+    // nothing the person could untick), and it must not be counted.
+    let mut ctx = RenderCtx::new(many_rows(60));
+    ctx.form.values.insert(
+        "pick".to_owned(),
+        vec!["r2".to_owned(), "r55".to_owned(), "NEVER-1".to_owned()],
+    );
+    ctx.form.values.insert(
+        "yes".to_owned(),
+        vec!["r1".to_owned(), "NEVER-2".to_owned()],
+    );
+    let tree = json!({"nodes": {
+        "f": {"component": "Form", "children": ["t", "d"]},
+        "t": {"component": "Table", "props": {"rows": {"$data": "/rows"},
+              "selectable": {"name": "pick", "idKey": "id", "label": "Pick rows"}}},
+        "d": {"component": "DecisionTable", "props": {"label": "Decide", "rows": {"$data": "/rows"},
+              "idKey": "id", "choices": [{"name": "yes", "label": "Yes"}, {"name": "no", "label": "No"}]}}
+    }, "order": ["f"]});
+    let html = render(&tree, &ctx)?;
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"pick\" value=\"r55\">"),
+        "an offered tick on another page still rides along: {html}"
+    );
+    assert!(!html.contains("NEVER-1"), "{html}");
+    assert!(!html.contains("NEVER-2"), "{html}");
+    assert!(html.contains("2 selected"), "{html}");
+    assert!(html.contains("Yes: 1 · No: 0"), "{html}");
+    Ok(())
+}
+
+#[test]
 fn long_cells_are_cut_with_the_whole_text_one_click_away() -> Result<(), serde_json::Error> {
     let long = "word ".repeat(40);
     let ctx = RenderCtx::new(json!({"rows": [{"text": long}]}));

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::paging::{
-    aria_sort, CarriedValues, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
+    aria_sort, row_id_set, CarriedValues, Pager, SearchBar, SortButton, Window, DEFAULT_PAGE_SIZE,
 };
 use super::selection_limit::SelectionLimit;
 use super::table_rows::{table_body, Ticks};
@@ -346,7 +346,11 @@ pub fn TableView<'rows>(
     };
 
     let selectable = props.selectable;
-    let selected: Vec<String> = state.values.clone().unwrap_or_default();
+    let mut selected: Vec<String> = state.values.clone().unwrap_or_default();
+    if let (Some(selectable), false) = (&selectable, selected.is_empty()) {
+        let offered = row_id_set(rows, &selectable.id_key);
+        selected.retain(|id| offered.contains(id));
+    }
     let described = Described::new(&dom_id, None, state.error.as_ref());
     let described_by = described.by();
     let invalid = state.error.is_some();
