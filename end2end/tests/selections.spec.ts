@@ -239,5 +239,5 @@ test('a tick altered to name a claim the page never offered is refused with the 
 
   await submitButton(page).click();
   await expect(page).toHaveURL(/\/done$/);
-  expect(await answerOf(request, id)).toEqual({ approved_ids: ['CLM-1'] });
+  expect(await answerOf(request, id)).toEqual({ approved_ids: ['CLM-1'], rejected_ids: [] });
 });
