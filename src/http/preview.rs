@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::{
     components::input::escape_textarea,
-    render::{render_tree, RenderCtx},
+    render::{render_tree, BudgetWatch, RenderCtx},
 };
 
 use super::{
@@ -83,8 +83,12 @@ pub async fn submit_preview_page(
     let catalog = state.page_catalog();
     let pasted = inputs.clone();
     let checked = within_deadline(RENDER_DEADLINE, move || {
-        PreviewInput::from_pasted(&pasted.tree, &pasted.schema, &pasted.data)
-            .and_then(|input| preview(&catalog, input).map_err(|error| error.to_string()))
+        let checked = PreviewInput::from_pasted(&pasted.tree, &pasted.schema, &pasted.data)
+            .and_then(|input| preview(&catalog, input).map_err(|error| error.to_string()))?;
+        match rendered_over_budget(&catalog, &checked) {
+            Some(over) => Err(over.to_string()),
+            None => Ok(checked),
+        }
     })
     .await;
     let (status, outcome) = match checked {
@@ -105,6 +109,23 @@ pub async fn submit_preview_page(
         }
     };
     editor(&state, status, inputs, Some(outcome)).await
+}
+
+/// Whether rendering the checked tree goes over its budget (table rows are only counted as they
+/// are written). Rendered once here, so an overrun is the editor again with the author's text and
+/// a message (422), not the whole editor replaced by the error page `html_document` shows for a
+/// document over budget. The render is itself bounded by the budget.
+fn rendered_over_budget(
+    catalog: &tessera_app::catalog::Catalog,
+    checked: &crate::pages::preview::Preview,
+) -> Option<tessera_app::render::OverBudget> {
+    Owner::new().with(|| {
+        let watch = BudgetWatch::provide();
+        let mut ctx = RenderCtx::new(checked.data.clone());
+        ctx.catalog = catalog.clone();
+        let _html = render_tree(&checked.tree, &ctx).to_html();
+        watch.overrun()
+    })
 }
 
 /// The preview page's three boxes, as sent.

@@ -97,7 +97,7 @@ pub async fn html_document(
             state,
             StatusCode::UNPROCESSABLE_ENTITY,
             "This page is too large to show",
-            over.to_string(),
+            over.for_the_person(),
         ),
         Err(BlockingError::TimedOut(deadline)) => {
             tracing::warn!(

@@ -231,6 +231,44 @@ async fn the_preview_page_is_for_the_admin_only() -> anyhow::Result<()> {
     Ok(())
 }
 
+#[tokio::test]
+async fn a_preview_over_the_row_budget_keeps_the_authors_text_and_names_the_budget(
+) -> anyhow::Result<()> {
+    let app = spawn_app().await?;
+    // 101 tables of 50 rows a page: 5,050 rows, over the 5,000 a page may write.
+    let nodes: serde_json::Map<String, serde_json::Value> = (0..101)
+        .map(|index| {
+            let node =
+                serde_json::json!({"component": "Table", "props": {"rows": {"$data": "/rows"}}});
+            (format!("t{index}"), node)
+        })
+        .collect();
+    let tree = serde_json::json!({ "nodes": nodes }).to_string();
+    let rows: Vec<serde_json::Value> = (0..60)
+        .map(|index| serde_json::json!({"id": index, "name": format!("Row {index}")}))
+        .collect();
+    let data = serde_json::json!({ "rows": rows }).to_string();
+    let form = format!(
+        "tree={}&schema=&data={}",
+        urlencode(&tree),
+        urlencode(&data)
+    );
+    let cookie = app.admin_cookie().await?;
+    let response = app.post_form("/preview", &cookie, form).await?;
+    assert_eq!(response.status(), 422);
+    let html = response.text().await?;
+    assert!(html.contains("render budget `rows`"), "{html}");
+    assert!(
+        html.contains("data-testid=\"preview-error\""),
+        "the editor, not an error page: {html}"
+    );
+    assert!(
+        html.contains("t100"),
+        "the pasted tree is still in its box: {html}"
+    );
+    Ok(())
+}
+
 fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

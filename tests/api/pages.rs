@@ -784,7 +784,11 @@ async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget
     assert_eq!(response.status(), 422);
     let html = response.text().await?;
     assert!(html.contains("data-testid=\"error-page\""), "{html}");
-    assert!(html.contains("render budget `rows`"), "{html}");
+    assert!(html.contains("render budget “rows”"), "{html}");
+    assert!(
+        !html.contains("pageSize"),
+        "no advice the person cannot act on: {html}"
+    );
     assert!(
         !html.contains(">Row 1.<"),
         "no part of the page is shown: {html}"

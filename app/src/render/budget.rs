@@ -122,13 +122,32 @@ pub struct OverBudget {
     pub allowed: usize,
 }
 
-impl fmt::Display for OverBudget {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.limit {
+impl OverBudget {
+    fn what(self) -> &'static str {
+        match self.limit {
             BudgetLimit::Nodes => "components",
             BudgetLimit::Rows => "table rows",
             BudgetLimit::Bytes => "bytes of text and table rows",
-        };
+        }
+    }
+
+    /// What the person who opened the page is told: no advice on props they cannot change, but
+    /// the limit by name, so whoever they pass it on to can find it.
+    #[must_use]
+    pub fn for_the_person(self) -> String {
+        format!(
+            "It holds more than {} {}, more than one page may show (render budget “{}”). \
+             Ask whoever sent you the link for a smaller page.",
+            self.allowed,
+            self.what(),
+            self.limit.name()
+        )
+    }
+}
+
+impl fmt::Display for OverBudget {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = self.what();
         write!(
             formatter,
             "the page is too large to show: it needs more than {} {what} (render budget `{}`); \
