@@ -16,6 +16,7 @@
 //! This module decides nothing about HTTP; `http/pages.rs` turns the refusal into an error page.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -47,7 +48,7 @@ pub const BUILT_IN: &str = "built-in";
 
 /// The components a page was generated with: each name and the hash of its spec, or
 /// [`BUILT_IN`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ComponentSet(BTreeMap<String, String>);
 
@@ -120,7 +121,15 @@ pub struct UnknownComponent {
 pub struct KnownComponents {
     by_hash: HashMap<String, ComponentSpec>,
     built_in: HashMap<String, ComponentSpec>,
+    /// Catalogs already built, by set. A set's catalog never changes, and building one clones
+    /// every spec it names (schemas, examples), which every page view and every submission
+    /// would otherwise pay again. Sets are few (one per runner and step configuration); past
+    /// [`MEMO_SETS`] the memo starts again rather than grows.
+    memo: Arc<Mutex<HashMap<ComponentSet, Catalog>>>,
 }
+
+/// Most component sets whose catalogs are kept.
+const MEMO_SETS: usize = 64;
 
 impl KnownComponents {
     /// The default components and `extra` (the runner's and its steps' own).
@@ -147,6 +156,25 @@ impl KnownComponents {
     /// # Errors
     /// [`UnknownComponent`] naming the first recorded component whose spec is not known.
     pub fn catalog_for(&self, set: &ComponentSet) -> Result<Catalog, UnknownComponent> {
+        let kept = self
+            .memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(set)
+            .cloned();
+        if let Some(catalog) = kept {
+            return Ok(catalog);
+        }
+        let catalog = self.build_catalog(set)?;
+        let mut kept = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MEMO_SETS {
+            kept.clear();
+        }
+        kept.insert(set.clone(), catalog.clone());
+        Ok(catalog)
+    }
+
+    fn build_catalog(&self, set: &ComponentSet) -> Result<Catalog, UnknownComponent> {
         let mut catalog = Catalog::empty();
         for (name, hash) in &set.0 {
             let spec = if hash == BUILT_IN {
