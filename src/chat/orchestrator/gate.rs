@@ -30,6 +30,24 @@ use crate::{
     store::chat::BeginExecutionError,
 };
 
+/// A call, or a turn's group of calls, that waits for a person's approval.
+pub(super) struct PendingApproval<'a> {
+    /// The call the confirmation is filed under (a group's first call).
+    pub call_id: String,
+    /// Who proposed it.
+    pub caller: Caller,
+    /// The operation.
+    pub operation: &'a Operation,
+    /// The arguments the approval is bound to (a group's, merged).
+    pub arguments: Value,
+    /// Why it needs approval.
+    pub reasons: Vec<crate::chat::policy::ConfirmReason>,
+    /// Items it touches, as the confirmation states them.
+    pub count: usize,
+    /// Requests it will be sent as.
+    pub chunks: Vec<usize>,
+}
+
 /// How the gate answered a call.
 pub(super) enum Gate {
     /// The call ran or was refused; this is the tool result.
@@ -285,32 +303,16 @@ impl Orchestrator {
                 self.refuse(turn, thread, call, &arguments, &reason).await
             }
             Verdict::NeedsConfirmation { reasons, chunks } => {
-                self.mark_previews(turn, operation);
-                let items = self
-                    .preview_rows(turn.session.id, thread.id, operation, &arguments)
-                    .await?;
-                let confirmation = self
-                    .inner
-                    .store
-                    .create_confirmation(&NewConfirmation {
-                        session_id: turn.session.id,
-                        thread_id: thread.id,
-                        call_id: call.id.clone(),
-                        caller,
-                        operation: operation.name.clone(),
-                        arguments: arguments.clone(),
-                        reasons,
-                        preview: ConfirmationPreview {
-                            count: operation.item_ids(&arguments).len(),
-                            items,
-                            chunks: chunks.sizes.clone(),
-                            preview_operation: manifest
-                                .preview_operation_for(operation)
-                                .map(|preview| preview.name.clone()),
-                        },
-                    })
-                    .await?;
-                self.await_confirmation(turn, &confirmation);
+                let pending = PendingApproval {
+                    call_id: call.id.clone(),
+                    caller,
+                    operation,
+                    count: operation.item_ids(&arguments).len(),
+                    arguments: arguments.clone(),
+                    reasons,
+                    chunks: chunks.sizes.clone(),
+                };
+                let confirmation = self.pause_for_approval(turn, thread, pending).await?;
                 Ok(Gate::Paused(Box::new(confirmation)))
             }
             Verdict::Allow {
@@ -345,6 +347,47 @@ impl Orchestrator {
     }
 
     /// The header's step and the event for a confirmation that now waits for the person.
+    /// Stores the confirmation a person must give for `pending`, with the rows it touches as its
+    /// preview, and pauses the turn on it: the one way a call (or a turn's group of calls) waits
+    /// for a person.
+    pub(super) async fn pause_for_approval(
+        &self,
+        turn: &mut Turn,
+        thread: &Thread,
+        pending: PendingApproval<'_>,
+    ) -> Result<Confirmation, ChatError> {
+        let operation = pending.operation;
+        self.mark_previews(turn, operation);
+        let items = self
+            .preview_rows(turn.session.id, thread.id, operation, &pending.arguments)
+            .await?;
+        let confirmation = self
+            .inner
+            .store
+            .create_confirmation(&NewConfirmation {
+                session_id: turn.session.id,
+                thread_id: thread.id,
+                call_id: pending.call_id,
+                caller: pending.caller,
+                operation: operation.name.clone(),
+                arguments: pending.arguments,
+                reasons: pending.reasons,
+                preview: ConfirmationPreview {
+                    count: pending.count,
+                    items,
+                    chunks: pending.chunks,
+                    preview_operation: self
+                        .inner
+                        .manifest
+                        .preview_operation_for(operation)
+                        .map(|preview| preview.name.clone()),
+                },
+            })
+            .await?;
+        self.await_confirmation(turn, &confirmation);
+        Ok(confirmation)
+    }
+
     pub(super) fn await_confirmation(&self, turn: &mut Turn, confirmation: &Confirmation) {
         let mut step = Step::new(
             confirmation.operation.clone(),

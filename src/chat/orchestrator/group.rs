@@ -13,14 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use super::{
-    gate::{preview_refusal, Admitted, Gate},
+    gate::{preview_refusal, Admitted, Gate, PendingApproval},
     Orchestrator, Turn,
 };
 use crate::chat::{
-    confirm::{
-        group_arguments, touched_ids, Caller, Confirmation, ConfirmationPreview, GroupedCall,
-        NewConfirmation,
-    },
+    confirm::{group_arguments, touched_ids, Caller, Confirmation, GroupedCall},
     policy::{self, ConfirmReason, PolicyContext, TurnDemand, Verdict},
     threads::Thread,
     ChatError,
@@ -222,37 +219,19 @@ impl Orchestrator {
         };
         reasons.push(ConfirmReason::TurnTotal { count });
         let arguments = group_arguments(&grouped);
-        self.mark_previews(turn, operation);
-        let items = self
-            .preview_rows(turn.session.id, thread.id, operation, &arguments)
-            .await?;
-        let confirmation = self
-            .inner
-            .store
-            .create_confirmation(&NewConfirmation {
-                session_id: turn.session.id,
-                thread_id: thread.id,
-                call_id: first.call_id.clone(),
-                caller: Caller::Model,
-                operation: operation.name.clone(),
-                reasons,
-                preview: ConfirmationPreview {
-                    count: touched_ids(operation, &arguments).len(),
-                    items,
-                    chunks: grouped
-                        .iter()
-                        .map(|call| operation.item_ids(&call.arguments).len().max(1))
-                        .collect(),
-                    preview_operation: self
-                        .inner
-                        .manifest
-                        .preview_operation_for(operation)
-                        .map(|preview| preview.name.clone()),
-                },
-                arguments,
-            })
-            .await?;
-        self.await_confirmation(turn, &confirmation);
+        let pending = PendingApproval {
+            call_id: first.call_id.clone(),
+            caller: Caller::Model,
+            operation,
+            count: touched_ids(operation, &arguments).len(),
+            arguments,
+            reasons,
+            chunks: grouped
+                .iter()
+                .map(|call| operation.item_ids(&call.arguments).len().max(1))
+                .collect(),
+        };
+        let confirmation = self.pause_for_approval(turn, thread, pending).await?;
         Ok(GroupGate::Paused {
             answered,
             confirmation: Box::new(confirmation),
