@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use tessera::demo::drill::DrillEvent;
 use tokio::sync::broadcast;
 
-use crate::helpers::{spawn_app, FreshPostgres, API_TOKEN};
+use crate::helpers::{restartable_port, spawn_app, FreshPostgres, API_TOKEN};
 
 mod yaml;
 
@@ -49,12 +49,6 @@ fn now_ms() -> i64 {
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
         })
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// The server processes; dropping it kills every one still alive (also when a test panics).
@@ -104,6 +98,14 @@ impl Fleet {
         let pid = child.id();
         self.slots[slot].child = Some(child);
         Ok(pid)
+    }
+
+    /// The last lines the server in `slot` wrote, for a failure message.
+    fn log_tail(&self, slot: usize) -> String {
+        let text = std::fs::read_to_string(self.dir.join(format!("server-{slot}.log")))
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
     fn pid(&self, slot: usize) -> Option<u32> {
@@ -210,7 +212,10 @@ impl Drill {
         let started = Instant::now();
         loop {
             if let Some(status) = lock(&self.fleet).exited(slot) {
-                bail!("server {slot} exited during start: {status}");
+                bail!(
+                    "server {slot} exited during start: {status}; its log ends:\n{}",
+                    lock(&self.fleet).log_tail(slot)
+                );
             }
             if let Ok(response) = self.client.get(self.url(slot, "/readyz")).send().await {
                 if response.status() == 200 {
@@ -218,7 +223,10 @@ impl Drill {
                 }
             }
             if started.elapsed() > Duration::from_secs(30) {
-                bail!("server {slot} never became ready");
+                bail!(
+                    "server {slot} never became ready; its log ends:\n{}",
+                    lock(&self.fleet).log_tail(slot)
+                );
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
@@ -594,7 +602,7 @@ async fn crash_drill(backend: &str, database_url: String, processes: usize) -> a
     let dir = tempfile::tempdir()?;
     let drill_log = dir.path().join("drill.log");
     let ports = (0..processes)
-        .map(|_| free_port())
+        .map(|_| restartable_port())
         .collect::<anyhow::Result<Vec<_>>>()?;
     let binary = dir.path().join("tessera");
     std::fs::copy(BINARY, &binary).context("copying the tessera binary")?;

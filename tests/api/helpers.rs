@@ -712,3 +712,25 @@ impl std::io::Write for CapturedLogs {
         Ok(())
     }
 }
+
+/// A free loopback port for a child server that is killed and restarted on it, chosen below the
+/// kernel's ephemeral range: every `bind(0)` of the tests running beside it (their servers, mock
+/// receivers, outgoing connections) draws from that range, so a port from it could be taken in
+/// the moment between a kill and the restart, and the restarted server would fail to bind or,
+/// worse, its requests would reach another test's server.
+pub fn restartable_port() -> anyhow::Result<u16> {
+    use rand::Rng as _;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let low = 10_000_u16.min(ephemeral_low / 2);
+    let mut rng = rand::thread_rng();
+    for _ in 0..200 {
+        let port = rng.gen_range(low..ephemeral_low);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    bail!("no free port below the ephemeral range ({low}..{ephemeral_low})")
+}

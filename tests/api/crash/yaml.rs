@@ -19,7 +19,7 @@ use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use serde_json::{json, Value};
 
 use super::{BINARY, LEASE_SECS};
-use crate::helpers::API_TOKEN;
+use crate::helpers::{restartable_port, API_TOKEN};
 
 /// Runs driven through kills.
 const RUNS: usize = 8;
@@ -252,9 +252,7 @@ async fn a_yaml_workflow_survives_kill_9_with_every_answer_taken_once() -> anyho
         dir.path().join("workflows/yaml-drill.yaml"),
         workflow_file(api_port),
     )?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = restartable_port()?;
     let mut server = Server {
         binary,
         dir: dir.path().to_path_buf(),
