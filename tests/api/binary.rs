@@ -9,10 +9,10 @@ use anyhow::{bail, Context as _};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_tessera");
 
+/// A child server binds this port after the test let it go: one below the ephemeral range,
+/// which the other tests' `bind(0)` cannot take in between.
 fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    crate::helpers::restartable_port()
 }
 
 /// Polls until the child accepts connections; these tests drive a real process from sync code.
