@@ -239,8 +239,12 @@ impl Resolve for PublicOnly {
         let name = name.as_str().to_owned();
         Box::pin(async move {
             // Port 0: reqwest puts the URL's port in.
-            let addresses = public_addresses(&name, 0).await?;
-            Ok(Box::new(addresses.into_iter()) as Addrs)
+            match public_addresses(&name, 0).await {
+                Ok(addresses) => Ok(Box::new(addresses.into_iter()) as Addrs),
+                // The refusal itself goes into reqwest's error chain, for `refusal_in` to find.
+                Err(ResolveError::Refused(refused)) => Err(refused.into()),
+                Err(ResolveError::Lookup(error)) => Err(error.into()),
+            }
         })
     }
 }
