@@ -815,8 +815,8 @@ mod tests {
     }
 
     #[test]
-    fn outbound_requests_reach_public_addresses_only_unless_a_host_is_listed(
-    ) -> anyhow::Result<()> {
+    fn outbound_requests_reach_public_addresses_only_unless_a_host_is_listed() -> anyhow::Result<()>
+    {
         let loopback = url::Url::parse("http://127.0.0.1:8080/hook")?;
         let config = Config::from_sources(&Sources::default())?;
         assert!(!config.outbound_allow.admits(&loopback));

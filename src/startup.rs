@@ -291,13 +291,20 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
         .notify
         .webhook_sender()
         .context("configuring asks callbacks")?
-        .map(|sender| sender.with_single_attempt().checking(&config.outbound_allow))
+        .map(|sender| {
+            sender
+                .with_single_attempt()
+                .checking(&config.outbound_allow)
+        })
         .transpose()
         .context("configuring asks callbacks")?;
     let channels = config.notify.clone();
     let outbound = config.outbound_allow.clone();
     let notifier_for: NotifierFor = Arc::new(move |recipients| {
-        Ok(Arc::new(Notifier::for_recipients(&channels, recipients, &outbound)?) as Arc<dyn Notify>)
+        Ok(
+            Arc::new(Notifier::for_recipients(&channels, recipients, &outbound)?)
+                as Arc<dyn Notify>,
+        )
     });
     crate::demo::workflows::registry(notifier.clone())
         .and_then(|registry| registry.with(ask_workflow(notifier, notifier_for, callbacks)?))

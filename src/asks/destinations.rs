@@ -26,8 +26,9 @@ impl NewAsk {
             .as_ref()
             .and_then(|recipients| recipients.webhook.as_deref());
         if let Some(raw) = webhook {
-            let url = url::Url::parse(raw)
-                .map_err(|_| AskError::invalid("notify.webhook", "must be an absolute http(s) URL"))?;
+            let url = url::Url::parse(raw).map_err(|_| {
+                AskError::invalid("notify.webhook", "must be an absolute http(s) URL")
+            })?;
             can.outbound
                 .check(&url)
                 .await

@@ -50,7 +50,9 @@ pub const SETTING: &str = "TESSERA_OUTBOUND_ALLOW";
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
     /// The URL names an address that is not public.
-    #[error("`{host}` is {kind}; requests go to public addresses only, unless {SETTING} lists the host")]
+    #[error(
+        "`{host}` is {kind}; requests go to public addresses only, unless {SETTING} lists the host"
+    )]
     Address {
         /// The host as the URL names it, normalised (`127.0.0.1` for `2130706433`).
         host: String,
@@ -170,7 +172,9 @@ fn split_port(entry: &str) -> Option<(&str, Option<u16>)> {
         entry.find(']').map(|end| end + 1)
     } else {
         // A bare IPv6 address has several colons and no port.
-        (entry.matches(':').count() == 1).then(|| entry.find(':')).flatten()
+        (entry.matches(':').count() == 1)
+            .then(|| entry.find(':'))
+            .flatten()
     };
     match colon {
         Some(at) if entry[at..].starts_with(':') => {
@@ -273,7 +277,9 @@ impl OutboundClient {
     /// When reqwest cannot build the client.
     pub fn configured(builder: reqwest::ClientBuilder) -> reqwest::Result<Self> {
         Ok(Self {
-            admitted: builder.redirect(reqwest::redirect::Policy::none()).build()?,
+            admitted: builder
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
             checked: None,
         })
     }
@@ -359,7 +365,10 @@ mod tests {
         assert!(!allow.admits(&url("http://127.0.0.1:8081/x")?));
         assert!(allow.admits(&url("http://[::1]:9000/x")?));
         assert!(!allow.admits(&url("http://[::1]:9001/x")?));
-        assert!(allow.admits(&url("http://127.0.0.2:1/")?), "0x7f.2 is 127.0.0.2");
+        assert!(
+            allow.admits(&url("http://127.0.0.2:1/")?),
+            "0x7f.2 is 127.0.0.2"
+        );
         assert!(!allow.admits(&url("http://receiver.internal.evil.test/")?));
         assert!(!OutboundAllow::default().admits(&url("http://127.0.0.1/")?));
         for bad in ["http://x/", "host:port", "a b", "host:99999"] {
@@ -377,7 +386,10 @@ mod tests {
             ("http://2130706433/", "127.0.0.1"),
             ("http://0x7f.1/", "127.0.0.1"),
             ("http://017700000001/", "127.0.0.1"),
-            ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+            (
+                "http://169.254.169.254/latest/meta-data/",
+                "169.254.169.254",
+            ),
             ("http://[::ffff:127.0.0.1]/", "[::ffff:7f00:1]"),
             ("http://[fd00:ec2::254]/", "[fd00:ec2::254]"),
             ("http://0/", "0.0.0.0"),

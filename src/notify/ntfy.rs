@@ -13,7 +13,9 @@ use std::{fmt, time::Duration};
 
 use http::HeaderValue;
 
-use super::{describe, http_client, redacted_url, reply_excerpt, Channel, Notification, NotifyError};
+use super::{
+    describe, http_client, redacted_url, reply_excerpt, Channel, Notification, NotifyError,
+};
 use crate::config::Secret;
 
 /// Where to publish: the topic URL and, for protected topics, an access token.

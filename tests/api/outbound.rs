@@ -54,7 +54,8 @@ async fn spawn_signing(
             ..NotifyConfig::default()
         };
         for address in admitted {
-            config.outbound_allow = std::mem::take(&mut config.outbound_allow).with_address(address);
+            config.outbound_allow =
+                std::mem::take(&mut config.outbound_allow).with_address(address);
         }
     })
     .await
@@ -104,7 +105,10 @@ async fn a_callback_to_an_internal_address_is_refused_at_creation_unless_its_hos
             format!("http://[::ffff:127.0.0.1]:{port}/"),
             "is a loopback address",
         ),
-        ("http://10.0.0.7/".to_owned(), "`10.0.0.7` is a private address"),
+        (
+            "http://10.0.0.7/".to_owned(),
+            "`10.0.0.7` is a private address",
+        ),
     ];
     let Some(app) = spawn_signing(backend, "https://hooks.example.com/", &[]).await? else {
         return Ok(());
@@ -123,13 +127,17 @@ async fn a_callback_to_an_internal_address_is_refused_at_creation_unless_its_hos
             "{callback} → {message}"
         );
     }
-    assert_eq!(app.api_json("/api/runs").await?["total"], 0, "nothing started");
+    assert_eq!(
+        app.api_json("/api/runs").await?["total"],
+        0,
+        "nothing started"
+    );
     app.cleanup().await?;
 
     // The operator admits the receiver: the same callback is accepted and delivered; another
     // name for the same address is not admitted by it.
-    let Some(app) = spawn_signing(backend, "https://hooks.example.com/", &[address_of(&sink)?])
-        .await?
+    let Some(app) =
+        spawn_signing(backend, "https://hooks.example.com/", &[address_of(&sink)?]).await?
     else {
         return Ok(());
     };
@@ -149,7 +157,10 @@ async fn a_callback_to_an_internal_address_is_refused_at_creation_unless_its_hos
         .await?,
     )
     .await?;
-    assert_eq!((status, error["field"].as_str()), (422, Some("callback_url")));
+    assert_eq!(
+        (status, error["field"].as_str()),
+        (422, Some("callback_url"))
+    );
     assert_eq!(
         sink.seen().len(),
         1,
@@ -212,8 +223,8 @@ async fn a_failed_callback_tells_its_caller_the_status_or_a_fixed_reason_never_t
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await?
         .local_addr()?;
-    let Some(app) = spawn_signing(backend, "https://hooks.example.com/", &[receiver, closed])
-        .await?
+    let Some(app) =
+        spawn_signing(backend, "https://hooks.example.com/", &[receiver, closed]).await?
     else {
         return Ok(());
     };
@@ -279,33 +290,34 @@ type Received = Arc<Mutex<Vec<(String, Option<String>)>>>;
 async fn redirecting_api(elsewhere: String) -> anyhow::Result<(SocketAddr, Received)> {
     let received = Received::default();
     let recorded = Arc::clone(&received);
-    let router = Router::new().fallback(any(
-        move |uri: Uri, headers: axum::http::HeaderMap| {
-            let recorded = Arc::clone(&recorded);
-            let elsewhere = elsewhere.clone();
-            async move {
-                let key = headers
-                    .get("x-api-key")
-                    .and_then(|value| value.to_str().ok())
-                    .map(str::to_owned);
-                let target = uri
-                    .path_and_query()
-                    .map_or_else(|| uri.path().to_owned(), ToString::to_string);
-                if let Ok(mut recorded) = recorded.lock() {
-                    recorded.push((target, key));
-                }
-                match uri.path() {
-                    "/here" => (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, "/final".to_owned())])
-                        .into_response(),
-                    off if off.starts_with("/off") => {
-                        (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, elsewhere)]).into_response()
-                    }
-                    "/big" => "x".repeat(2 * 1024 * 1024).into_response(),
-                    _ => axum::Json(json!({"ok": true})).into_response(),
-                }
+    let router = Router::new().fallback(any(move |uri: Uri, headers: axum::http::HeaderMap| {
+        let recorded = Arc::clone(&recorded);
+        let elsewhere = elsewhere.clone();
+        async move {
+            let key = headers
+                .get("x-api-key")
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
+            let target = uri
+                .path_and_query()
+                .map_or_else(|| uri.path().to_owned(), ToString::to_string);
+            if let Ok(mut recorded) = recorded.lock() {
+                recorded.push((target, key));
             }
-        },
-    ));
+            match uri.path() {
+                "/here" => (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(LOCATION, "/final".to_owned())],
+                )
+                    .into_response(),
+                off if off.starts_with("/off") => {
+                    (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, elsewhere)]).into_response()
+                }
+                "/big" => "x".repeat(2 * 1024 * 1024).into_response(),
+                _ => axum::Json(json!({"ok": true})).into_response(),
+            }
+        }
+    }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, router).await });
@@ -398,7 +410,10 @@ async fn an_http_step_follows_redirects_within_its_origin_only_and_its_key_stays
         elsewhere.seen().is_empty(),
         "the other host, although allowed, got no request and no key"
     );
-    let received = received.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clone();
+    let received = received
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
     let paths: Vec<&str> = received.iter().map(|(path, _)| path.as_str()).collect();
     assert_eq!(paths, ["/here", "/final", "/off"]);
     // The same-origin hop carried the key, as the step meant it for this origin.
@@ -444,7 +459,10 @@ async fn values_an_http_step_puts_in_its_url_are_percent_encoded_unless_marked_s
     .await?;
     assert_eq!(run_to_end(&app, "encoded").await?["status"], "succeeded");
     assert_eq!(run_to_end(&app, "raw").await?["status"], "succeeded");
-    let received = received.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clone();
+    let received = received
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
     let paths: Vec<&str> = received.iter().map(|(path, _)| path.as_str()).collect();
     assert_eq!(
         paths,
@@ -467,7 +485,9 @@ async fn a_provider_redirect_is_not_followed_so_the_api_key_reaches_no_other_ser
         ("TESSERA_MODEL_MAX_RETRIES", "0".to_owned()),
         ("TESSERA_MODEL_TIMEOUT_SECS", "5".to_owned()),
     ]);
-    let model = model_from_spec("anthropic:claude-test", &|name: &str| env.get(name).cloned())?;
+    let model = model_from_spec("anthropic:claude-test", &|name: &str| {
+        env.get(name).cloned()
+    })?;
     let error = model
         .chat(ChatRequest {
             messages: vec![Message::user("A page about orders.")],
@@ -478,6 +498,11 @@ async fn a_provider_redirect_is_not_followed_so_the_api_key_reaches_no_other_ser
         .await
         .err()
         .context("the redirect is an error")?;
+    assert!(
+        elsewhere.seen().is_empty(),
+        "the server it pointed to never saw the key: {:?}",
+        elsewhere.seen()
+    );
     let ModelError::Rejected {
         status,
         body_excerpt,
@@ -491,11 +516,10 @@ async fn a_provider_redirect_is_not_followed_so_the_api_key_reaches_no_other_ser
             && body_excerpt.contains("not followed"),
         "{body_excerpt}"
     );
-    assert!(
-        elsewhere.seen().is_empty(),
-        "the server it pointed to never saw the key"
-    );
-    let received = received.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clone();
+    let received = received
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
     assert_eq!(received.len(), 1, "{received:?}");
     assert_eq!(received[0].1.as_deref(), Some("sk-ant-secret-key"));
     Ok(())
