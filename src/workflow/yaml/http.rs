@@ -161,7 +161,7 @@ pub(crate) async fn send(request: reqwest::RequestBuilder) -> Result<Value, Step
                 |target| target.origin().ascii_serialization(),
             );
         return Err(StepError::fatal(anyhow::anyhow!(
-            "the server answered {status}, a redirect to {target}; an http step follows redirects within the origin it called only"
+            "the server answered {status}, a redirect to {target}; an http step follows redirects within the origin it called only, at most {MAX_REDIRECTS}"
         )));
     }
     let read = read_capped(response, MAX_RESPONSE_BYTES)
