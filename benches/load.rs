@@ -3,7 +3,8 @@
 //! page belongs to has resumed; it prints throughput and latency percentiles.
 //!
 //! The server is any Tessera on a loopback address (SQLite or PostgreSQL: whatever it was
-//! started with) with `TESSERA_WEBHOOK_SECRET` set. Before the timed part the tool asks its
+//! started with) with `TESSERA_WEBHOOK_SECRET` set and `TESSERA_OUTBOUND_ALLOW=127.0.0.1` (the
+//! callbacks go to this tool's loopback listener, which asks may reach only when admitted). Before the timed part the tool asks its
 //! questions through `POST /api/asks` (one per journey, with the API token), each with a
 //! `callback_url` on a small loopback server of its own: the ask's `Callback` step runs right
 //! after the answer resumes the run, so its arrival is the instant the run resumed, measured
@@ -222,7 +223,7 @@ async fn create_ask(
     let status = response.status();
     let body: Value = response.json().await.unwrap_or(Value::Null);
     if status != StatusCode::CREATED {
-        bail!("POST /api/asks answered {status}: {body} (is TESSERA_WEBHOOK_SECRET set on the server, and TESSERA_API_TOKEN right?)");
+        bail!("POST /api/asks answered {status}: {body} (is TESSERA_WEBHOOK_SECRET set on the server, TESSERA_OUTBOUND_ALLOW=127.0.0.1, and TESSERA_API_TOKEN right?)");
     }
     let link = body["link"].as_str().context("an ask's link")?;
     let path = link

@@ -25,6 +25,8 @@ PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print
 URL="http://127.0.0.1:$PORT"
 export TESSERA_API_TOKEN="load-$(python3 -c 'import secrets;print(secrets.token_hex(16))')"
 export TESSERA_WEBHOOK_SECRET="$(python3 -c 'import secrets;print(secrets.token_hex(32))')"
+# The bench's callback sink listens on a loopback port it picks later: admit loopback callbacks.
+export TESSERA_OUTBOUND_ALLOW=127.0.0.1
 DATABASE=${DATABASE_URL:-sqlite://$WORK/tessera.db}
 echo "load: server on $URL over ${DATABASE%%://*}"
 

@@ -8,12 +8,17 @@
 //! `Callback` step POSTs the typed response to the caller's `callback_url`, signed like every
 //! webhook ([`crate::notify::webhook`]) and retried with backoff by the step's retry policy,
 //! so retries survive restarts. [`status`] reads an ask back for `GET /api/asks/{id}`.
+//! The callback and a named webhook reach public addresses only, unless
+//! `TESSERA_OUTBOUND_ALLOW` admits the host ([`destinations`], `crate::net::outbound`), and the
+//! caller learns of a failed attempt by its status or a fixed reason only ([`undelivered`]).
 //!
 //! This module must not know HTTP: handlers in `http/asks.rs` map [`AskError`] to statuses.
 
+pub mod destinations;
 pub mod lifecycle;
 pub mod request;
 pub mod status;
+pub mod undelivered;
 pub mod workflow;
 
 use std::time::Duration;

@@ -23,6 +23,7 @@
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
 //! | `TESSERA_DEMO` | `demo` | `true` |
 //! | `TESSERA_BEHIND_PROXY` | `behind_proxy` | `false` |
+//! | `TESSERA_OUTBOUND_ALLOW` | `outbound_allow` | unset (public addresses only) |
 //!
 //! The notification channels' settings are listed in `notify::config`, the model providers' keys,
 //! base URLs, timeout and retries in `llm::config`; [`all_settings`] chains the three tables.
@@ -143,6 +144,9 @@ pub struct Config {
     /// Whether a reverse proxy is in front: only then is a client told apart by the last address
     /// of `X-Forwarded-For` (which the proxy appends) rather than by the connection's.
     pub behind_proxy: bool,
+    /// The hosts an API caller's URLs (an ask's `callback_url` and webhook) may reach although
+    /// they are not public: internal receivers the operator vouches for. Empty by default.
+    pub outbound_allow: crate::net::outbound::OutboundAllow,
 }
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
@@ -267,6 +271,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "behind_proxy",
         default: "false",
         help: "a reverse proxy is in front: clients (login limits) are told apart by the last X-Forwarded-For address it appends; never set it without one, or clients can pick their own address",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_OUTBOUND_ALLOW",
+        key: "outbound_allow",
+        default: "(unset: public addresses only)",
+        help: "hosts an ask's callback_url or webhook may reach although they are loopback, private or otherwise internal, comma-separated host or host:port",
         secret: false,
     },
     Setting {
@@ -538,6 +549,11 @@ impl Config {
             Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
             None => false,
         };
+        let outbound_allow = match lookup("TESSERA_OUTBOUND_ALLOW") {
+            Some((name, raw)) => crate::net::outbound::OutboundAllow::parse(&raw)
+                .map_err(|reason| invalid(name, reason))?,
+            None => crate::net::outbound::OutboundAllow::default(),
+        };
         Ok(Self {
             addr,
             database_url,
@@ -556,6 +572,7 @@ impl Config {
             workflow_http_hosts,
             demo,
             behind_proxy,
+            outbound_allow,
         })
     }
 
@@ -580,6 +597,7 @@ impl Config {
             workflow_http_hosts: "self".to_owned(),
             demo: true,
             behind_proxy: false,
+            outbound_allow: crate::net::outbound::OutboundAllow::default(),
         }
     }
 }
@@ -792,6 +810,27 @@ mod tests {
         assert_eq!(
             error.as_deref(),
             Some("invalid TESSERA_BEHIND_PROXY: `maybe` is not true or false")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn outbound_requests_reach_public_addresses_only_unless_a_host_is_listed() -> anyhow::Result<()>
+    {
+        let loopback = url::Url::parse("http://127.0.0.1:8080/hook")?;
+        let config = Config::from_sources(&Sources::default())?;
+        assert!(!config.outbound_allow.admits(&loopback));
+        let config = Config::from_sources(&sources(&[], &[("outbound_allow", "127.0.0.1:8080")]))?;
+        assert!(config.outbound_allow.admits(&loopback));
+        let error = Config::from_sources(&sources(
+            &[("TESSERA_OUTBOUND_ALLOW", "http://127.0.0.1/")],
+            &[],
+        ))
+        .err()
+        .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_OUTBOUND_ALLOW: `http://127.0.0.1/` is not a host or host:port")
         );
         Ok(())
     }

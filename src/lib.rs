@@ -19,6 +19,7 @@ pub mod forms;
 pub mod http;
 pub mod llm;
 pub mod mcp;
+pub mod net;
 pub mod notify;
 pub mod pages;
 pub mod startup;

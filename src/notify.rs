@@ -234,6 +234,16 @@ pub enum NotifyError {
         /// The transport error, with its causes.
         reason: String,
     },
+    /// The URL was not requested: it names, or its host resolves to, an address that is not
+    /// public, and `TESSERA_OUTBOUND_ALLOW` does not admit it (only for URLs an API caller
+    /// chose: an ask's webhook and callback).
+    #[error("the {channel} URL was not requested: {refused}")]
+    Refused {
+        /// Which channel.
+        channel: Channel,
+        /// Why.
+        refused: crate::net::outbound::Refused,
+    },
     /// The webhook was tried as often as its [`DeliveryPolicy`] allows; `last` is the final
     /// attempt's error.
     #[error("webhook delivery {delivery_id} gave up after {attempts} attempts: {last}")]
@@ -279,7 +289,11 @@ impl NotifyError {
             Self::Transport { .. } => true,
             Self::Status { status, .. } => is_retryable_status(*status),
             Self::GaveUp { last, .. } => last.is_retryable(),
-            Self::Smtp { .. } | Self::BadConfig { .. } | Self::Message { .. } => false,
+            // A resolver's answer can change, but not within one delivery's retries.
+            Self::Refused { .. }
+            | Self::Smtp { .. }
+            | Self::BadConfig { .. }
+            | Self::Message { .. } => false,
         }
     }
 }
@@ -506,13 +520,31 @@ impl Notify for Notifier {
 /// The HTTP client ntfy and the webhook use: rustls, no redirects (a redirected POST would
 /// turn into a GET and hide a wrong URL), and `timeout` per request.
 fn http_client(timeout: Duration) -> Result<reqwest::Client> {
+    client_builder(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| NotifyError::bad_config("http client", describe(error)))
+}
+
+/// What every notification client starts from: rustls, `timeout` to connect and per request.
+fn client_builder(timeout: Duration) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .connect_timeout(timeout)
         .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("tessera/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|error| NotifyError::bad_config("http client", describe(error)))
+}
+
+/// How much of a receiver's reply is read: enough for an excerpt, never a whole body someone
+/// else chose the size of.
+const REPLY_READ_LIMIT: usize = 4 * 1024;
+
+/// The start of a reply body, read within [`REPLY_READ_LIMIT`], as an [`excerpt`]; empty when it
+/// cannot be read.
+async fn reply_excerpt(response: reqwest::Response) -> String {
+    crate::net::body::read_capped(response, REPLY_READ_LIMIT)
+        .await
+        .map(|read| excerpt(&read.text()))
+        .unwrap_or_default()
 }
 
 /// The error and its causes on one line (reqwest's own message omits "connection refused").

@@ -259,6 +259,7 @@ fn register_yaml(
     let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let services = YamlServices {
         client: reqwest::Client::builder()
+            .redirect(crate::workflow::yaml::redirect_policy())
             .build()
             .context("building the HTTP client of YAML workflows")?,
         hosts,
@@ -284,15 +285,26 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
     let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
-    // One signed POST per attempt: the asks workflow's Callback step retries durably.
+    // One signed POST per attempt: the asks workflow's Callback step retries durably. A
+    // callback URL is the API caller's: public addresses only, unless TESSERA_OUTBOUND_ALLOW.
     let callbacks = config
         .notify
         .webhook_sender()
         .context("configuring asks callbacks")?
-        .map(|sender| sender.with_single_attempt());
+        .map(|sender| {
+            sender
+                .with_single_attempt()
+                .checking(&config.outbound_allow)
+        })
+        .transpose()
+        .context("configuring asks callbacks")?;
     let channels = config.notify.clone();
+    let outbound = config.outbound_allow.clone();
     let notifier_for: NotifierFor = Arc::new(move |recipients| {
-        Ok(Arc::new(Notifier::for_recipients(&channels, recipients)?) as Arc<dyn Notify>)
+        Ok(
+            Arc::new(Notifier::for_recipients(&channels, recipients, &outbound)?)
+                as Arc<dyn Notify>,
+        )
     });
     crate::demo::workflows::registry(notifier.clone())
         .and_then(|registry| registry.with(ask_workflow(notifier, notifier_for, callbacks)?))

@@ -26,7 +26,9 @@
 //!   configured (ntfy, webhook, e-mail); it is refused when none is. An object names the
 //!   ask's own recipients instead, each within the operator's allowlist
 //!   ([`RecipientAllowlist`]); one outside it is refused naming it (`notify.email[0]`).
-//! - `callback_url` needs `TESSERA_WEBHOOK_SECRET`, the key deliveries are signed with.
+//! - `callback_url` needs `TESSERA_WEBHOOK_SECRET`, the key deliveries are signed with. It and a
+//!   named webhook must reach public addresses unless `TESSERA_OUTBOUND_ALLOW` admits the host:
+//!   [`NewAsk::check_destinations`] (in `destinations.rs`) resolves them before the ask starts.
 //! - `cache` is the page cache's policy for this ask's page: `use` reuses a cached page built for
 //!   the same prompt *template*, schema and data shape (asks differing only in data values share
 //!   it), `refresh` builds a new page and caches it, `off` neither reads nor writes the cache.
@@ -42,6 +44,7 @@ use super::{workflow::AskState, AskError};
 use crate::{
     agent::CachePolicy,
     forms::FormSchema,
+    net::outbound::OutboundAllow,
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::factory::DEFAULT_EXPIRY,
     util::templates::{self, Exhausted},
@@ -78,17 +81,21 @@ pub struct AskCapabilities {
     pub callbacks: bool,
     /// The recipients an ask may name itself.
     pub recipients: RecipientAllowlist,
+    /// The internal hosts a callback or webhook may reach (`TESSERA_OUTBOUND_ALLOW`).
+    pub outbound: OutboundAllow,
 }
 
 impl AskCapabilities {
     /// What the notification settings allow an ask: `notify: true` needs a channel, a
-    /// `callback_url` needs the signing key, named recipients need the allowlist.
+    /// `callback_url` needs the signing key, named recipients need the allowlist; `outbound`
+    /// admits internal receivers.
     #[must_use]
-    pub fn of(notify: &NotifyConfig) -> Self {
+    pub fn of(notify: &NotifyConfig, outbound: &OutboundAllow) -> Self {
         Self {
             notify: notify.ntfy.is_some() || notify.webhook_url.is_some() || notify.email.is_some(),
             callbacks: notify.webhook_secret.is_some(),
             recipients: notify.ask_recipients.clone(),
+            outbound: outbound.clone(),
         }
     }
 }
@@ -552,6 +559,7 @@ mod tests {
             email: Vec::new(),
             webhook_prefixes: Vec::new(),
         },
+        outbound: OutboundAllow::NONE,
     };
 
     #[test]

@@ -11,12 +11,14 @@
 //!
 //! `callback` (when the ask has a `callback_url`) is `pending` until the person answers (or the
 //! link expires, or the person presses Cancel: the callback reports those too), then `sending`,
-//! `retrying` with the last error, `delivered`, or `failed` when the retries ran out.
+//! `retrying` with the last error, `delivered`, or `failed` when the retries ran out. The last
+//! error is the receiver's status or a fixed reason ([`Undelivered`]), never its reply.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{
+    undelivered::Undelivered,
     workflow::{AskState, ASK_WORKFLOW, CALLBACK_STEP},
     AskError,
 };
@@ -92,7 +94,8 @@ pub struct CallbackView {
     pub state: &'static str,
     /// Delivery attempts so far.
     pub attempts: i64,
-    /// The last attempt's error, while not delivered.
+    /// The last attempt's error, while not delivered: `the receiver answered 503`, `could not
+    /// deliver` or the refusal of a URL that no longer resolves to public addresses.
     pub last_error: Option<String>,
 }
 
@@ -223,7 +226,8 @@ pub fn view(overview: &RunOverview) -> AskView {
             attempts: step.map_or(0, |step| step.attempts),
             last_error: step
                 .filter(|step| step.status != StepStatus::Succeeded)
-                .and_then(|step| step.error.clone()),
+                .and_then(|step| step.error.as_deref())
+                .map(Undelivered::shown),
         }
     });
     AskView {

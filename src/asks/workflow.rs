@@ -16,12 +16,17 @@
 //! `"status": "expired"` (the link ran out) or `"cancelled"` (Cancel was pressed), with
 //! `"response": null`; the run then ends cancelled. An admin's cancel from the runs page while
 //! the ask waits counts as Cancel; one while the callback is being retried stops it.
+//!
+//! The sender reaches public addresses only (`WebhookSender::checking`, made in
+//! `startup.rs`); a failed attempt is recorded as the receiver's status or a fixed reason
+//! ([`Undelivered`]), since the step's error is what `GET /api/asks/{id}` shows the caller.
 
 use std::{sync::Arc, time::Duration};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::undelivered::Undelivered;
 use crate::{
     agent::CachePolicy,
     forms::FormSchema,
@@ -199,8 +204,17 @@ async fn deliver(
         Err(
             error @ (NotifyError::Status { .. }
             | NotifyError::GaveUp { .. }
-            | NotifyError::Transport { .. }),
-        ) => Err(StepError::retryable(error)),
+            | NotifyError::Transport { .. }
+            | NotifyError::Refused { .. }),
+        ) => {
+            // The runner logs the step's error, which the caller reads too: the fixed reason.
+            // The receiver's reply and the transport's cause are for the operator only.
+            tracing::debug!(ask.id = %run_id, error = %error, "callback attempt failed");
+            Err(StepError::retryable(anyhow::anyhow!(
+                "{}",
+                Undelivered::of(&error)
+            )))
+        }
         Err(error) => Err(StepError::fatal(error)),
     }
 }

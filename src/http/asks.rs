@@ -37,7 +37,7 @@ impl From<AskError> for AppError {
 }
 
 fn capabilities(state: &AppState) -> AskCapabilities {
-    AskCapabilities::of(&state.config.notify)
+    AskCapabilities::of(&state.config.notify, &state.config.outbound_allow)
 }
 
 fn runner(state: &AppState) -> Result<&Runner, AppError> {
@@ -63,12 +63,15 @@ fn json_body(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, AppError
 ///
 /// # Errors
 /// 400 for a body that is not JSON, 413 for one over the size limit, 422 naming the field at
-/// fault for anything else wrong (see `crate::asks::request`).
+/// fault for anything else wrong (see `crate::asks::request`), a callback or webhook that does
+/// not reach a public address included (`crate::asks::destinations`).
 pub async fn create_ask_api(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<AskView>), AppError> {
-    let ask = NewAsk::parse(json_body(body)?, &capabilities(&state))?;
+    let can = capabilities(&state);
+    let ask = NewAsk::parse(json_body(body)?, &can)?;
+    ask.check_destinations(&can).await?;
     let view = create_ask(runner(&state)?, &state.config.public_url, ask, LINK_WAIT).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }

@@ -24,7 +24,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     let server = TesseraMcp::new(
         runner.clone(),
         state.config.public_url.clone(),
-        AskCapabilities::of(&state.config.notify),
+        AskCapabilities::of(&state.config.notify, &state.config.outbound_allow),
     );
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(state))

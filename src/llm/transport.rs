@@ -6,6 +6,11 @@
 //! [`ModelError::Server`], 408 and client timeouts → [`ModelError::Timeout`], other 4xx →
 //! [`ModelError::Rejected`], an unreadable body → [`ModelError::Malformed`]. It logs nothing that
 //! could hold a key: headers are never formatted, only the status and a body excerpt.
+//!
+//! The client follows no redirects: every request carries the provider's key (`Authorization`,
+//! `x-api-key`, `x-goog-api-key`, Azure's `api-key`), and reqwest strips only `Authorization`
+//! when a redirect changes host. A 3xx is a [`ModelError::Rejected`] naming where it pointed, so
+//! the operator can set the base URL there.
 
 use std::{error::Error as _, time::Duration};
 
@@ -49,6 +54,22 @@ impl HttpReply {
             }
         } else if self.status == StatusCode::REQUEST_TIMEOUT {
             ModelError::Timeout
+        } else if self.status.is_redirection() {
+            let target = self
+                .headers
+                .get(http::header::LOCATION)
+                .and_then(|location| location.to_str().ok())
+                .and_then(|location| url::Url::parse(location).ok())
+                .map_or_else(
+                    || "another URL".to_owned(),
+                    |target| target.origin().ascii_serialization(),
+                );
+            ModelError::Rejected {
+                status,
+                body_excerpt: format!(
+                    "a redirect to {target}, not followed (it would carry the API key): set the provider's base URL to where it points"
+                ),
+            }
         } else if self.status.is_server_error() {
             ModelError::Server {
                 status,
@@ -64,10 +85,11 @@ impl HttpReply {
 }
 
 /// The HTTP client every provider uses: rustls, a connect timeout, no overall timeout (the
-/// retry policy owns that).
+/// retry policy owns that), no redirects (see the module doc).
 pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|error| ModelError::bad_config("http client", describe(&error)))
 }

@@ -131,6 +131,7 @@ impl TesseraMcp {
         call: AskPerson,
         context: &RequestContext<RoleServer>,
     ) -> Result<Answer, AskError> {
+        call.ask.check_destinations(&self.capabilities).await?;
         let prompt = call.ask.prompt.clone();
         let created = create_ask(&self.runner, &self.public_url, call.ask, LINK_WAIT).await?;
         let Some(link) = created.link.clone() else {

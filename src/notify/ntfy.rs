@@ -13,7 +13,9 @@ use std::{fmt, time::Duration};
 
 use http::HeaderValue;
 
-use super::{describe, excerpt, http_client, redacted_url, Channel, Notification, NotifyError};
+use super::{
+    describe, http_client, redacted_url, reply_excerpt, Channel, Notification, NotifyError,
+};
 use crate::config::Secret;
 
 /// Where to publish: the topic URL and, for protected topics, an access token.
@@ -163,11 +165,10 @@ impl NtfyClient {
         if status.is_success() {
             return Ok(());
         }
-        let body = response.text().await.unwrap_or_default();
         Err(NotifyError::Status {
             channel: Channel::Ntfy,
             status: status.as_u16(),
-            body_excerpt: excerpt(&body),
+            body_excerpt: reply_excerpt(response).await,
         })
     }
 }

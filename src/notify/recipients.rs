@@ -5,12 +5,16 @@
 //! `TESSERA_ASK_WEBHOOK_URLS`, see [`super::config`]): without it an ask could make the server
 //! send mail or POST to anywhere. Empty lists allow nothing. The channels themselves are the
 //! server's (the ntfy server of `TESSERA_NTFY_URL`, the SMTP server, the webhook secret):
-//! [`Notifier::for_recipients`] builds a notifier aimed at the named recipients only.
+//! [`Notifier::for_recipients`] builds a notifier aimed at the named recipients only. The
+//! webhook is a URL the caller wrote, so beyond the prefix list it reaches public addresses only,
+//! unless `TESSERA_OUTBOUND_ALLOW` admits its host (`net::outbound`): a prefix such as
+//! `https://hooks.example.com` also matches `https://hooks.example.com@127.0.0.1/`.
 
 use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 
 use super::{config::NotifyConfig, EmailSender, Notifier, NotifyError, NtfyClient, Result};
+use crate::net::outbound::OutboundAllow;
 
 /// Who an ask's link goes to, as the ask named them (checked against the allowlist first).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,12 +85,17 @@ impl RecipientAllowlist {
 impl Notifier {
     /// A notifier that reaches `recipients` only, through the server's channels: the ntfy
     /// server with the ask's topic, the SMTP server with the ask's addresses, the webhook
-    /// secret signing a POST to the ask's URL.
+    /// secret signing a POST to the ask's URL, which reaches public addresses only unless
+    /// `outbound` admits its host.
     ///
     /// # Errors
     /// [`NotifyError::BadConfig`] when a named recipient's channel is not configured or an
     /// address or URL does not parse (the asks API checks both before starting).
-    pub fn for_recipients(config: &NotifyConfig, recipients: &AskRecipients) -> Result<Self> {
+    pub fn for_recipients(
+        config: &NotifyConfig,
+        recipients: &AskRecipients,
+        outbound: &OutboundAllow,
+    ) -> Result<Self> {
         let ntfy = match &recipients.ntfy_topic {
             Some(topic) => {
                 let server = config
@@ -125,7 +134,7 @@ impl Notifier {
                 let sender = config.webhook_sender()?.ok_or_else(|| {
                     NotifyError::bad_config("TESSERA_WEBHOOK_SECRET", "is not set")
                 })?;
-                Some((url, sender))
+                Some((url, sender.checking(outbound)?))
             }
             None => None,
         };

@@ -24,6 +24,11 @@
 //! (other 4xx, 3xx: redirects are not followed) is final and returned at once. Retries live
 //! in this process only; a caller that must survive a restart keeps the delivery id and calls
 //! [`WebhookSender::deliver`] again from a durable step.
+//!
+//! A sender for URLs an API caller wrote (an ask's callback and webhook) is made with
+//! [`WebhookSender::checking`]: it reaches public addresses only, unless `TESSERA_OUTBOUND_ALLOW`
+//! admits the host (`net::outbound`). Of a reply only the first few KiB are read, for the log's
+//! excerpt.
 
 use std::{
     fmt,
@@ -35,9 +40,10 @@ use serde::Serialize;
 use sha2::Sha256;
 use uuid::Uuid;
 
-use super::{describe, excerpt, http_client, redacted_url, Channel, NotifyError};
+use super::{client_builder, describe, redacted_url, reply_excerpt, Channel, NotifyError};
 use crate::{
     config::Secret,
+    net::outbound::{refusal_in, OutboundAllow, OutboundClient},
     util::backoff::{retry_after, Backoff},
 };
 
@@ -140,7 +146,7 @@ pub struct Delivery {
 /// Posts signed JSON bodies and retries them by its [`DeliveryPolicy`].
 #[derive(Clone)]
 pub struct WebhookSender {
-    client: reqwest::Client,
+    client: OutboundClient,
     secret: Secret,
     policy: DeliveryPolicy,
 }
@@ -161,11 +167,25 @@ impl WebhookSender {
     /// # Errors
     /// Returns [`NotifyError::BadConfig`] when the HTTP client cannot be built.
     pub fn new(secret: Secret, policy: DeliveryPolicy) -> Result<Self, NotifyError> {
+        let client = OutboundClient::configured(client_builder(policy.attempt_timeout))
+            .map_err(|error| NotifyError::bad_config("http client", describe(error)))?;
         Ok(Self {
-            client: http_client(policy.attempt_timeout)?,
+            client,
             secret,
             policy,
         })
+    }
+
+    /// The same sender for URLs an API caller wrote: it reaches public addresses only, unless
+    /// `allow` admits the host (`net::outbound`).
+    ///
+    /// # Errors
+    /// Returns [`NotifyError::BadConfig`] when the HTTP client cannot be built.
+    pub fn checking(mut self, allow: &OutboundAllow) -> Result<Self, NotifyError> {
+        let timeout = self.policy.attempt_timeout;
+        self.client = OutboundClient::checked(allow, || client_builder(timeout))
+            .map_err(|error| NotifyError::bad_config("http client", describe(error)))?;
+        Ok(self)
     }
 
     /// The same sender making one attempt per delivery, for callers that retry durably
@@ -257,9 +277,14 @@ impl WebhookSender {
         body: &[u8],
     ) -> Result<u16, (NotifyError, Option<Duration>)> {
         let timestamp = unix_now();
+        let refused = |refused| NotifyError::Refused {
+            channel: Channel::Webhook,
+            refused,
+        };
         let response = self
             .client
-            .post(url.clone())
+            .request(reqwest::Method::POST, url)
+            .map_err(|error| (refused(error), None))?
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(TIMESTAMP_HEADER, timestamp.to_string())
             .header(SIGNATURE_HEADER, sign(&self.secret, timestamp, body))
@@ -268,9 +293,12 @@ impl WebhookSender {
             .send()
             .await
             .map_err(|error| {
-                let error = NotifyError::Transport {
-                    channel: Channel::Webhook,
-                    reason: describe(error),
+                let error = match refusal_in(&error) {
+                    Some(refusal) => refused(refusal.clone()),
+                    None => NotifyError::Transport {
+                        channel: Channel::Webhook,
+                        reason: describe(error),
+                    },
                 };
                 (error, None)
             })?;
@@ -279,11 +307,10 @@ impl WebhookSender {
             return Ok(status.as_u16());
         }
         let retry_after = retry_after(response.headers());
-        let reply = response.text().await.unwrap_or_default();
         let error = NotifyError::Status {
             channel: Channel::Webhook,
             status: status.as_u16(),
-            body_excerpt: excerpt(&reply),
+            body_excerpt: reply_excerpt(response).await,
         };
         Err((error, retry_after))
     }

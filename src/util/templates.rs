@@ -10,10 +10,21 @@
 //! What fuel cannot see is one instruction's own cost: a filter over big data, or strings grown
 //! by `~` and kept in `set` variables without being written out. Prompt sources are short
 //! (`asks::request::MAX_PROMPT_CHARS`), which keeps those few.
+//!
+//! A template that writes a URL ([`url_environment`], a YAML `http` step's `url`) percent-encodes
+//! every value it prints, as auto-escaping does for HTML: a state value `../admin?x=1#y` becomes
+//! `..%2Fadmin%3Fx%3D1%23y`, one path segment or query value, so an answer cannot reach another
+//! path or query of an allowed host. A value that is exactly `.` or `..` is refused (no encoding
+//! keeps a URL parser from reading it as a dot segment). `{{ value | safe }}` inserts a value as
+//! it is, for a template that means to insert a path or a whole URL.
 
 use std::io;
 
-use minijinja::{Environment, ErrorKind, Template, UndefinedBehavior};
+use minijinja::{
+    escape_formatter, AutoEscape, Environment, ErrorKind, Output, State, Template,
+    UndefinedBehavior, Value,
+};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Serialize;
 
 /// Instructions one render may execute: a loop over a few thousand rows with a few lookups
@@ -27,6 +38,44 @@ pub fn environment() -> Environment<'static> {
     environment.set_undefined_behavior(UndefinedBehavior::Strict);
     environment.set_fuel(Some(FUEL));
     environment
+}
+
+/// The auto-escape mode of URL templates: values are percent-encoded.
+const URL_ESCAPE: AutoEscape = AutoEscape::Custom("url");
+
+/// What a value printed into a URL keeps as it is: RFC 3986's unreserved characters.
+const URL_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// An [`environment`] for templates that write a URL: every value printed is percent-encoded as
+/// one path segment or query value (see the module doc); `| safe` opts a value out.
+#[must_use]
+pub fn url_environment() -> Environment<'static> {
+    let mut environment = environment();
+    environment.set_auto_escape_callback(|_| URL_ESCAPE);
+    environment.set_formatter(url_formatter);
+    environment
+}
+
+fn url_formatter(
+    out: &mut Output<'_>,
+    state: &State<'_, '_>,
+    value: &Value,
+) -> Result<(), minijinja::Error> {
+    if state.auto_escape() != URL_ESCAPE || value.is_safe() {
+        return escape_formatter(out, state, value);
+    }
+    let text = value.to_string();
+    if text == "." || text == ".." {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("a value inserted into the URL is `{text}`, which would move along the path; write `| safe` after it if that is meant"),
+        ));
+    }
+    write!(out, "{}", utf8_percent_encode(&text, URL_COMPONENT)).map_err(minijinja::Error::from)
 }
 
 /// How a bounded render ran out.
@@ -83,6 +132,21 @@ pub fn render_str(
     render(&template, context, max_bytes)
 }
 
+/// Renders `source`, a template that writes a URL, over `context` in a fresh
+/// [`url_environment`], as [`render`].
+///
+/// # Errors
+/// As [`render_str`], and a value that is exactly `.` or `..`.
+pub fn render_url_str(
+    source: &str,
+    context: impl Serialize,
+    max_bytes: usize,
+) -> Result<String, minijinja::Error> {
+    let environment = url_environment();
+    let template = environment.template_from_str(source)?;
+    render(&template, context, max_bytes)
+}
+
 /// A buffer that refuses a write that would take it past `max_bytes`.
 struct Capped {
     written: Vec<u8>,
@@ -134,6 +198,32 @@ mod tests {
             Some(Exhausted::Output),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn values_printed_into_a_url_are_percent_encoded_unless_marked_safe(
+    ) -> Result<(), minijinja::Error> {
+        let state = json!({"id": "../admin?x=1#y z", "n": 7, "base": "/demo-api/items"});
+        assert_eq!(
+            render_url_str("/items/{{ id }}/{{ n }}?q={{ id }}", &state, 1_000)?,
+            "/items/..%2Fadmin%3Fx%3D1%23y%20z/7?q=..%2Fadmin%3Fx%3D1%23y%20z"
+        );
+        assert_eq!(
+            render_url_str("{{ base | safe }}/{{ n }}", &state, 1_000)?,
+            "/demo-api/items/7"
+        );
+        for dots in [".", ".."] {
+            let error = render_url_str("/items/{{ id }}/x", json!({"id": dots}), 1_000).err();
+            assert!(
+                error.as_ref().is_some_and(|error| error
+                    .to_string()
+                    .contains(&format!("a value inserted into the URL is `{dots}`"))),
+                "{error:?}"
+            );
+        }
+        // Other templates print values as they are.
+        assert_eq!(render_str("{{ id }}", &state, 1_000)?, "../admin?x=1#y z");
+        Ok(())
     }
 
     #[test]

@@ -80,22 +80,31 @@ impl Template {
     /// Renders the template with `state` as its context, bounded; an error past a bound says
     /// which one.
     pub(crate) fn render(&self, state: &Value) -> Result<String, minijinja::Error> {
-        templates::render_str(&self.0, state, MAX_RENDERED_BYTES).map_err(|error| {
-            match Exhausted::of(&error) {
-                Some(Exhausted::Fuel) => minijinja::Error::new(
-                    error.kind(),
-                    format!(
-                        "the template takes too much work (more than {} steps)",
-                        templates::FUEL
-                    ),
-                ),
-                Some(Exhausted::Output) => minijinja::Error::new(
-                    error.kind(),
-                    format!("the template renders to more than {MAX_RENDERED_BYTES} bytes"),
-                ),
-                None => error,
-            }
-        })
+        templates::render_str(&self.0, state, MAX_RENDERED_BYTES).map_err(explain_bound)
+    }
+
+    /// Renders the template as [`Template::render`] does, as a URL: every value it prints is
+    /// percent-encoded (`util::templates::url_environment`).
+    pub(crate) fn render_url(&self, state: &Value) -> Result<String, minijinja::Error> {
+        templates::render_url_str(&self.0, state, MAX_RENDERED_BYTES).map_err(explain_bound)
+    }
+}
+
+/// A render error past a bound, saying which one; other errors as they are.
+fn explain_bound(error: minijinja::Error) -> minijinja::Error {
+    match Exhausted::of(&error) {
+        Some(Exhausted::Fuel) => minijinja::Error::new(
+            error.kind(),
+            format!(
+                "the template takes too much work (more than {} steps)",
+                templates::FUEL
+            ),
+        ),
+        Some(Exhausted::Output) => minijinja::Error::new(
+            error.kind(),
+            format!("the template renders to more than {MAX_RENDERED_BYTES} bytes"),
+        ),
+        None => error,
     }
 }
 

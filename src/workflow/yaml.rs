@@ -27,7 +27,7 @@ mod pointer;
 mod steps;
 
 pub use definition::{load_dir, parse_file, LoadError, YamlWorkflow};
-pub use http::HostAllowlist;
+pub use http::{redirect_policy, HostAllowlist, MAX_RESPONSE_BYTES};
 
 use std::sync::Arc;
 
@@ -36,7 +36,8 @@ use crate::notify::Notify;
 /// What compiled YAML steps call besides the runner's own services.
 #[derive(Clone)]
 pub struct YamlServices {
-    /// The client `http` steps send with.
+    /// The client `http` steps send with, built with [`redirect_policy`] (redirects within the
+    /// called origin only).
     pub client: reqwest::Client,
     /// The hosts `http` steps may call.
     pub hosts: HostAllowlist,

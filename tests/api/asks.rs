@@ -103,13 +103,18 @@ pub(crate) async fn submit(
         .await?)
 }
 
-/// The app with a webhook secret, so asks may have a `callback_url`.
-async fn spawn_signing_callbacks(backend: Backend) -> anyhow::Result<Option<TestApp>> {
+/// The app with a webhook secret, so asks may have a `callback_url`, and `sink` (on loopback)
+/// admitted as an internal receiver.
+async fn spawn_signing_callbacks(
+    backend: Backend,
+    sink: &HttpSink,
+) -> anyhow::Result<Option<TestApp>> {
     spawn_app_on(backend, |config| {
         config.notify = NotifyConfig {
             webhook_secret: Some(Secret::new(SECRET)),
             ..NotifyConfig::default()
         };
+        sink.admit_in(config);
     })
     .await
 }
@@ -153,7 +158,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[503, 500]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend).await? else {
+    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -248,7 +253,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend).await? else {
+    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
         return Ok(());
     };
     let body = json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()});
@@ -433,6 +438,7 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
             },
             ..NotifyConfig::default()
         };
+        sink.admit_in(config);
     })
     .await?
     else {
@@ -584,7 +590,7 @@ async fn the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend).await? else {
+    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
         return Ok(());
     };
     let (id, path) = create(

@@ -592,6 +592,13 @@ impl HttpSink {
         Ok(url::Url::parse(&format!("http://{}{path}", self.address))?)
     }
 
+    /// Lets `config`'s server send an ask's callback or webhook to this loopback sink, as an
+    /// operator admits an internal receiver (`TESSERA_OUTBOUND_ALLOW=127.0.0.1:PORT`).
+    pub fn admit_in(&self, config: &mut Config) {
+        let allow = std::mem::take(&mut config.outbound_allow);
+        config.outbound_allow = allow.with_address(self.address);
+    }
+
     pub fn seen(&self) -> Vec<Seen> {
         self.state
             .lock()

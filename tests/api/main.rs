@@ -23,6 +23,7 @@ mod mcp;
 mod metrics;
 mod model_settings;
 mod notify;
+mod outbound;
 mod page_cache;
 mod pages;
 mod quality;

@@ -112,6 +112,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
             webhook_secret: Some(Secret::new(SECRET)),
             ..NotifyConfig::default()
         };
+        sink.admit_in(config);
     })
     .await?
     else {

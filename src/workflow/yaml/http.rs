@@ -9,12 +9,26 @@
 //! the receiving API can recognise a repeat after a crash. A request to this server itself also
 //! carries its own headers (`YamlServices::own_headers`: the demo site's write key), which no
 //! file names and no other host ever receives.
+//!
+//! Values the URL template prints are percent-encoded (`util::templates::url_environment`), so
+//! a state value cannot reach another path or query of an allowed host. Redirects are followed
+//! only within the origin of the request ([`redirect_policy`]): the step's headers, credentials
+//! among them, were written for that origin, and reqwest strips only `Authorization` and
+//! cookies when a redirect leaves it. A redirect elsewhere fails the step, naming where it
+//! pointed (its origin only). A reply is read up to [`MAX_RESPONSE_BYTES`]; a longer 2xx body
+//! fails the step, naming the cap.
 
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::workflow::step::StepError;
+use crate::{net::body::read_capped, workflow::step::StepError};
+
+/// The most of a reply an `http` step reads (and may save into the run's state).
+pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// How many redirects within one origin a request follows.
+const MAX_REDIRECTS: usize = 5;
 
 /// The hosts `http` steps may call: `host` (any port) or `host:port` entries; `self` stands
 /// for this server's own public URL.
@@ -111,6 +125,24 @@ pub(crate) fn is_own_origin(url: &url::Url, public_url: &str) -> bool {
     url::Url::parse(public_url).is_ok_and(|own| own.origin() == url.origin())
 }
 
+/// The redirect policy of the `http` steps' client: follow a redirect only when it stays on the
+/// origin (scheme, host, port) the request was sent to, at most [`MAX_REDIRECTS`] times; any
+/// other is not followed, and [`send`] fails the step on it.
+#[must_use]
+pub fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
 /// One attempt: the response's status and body (JSON when it parses, else text).
 pub(crate) async fn send(request: reqwest::RequestBuilder) -> Result<Value, StepError> {
     let response = request
@@ -118,9 +150,31 @@ pub(crate) async fn send(request: reqwest::RequestBuilder) -> Result<Value, Step
         .await
         .map_err(|error| StepError::retryable(anyhow::anyhow!("the request failed: {error}")))?;
     let status = response.status();
-    let text = response.text().await.map_err(|error| {
-        StepError::retryable(anyhow::anyhow!("reading the response failed: {error}"))
-    })?;
+    if status.is_redirection() {
+        let target = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|location| location.to_str().ok())
+            .and_then(|location| response.url().join(location).ok())
+            .map_or_else(
+                || "nowhere".to_owned(),
+                |target| target.origin().ascii_serialization(),
+            );
+        return Err(StepError::fatal(anyhow::anyhow!(
+            "the server answered {status}, a redirect to {target}; an http step follows redirects within the origin it called only, at most {MAX_REDIRECTS}"
+        )));
+    }
+    let read = read_capped(response, MAX_RESPONSE_BYTES)
+        .await
+        .map_err(|error| {
+            StepError::retryable(anyhow::anyhow!("reading the response failed: {error}"))
+        })?;
+    if status.is_success() && !read.complete {
+        return Err(StepError::fatal(anyhow::anyhow!(
+            "the server answered {status} with a body over {MAX_RESPONSE_BYTES} bytes, the most an http step reads"
+        )));
+    }
+    let text = read.text();
     let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
     if status.is_success() {
         return Ok(serde_json::json!({"status": status.as_u16(), "body": body}));

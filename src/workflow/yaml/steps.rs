@@ -49,6 +49,14 @@ fn render(template: &str, state: &Value, what: &str) -> StepResult<String> {
         .map_err(|error| fatal(format!("{what} does not render: {error:#}")))
 }
 
+/// Renders an `http` step's URL: the values it prints are percent-encoded.
+fn render_url(template: &str, state: &Value) -> StepResult<String> {
+    Prompt::<()>::new(template)
+        .into_template()
+        .render_url(state)
+        .map_err(|error| fatal(format!("the URL does not render: {error:#}")))
+}
+
 impl YamlWorkflow {
     /// Compiles the checked file into a workflow the registry and runner take like any other.
     ///
@@ -322,7 +330,7 @@ impl Compiled {
         state: &Value,
         spec: &HttpSpec,
     ) -> StepResult<Value> {
-        let rendered = render(&spec.url, state, "the URL")?;
+        let rendered = render_url(&spec.url, state)?;
         let url = http::resolve(&rendered, &self.services.public_url)?;
         if !self.services.hosts.allows(&url) {
             return Err(fatal(format!(
