@@ -25,7 +25,10 @@
 //! | `TESSERA_BEHIND_PROXY` | `behind_proxy` | `false` |
 //!
 //! The notification channels' settings are listed in `notify::config`, the model providers' keys,
-//! base URLs, timeout and retries in `llm::config`; [`all_settings`] chains the three tables.
+//! base URLs, timeout and retries in `llm::config`, the metrics token, session lifetimes and
+//! receipt lifetime in [`access`]; [`all_settings`] chains the four tables.
+
+pub mod access;
 
 use std::{
     collections::BTreeMap,
@@ -143,6 +146,8 @@ pub struct Config {
     /// Whether a reverse proxy is in front: only then is a client told apart by the last address
     /// of `X-Forwarded-For` (which the proxy appends) rather than by the connection's.
     pub behind_proxy: bool,
+    /// The metrics token, the admin session's lifetimes and how long receipts stay readable.
+    pub access: access::AccessConfig,
 }
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
@@ -279,13 +284,14 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// Every setting of every part of the server: the core ones above, then the model providers
-/// (`llm::config::SETTINGS`) and the notification channels (`notify::config::SETTINGS`).
-/// `--help`, the environment reader and the file's key check use this.
+/// (`llm::config::SETTINGS`), the notification channels (`notify::config::SETTINGS`) and access
+/// ([`access::SETTINGS`]). `--help`, the environment reader and the file's key check use this.
 pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
     SETTINGS
         .iter()
         .chain(crate::llm::config::SETTINGS.iter())
         .chain(crate::notify::config::SETTINGS.iter())
+        .chain(access::SETTINGS.iter())
 }
 
 /// A configuration problem, always naming the setting.
@@ -538,6 +544,7 @@ impl Config {
             Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
             None => false,
         };
+        let access = access::AccessConfig::from_sources(sources)?;
         Ok(Self {
             addr,
             database_url,
@@ -556,6 +563,7 @@ impl Config {
             workflow_http_hosts,
             demo,
             behind_proxy,
+            access,
         })
     }
 
@@ -580,6 +588,7 @@ impl Config {
             workflow_http_hosts: "self".to_owned(),
             demo: true,
             behind_proxy: false,
+            access: access::AccessConfig::default(),
         }
     }
 }

@@ -287,7 +287,7 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
     // One signed POST per attempt: the asks workflow's Callback step retries durably.
     let callbacks = config
         .notify
-        .webhook_sender()
+        .webhook_sender(crate::notify::SigningPurpose::Callback)
         .context("configuring asks callbacks")?
         .map(|sender| sender.with_single_attempt());
     let channels = config.notify.clone();
