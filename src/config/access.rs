@@ -86,8 +86,7 @@ impl AccessConfig {
                 )
             })
         };
-        let mut config = Self::default();
-        config.metrics_token = match lookup("TESSERA_METRICS_TOKEN") {
+        let metrics_token = match lookup("TESSERA_METRICS_TOKEN") {
             Some((_, raw)) if raw.trim().is_empty() => None,
             Some((setting, raw)) if raw.trim().chars().count() < MIN_TOKEN_CHARS => {
                 return Err(ConfigError::Invalid {
@@ -97,6 +96,10 @@ impl AccessConfig {
             }
             Some((_, raw)) => Some(Secret::new(raw.trim())),
             None => None,
+        };
+        let mut config = Self {
+            metrics_token,
+            ..Self::default()
         };
         for (env, field) in [
             (
