@@ -26,7 +26,10 @@
 //! | `TESSERA_OUTBOUND_ALLOW` | `outbound_allow` | unset (public addresses only) |
 //!
 //! The notification channels' settings are listed in `notify::config`, the model providers' keys,
-//! base URLs, timeout and retries in `llm::config`; [`all_settings`] chains the three tables.
+//! base URLs, timeout and retries in `llm::config`, the metrics token, session lifetimes and
+//! receipt lifetime in [`access`]; [`all_settings`] chains the four tables.
+
+pub mod access;
 
 use std::{
     collections::BTreeMap,
@@ -147,6 +150,8 @@ pub struct Config {
     /// The hosts an API caller's URLs (an ask's `callback_url` and webhook) may reach although
     /// they are not public: internal receivers the operator vouches for. Empty by default.
     pub outbound_allow: crate::net::outbound::OutboundAllow,
+    /// The metrics token, the admin session's lifetimes and how long receipts stay readable.
+    pub access: access::AccessConfig,
 }
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
@@ -290,13 +295,14 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// Every setting of every part of the server: the core ones above, then the model providers
-/// (`llm::config::SETTINGS`) and the notification channels (`notify::config::SETTINGS`).
-/// `--help`, the environment reader and the file's key check use this.
+/// (`llm::config::SETTINGS`), the notification channels (`notify::config::SETTINGS`) and access
+/// ([`access::SETTINGS`]). `--help`, the environment reader and the file's key check use this.
 pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
     SETTINGS
         .iter()
         .chain(crate::llm::config::SETTINGS.iter())
         .chain(crate::notify::config::SETTINGS.iter())
+        .chain(access::SETTINGS.iter())
 }
 
 /// A configuration problem, always naming the setting.
@@ -554,6 +560,7 @@ impl Config {
                 .map_err(|reason| invalid(name, reason))?,
             None => crate::net::outbound::OutboundAllow::default(),
         };
+        let access = access::AccessConfig::from_sources(sources)?;
         Ok(Self {
             addr,
             database_url,
@@ -573,6 +580,7 @@ impl Config {
             demo,
             behind_proxy,
             outbound_allow,
+            access,
         })
     }
 
@@ -598,6 +606,7 @@ impl Config {
             demo: true,
             behind_proxy: false,
             outbound_allow: crate::net::outbound::OutboundAllow::default(),
+            access: access::AccessConfig::default(),
         }
     }
 }

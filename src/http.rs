@@ -128,7 +128,10 @@ pub fn router(state: AppState) -> Router {
             SameOrigin::new(&state, Refusal::Status),
             refuse_cross_site,
         ))
-        .route_layer(middleware::from_fn(login::require_admin_page));
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            login::require_admin_page,
+        ));
     Router::new()
         .route("/", get(home::home))
         .route("/healthz", get(health::healthz))

@@ -9,7 +9,8 @@
 //! - [`ntfy`]: one HTTP publish to an ntfy topic, with title, click URL, priority and tags;
 //! - [`webhook`]: a JSON POST signed with HMAC-SHA256 and retried with backoff; the same
 //!   [`WebhookSender`] delivers the asks API's `callback_url`, and [`sign`]/[`verify`] let
-//!   receivers and tests check a delivery;
+//!   receivers and tests check a delivery; [`signing`] derives each purpose's own key from
+//!   the one secret;
 //! - [`email`]: one message over SMTP (`lettre`), plain text with an HTML alternative;
 //! - [`config`]: [`NotifyConfig`] from `TESSERA_NTFY_*`, `TESSERA_WEBHOOK_*`, `TESSERA_SMTP_*`
 //!   (listed there with their defaults);
@@ -28,6 +29,7 @@ pub mod email;
 pub mod ntfy;
 pub mod recipients;
 pub mod recording;
+pub mod signing;
 pub mod webhook;
 
 use std::{fmt, str::FromStr, time::Duration};
@@ -39,6 +41,7 @@ pub use email::{EmailConfig, EmailSender, SmtpTls};
 pub use ntfy::{NtfyClient, NtfyConfig};
 pub use recipients::{AskRecipients, RecipientAllowlist};
 pub use recording::RecordingNotifier;
+pub use signing::{SigningKey, SigningPurpose};
 pub use webhook::{sign, verify, Delivery, DeliveryPolicy, WebhookSender};
 
 /// The result type of every notification call.
@@ -421,12 +424,14 @@ impl Notifier {
             .transpose()?;
         let webhook = match &config.webhook_url {
             Some(url) => {
-                let sender = config.webhook_sender()?.ok_or_else(|| {
-                    NotifyError::bad_config(
-                        "TESSERA_WEBHOOK_SECRET",
-                        "must be set when TESSERA_WEBHOOK_URL is",
-                    )
-                })?;
+                let sender = config
+                    .webhook_sender(SigningPurpose::Notification)?
+                    .ok_or_else(|| {
+                        NotifyError::bad_config(
+                            "TESSERA_WEBHOOK_SECRET",
+                            "must be set when TESSERA_WEBHOOK_URL is",
+                        )
+                    })?;
                 Some((url.clone(), sender))
             }
             None => None,

@@ -289,7 +289,7 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
     // callback URL is the API caller's: public addresses only, unless TESSERA_OUTBOUND_ALLOW.
     let callbacks = config
         .notify
-        .webhook_sender()
+        .webhook_sender(crate::notify::SigningPurpose::Callback)
         .context("configuring asks callbacks")?
         .map(|sender| {
             sender

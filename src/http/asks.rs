@@ -65,6 +65,8 @@ fn json_body(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, AppError
 /// 400 for a body that is not JSON, 413 for one over the size limit, 422 naming the field at
 /// fault for anything else wrong (see `crate::asks::request`), a callback or webhook that does
 /// not reach a public address included (`crate::asks::destinations`).
+/// A body not labelled `application/json` never gets here: the `/api/*` guard answers 415
+/// (`api_token.rs`).
 pub async fn create_ask_api(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,

@@ -48,9 +48,9 @@ const FLASH_KEY: &str = "chat_flash";
 /// other routes are absent, so the rest of the app still serves.
 pub fn routes(state: &AppState) -> Router<AppState> {
     let Some(orchestrator) = state.chat() else {
-        return Router::new()
-            .route("/chat", get(chat_off))
-            .route_layer(middleware::from_fn(login::require_admin_page));
+        return Router::new().route("/chat", get(chat_off)).route_layer(
+            middleware::from_fn_with_state(state.clone(), login::require_admin_page),
+        );
     };
     let page_state = ChatState {
         app: state.clone(),
@@ -66,7 +66,10 @@ pub fn routes(state: &AppState) -> Router<AppState> {
             SameOrigin::new(state, Refusal::Status),
             refuse_cross_site,
         ))
-        .route_layer(middleware::from_fn(login::require_admin_page))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            login::require_admin_page,
+        ))
         .with_state(page_state)
 }
 

@@ -70,6 +70,9 @@ pub enum AppError {
     /// The body is larger than the server accepts (413).
     #[error("the request body is larger than this server accepts (TESSERA_BODY_LIMIT)")]
     TooLarge,
+    /// The body is not labelled JSON (415): `/api/*` bodies need `Content-Type: application/json`.
+    #[error("send the body as JSON, with Content-Type: application/json")]
+    UnsupportedMediaType,
     /// Missing or wrong credentials.
     #[error("a valid API token is required")]
     Unauthorized,
@@ -135,6 +138,12 @@ impl IntoResponse for AppError {
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",
+                self.to_string(),
+                None,
+            ),
+            Self::UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
                 self.to_string(),
                 None,
             ),

@@ -2,7 +2,10 @@
 //!
 //! axum's `Json` and `Form` reject with plain text; these wrap them and reject with
 //! [`AppError`], whose body is the JSON error shape `{"error": {"code", "message"}}` (413 for a
-//! body over the limit, else 400 `invalid_body`). Handlers take these, never axum's own.
+//! body over the limit, 415 for a JSON body without `Content-Type: application/json`, else 400
+//! `invalid_body`). Handlers take these, never axum's own. [`is_json`] is the one reading of
+//! that header, also for the `/api/*` guard (`api_token.rs`), which handlers reading raw bytes
+//! (asks, chat) rely on.
 
 use axum::{
     extract::{
@@ -11,7 +14,7 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
-use http::StatusCode;
+use http::{header, HeaderMap, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::error::AppError;
@@ -72,14 +75,51 @@ impl From<BytesRejection> for AppError {
     }
 }
 
+/// Whether `headers` label the body JSON: `Content-Type: application/json`, with any
+/// parameters (`; charset=utf-8`), in any case.
+#[must_use]
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
 fn body_error(status: StatusCode, message: String) -> AppError {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         AppError::TooLarge
+    } else if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        AppError::UnsupportedMediaType
     } else {
         AppError::BadRequest {
             code: "invalid_body",
             message,
             field: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn only_application_json_labels_a_json_body() {
+        let mut headers = HeaderMap::new();
+        assert!(!is_json(&headers), "no label");
+        for (label, json) in [
+            ("application/json", true),
+            ("Application/JSON; charset=utf-8", true),
+            ("text/plain", false),
+            ("application/x-www-form-urlencoded", false),
+            ("multipart/form-data; boundary=x", false),
+            ("application/jsonx", false),
+        ] {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(label));
+            assert_eq!(is_json(&headers), json, "{label}");
         }
     }
 }

@@ -1,6 +1,9 @@
 //! The admin login: a password form, a session flag, and the guards for admin-only routes.
 //!
 //! `/runs` and `/chat` need the admin session; `/api/*` takes the session or the bearer token.
+//! A session holds an [`AdminGrant`]: it ends `TESSERA_SESSION_LIFETIME_SECS` after login
+//! however active it is, and when the admin password changes (a restart with another
+//! `TESSERA_ADMIN_PASSWORD`); the session layer ends it earlier after inactivity.
 //! Failed attempts are throttled per client and overall (`auth::throttle`): a refused attempt
 //! gets the form again with 429 (503 when every password hash is busy) and `Retry-After`.
 //! After login only a path on this site is followed (`safe_next`).
@@ -16,26 +19,34 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{client_addr::ClientAddr, extract::Form, render::html_document, AppState};
-use crate::{auth::throttle::Refused, forms::raw_values};
+use crate::{
+    auth::{admin::AdminGrant, throttle::Refused},
+    forms::raw_values,
+    store::now_ms,
+};
 
+/// The session key of the [`AdminGrant`]. Sessions from before grants held `true` here, which
+/// no longer reads as a grant: they log in again.
 const ADMIN_KEY: &str = "admin";
 
-/// Whether the request's session belongs to a logged-in admin.
-pub async fn is_admin(session: Option<&Session>) -> bool {
-    match session {
-        Some(session) => session
-            .get::<bool>(ADMIN_KEY)
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or(false),
-        None => false,
-    }
+/// Whether the request's session belongs to a logged-in admin whose grant still holds.
+pub async fn is_admin(state: &AppState, session: Option<&Session>) -> bool {
+    let Some(session) = session else {
+        return false;
+    };
+    let Ok(Some(grant)) = session.get::<AdminGrant>(ADMIN_KEY).await else {
+        return false;
+    };
+    grant.holds(now_ms(), state.config.access.session_lifetime, &state.admin)
 }
 
 /// Lets admin sessions through; sends everyone else to the login page and back afterwards.
-pub async fn require_admin_page(request: Request, next: Next) -> Response {
-    if is_admin(request.extensions().get::<Session>()).await {
+pub async fn require_admin_page(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if is_admin(&state, request.extensions().get::<Session>()).await {
         return next.run(request).await;
     }
     let target = request
@@ -95,7 +106,8 @@ pub async fn login(
         return refused(&state, next, checked.err(), client).await;
     }
     // A new id at login: a session id planted before login is worthless afterwards.
-    if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, true).await.is_err() {
+    let grant = AdminGrant::new(now_ms(), &state.admin);
+    if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, grant).await.is_err() {
         let failed = Some("Could not start a session; try again.".to_owned());
         return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed).await;
     }

@@ -1,8 +1,9 @@
 //! `GET/POST /p/{token}`: the single-use page links people open.
 //!
 //! Statuses: 200 page or receipt, 303 after a recorded submission, 403 cross-site or wrong CSRF
-//! token, 404 unknown link, 409 already submitted (with the receipt), 410 expired or withdrawn,
-//! 422 wrong values (the page again with the person's values). Error pages never say whether any
+//! token, 404 unknown link, 409 already submitted (with the receipt), 410 expired or withdrawn
+//! (or answered longer ago than receipts are kept, `TESSERA_RECEIPT_LIFETIME_SECS`), 422 wrong
+//! values (the page again with the person's values). Error pages never say whether any
 //! other link exists.
 
 use std::collections::BTreeMap;
@@ -46,9 +47,10 @@ pub async fn show_page(
     Path(token): Path<String>,
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, AppError> {
-    Ok(match open_page(&state.store, &token, now_ms()).await? {
+    Ok(match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
         Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK).await,
         Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received").await,
+        Opened::ReceiptExpired => gone(&state, "This link has expired", "Your answer was recorded. Its receipt is no longer kept at this link; ask the sender if you need it.").await,
         Opened::Expired => gone(&state, "This link has expired", "The request it belonged to is no longer waiting for an answer. Ask the sender for a new link.").await,
         Opened::Revoked => gone(&state, "This link was withdrawn", "The sender withdrew this request. Ask them for a new link if you still need to answer.").await,
         Opened::NotFound => unknown_link(&state).await,
@@ -74,6 +76,7 @@ pub async fn submit(
         &token,
         &body,
         now_ms(),
+        receipt_lifetime(&state),
     )
     .await
     .map_err(|error| AppError::Unexpected(error.into()))?;
@@ -115,14 +118,18 @@ pub async fn confirmation(
     State(state): State<AppState>,
     Path(token): Path<String>,
 ) -> Result<Response, AppError> {
-    Ok(match open_page(&state.store, &token, now_ms()).await? {
-        Opened::Receipt(page) => {
-            let heading = "Thank you — your answer was received";
-            render_receipt(&state, &page, StatusCode::OK, heading).await
-        }
-        Opened::Open(_) => Redirect::to(&format!("/p/{token}")).into_response(),
-        Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state).await,
-    })
+    Ok(
+        match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
+            Opened::Receipt(page) => {
+                let heading = "Thank you — your answer was received";
+                render_receipt(&state, &page, StatusCode::OK, heading).await
+            }
+            Opened::Open(_) | Opened::ReceiptExpired => {
+                Redirect::to(&format!("/p/{token}")).into_response()
+            }
+            Opened::Expired | Opened::Revoked | Opened::NotFound => unknown_link(&state).await,
+        },
+    )
 }
 
 /// `GET /p/{token}/download/{file}`: a `DownloadLink`'s file, built from the page's data snapshot.
@@ -133,9 +140,9 @@ pub async fn download(
     State(state): State<AppState>,
     Path((token, file)): Path<(String, String)>,
 ) -> Result<Response, AppError> {
-    let page = match open_page(&state.store, &token, now_ms()).await? {
+    let page = match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
         Opened::Open(page) | Opened::Receipt(page) => page,
-        Opened::Expired | Opened::Revoked | Opened::NotFound => {
+        Opened::Expired | Opened::ReceiptExpired | Opened::Revoked | Opened::NotFound => {
             return Ok(unknown_link(&state).await)
         }
     };
@@ -150,6 +157,11 @@ pub async fn download(
         .headers_mut()
         .insert(header::CACHE_CONTROL, no_store);
     Ok(response)
+}
+
+/// How long a submitted page's receipt and downloads stay readable.
+fn receipt_lifetime(state: &AppState) -> std::time::Duration {
+    state.config.access.receipt_lifetime
 }
 
 async fn render_open(

@@ -1,5 +1,11 @@
 //! Browser sessions for the admin login (and later chat), stored through [`Store`] so they live
 //! in the same database on SQLite and PostgreSQL and survive restarts.
+//!
+//! Served over HTTPS (`TESSERA_PUBLIC_URL` starts with `https://`), the cookie is
+//! `__Host-tessera_session`: browsers take a `__Host-` cookie only when it is `Secure`, has
+//! `Path=/` and no `Domain`, so neither a sibling subdomain nor a plain-HTTP page can plant or
+//! overwrite it. Over plain HTTP (local runs) the prefix would make browsers drop the cookie, so
+//! it is `tessera_session` there.
 
 use async_trait::async_trait;
 use time::OffsetDateTime;
@@ -83,12 +89,25 @@ impl SessionStore for StoreSessions {
     }
 }
 
-/// The session layer: `HttpOnly`, `SameSite=Lax` cookies, `Secure` when served over HTTPS,
-/// expiring after 12 hours of inactivity.
+/// The session cookie's name: with the `__Host-` prefix exactly when it is `Secure`.
+#[must_use]
+pub fn cookie_name(secure: bool) -> &'static str {
+    if secure {
+        "__Host-tessera_session"
+    } else {
+        "tessera_session"
+    }
+}
+
+/// The session layer: `HttpOnly`, `SameSite=Lax`, `Path=/` cookies without a `Domain`, `Secure`
+/// and `__Host-` when served over HTTPS, expiring after 12 hours without a change to the
+/// session (an admin's grant also ends `TESSERA_SESSION_LIFETIME_SECS` after login,
+/// `login::is_admin`).
 #[must_use]
 pub fn session_layer(store: Store, secure: bool) -> SessionManagerLayer<StoreSessions> {
     SessionManagerLayer::new(StoreSessions(store))
-        .with_name("tessera_session")
+        .with_name(cookie_name(secure))
+        .with_path("/")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(secure)

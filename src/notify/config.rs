@@ -13,7 +13,7 @@
 //! | `TESSERA_NTFY_URL` | `ntfy_url` | unset: no ntfy. The server with the topic, e.g. `https://ntfy.sh/my-topic` |
 //! | `TESSERA_NTFY_TOKEN` | `ntfy_token` | unset: publish without `Authorization` (secret) |
 //! | `TESSERA_WEBHOOK_URL` | `webhook_url` | unset: no webhook. An http(s) URL |
-//! | `TESSERA_WEBHOOK_SECRET` | `webhook_secret` | unset; required with `TESSERA_WEBHOOK_URL`, at least 16 characters; also signs asks callbacks (secret) |
+//! | `TESSERA_WEBHOOK_SECRET` | `webhook_secret` | unset; required with `TESSERA_WEBHOOK_URL`, at least 16 characters; each signing purpose — this webhook, ask recipients' webhooks, asks callbacks — signs with its own key derived from it (`signing.rs`) (secret) |
 //! | `TESSERA_WEBHOOK_MAX_ATTEMPTS` | `webhook_max_attempts` | `6` (1 to 20, the first included) |
 //! | `TESSERA_WEBHOOK_BASE_DELAY_MS` | `webhook_base_delay_ms` | `1000` (first retry wait before jitter; doubles each time, at most 60 s) |
 //! | `TESSERA_SMTP_HOST` | `smtp_host` | unset: no e-mail |
@@ -37,6 +37,7 @@ use super::{
     ntfy::NtfyConfig,
     recipients::RecipientAllowlist,
     redacted_url,
+    signing::{SigningKey, SigningPurpose},
     webhook::{DeliveryPolicy, WebhookSender},
     NotifyError,
 };
@@ -181,7 +182,7 @@ pub struct NotifyConfig {
     pub ntfy: Option<NtfyConfig>,
     /// The notification webhook, when it is on.
     pub webhook_url: Option<url::Url>,
-    /// The key that signs webhook deliveries (and asks callbacks).
+    /// The secret each signing purpose's key is derived from (`signing.rs`).
     pub webhook_secret: Option<Secret>,
     /// How webhook deliveries are retried; its `attempt_timeout` is [`NotifyConfig::timeout`].
     pub delivery: DeliveryPolicy,
@@ -257,15 +258,18 @@ impl NotifyConfig {
         Self::build(&|env: &str| lookup(env).map(|value| (env.to_owned(), value)))
     }
 
-    /// The sender that signs with `TESSERA_WEBHOOK_SECRET`, for the notification webhook and
-    /// asks callbacks; `None` when no secret is configured.
+    /// The sender that signs with `purpose`'s key, derived from `TESSERA_WEBHOOK_SECRET`
+    /// (`signing.rs`); `None` when no secret is configured.
     ///
     /// # Errors
     /// Returns [`NotifyError::BadConfig`] when the HTTP client cannot be built.
-    pub fn webhook_sender(&self) -> Result<Option<WebhookSender>, NotifyError> {
+    pub fn webhook_sender(
+        &self,
+        purpose: SigningPurpose,
+    ) -> Result<Option<WebhookSender>, NotifyError> {
         self.webhook_secret
-            .clone()
-            .map(|secret| WebhookSender::new(secret, self.delivery))
+            .as_ref()
+            .map(|secret| WebhookSender::new(SigningKey::derive(secret, purpose), self.delivery))
             .transpose()
     }
 
@@ -630,7 +634,9 @@ mod tests {
             email.login.as_ref().map(|login| login.username.as_str()),
             Some("mailer")
         );
-        assert!(config.webhook_sender()?.is_some());
+        assert!(config
+            .webhook_sender(SigningPurpose::Notification)?
+            .is_some());
         Ok(())
     }
 

@@ -131,9 +131,11 @@ impl Notifier {
             Some(raw) => {
                 let url = url::Url::parse(raw)
                     .map_err(|_| NotifyError::bad_config("notify.webhook", "is not a URL"))?;
-                let sender = config.webhook_sender()?.ok_or_else(|| {
-                    NotifyError::bad_config("TESSERA_WEBHOOK_SECRET", "is not set")
-                })?;
+                let sender = config
+                    .webhook_sender(super::SigningPurpose::Recipient)?
+                    .ok_or_else(|| {
+                        NotifyError::bad_config("TESSERA_WEBHOOK_SECRET", "is not set")
+                    })?;
                 Some((url, sender.checking(outbound)?))
             }
             None => None,

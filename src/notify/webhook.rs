@@ -7,7 +7,7 @@
 //! | header | value |
 //! |---|---|
 //! | `X-Tessera-Timestamp` | unix seconds when this attempt was signed, e.g. `1767225600` |
-//! | `X-Tessera-Signature` | `sha256=<hex>`: HMAC-SHA256 with the shared secret over the bytes `{timestamp}.{body}` |
+//! | `X-Tessera-Signature` | `sha256=<hex>`: HMAC-SHA256 with the purpose's key (`signing.rs`: derived from the shared secret) over the bytes `{timestamp}.{body}` |
 //! | `X-Tessera-Delivery` | a UUID, the same on every attempt of one delivery |
 //!
 //! The signed payload is the timestamp's decimal digits, one `.` and then the exact body bytes
@@ -40,12 +40,12 @@ use serde::Serialize;
 use sha2::Sha256;
 use uuid::Uuid;
 
-use super::{client_builder, describe, redacted_url, reply_excerpt, Channel, NotifyError};
-use crate::{
-    config::Secret,
-    net::outbound::{refusal_in, OutboundAllow, OutboundClient},
-    util::backoff::{retry_after, Backoff},
+use super::{
+    client_builder, describe, redacted_url, reply_excerpt, signing::SigningKey, Channel,
+    NotifyError,
 };
+use crate::net::outbound::{refusal_in, OutboundAllow, OutboundClient};
+use crate::util::backoff::{retry_after, Backoff};
 
 /// The header with `sha256=<hex>`.
 pub const SIGNATURE_HEADER: &str = "X-Tessera-Signature";
@@ -57,10 +57,10 @@ pub const DELIVERY_HEADER: &str = "X-Tessera-Delivery";
 type HmacSha256 = Hmac<Sha256>;
 
 /// The `X-Tessera-Signature` value for `body` sent at `timestamp`: `sha256=` and the
-/// lowercase hex HMAC-SHA256 of `{timestamp}.{body}` keyed with `secret`.
+/// lowercase hex HMAC-SHA256 of `{timestamp}.{body}` keyed with `key`.
 #[must_use]
-pub fn sign(secret: &Secret, timestamp: u64, body: &[u8]) -> String {
-    match keyed_mac(secret, timestamp, body) {
+pub fn sign(key: &SigningKey, timestamp: u64, body: &[u8]) -> String {
+    match keyed_mac(key, timestamp, body) {
         Some(mac) => format!("sha256={}", hex::encode(mac.finalize().into_bytes())),
         // Unreachable (HMAC takes keys of any length); an empty digest never verifies.
         None => "sha256=".to_owned(),
@@ -68,21 +68,21 @@ pub fn sign(secret: &Secret, timestamp: u64, body: &[u8]) -> String {
 }
 
 /// Whether `header_value` (an `X-Tessera-Signature`) is the signature of `body` at
-/// `timestamp` under `secret`. The comparison takes the same time wherever the digests differ.
+/// `timestamp` under `key`. The comparison takes the same time wherever the digests differ.
 /// It does not judge the timestamp's age: receivers compare it with their clock themselves.
 #[must_use]
-pub fn verify(secret: &Secret, header_value: &str, timestamp: u64, body: &[u8]) -> bool {
+pub fn verify(key: &SigningKey, header_value: &str, timestamp: u64, body: &[u8]) -> bool {
     let Some(digest_hex) = header_value.trim().strip_prefix("sha256=") else {
         return false;
     };
     let Ok(digest) = hex::decode(digest_hex) else {
         return false;
     };
-    keyed_mac(secret, timestamp, body).is_some_and(|mac| mac.verify_slice(&digest).is_ok())
+    keyed_mac(key, timestamp, body).is_some_and(|mac| mac.verify_slice(&digest).is_ok())
 }
 
-fn keyed_mac(secret: &Secret, timestamp: u64, body: &[u8]) -> Option<HmacSha256> {
-    let mut mac = HmacSha256::new_from_slice(secret.expose().as_bytes()).ok()?;
+fn keyed_mac(key: &SigningKey, timestamp: u64, body: &[u8]) -> Option<HmacSha256> {
+    let mut mac = HmacSha256::new_from_slice(key.as_bytes()).ok()?;
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
@@ -147,7 +147,7 @@ pub struct Delivery {
 #[derive(Clone)]
 pub struct WebhookSender {
     client: OutboundClient,
-    secret: Secret,
+    key: SigningKey,
     policy: DeliveryPolicy,
 }
 
@@ -155,23 +155,23 @@ impl fmt::Debug for WebhookSender {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("WebhookSender")
-            .field("secret", &self.secret)
+            .field("key", &self.key)
             .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
 
 impl WebhookSender {
-    /// A sender that signs with `secret` and retries by `policy`.
+    /// A sender that signs with `key` (one purpose's, `signing.rs`) and retries by `policy`.
     ///
     /// # Errors
     /// Returns [`NotifyError::BadConfig`] when the HTTP client cannot be built.
-    pub fn new(secret: Secret, policy: DeliveryPolicy) -> Result<Self, NotifyError> {
+    pub fn new(key: SigningKey, policy: DeliveryPolicy) -> Result<Self, NotifyError> {
         let client = OutboundClient::configured(client_builder(policy.attempt_timeout))
             .map_err(|error| NotifyError::bad_config("http client", describe(error)))?;
         Ok(Self {
             client,
-            secret,
+            key,
             policy,
         })
     }
@@ -287,7 +287,7 @@ impl WebhookSender {
             .map_err(|error| (refused(error), None))?
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(TIMESTAMP_HEADER, timestamp.to_string())
-            .header(SIGNATURE_HEADER, sign(&self.secret, timestamp, body))
+            .header(SIGNATURE_HEADER, sign(&self.key, timestamp, body))
             .header(DELIVERY_HEADER, delivery_id.to_string())
             .body(body.to_vec())
             .send()
@@ -326,19 +326,24 @@ fn unix_now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{config::Secret, notify::signing::SigningPurpose};
 
-    fn secret() -> Secret {
-        Secret::new("whsec_0123456789abcdef")
+    fn secret() -> SigningKey {
+        SigningKey::derive(
+            &Secret::new("whsec_0123456789abcdef"),
+            SigningPurpose::Notification,
+        )
     }
 
     #[test]
     fn a_signature_is_the_hmac_of_the_timestamp_and_the_body() {
         // Computed independently with:
-        // printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac whsec_0123456789abcdef
+        // KEY=$(printf 'tessera-signing-v1:notification' | openssl dgst -sha256 -hmac whsec_0123456789abcdef | awk '{print $2}')
+        // printf '1700000000.{"a":1}' | openssl dgst -sha256 -mac HMAC -macopt hexkey:$KEY
         let signature = sign(&secret(), 1_700_000_000, br#"{"a":1}"#);
         assert_eq!(
             signature,
-            "sha256=9f5e37cdc7ea587c7c02062d93283cad000d66a831b2a1676418696db47ed6c2"
+            "sha256=532b2ec9dfe7a3fa42c58503bfb091b62f087ab7dab2779df141042f966e436e"
         );
         assert!(verify(&secret(), &signature, 1_700_000_000, br#"{"a":1}"#));
     }
@@ -355,7 +360,10 @@ mod tests {
         ));
         assert!(!verify(&secret(), &signature, 43, body));
         assert!(!verify(
-            &Secret::new("another-secret-value"),
+            &SigningKey::derive(
+                &Secret::new("another-secret-value"),
+                SigningPurpose::Notification
+            ),
             &signature,
             42,
             body

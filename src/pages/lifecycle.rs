@@ -2,9 +2,12 @@
 //! once, in one transaction with the run's resumption).
 //!
 //! Every refusal is a distinct outcome so the HTTP edge can answer 404 / 409 / 410 / 422 / 403
-//! without guessing; none of them says anything about other tokens.
+//! without guessing; none of them says anything about other tokens. A submitted page's receipt
+//! (and its downloads) is shown for `TESSERA_RECEIPT_LIFETIME_SECS` after the answer, then the
+//! link answers like an expired one: the answer stays with the run, not at a link that may be
+//! forwarded or left in a mailbox.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -39,6 +42,8 @@ pub enum Opened {
     Open(Page),
     /// Already answered: the read-only receipt.
     Receipt(Page),
+    /// Answered longer ago than receipts are kept.
+    ReceiptExpired,
     /// Past its expiry.
     Expired,
     /// Withdrawn by the workflow's author.
@@ -47,11 +52,17 @@ pub enum Opened {
     NotFound,
 }
 
-/// Looks up a link. Never writes.
+/// Looks up a link at `now_ms`; a receipt is shown for `receipt_lifetime` after the answer.
+/// Never writes.
 ///
 /// # Errors
 /// Database failures.
-pub async fn open_page(store: &Store, token: &str, now_ms: i64) -> Result<Opened, StoreError> {
+pub async fn open_page(
+    store: &Store,
+    token: &str,
+    now_ms: i64,
+    receipt_lifetime: Duration,
+) -> Result<Opened, StoreError> {
     let Some(token) = PageToken::parse(token) else {
         return Ok(Opened::NotFound);
     };
@@ -61,6 +72,9 @@ pub async fn open_page(store: &Store, token: &str, now_ms: i64) -> Result<Opened
         Err(error) => return Err(error),
     };
     Ok(match page.status {
+        PageStatus::Submitted if page.receipt_expired(now_ms, receipt_lifetime) => {
+            Opened::ReceiptExpired
+        }
         PageStatus::Submitted => Opened::Receipt(page),
         PageStatus::Revoked => Opened::Revoked,
         PageStatus::Open if page.is_expired(now_ms) => Opened::Expired,
@@ -127,7 +141,8 @@ pub enum PagesError {
 
 /// Decodes, validates and records a submission of the link `token`: the answer must name only
 /// what the page offers ([`Offered`], worked out from its stored tree and data with the catalog
-/// `catalog_for` gives for it).
+/// `catalog_for` gives for it). A page answered longer than `receipt_lifetime` ago is
+/// [`Submitted::Expired`], its receipt no longer shown.
 ///
 /// # Errors
 /// [`PagesError`] when the store fails, or the stored schema, tree or components are unreadable;
@@ -139,11 +154,12 @@ pub async fn submit_page(
     token: &str,
     body: &[u8],
     now_ms: i64,
+    receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
-    let page = match open_page(store, token, now_ms).await? {
+    let page = match open_page(store, token, now_ms, receipt_lifetime).await? {
         Opened::Open(page) => page,
         Opened::Receipt(page) => return Ok(Submitted::AlreadySubmitted(page)),
-        Opened::Expired => return Ok(Submitted::Expired),
+        Opened::Expired | Opened::ReceiptExpired => return Ok(Submitted::Expired),
         Opened::Revoked => return Ok(Submitted::Revoked),
         Opened::NotFound => return Ok(Submitted::NotFound),
     };

@@ -46,6 +46,9 @@ pub enum PageStatus {
 }
 
 impl PageStatus {
+    /// Every status, in the order `/metrics` lists them.
+    pub const ALL: [Self; 3] = [Self::Open, Self::Submitted, Self::Revoked];
+
     /// The stored spelling.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -59,9 +62,7 @@ impl PageStatus {
     /// Parses the stored spelling.
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Open, Self::Submitted, Self::Revoked]
-            .into_iter()
-            .find(|status| status.as_str() == text)
+        Self::ALL.into_iter().find(|status| status.as_str() == text)
     }
 }
 
@@ -99,6 +100,15 @@ impl Page {
     #[must_use]
     pub fn is_expired(&self, now_ms: i64) -> bool {
         now_ms >= self.expires_at_ms
+    }
+
+    /// Whether a submitted page's receipt has been kept `lifetime` after the answer at `now_ms`
+    /// (and is no longer shown). A page not submitted has no receipt to expire.
+    #[must_use]
+    pub fn receipt_expired(&self, now_ms: i64, lifetime: std::time::Duration) -> bool {
+        let lifetime_ms = i64::try_from(lifetime.as_millis()).unwrap_or(i64::MAX);
+        self.submitted_at_ms
+            .is_some_and(|submitted| now_ms >= submitted.saturating_add(lifetime_ms))
     }
 }
 

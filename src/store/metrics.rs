@@ -1,16 +1,22 @@
-//! Figures for `/metrics` read from the database at scrape time: runs by status, generations by
-//! provider and outcome, model tokens and latency, page-cache hits and lookups by result.
+//! Figures for `/metrics`, read from `metric_counters` at scrape time: runs and pages by status,
+//! generations by provider and outcome, model tokens and latency, page-cache hits and lookups by
+//! result.
 //!
 //! Reading them from the store (rather than counting in memory) makes them cover every process
-//! sharing the database and survive restarts (DESIGN.md §13). The SQL is plain aggregates with
-//! explicit casts that both dialects read the same way, so there are no dialect files here. The
-//! cost grows with the `generations` table; a scrape every 15–60 s is what it is meant for.
+//! sharing the database and survive restarts (DESIGN.md §13). They are not counted at scrape
+//! time: triggers on `runs`, `pages` and `generations` keep `metric_counters` in the very
+//! statement that changes a counted row (migration `20261128150000_metric_counters`), so a
+//! scrape reads one small table — a row per label and shard — whatever the size of the others.
+//! Run and page statuses are gauges (a status change moves one from the old to the new); the
+//! generation figures are counters that only grow (deleting old generations takes nothing back).
 
 use std::collections::BTreeMap;
 
 use super::{Result, Store};
 
-/// Upper bounds (milliseconds) of the generation latency buckets.
+/// Upper bounds (milliseconds) of the generation latency buckets. The triggers of migration
+/// `20261128150000_metric_counters` file each generation under the first bound it fits; change
+/// both together.
 pub const LATENCY_BOUNDS_MS: [i64; 9] =
     [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
 
@@ -32,8 +38,10 @@ pub struct ProviderFigures {
 /// Everything `/metrics` reads from the store.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StoreFigures {
-    /// Runs per stored status (`ready`, `waiting`…); statuses without runs are absent.
+    /// Runs per stored status (`ready`, `waiting`…); statuses never held are absent.
     pub runs_by_status: BTreeMap<String, i64>,
+    /// Pages per stored status (`open`, `submitted`, `revoked`); statuses never held are absent.
+    pub pages_by_status: BTreeMap<String, i64>,
     /// Generations per (provider, outcome).
     pub generations: BTreeMap<(String, String), i64>,
     /// Model figures per provider.
@@ -45,126 +53,72 @@ pub struct StoreFigures {
     pub cache_lookups: BTreeMap<String, i64>,
 }
 
-fn generations_sql() -> String {
-    let buckets: String = LATENCY_BOUNDS_MS
-        .iter()
-        .enumerate()
-        .map(|(index, bound)| {
-            format!(
-                ", CAST(COALESCE(SUM(CASE WHEN latency_ms <= {bound} THEN 1 ELSE 0 END), 0) AS BIGINT) AS le_{index}"
-            )
-        })
-        .collect();
-    format!(
-        "SELECT provider, outcome, cache_hit, COUNT(*) AS generations, \
-         CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT) AS tokens_in, \
-         CAST(COALESCE(SUM(tokens_out), 0) AS BIGINT) AS tokens_out, \
-         CAST(COALESCE(SUM(latency_ms), 0) AS BIGINT) AS latency_ms{buckets} \
-         FROM generations GROUP BY provider, outcome, cache_hit"
-    )
+/// The shards summed: the table holds a few rows per label, never one per counted row.
+const COUNTERS_SQL: &str = "SELECT metric, label, label2, CAST(SUM(value) AS BIGINT) AS value \
+     FROM metric_counters GROUP BY metric, label, label2";
+
+/// One counter, whichever driver read it.
+#[derive(sqlx::FromRow)]
+struct CounterRow {
+    metric: String,
+    label: String,
+    label2: String,
+    value: i64,
 }
 
-const RUNS_SQL: &str = "SELECT status, COUNT(*) AS runs FROM runs GROUP BY status";
-
-const LOOKUPS_SQL: &str = "SELECT cache_lookup, COUNT(*) AS generations FROM generations \
-     WHERE cache_lookup IS NOT NULL GROUP BY cache_lookup";
-
-/// One aggregate row, whichever driver read it.
-struct GenerationGroup {
-    provider: String,
-    outcome: String,
-    cache_hit: bool,
-    generations: i64,
-    tokens_in: i64,
-    tokens_out: i64,
-    latency_ms: i64,
-    buckets: Vec<i64>,
-}
-
-/// Reads one row of `generations_sql`, by column position (the same in both dialects).
-fn group<'r, R>(row: &'r R) -> std::result::Result<GenerationGroup, sqlx::Error>
-where
-    R: sqlx::Row,
-    usize: sqlx::ColumnIndex<R>,
-    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    bool: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    let mut buckets = Vec::with_capacity(LATENCY_BOUNDS_MS.len());
-    for index in 0..LATENCY_BOUNDS_MS.len() {
-        buckets.push(row.try_get::<i64, _>(7 + index)?);
+impl StoreFigures {
+    fn add(&mut self, row: CounterRow) {
+        let CounterRow {
+            metric,
+            label,
+            label2,
+            value,
+        } = row;
+        match metric.as_str() {
+            "runs" => *self.runs_by_status.entry(label).or_default() += value,
+            "pages" => *self.pages_by_status.entry(label).or_default() += value,
+            "generations" => *self.generations.entry((label, label2)).or_default() += value,
+            "cache_hits" => self.cache_hits += value,
+            "cache_lookups" => *self.cache_lookups.entry(label).or_default() += value,
+            "model_calls" => self.provider(label).generations += value,
+            "tokens_in" => self.provider(label).tokens_in += value,
+            "tokens_out" => self.provider(label).tokens_out += value,
+            "latency_ms" => self.provider(label).latency_sum_ms += value,
+            "latency_bucket" => {
+                let provider = self.provider(label);
+                // Stored per bucket; exposed cumulatively: a generation counts under its own
+                // bound and every larger one (`+Inf` is the provider's count).
+                for (total, bound) in provider.latency_buckets.iter_mut().zip(LATENCY_BOUNDS_MS) {
+                    if label2.parse::<i64>().is_ok_and(|upper| upper <= bound) {
+                        *total += value;
+                    }
+                }
+            }
+            // A counter a newer release added: this one does not show it.
+            _ => {}
+        }
     }
-    Ok(GenerationGroup {
-        provider: row.try_get(0)?,
-        outcome: row.try_get(1)?,
-        cache_hit: row.try_get(2)?,
-        generations: row.try_get(3)?,
-        tokens_in: row.try_get(4)?,
-        tokens_out: row.try_get(5)?,
-        latency_ms: row.try_get(6)?,
-        buckets,
-    })
-}
 
-/// Reads one row of [`RUNS_SQL`] or [`LOOKUPS_SQL`]: a label and a count.
-fn status_count<'r, R>(row: &'r R) -> std::result::Result<(String, i64), sqlx::Error>
-where
-    R: sqlx::Row,
-    usize: sqlx::ColumnIndex<R>,
-    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    Ok((row.try_get(0)?, row.try_get(1)?))
+    fn provider(&mut self, provider: String) -> &mut ProviderFigures {
+        let figures = self.providers.entry(provider).or_default();
+        figures.latency_buckets.resize(LATENCY_BOUNDS_MS.len(), 0);
+        figures
+    }
 }
 
 impl Store {
-    /// Reads the figures `/metrics` exposes.
+    /// Reads the figures `/metrics` exposes: one read of the counters, whatever the number of
+    /// runs, pages and generations.
     ///
     /// # Errors
     /// Database failures.
     pub async fn metrics_figures(&self) -> Result<StoreFigures> {
-        let sql = generations_sql();
-        let (runs, lookups, groups) = on_pool!(self, |pool| {
-            let runs = sqlx::query(RUNS_SQL).fetch_all(pool).await?;
-            let groups = sqlx::query(&sql).fetch_all(pool).await?;
-            let lookups = sqlx::query(LOOKUPS_SQL).fetch_all(pool).await?;
-            (
-                runs.iter()
-                    .map(status_count)
-                    .collect::<std::result::Result<Vec<_>, _>>()?,
-                lookups
-                    .iter()
-                    .map(status_count)
-                    .collect::<std::result::Result<Vec<_>, _>>()?,
-                groups
-                    .iter()
-                    .map(group)
-                    .collect::<std::result::Result<Vec<_>, _>>()?,
-            )
+        let rows: Vec<CounterRow> = on_pool!(self, |pool| {
+            sqlx::query_as(COUNTERS_SQL).fetch_all(pool).await?
         });
-        let mut figures = StoreFigures {
-            runs_by_status: runs.into_iter().collect(),
-            cache_lookups: lookups.into_iter().collect(),
-            ..StoreFigures::default()
-        };
-        for group in groups {
-            *figures
-                .generations
-                .entry((group.provider.clone(), group.outcome))
-                .or_default() += group.generations;
-            if group.cache_hit {
-                figures.cache_hits += group.generations;
-                continue;
-            }
-            let provider = figures.providers.entry(group.provider).or_default();
-            provider.tokens_in += group.tokens_in;
-            provider.tokens_out += group.tokens_out;
-            provider.latency_sum_ms += group.latency_ms;
-            provider.generations += group.generations;
-            provider.latency_buckets.resize(LATENCY_BOUNDS_MS.len(), 0);
-            for (total, count) in provider.latency_buckets.iter_mut().zip(group.buckets) {
-                *total += count;
-            }
+        let mut figures = StoreFigures::default();
+        for row in rows {
+            figures.add(row);
         }
         Ok(figures)
     }

@@ -37,4 +37,35 @@ impl Store {
         });
         Ok(stored == 1)
     }
+
+    /// Stores `value` under `key` only if the key still holds `expected` (`None`: no value
+    /// yet); returns whether it was stored. A compare-and-set, so two processes replacing one
+    /// value at once cannot both win.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn replace_setting(
+        &self,
+        key: &str,
+        expected: Option<&str>,
+        value: &str,
+    ) -> Result<bool> {
+        let Some(expected) = expected else {
+            return self.put_setting_if_absent(key, value).await;
+        };
+        let now = now_ms();
+        let replaced = on_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE settings SET value = $1, updated_at = $2 WHERE key = $3 AND value = $4",
+            )
+            .bind(value)
+            .bind(now)
+            .bind(key)
+            .bind(expected)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Ok(replaced == 1)
+    }
 }

@@ -6,15 +6,29 @@
 //! buckets are all we expose, and the store-derived figures are computed per scrape anyway.
 //! Request labels use the route *template* (`/p/{token}`), never the raw path, so page tokens
 //! never reach the exposition and label sets stay bounded; requests no route matched share
-//! `route="unmatched"`.
+//! `route="unmatched"`, and methods outside the standard set share `method="other"` (a client
+//! may send any token as a method, and each new label would be kept for the process's life).
 
 use std::{collections::BTreeMap, fmt::Write as _, sync::Mutex, time::Duration};
 
 use crate::{
     agent::cache::CacheLookup,
+    pages::page::PageStatus,
     store::metrics::{StoreFigures, LATENCY_BOUNDS_MS},
     workflow::{run::RunStatus, DrainReport},
 };
+
+/// The methods counted under their own name; any other is `other`.
+const STANDARD_METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// The `method` label of a request: its method when standard, else `other`.
+#[must_use]
+pub fn method_label(method: &str) -> &'static str {
+    STANDARD_METHODS
+        .into_iter()
+        .find(|standard| *standard == method)
+        .unwrap_or("other")
+}
 
 /// Upper bounds (seconds) of the request latency buckets.
 const REQUEST_BUCKETS: [f64; 12] = [
@@ -50,7 +64,7 @@ impl Histogram {
 /// The labels a request is counted under.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct RequestKey {
-    method: String,
+    method: &'static str,
     route: String,
     status: &'static str,
 }
@@ -73,10 +87,11 @@ fn status_class(status: u16) -> &'static str {
 }
 
 impl Metrics {
-    /// Counts one answered request; `route` is the matched route's template (or `unmatched`).
+    /// Counts one answered request; `route` is the matched route's template (or `unmatched`),
+    /// `method` is labelled by [`method_label`].
     pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
         let key = RequestKey {
-            method: method.to_owned(),
+            method: method_label(method),
             route: route.to_owned(),
             status: status_class(status),
         };
@@ -163,7 +178,7 @@ pub fn render(metrics: &Metrics, runner: Option<DrainReport>, store: &StoreFigur
         out.histogram(
             "tessera_http_request_duration_seconds",
             &[
-                ("method", &key.method),
+                ("method", key.method),
                 ("route", &key.route),
                 ("status", key.status),
             ],
@@ -184,6 +199,24 @@ pub fn render(metrics: &Metrics, runner: Option<DrainReport>, store: &StoreFigur
             .copied()
             .unwrap_or(0);
         out.sample("tessera_runs", &[("status", status.as_str())], count as f64);
+    }
+
+    out.family(
+        "tessera_pages",
+        "gauge",
+        "Page links by stored status: open (expired ones included until answered or revoked), submitted, revoked (whole database).",
+    );
+    for status in PageStatus::ALL {
+        let count = store
+            .pages_by_status
+            .get(status.as_str())
+            .copied()
+            .unwrap_or(0);
+        out.sample(
+            "tessera_pages",
+            &[("status", status.as_str())],
+            count as f64,
+        );
     }
 
     let runner = runner.unwrap_or_default();
@@ -322,6 +355,22 @@ mod tests {
         assert!(text.contains(
             "tessera_http_request_duration_seconds_count{method=\"GET\",route=\"/p/{token}\",status=\"4xx\"} 2\n"
         ));
+    }
+
+    #[test]
+    fn a_method_outside_the_standard_set_is_counted_as_other() {
+        let metrics = Metrics::default();
+        for method in ["FOO", "BREW", "get", "PROPFIND"] {
+            metrics.observe_request(method, "unmatched", 405, Duration::from_millis(1));
+        }
+        metrics.observe_request("PATCH", "/api/runs", 405, Duration::from_millis(1));
+        let text = render(&metrics, None, &StoreFigures::default());
+        assert!(text.contains(
+            "tessera_http_request_duration_seconds_count{method=\"other\",route=\"unmatched\",status=\"4xx\"} 4\n"
+        ), "{text}");
+        assert!(text.contains("method=\"PATCH\""), "{text}");
+        assert!(!text.contains("FOO") && !text.contains("BREW"), "{text}");
+        assert_eq!(method_label("FOO"), "other");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
-    notify::{verify, NotifyConfig, NtfyConfig, RecipientAllowlist},
+    notify::{verify, NotifyConfig, NtfyConfig, RecipientAllowlist, SigningKey, SigningPurpose},
     store::{now_ms, pages::PageChange},
     workflow::run::RunId,
 };
@@ -200,16 +200,29 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
         let signature = attempt
             .header("x-tessera-signature")
             .context("a signature")?;
+        let key_for = |purpose| SigningKey::derive(&Secret::new(SECRET), purpose);
         assert!(
-            verify(&Secret::new(SECRET), signature, timestamp, &attempt.body),
-            "the signature verifies with the shared key"
+            verify(
+                &key_for(SigningPurpose::Callback),
+                signature,
+                timestamp,
+                &attempt.body
+            ),
+            "the signature verifies with the callback key"
         );
-        assert!(!verify(
-            &Secret::new("another-key-0123456789"),
-            signature,
-            timestamp,
-            &attempt.body
-        ));
+        for other in [SigningPurpose::Notification, SigningPurpose::Recipient] {
+            assert!(
+                !verify(&key_for(other), signature, timestamp, &attempt.body),
+                "a {other:?} key does not verify a callback"
+            );
+        }
+        // Keyed with the secret itself (as before purposes had keys): a receiver must derive.
+        let mut underived =
+            <hmac::Hmac<sha2::Sha256> as hmac::Mac>::new_from_slice(SECRET.as_bytes())?;
+        hmac::Mac::update(&mut underived, format!("{timestamp}.").as_bytes());
+        hmac::Mac::update(&mut underived, &attempt.body);
+        let underived = hex::encode(hmac::Mac::finalize(underived).into_bytes());
+        assert_ne!(signature, format!("sha256={underived}"));
         let body: Value = serde_json::from_slice(&attempt.body)?;
         assert_eq!(
             body,
@@ -465,7 +478,33 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
     assert!(notification["link"]
         .as_str()
         .is_some_and(|link| link.ends_with(&path)));
-    assert!(hook.header("x-tessera-signature").is_some(), "signed");
+    let signature = hook.header("x-tessera-signature").context("signed")?;
+    let timestamp: u64 = hook
+        .header("x-tessera-timestamp")
+        .context("a timestamp")?
+        .parse()?;
+    let key_for = |purpose| SigningKey::derive(&Secret::new(SECRET), purpose);
+    assert!(
+        verify(
+            &key_for(SigningPurpose::Recipient),
+            signature,
+            timestamp,
+            &hook.body
+        ),
+        "signed with the recipients' key"
+    );
+    assert!(!verify(
+        &key_for(SigningPurpose::Notification),
+        signature,
+        timestamp,
+        &hook.body
+    ));
+    assert!(!verify(
+        &key_for(SigningPurpose::Callback),
+        signature,
+        timestamp,
+        &hook.body
+    ));
     assert!(
         !seen.iter().any(|seen| seen.path == "/server-topic"),
         "only the recipients it named"

@@ -1,6 +1,18 @@
-//! The admin login: password, session cookie, logout, and sessions that survive a restart.
+//! The admin login: password, session cookie, logout, sessions that survive a restart — and end
+//! at their absolute lifetime or when the admin password changes.
 
-use crate::helpers::{session_cookie, spawn_app, spawn_app_in, TestApp, ADMIN_PASSWORD};
+use std::time::Duration;
+
+use axum::{
+    body::Body,
+    http::{header, Request, StatusCode},
+};
+use tessera::{auth::admin::ensure_admin_password, config::Secret, startup::Options, store::Store};
+use tower::ServiceExt as _;
+
+use crate::helpers::{
+    session_cookie, spawn_app, spawn_app_in, store_contract, TestApp, ADMIN_PASSWORD,
+};
 
 async fn log_in(app: &TestApp, password: &str, next: &str) -> anyhow::Result<reqwest::Response> {
     let body = form_urlencoded::Serializer::new(String::new())
@@ -108,6 +120,153 @@ async fn an_admin_session_survives_a_restart() -> anyhow::Result<()> {
         .send()
         .await?;
     assert_eq!(response.status(), 200);
+    Ok(())
+}
+
+/// `GET /api/status` with `cookie`: 200 for a live admin session, 401 otherwise.
+async fn status_with(app: &TestApp, cookie: &str) -> anyhow::Result<u16> {
+    Ok(app.get_with("/api/status", cookie).await?.status().as_u16())
+}
+
+#[tokio::test]
+async fn a_session_older_than_its_lifetime_is_refused_however_active() -> anyhow::Result<()> {
+    let app = TestApp::builder()
+        .config(|config| config.access.session_lifetime = Duration::from_secs(2))
+        .spawn()
+        .await?;
+    let cookie = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
+    assert_eq!(status_with(&app, &cookie).await?, 200);
+    let runs = app.get_with("/runs", &cookie).await?;
+    assert_eq!(runs.status(), 200, "the admin pages open");
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    assert_eq!(status_with(&app, &cookie).await?, 401, "past its lifetime");
+    let runs = app.get_with("/runs", &cookie).await?;
+    assert_eq!(runs.status(), 303, "sent to log in again");
+    let fresh = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
+    assert_eq!(
+        status_with(&app, &fresh).await?,
+        200,
+        "a new login opens it"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_session_from_before_a_password_change_is_refused_after_the_restart() -> anyhow::Result<()>
+{
+    let app = spawn_app().await?;
+    let cookie = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
+    assert_eq!(status_with(&app, &cookie).await?, 200);
+    let dir = app.stop().await?;
+    let changed = TestApp::builder()
+        .dir(dir)
+        .config(|config| config.admin_password = Some(Secret::new("a-new-admin-password")))
+        .spawn()
+        .await?;
+    assert_eq!(
+        status_with(&changed, &cookie).await?,
+        401,
+        "the old password's session ended"
+    );
+    assert_eq!(
+        changed.get_with("/runs", &cookie).await?.status(),
+        303,
+        "sent to log in"
+    );
+    assert_eq!(log_in(&changed, ADMIN_PASSWORD, "/").await?.status(), 401);
+    let fresh =
+        session_cookie(&log_in(&changed, "a-new-admin-password", "/").await?).unwrap_or_default();
+    assert_eq!(status_with(&changed, &fresh).await?, 200);
+    Ok(())
+}
+
+#[tokio::test]
+async fn over_https_the_session_cookie_is_host_prefixed_secure_and_for_the_whole_site(
+) -> anyhow::Result<()> {
+    // A port of its own, so the configured public URL is kept (port 0 would replace it).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    let app = TestApp::builder()
+        .config(|config| {
+            config.addr = address;
+            config.public_url = "https://tessera.example.com".to_owned();
+        })
+        .options(Options {
+            listener: Some(listener),
+            ..Options::default()
+        })
+        .router()
+        .await?;
+    let login = Request::post("/login")
+        .header(header::HOST, "tessera.example.com")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("password={ADMIN_PASSWORD}&next=/runs")))?;
+    let response = app.router.clone().oneshot(login).await?;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let set_cookie = response
+        .headers()
+        .get(header::SET_COOKIE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        set_cookie.starts_with("__Host-tessera_session="),
+        "{set_cookie}"
+    );
+    let attributes: Vec<&str> = set_cookie.split(';').map(str::trim).collect();
+    for attribute in ["Secure", "Path=/", "HttpOnly", "SameSite=Lax"] {
+        assert!(attributes.contains(&attribute), "{attribute}: {set_cookie}");
+    }
+    assert!(
+        !attributes
+            .iter()
+            .any(|attribute| attribute.starts_with("Domain")),
+        "{set_cookie}"
+    );
+    let cookie = attributes[0];
+    let with_session = Request::get("/api/status")
+        .header(header::COOKIE, cookie)
+        .body(Body::empty())?;
+    let response = app.router.clone().oneshot(with_session).await?;
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the cookie opens the API"
+    );
+    Ok(())
+}
+
+store_contract!(the_admin_password_hash_is_kept_until_the_password_changes);
+
+async fn the_admin_password_hash_is_kept_until_the_password_changes(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let first = Secret::new("first-admin-password");
+    let fingerprint = |password: &Secret| {
+        let password = password.clone();
+        async move {
+            anyhow::Ok(
+                ensure_admin_password(store, Some(&password))
+                    .await?
+                    .hash
+                    .fingerprint(),
+            )
+        }
+    };
+    let started = fingerprint(&first).await?;
+    assert_eq!(fingerprint(&first).await?, started, "a restart keeps it");
+    let changed = fingerprint(&Secret::new("second-admin-password")).await?;
+    assert_ne!(changed, started);
+    assert_eq!(
+        ensure_admin_password(store, None).await?.hash.fingerprint(),
+        changed,
+        "the password in force stays when the setting is removed"
+    );
+    assert_ne!(
+        fingerprint(&first).await?,
+        started,
+        "the first password again is a change too: its old sessions stay ended"
+    );
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 mod agent;
 mod answerable;
+mod api_access;
 mod asks;
 mod binary;
 mod chat;

@@ -3,14 +3,23 @@
 use std::collections::BTreeMap;
 
 use anyhow::{ensure, Context as _};
+use axum::{
+    body::{to_bytes, Body},
+    http::{header, Request, StatusCode},
+};
 use serde_json::{json, Value};
 use tessera::{
     agent::generation::{GenerationOutcome, GenerationRecord},
-    store::{metrics::LATENCY_BOUNDS_MS, now_ms, Store},
-    workflow::run::{NewRun, RunStatus},
+    config::Secret,
+    store::{metrics::LATENCY_BOUNDS_MS, now_ms, pages::PageChange, Store},
+    workflow::run::{NewRun, RunId, RunStatus},
 };
+use tower::ServiceExt as _;
 
-use crate::helpers::{spawn_app, store_contract, TestApp};
+use crate::{
+    asks::{create, submit},
+    helpers::{spawn_app, spawn_app_on, store_contract, Backend, TestApp, API_TOKEN},
+};
 
 store_contract!(the_stores_figures_count_runs_generations_tokens_latency_and_cache_hits);
 
@@ -221,4 +230,263 @@ async fn metrics_count_requests_by_route_runs_steps_and_generations() -> anyhow:
             || value(&after, "tessera_page_cache_hits_total") >= 1.0
     );
     Ok(())
+}
+
+const METRICS_TOKEN: &str = "scrape-0123456789abcdef";
+
+#[tokio::test]
+async fn without_a_token_metrics_answer_loopback_only_and_never_behind_a_proxy(
+) -> anyhow::Result<()> {
+    // The router without a server has no connection: the client is nobody on loopback.
+    let app = TestApp::builder().router().await?;
+    let stranger = Request::get("/metrics").body(Body::empty())?;
+    let response = app.router.clone().oneshot(stranger).await?;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+
+    let spawned = spawn_app().await?;
+    assert_eq!(
+        spawned.get("/metrics").await?.status(),
+        200,
+        "a scraper on loopback"
+    );
+    let proxied = TestApp::builder()
+        .config(|config| config.behind_proxy = true)
+        .spawn()
+        .await?;
+    // Behind a proxy every request arrives over the proxy's connection, loopback here.
+    let response = proxied.get("/metrics").await?;
+    assert_eq!(response.status(), 403);
+    let body: Value = response.json().await?;
+    assert_eq!(body["error"]["code"], "metrics_token_required");
+    Ok(())
+}
+
+#[tokio::test]
+async fn with_a_token_metrics_need_it_from_everyone_and_not_the_api_token() -> anyhow::Result<()> {
+    let app = TestApp::builder()
+        .config(|config| {
+            config.behind_proxy = true;
+            config.access.metrics_token = Some(Secret::new(METRICS_TOKEN));
+        })
+        .spawn()
+        .await?;
+    let scrape_with = |token: &str| {
+        app.client
+            .get(app.url("/metrics"))
+            .header("x-forwarded-for", "203.0.113.9")
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(scrape_with(METRICS_TOKEN).await?.status(), 200);
+    let wrong = scrape_with(API_TOKEN).await?;
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(
+        wrong
+            .headers()
+            .get("www-authenticate")
+            .and_then(|value| value.to_str().ok()),
+        Some("Bearer")
+    );
+    assert_eq!(app.get("/metrics").await?.status(), 401, "none sent");
+    Ok(())
+}
+
+#[tokio::test]
+async fn unknown_paths_and_methods_share_one_label_each() -> anyhow::Result<()> {
+    let app = TestApp::builder()
+        .config(|config| config.access.metrics_token = Some(Secret::new(METRICS_TOKEN)))
+        .router()
+        .await?;
+    for path in ["/no-such-page-1", "/no-such-page-2", "/p/abc/def/ghi"] {
+        let request = Request::get(path).body(Body::empty())?;
+        app.router.clone().oneshot(request).await?;
+    }
+    for method in ["FOO", "BREW", "PROPFIND"] {
+        let request = Request::builder()
+            .method(method)
+            .uri("/healthz")
+            .body(Body::empty())?;
+        app.router.clone().oneshot(request).await?;
+    }
+    let scrape = Request::get("/metrics")
+        .header(header::AUTHORIZATION, format!("Bearer {METRICS_TOKEN}"))
+        .body(Body::empty())?;
+    let response = app.router.clone().oneshot(scrape).await?;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = String::from_utf8(to_bytes(response.into_body(), 1 << 20).await?.to_vec())?;
+    let requests: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("tessera_http_request_duration_seconds_count"))
+        .collect();
+    assert!(
+        requests.contains(
+            &r#"tessera_http_request_duration_seconds_count{method="GET",route="unmatched",status="4xx"} 3"#
+        ),
+        "{requests:#?}"
+    );
+    assert!(
+        requests.contains(
+            &r#"tessera_http_request_duration_seconds_count{method="other",route="/healthz",status="4xx"} 3"#
+        ),
+        "{requests:#?}"
+    );
+    assert!(
+        !text.contains("no-such-page") && !text.contains("FOO") && !text.contains("PROPFIND"),
+        "{requests:#?}"
+    );
+    Ok(())
+}
+
+/// `SELECT label, count` rows as a map, on either engine.
+async fn counted(store: &Store, sql: &str) -> anyhow::Result<BTreeMap<String, i64>> {
+    let rows: Vec<(String, i64)> = match store {
+        Store::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await?,
+        Store::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await?,
+    };
+    Ok(rows.into_iter().collect())
+}
+
+/// Drops the zero counts a gauge keeps for statuses no row holds any more.
+fn held(figures: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    figures
+        .iter()
+        .filter(|(_, count)| **count != 0)
+        .map(|(label, count)| (label.clone(), *count))
+        .collect()
+}
+
+#[tokio::test]
+async fn counters_match_the_rows_on_sqlite() -> anyhow::Result<()> {
+    the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a_scrape_reads_only_them(
+        Backend::Sqlite,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn counters_match_the_rows_on_postgres() -> anyhow::Result<()> {
+    the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a_scrape_reads_only_them(
+        Backend::Postgres,
+    )
+    .await
+}
+
+async fn the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a_scrape_reads_only_them(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    // Many rows in one go, in every status a run can be created with.
+    for index in 0..300 {
+        let status = [RunStatus::Ready, RunStatus::Waiting, RunStatus::Succeeded][index % 3];
+        app.store
+            .create_run(&NewRun {
+                workflow: "no-such-workflow".into(),
+                state: json!({}),
+                status,
+            })
+            .await?;
+    }
+    // Runs through the runner: finished, answered, cancelled, a page revoked.
+    let started: Value = app
+        .api_post("/api/runs", &json!({"workflow": "dashboard"}))
+        .await?
+        .json()
+        .await?;
+    let dashboard = started["id"].as_str().context("a run id")?.to_owned();
+    app.wait_for_status(&dashboard, "succeeded").await?;
+    let (answered, path) = create(&app, &json!({"prompt": "Approve?"})).await?;
+    assert_eq!(submit(&app, &path, "answer=yes").await?.status(), 303);
+    app.wait_for_status(&answered, "succeeded").await?;
+    let (cancelled, _) = create(&app, &json!({"prompt": "Deploy?"})).await?;
+    let cancel = app
+        .api_post(&format!("/api/asks/{cancelled}/cancel"), &json!({}))
+        .await?;
+    assert_eq!(cancel.status(), 200);
+    app.wait_for_status(&cancelled, "cancelled").await?;
+    let (revoked, _) = create(&app, &json!({"prompt": "Ship?"})).await?;
+    let page = app.store.pages_of_run(revoked.parse::<RunId>()?).await?;
+    let page = page.first().context("the ask's page")?;
+    assert!(
+        app.store
+            .change_open_page(page.id, &PageChange::Revoke)
+            .await?
+    );
+    let (expired, _) = create(&app, &json!({"prompt": "Still there?"})).await?;
+    let page = app.store.pages_of_run(expired.parse::<RunId>()?).await?;
+    let page = page.first().context("the ask's page")?;
+    // Its deadline passes: the runner's sweep (`expire_waits`) resumes it, and it ends cancelled.
+    app.store
+        .change_open_page(page.id, &PageChange::Extend(now_ms() - 1_000))
+        .await?;
+    app.wait_for_status(&expired, "cancelled").await?;
+
+    let figures = app.store.metrics_figures().await?;
+    let runs = counted(
+        &app.store,
+        "SELECT status, COUNT(*) FROM runs GROUP BY status",
+    )
+    .await?;
+    assert_eq!(held(&figures.runs_by_status), runs);
+    assert!(
+        runs.get("succeeded").copied().unwrap_or(0) >= 102,
+        "{runs:?}"
+    );
+    let pages = counted(
+        &app.store,
+        "SELECT status, COUNT(*) FROM pages GROUP BY status",
+    )
+    .await?;
+    assert_eq!(held(&figures.pages_by_status), pages);
+    assert!(
+        pages.contains_key("submitted") && pages.contains_key("revoked"),
+        "{pages:?}"
+    );
+    let generations = counted(
+        &app.store,
+        "SELECT provider || '/' || outcome, COUNT(*) FROM generations GROUP BY provider, outcome",
+    )
+    .await?;
+    let counters: BTreeMap<String, i64> = figures
+        .generations
+        .iter()
+        .map(|((provider, outcome), count)| (format!("{provider}/{outcome}"), *count))
+        .collect();
+    assert_eq!(counters, generations);
+    let model_calls = counted(
+        &app.store,
+        "SELECT provider, COUNT(*) FROM generations WHERE NOT cache_hit GROUP BY provider",
+    )
+    .await?;
+    let counted_calls: BTreeMap<String, i64> = figures
+        .providers
+        .iter()
+        .map(|(provider, figures)| (provider.clone(), figures.generations))
+        .collect();
+    assert_eq!(counted_calls, model_calls);
+
+    // The scrape reads the counters, not the rows: a count kept there is what it shows.
+    let planted = "INSERT INTO metric_counters (metric, label, label2, shard, value) \
+                   VALUES ('runs', 'succeeded', '', 99, 1000)";
+    match &app.store {
+        Store::Sqlite(pool) => sqlx::query(planted).execute(pool).await.map(drop)?,
+        Store::Postgres(pool) => sqlx::query(planted).execute(pool).await.map(drop)?,
+    }
+    let text = app.get("/metrics").await?.text().await?;
+    let succeeded = runs.get("succeeded").copied().unwrap_or(0) + 1000;
+    assert!(
+        text.contains(&format!(
+            "tessera_runs{{status=\"succeeded\"}} {succeeded}\n"
+        )),
+        "{text}"
+    );
+    let submitted = pages.get("submitted").copied().unwrap_or(0);
+    assert!(
+        text.contains(&format!(
+            "tessera_pages{{status=\"submitted\"}} {submitted}\n"
+        )),
+        "{text}"
+    );
+    app.cleanup().await
 }

@@ -14,7 +14,8 @@ use tessera::{
     config::Secret,
     notify::{
         verify, Channel, DeliveryPolicy, EmailConfig, EmailSender, Notification, Notifier,
-        NotifyConfig, NotifyError, NtfyClient, NtfyConfig, Priority, SmtpTls, WebhookSender,
+        NotifyConfig, NotifyError, NtfyClient, NtfyConfig, Priority, SigningKey, SigningPurpose,
+        SmtpTls, WebhookSender,
     },
 };
 use tokio::{
@@ -25,6 +26,11 @@ use tokio::{
 use crate::helpers::{HttpSink, Seen};
 
 const SECRET: &str = "whsec_test_0123456789abcdef";
+
+/// The notification webhook's key under [`SECRET`].
+fn key() -> SigningKey {
+    SigningKey::derive(&Secret::new(SECRET), SigningPurpose::Notification)
+}
 
 /// One message as the SMTP sink received it.
 #[derive(Clone, Debug, Default)]
@@ -224,7 +230,7 @@ async fn an_ntfy_rejection_is_an_error_naming_the_status() -> anyhow::Result<()>
 #[tokio::test]
 async fn a_webhook_signature_verifies_and_a_tampered_body_does_not() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(3))?;
+    let sender = WebhookSender::new(key(), quick_policy(3))?;
 
     let delivery = sender
         .send_json(&sink.url("/hook")?, &notification(LINK)?)
@@ -242,7 +248,7 @@ async fn a_webhook_signature_verifies_and_a_tampered_body_does_not() -> anyhow::
         .header("x-tessera-signature")
         .context("no X-Tessera-Signature")?;
     let timestamp = timestamp_of(request)?;
-    let secret = Secret::new(SECRET);
+    let secret = key();
     assert!(verify(&secret, signature, timestamp, &request.body));
 
     let mut tampered = request.body.to_vec();
@@ -250,7 +256,10 @@ async fn a_webhook_signature_verifies_and_a_tampered_body_does_not() -> anyhow::
     assert!(!verify(&secret, signature, timestamp, &tampered));
     assert!(!verify(&secret, signature, timestamp + 1, &request.body));
     assert!(!verify(
-        &Secret::new("some-other-secret-value"),
+        &SigningKey::derive(
+            &Secret::new("some-other-secret-value"),
+            SigningPurpose::Notification
+        ),
         signature,
         timestamp,
         &request.body
@@ -267,7 +276,7 @@ async fn a_webhook_signature_verifies_and_a_tampered_body_does_not() -> anyhow::
 #[tokio::test]
 async fn a_webhook_is_retried_after_a_500_with_the_same_delivery_id() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[500, 200]).await?;
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(5))?;
+    let sender = WebhookSender::new(key(), quick_policy(5))?;
 
     let delivery = sender
         .send_json(&sink.url("/hook")?, &serde_json::json!({"answer": 42}))
@@ -285,7 +294,7 @@ async fn a_webhook_is_retried_after_a_500_with_the_same_delivery_id() -> anyhow:
     for request in &seen {
         let signature = request.header("x-tessera-signature").unwrap_or_default();
         assert!(verify(
-            &Secret::new(SECRET),
+            &key(),
             signature,
             timestamp_of(request)?,
             &request.body
@@ -298,7 +307,7 @@ async fn a_webhook_is_retried_after_a_500_with_the_same_delivery_id() -> anyhow:
 #[tokio::test]
 async fn a_429_and_a_503_are_retried_too() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[429, 503, 204]).await?;
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(5))?;
+    let sender = WebhookSender::new(key(), quick_policy(5))?;
     let delivery = sender
         .send_json(&sink.url("/hook")?, &serde_json::json!({}))
         .await?;
@@ -310,7 +319,7 @@ async fn a_429_and_a_503_are_retried_too() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_webhook_answered_400_is_not_retried() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[400, 200]).await?;
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(5))?;
+    let sender = WebhookSender::new(key(), quick_policy(5))?;
 
     let outcome = sender
         .send_json(&sink.url("/hook")?, &serde_json::json!({"answer": 42}))
@@ -335,7 +344,7 @@ async fn a_webhook_answered_400_is_not_retried() -> anyhow::Result<()> {
 async fn a_webhook_that_never_acknowledges_gives_up_after_the_configured_attempts(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[503, 503, 503, 503]).await?;
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(3))?;
+    let sender = WebhookSender::new(key(), quick_policy(3))?;
     let outcome = sender
         .send_json(&sink.url("/hook")?, &serde_json::json!({}))
         .await;
@@ -353,7 +362,7 @@ async fn a_webhook_to_a_closed_port_is_retried_as_a_network_error() -> anyhow::R
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?;
     drop(listener);
-    let sender = WebhookSender::new(Secret::new(SECRET), quick_policy(2))?;
+    let sender = WebhookSender::new(key(), quick_policy(2))?;
     let url = url::Url::parse(&format!("http://{address}/hook"))?;
     let outcome = sender.send_json(&url, &serde_json::json!({})).await;
     let Err(NotifyError::GaveUp { attempts, last, .. }) = outcome else {

@@ -1,5 +1,7 @@
 //! Page links end to end over HTTP: open, submit once, receipts, expiry, CSRF, downloads.
 
+use std::time::Duration;
+
 use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::{
@@ -8,7 +10,7 @@ use tessera::{
         receipt::is_cancelled,
         token::PageToken,
     },
-    store::{now_ms, pages::PageChange},
+    store::{now_ms, pages::PageChange, Store},
     workflow::run::{NewRun, RunId, RunStatus},
 };
 
@@ -233,6 +235,51 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
     assert_eq!(
         app.store.page_by_token(&link.token.hash()).await?.status,
         PageStatus::Open
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_passed(
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(Backend::Sqlite, |config| {
+        config.access.receipt_lifetime = Duration::from_secs(3600);
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let link = waiting_page(&app, 60_000).await?;
+    let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
+    let response = post(&app, &link.path(), format!("_csrf={csrf}&note=Looks+good")).await?;
+    assert_eq!(response.status(), 303);
+    let download = format!("{}/download/dl.csv", link.path());
+    assert_eq!(app.get(&link.path()).await?.status(), 200, "the receipt");
+    assert_eq!(app.get(&download).await?.status(), 200);
+
+    // The answer was given an hour and a minute ago.
+    let Store::Sqlite(pool) = &app.store else {
+        anyhow::bail!("the app runs on SQLite");
+    };
+    sqlx::query("UPDATE pages SET submitted_at = submitted_at - 3660000 WHERE token_hash = ?")
+        .bind(link.token.hash().0)
+        .execute(pool)
+        .await?;
+    let receipt = app.get(&link.path()).await?;
+    assert_eq!(receipt.status(), 410, "answers like an expired link");
+    let html = receipt.text().await?;
+    assert!(html.contains("This link has expired"), "{html}");
+    assert!(!html.contains("Looks good"), "the answer is not shown");
+    assert_eq!(app.get(&download).await?.status(), 404, "nor its download");
+    let done = app.get(&format!("{}/done", link.path())).await?;
+    assert_eq!(done.status(), 303, "the confirmation sends to the link");
+    let again = post(&app, &link.path(), format!("_csrf={csrf}&note=Again")).await?;
+    assert_eq!(again.status(), 410);
+    assert!(!again.text().await?.contains("Looks good"));
+    assert_eq!(
+        app.store.page_by_token(&link.token.hash()).await?.response,
+        Some(json!({"note": "Looks good"})),
+        "the answer itself is kept"
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The router called in process (`tower::ServiceExt::oneshot`, no server): every `/api/*` error
-//! has the JSON shape `{"error": {"code", "message"}}` — a body that does not parse, one over
-//! the limit, a missing or wrong token — and a cross-site form gets its route's refusal.
+//! has the JSON shape `{"error": {"code", "message"}}` — a body that does not parse, one not
+//! labelled JSON, one over the limit, a missing or wrong token — and a cross-site form gets its
+//! route's refusal.
 
 use axum::{
     body::{to_bytes, Body},
@@ -50,7 +51,11 @@ async fn a_json_body_that_does_not_parse_is_answered_with_the_json_error_shape(
     let cases = [
         ("/api/runs", Some("application/json"), "{\"workflow\": "),
         ("/api/runs", Some("application/json"), "{\"input\": {}}"),
-        ("/api/pages/preview", None, "{}"),
+        (
+            "/api/pages/preview",
+            Some("application/json"),
+            "{\"tree\": ",
+        ),
         ("/api/pages/generate", Some("application/json"), "[1, 2]"),
     ];
     for (path, content_type, body) in cases {
@@ -67,6 +72,33 @@ async fn a_json_body_that_does_not_parse_is_answered_with_the_json_error_shape(
                 .is_some_and(|message| !message.is_empty()),
             "{path} says what is wrong: {error}"
         );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_body_not_labelled_json_is_415_with_the_json_error_shape() -> anyhow::Result<()> {
+    let app = TestApp::builder().router().await?;
+    for path in [
+        "/api/pages/preview",
+        "/api/runs",
+        "/api/asks",
+        "/api/pages/generate",
+    ] {
+        for content_type in [
+            None,
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+        ] {
+            let request = api_post(path, content_type, "{}");
+            let (status, error) = json_error(call(&app, request).await?).await?;
+            assert_eq!(
+                status,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{path} {content_type:?}"
+            );
+            assert_eq!(error["error"]["code"], "unsupported_media_type", "{error}");
+        }
     }
     Ok(())
 }

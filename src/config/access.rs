@@ -1,0 +1,196 @@
+//! [`AccessConfig`]: who may read what this server exposes, and for how long — the metrics
+//! token, the admin session's lifetimes, and how long a submitted page's receipt stays readable.
+//!
+//! | env var | `tessera.toml` key | default |
+//! |---|---|---|
+//! | `TESSERA_METRICS_TOKEN` | `metrics_token` | unset: `/metrics` answers loopback clients only, and nobody with `TESSERA_BEHIND_PROXY` (secret, at least 16 characters) |
+//! | `TESSERA_SESSION_LIFETIME_SECS` | `session_lifetime_secs` | `43200` (12 h from login, however active; the session layer's inactivity expiry, also 12 h, stays beside it) |
+//! | `TESSERA_RECEIPT_LIFETIME_SECS` | `receipt_lifetime_secs` | `604800` (7 days after the answer) |
+
+use std::time::Duration;
+
+use super::{ConfigError, Secret, Setting, Sources};
+
+/// The shortest metrics token accepted.
+const MIN_TOKEN_CHARS: usize = 16;
+/// The longest duration accepted for any of these settings: ten years, in seconds.
+const MAX_SECONDS: u64 = 10 * 365 * 24 * 3600;
+
+/// An admin session's absolute lifetime when `TESSERA_SESSION_LIFETIME_SECS` is not set.
+pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+/// How long a receipt stays readable when `TESSERA_RECEIPT_LIFETIME_SECS` is not set.
+pub const DEFAULT_RECEIPT_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// These settings, for `--help` and the `tessera.toml` keys.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        env: "TESSERA_METRICS_TOKEN",
+        key: "metrics_token",
+        default: "(unset: /metrics answers loopback clients only, none behind a proxy)",
+        help: "bearer token a scraper sends to GET /metrics, at least 16 characters",
+        secret: true,
+    },
+    Setting {
+        env: "TESSERA_SESSION_LIFETIME_SECS",
+        key: "session_lifetime_secs",
+        default: "43200",
+        help: "seconds an admin session lasts after login, however active (then log in again)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_RECEIPT_LIFETIME_SECS",
+        key: "receipt_lifetime_secs",
+        default: "604800",
+        help: "seconds a submitted page's receipt and downloads stay readable at its link",
+        secret: false,
+    },
+];
+
+/// Access to what the server exposes, and for how long.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessConfig {
+    /// The bearer token `/metrics` requires; without one only loopback clients are answered.
+    pub metrics_token: Option<Secret>,
+    /// How long an admin session lasts after login, whatever its activity.
+    pub session_lifetime: Duration,
+    /// How long a submitted page's receipt (and its downloads) stays readable.
+    pub receipt_lifetime: Duration,
+}
+
+impl Default for AccessConfig {
+    fn default() -> Self {
+        Self {
+            metrics_token: None,
+            session_lifetime: DEFAULT_SESSION_LIFETIME,
+            receipt_lifetime: DEFAULT_RECEIPT_LIFETIME,
+        }
+    }
+}
+
+impl AccessConfig {
+    /// Reads these settings from the environment, then `tessera.toml`, then the defaults.
+    ///
+    /// # Errors
+    /// The first invalid setting, as a [`ConfigError::Invalid`] naming it (and the file key when
+    /// the value came from the file); a token's value is never echoed.
+    pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
+        let lookup = |env: &str| -> Option<(String, String)> {
+            if let Some(value) = sources.env.get(env) {
+                return Some((env.to_owned(), value.clone()));
+            }
+            let setting = SETTINGS.iter().find(|setting| setting.env == env)?;
+            sources.file.get(setting.key).map(|value| {
+                (
+                    format!("{env} (tessera.toml `{}`)", setting.key),
+                    value.clone(),
+                )
+            })
+        };
+        let metrics_token = match lookup("TESSERA_METRICS_TOKEN") {
+            Some((_, raw)) if raw.trim().is_empty() => None,
+            Some((setting, raw)) if raw.trim().chars().count() < MIN_TOKEN_CHARS => {
+                return Err(ConfigError::Invalid {
+                    setting,
+                    reason: format!("must be at least {MIN_TOKEN_CHARS} characters"),
+                })
+            }
+            Some((_, raw)) => Some(Secret::new(raw.trim())),
+            None => None,
+        };
+        let mut config = Self {
+            metrics_token,
+            ..Self::default()
+        };
+        for (env, field) in [
+            (
+                "TESSERA_SESSION_LIFETIME_SECS",
+                &mut config.session_lifetime,
+            ),
+            (
+                "TESSERA_RECEIPT_LIFETIME_SECS",
+                &mut config.receipt_lifetime,
+            ),
+        ] {
+            if let Some((setting, raw)) = lookup(env) {
+                *field = parse_seconds(&raw)
+                    .map_err(|reason| ConfigError::Invalid { setting, reason })?;
+            }
+        }
+        Ok(config)
+    }
+}
+
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    match raw.trim().parse::<u64>() {
+        Ok(seconds) if (1..=MAX_SECONDS).contains(&seconds) => Ok(Duration::from_secs(seconds)),
+        _ => Err(format!(
+            "`{raw}` must be a whole number of seconds from 1 to {MAX_SECONDS}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(env: &[(&str, &str)], file: &[(&str, &str)]) -> Sources {
+        let map = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect()
+        };
+        Sources {
+            env: map(env),
+            file: map(file),
+        }
+    }
+
+    #[test]
+    fn sessions_last_twelve_hours_receipts_a_week_and_metrics_need_no_token_by_default(
+    ) -> Result<(), ConfigError> {
+        let config = AccessConfig::from_sources(&Sources::default())?;
+        assert_eq!(config, AccessConfig::default());
+        assert_eq!(config.session_lifetime, Duration::from_secs(43_200));
+        assert_eq!(config.receipt_lifetime, Duration::from_secs(604_800));
+        assert!(config.metrics_token.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn values_come_from_the_environment_then_the_file_and_bad_ones_name_the_setting(
+    ) -> Result<(), ConfigError> {
+        let config = AccessConfig::from_sources(&sources(
+            &[("TESSERA_SESSION_LIFETIME_SECS", "60")],
+            &[
+                ("session_lifetime_secs", "90"),
+                ("receipt_lifetime_secs", "3600"),
+                ("metrics_token", "scrape-0123456789abcdef"),
+            ],
+        ))?;
+        assert_eq!(config.session_lifetime, Duration::from_secs(60));
+        assert_eq!(config.receipt_lifetime, Duration::from_secs(3600));
+        assert_eq!(
+            config.metrics_token.as_ref().map(Secret::expose),
+            Some("scrape-0123456789abcdef")
+        );
+        let error =
+            AccessConfig::from_sources(&sources(&[("TESSERA_METRICS_TOKEN", "short")], &[]))
+                .err()
+                .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_METRICS_TOKEN: must be at least 16 characters")
+        );
+        let error = AccessConfig::from_sources(&sources(&[], &[("receipt_lifetime_secs", "0")]))
+            .err()
+            .map(|error| error.to_string());
+        assert!(
+            error.as_deref().is_some_and(|text| text.starts_with(
+                "invalid TESSERA_RECEIPT_LIFETIME_SECS (tessera.toml `receipt_lifetime_secs`)"
+            )),
+            "{error:?}"
+        );
+        Ok(())
+    }
+}
