@@ -192,7 +192,7 @@ fn build_runner(
     let (config, store) = (&state.config, &state.store);
     let mut registry = match options.workflows {
         Some(registry) => registry,
-        None => demo_registry(config)?,
+        None => demo_registry(config, store)?,
     };
     let yaml_workflows = match options.yaml_workflows {
         Some(workflows) => workflows,
@@ -207,11 +207,14 @@ fn build_runner(
         &mut registry,
         &yaml_workflows,
     )?;
-    let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
-        store.clone(),
-        Arc::new(models.clone()),
-        config.public_url.clone(),
-    ));
+    let mut factory: Arc<dyn PageFactory> = Arc::new(
+        GeneratedPageFactory::new(
+            store.clone(),
+            Arc::new(models.clone()),
+            config.public_url.clone(),
+        )
+        .with_assignee_allowlist(config.notify.ask_recipients.clone()),
+    );
     if let Some(path) = &config.drill_log {
         // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
         let log = DrillLog::new(path.clone());
@@ -280,7 +283,7 @@ fn register_yaml(
 }
 
 /// The demo workflows and the built-in asks workflow.
-fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
+fn demo_registry(config: &Config, store: &Store) -> anyhow::Result<Registry> {
     let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
@@ -295,7 +298,14 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
         Ok(Arc::new(Notifier::for_recipients(&channels, recipients)?) as Arc<dyn Notify>)
     });
     crate::demo::workflows::registry(notifier.clone())
-        .and_then(|registry| registry.with(ask_workflow(notifier, notifier_for, callbacks)?))
+        .and_then(|registry| {
+            registry.with(ask_workflow(
+                store.clone(),
+                notifier,
+                notifier_for,
+                callbacks,
+            )?)
+        })
         .context("defining the demo and asks workflows")
 }
 

@@ -103,6 +103,9 @@ pub struct GenerationInput {
     pub max_steps: usize,
     /// Whether the page cache may answer.
     pub cache: CachePolicy,
+    /// The page is answered by named assignees, each through a link of their own (code shows
+    /// whom a link is for and adds their Decline): the model is told so, and places no Cancel.
+    pub for_assignees: bool,
 }
 
 impl GenerationInput {
@@ -119,6 +122,7 @@ impl GenerationInput {
             catalog: Catalog::defaults(),
             max_steps: DEFAULT_MAX_STEPS,
             cache: CachePolicy::Use,
+            for_assignees: false,
         }
     }
 

@@ -25,6 +25,7 @@ mod model_settings;
 mod notify;
 mod page_cache;
 mod pages;
+mod people;
 mod quality;
 mod router;
 mod runs;

@@ -137,7 +137,7 @@ pub(crate) async fn make_page(
     context.services.links.put(MintedLink {
         run_id: context.run_id,
         page_id: page.page_id,
-        link: page.link.clone(),
+        links: page.links(),
     });
     Ok(StepDone {
         state,

@@ -19,9 +19,10 @@ use crate::{
     forms::{validate::validate, FormSchema},
     llm::ToolDefinition,
     notify::Notification,
+    pages::links::PageLinks,
     workflow::{
         builder::{
-            ask_model, make_page, working_link, Goto, Handler, StepContext, StepDef, StepDone,
+            ask_model, make_page, working_links, Goto, Handler, StepContext, StepDef, StepDone,
             StepKind, WorkflowDef, ANSWER_TOOL,
         },
         page::UiOptions,
@@ -296,10 +297,14 @@ impl Compiled {
             self.services.public_url.trim_end_matches('/'),
             context.run_id
         );
-        let link = match page {
-            Some(page) => working_link(context, page.page_id).await?,
-            None => run_page.clone(),
+        let links = match page {
+            Some(page) => Some(working_links(context, page.page_id).await?),
+            None => None,
         };
+        let link = links
+            .as_ref()
+            .and_then(PageLinks::shared)
+            .map_or_else(|| run_page.clone(), str::to_owned);
         let Some(notifier) = &self.services.notifier else {
             tracing::info!(run.id = %context.run_id, run.page = %run_page, notify.title = %title, "no notification channel is configured; the run's page has the link");
             return Ok(());
