@@ -267,9 +267,13 @@ fn register_yaml(
         hosts,
         public_url: config.public_url.clone(),
         notifier: (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>),
+        assignee_mail: Some(notifier_for(config)),
         own_headers,
     };
     for workflow in workflows {
+        workflow
+            .check_assignees(&config.notify.ask_recipients)
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
         if demo_key.is_none() && workflow.calls_own_path(DEMO_SITE_PATH) {
             tracing::warn!(workflow.name = %workflow.name, workflow.file = %workflow.file, "YAML workflow not registered: it calls the demo site, which is off (TESSERA_DEMO=false)");
             continue;
@@ -293,20 +297,25 @@ fn demo_registry(config: &Config, store: &Store) -> anyhow::Result<Registry> {
         .webhook_sender()
         .context("configuring asks callbacks")?
         .map(|sender| sender.with_single_attempt());
-    let channels = config.notify.clone();
-    let notifier_for: NotifierFor = Arc::new(move |recipients| {
-        Ok(Arc::new(Notifier::for_recipients(&channels, recipients)?) as Arc<dyn Notify>)
-    });
     crate::demo::workflows::registry(notifier.clone())
         .and_then(|registry| {
             registry.with(ask_workflow(
                 store.clone(),
                 notifier,
-                notifier_for,
+                notifier_for(config),
                 callbacks,
             )?)
         })
         .context("defining the demo and asks workflows")
+}
+
+/// What reaches some recipients only through the server's channels: an ask's own recipients,
+/// an assignee's own link.
+fn notifier_for(config: &Config) -> NotifierFor {
+    let channels = config.notify.clone();
+    Arc::new(move |recipients| {
+        Ok(Arc::new(Notifier::for_recipients(&channels, recipients)?) as Arc<dyn Notify>)
+    })
 }
 
 /// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set

@@ -33,7 +33,7 @@ use crate::{
     agent::CachePolicy,
     forms::FormSchema,
     notify::{send_link, AskRecipients, Notify, NotifyError, WebhookSender},
-    pages::{links::AssigneeLink, people::People},
+    pages::people::{email_assignees, People},
     store::Store,
     workflow::{
         overview::run_overview, run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout,
@@ -103,10 +103,7 @@ pub fn callback_retry() -> RetryPolicy {
     }
 }
 
-/// Builds the notifier that reaches an ask's own recipients (see
-/// [`crate::notify::Notifier::for_recipients`]).
-pub type NotifierFor =
-    Arc<dyn Fn(&AskRecipients) -> Result<Arc<dyn Notify>, NotifyError> + Send + Sync>;
+pub use crate::notify::NotifierFor;
 
 /// The asks workflow. `notifier` sends links when an ask says `notify: true`; `notifier_for`
 /// reaches the recipients an ask names; `callbacks` signs callback deliveries (an ask with a
@@ -149,7 +146,7 @@ pub fn ask_workflow(
                 if state.notify {
                     send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
                 }
-                send_to_assignees(&notifier_for, &page.assigned).await;
+                email_assignees(&notifier_for, &page.assigned).await;
                 if let Some(recipients) = &state.recipients {
                     match notifier_for(recipients) {
                         Ok(named) => {
@@ -181,27 +178,6 @@ pub fn ask_workflow(
         )
         .retry(callback_retry())
         .build()
-}
-
-/// E-mails each assignee their own link, when the server can send e-mail; a failure never fails
-/// the step (the caller has the links, and can reissue them).
-async fn send_to_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) {
-    for link in links {
-        let recipient = AskRecipients {
-            email: vec![link.assignee.clone()],
-            ..AskRecipients::default()
-        };
-        match notifier_for(&recipient) {
-            Ok(mail) => {
-                send_link(Some(&mail), "Your answer is requested", &link.link).await;
-            }
-            Err(NotifyError::BadConfig { .. }) => {
-                tracing::debug!("no SMTP server configured: the assignees' links are not e-mailed");
-                return;
-            }
-            Err(error) => tracing::warn!(error = %error, "an assignee cannot be e-mailed"),
-        }
-    }
 }
 
 async fn deliver(

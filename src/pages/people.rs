@@ -14,7 +14,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::links::AssigneeLink;
 use crate::{
+    notify::{send_link, AskRecipients, NotifierFor, NotifyError},
     util::dates::iso_datetime,
     workflow::step::{declined_by, Unanswered},
 };
@@ -285,6 +287,28 @@ pub fn answers_of(
             }]
         }
         Some(Unanswered::Cancelled | Unanswered::Expired) => Vec::new(),
+    }
+}
+
+/// E-mails each assignee their own link, when the server can send e-mail (`notifier_for`
+/// refuses without SMTP, and then nobody is mailed). A failure never fails the caller's step:
+/// whoever started it has the links, and can reissue them.
+pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) {
+    for link in links {
+        let recipient = AskRecipients {
+            email: vec![link.assignee.clone()],
+            ..AskRecipients::default()
+        };
+        match notifier_for(&recipient) {
+            Ok(mail) => {
+                send_link(Some(&mail), "Your answer is requested", &link.link).await;
+            }
+            Err(NotifyError::BadConfig { .. }) => {
+                tracing::debug!("no SMTP server configured: the assignees' links are not e-mailed");
+                return;
+            }
+            Err(error) => tracing::warn!(error = %error, "an assignee cannot be e-mailed"),
+        }
     }
 }
 

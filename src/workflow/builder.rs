@@ -217,6 +217,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: None,
             handler,
             takes_unanswered: false,
+            continues_unanswered: false,
             components: Vec::new(),
         })
     }
@@ -240,6 +241,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: Some(template.clone()),
             handler: <R as sealed::PromptKind>::handler::<S>(sealed::PromptTemplate(template)).0,
             takes_unanswered: false,
+            continues_unanswered: false,
             components: Vec::new(),
         })
     }

@@ -12,12 +12,14 @@ use tessera::{
         people::{Given, Settled},
         token::PageToken,
     },
+    startup::Options,
     store::{
         answers::AssigneeAnswered,
         now_ms,
         pages::{NewAssignee, PagePeople},
         Store,
     },
+    workflow::yaml::{parse_file, YamlWorkflow},
     workflow::{
         run::{NewRun, RunId, RunStatus},
         Unanswered,
@@ -26,7 +28,10 @@ use tessera::{
 
 use crate::{
     asks::{csrf_of, page_path, wait_for_ask},
-    helpers::{on_both_backends, spawn_app_on, store_contract, Backend, HttpSink, TestApp, TestDb},
+    helpers::{
+        on_both_backends, spawn_app_on, spawn_app_on_with, store_contract, Backend, HttpSink,
+        TestApp, TestDb,
+    },
 };
 
 mod store {
@@ -46,6 +51,7 @@ mod api {
         a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback,
         an_assignee_outside_the_allowlist_is_refused_naming_them,
         a_page_without_assignees_is_declined_with_its_reason,
+        a_yaml_workflow_asks_two_people_and_branches_on_the_outcome,
     );
 }
 
@@ -501,5 +507,186 @@ async fn a_page_without_assignees_is_declined_with_its_reason(
     assert_eq!(ask["answers"][0]["reason"], "Wrong quarter");
     let receipt = app.get(&path).await?.text().await?;
     assert!(receipt.contains("Declined") && receipt.contains("Wrong quarter"));
+    app.cleanup().await
+}
+
+/// A release asks two people (the second named by the run's input); both must approve. The
+/// wait records how it ended at `/review`, and the branch routes on `/review/status`.
+const RELEASE_YAML: &str = r#"
+name: release
+state: {version: "1.4", second: bo@example.com}
+steps:
+  - name: ask
+    ui:
+      prompt: "Ship version {{ version }}?"
+      schema: {type: object, properties: {note: {type: string}}}
+      assignees: [ana@example.com, "{{ second }}"]
+      approvals: {required: 2}
+      decline: {reason: required}
+  - name: tell
+    notify: {title: "Release {{ version }} needs you"}
+  - name: answer
+    wait: {save: /answer, outcome: /review}
+  - name: route
+    branch: {on: /review/status, cases: {submitted: ship, declined: hold}}
+  - name: ship
+    notify: {title: shipped}
+    end: true
+  - name: hold
+    notify: {title: "held"}
+"#;
+
+fn release() -> anyhow::Result<YamlWorkflow> {
+    Ok(parse_file("release.yaml", "release", RELEASE_YAML)?)
+}
+
+/// Each assignee's page path of run `id`'s page, by address (fresh links from the runs API).
+async fn assignee_paths(app: &TestApp, id: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let issued: Value = app
+        .api_post(&format!("/api/runs/{id}/link"), &json!({}))
+        .await?
+        .json()
+        .await?;
+    assert!(issued["link"].is_null(), "no shared link: {issued:#}");
+    issued["links"]
+        .as_array()
+        .context("links")?
+        .iter()
+        .map(|link| {
+            Ok((
+                link["assignee"].as_str().context("assignee")?.to_owned(),
+                page_path(link["link"].as_str().context("link")?)?,
+            ))
+        })
+        .collect()
+}
+
+fn step_names(run: &Value) -> Vec<&str> {
+    run["steps"]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .filter_map(|step| step["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let options = Options {
+        yaml_workflows: Some(vec![release()?]),
+        ..Options::default()
+    };
+    let Some(app) = spawn_app_on_with(
+        backend,
+        |config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        },
+        options,
+    )
+    .await?
+    else {
+        return Ok(());
+    };
+    let start = |input: Value| {
+        let app = &app;
+        async move {
+            let run: Value = app
+                .api_post("/api/runs", &json!({"workflow": "release", "input": input}))
+                .await?
+                .json()
+                .await?;
+            anyhow::Ok(run["id"].as_str().context("a run id")?.to_owned())
+        }
+    };
+
+    // Both approve: the run ships.
+    let id = start(json!({"second": "cy@example.com"})).await?;
+    app.wait_for_status(&id, "waiting").await?;
+    let paths = assignee_paths(&app, &id).await?;
+    let people: Vec<&str> = paths.iter().map(|(person, _)| person.as_str()).collect();
+    assert_eq!(
+        people,
+        ["ana@example.com", "cy@example.com"],
+        "the second from the input"
+    );
+    assert_eq!(post_page(&app, &paths[0].1, "note=ok").await?.status(), 303);
+    assert_eq!(
+        app.api_json(&format!("/api/runs/{id}")).await?["status"],
+        "waiting",
+        "one of two"
+    );
+    assert_eq!(post_page(&app, &paths[1].1, "note=go").await?.status(), 303);
+    let run = app.wait_for_status(&id, "succeeded").await?;
+    assert_eq!(run["state"]["review"], json!({"status": "submitted"}));
+    assert_eq!(run["state"]["answer"], json!({"note": "go"}));
+    assert_eq!(step_names(&run), ["ask", "tell", "answer", "route", "ship"]);
+
+    // One declines with a reason: two are needed, so the run is held.
+    let id = start(json!({})).await?;
+    app.wait_for_status(&id, "waiting").await?;
+    let paths = assignee_paths(&app, &id).await?;
+    let declined = post_page(
+        &app,
+        &paths[1].1,
+        "_action=decline&_reason=Changelog+missing",
+    )
+    .await?;
+    assert_eq!(declined.status(), 303);
+    let run = app.wait_for_status(&id, "succeeded").await?;
+    assert_eq!(
+        run["state"]["review"],
+        json!({"status": "declined", "reason": "Changelog missing", "by": "bo@example.com"})
+    );
+    assert!(
+        run["state"].get("answer").is_none(),
+        "a decline is not an answer to save"
+    );
+    assert_eq!(step_names(&run), ["ask", "tell", "answer", "route", "hold"]);
+
+    // An admin's cancel still cancels: it is not routed down the branch as an answer.
+    let id = start(json!({})).await?;
+    app.wait_for_status(&id, "waiting").await?;
+    let cookie = app.admin_cookie().await?;
+    let cancelled = app
+        .client
+        .post(app.url(&format!("/runs/{id}/cancel")))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    assert_eq!(cancelled.status(), 303);
+    let run = app.wait_for_status(&id, "cancelled").await?;
+    assert_eq!(step_names(&run), ["ask", "tell", "answer"]);
+
+    // An assignee outside the allowlist: a templated one fails the run naming them ...
+    let id = start(json!({"second": "eve@elsewhere.org"})).await?;
+    let run = app.wait_for_status(&id, "failed").await?;
+    assert!(
+        run["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("eve@elsewhere.org")),
+        "{run:#}"
+    );
+    // ... and a literal one is refused when the file is loaded, naming the step and field.
+    let literal = parse_file(
+        "bad.yaml",
+        "bad",
+        &RELEASE_YAML.replace("ana@example.com", "eve@elsewhere.org"),
+    )?;
+    let refused = literal
+        .check_assignees(&RecipientAllowlist {
+            email: vec!["@example.com".into()],
+            ..RecipientAllowlist::default()
+        })
+        .err()
+        .context("refused")?;
+    assert_eq!(refused.field, "ui.assignees[0]");
+    assert_eq!(refused.step.as_deref(), Some("ask"));
     app.cleanup().await
 }

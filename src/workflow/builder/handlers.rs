@@ -81,6 +81,7 @@ pub(super) fn code_step(name: String, handler: Handler, takes_unanswered: bool) 
         template: None,
         handler,
         takes_unanswered,
+        continues_unanswered: false,
         components: Vec::new(),
     }
 }

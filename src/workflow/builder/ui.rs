@@ -74,6 +74,7 @@ pub(super) fn ui_step(
         template: Some(template),
         handler,
         takes_unanswered: false,
+        continues_unanswered: false,
         components,
     }
 }
