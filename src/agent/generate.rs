@@ -31,7 +31,7 @@ use super::{
     events::{EventKind, EventLog, EventSink},
     generation::{GenerationOutcome, GenerationRecord},
     heuristic::{HeuristicModel, HEURISTIC},
-    prompt::{follow_up, system_prompt, user_prompt},
+    prompt::{follow_up, system_prompt, user_prompt_for},
     summary::DataSummary,
     tools::{tool_definitions, Effect, Reply, Workspace, AGENT_TOOLS, FINISH},
 };
@@ -290,7 +290,12 @@ async fn generate(
     let setup = Setup {
         input,
         system: system_prompt(input.schema.is_some())?,
-        user: user_prompt(&input.prompt, input.schema.as_ref(), &summary)?,
+        user: user_prompt_for(
+            &input.prompt,
+            input.schema.as_ref(),
+            &summary,
+            input.for_assignees,
+        )?,
         tools: OnceLock::new(),
     };
     let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
@@ -312,9 +317,15 @@ async fn generate(
         schema: &schema_text,
         data: &input.data,
     };
+    // A page for named people is built differently (Decline, no Cancel): it has keys of its own.
+    let keyed_source = if input.for_assignees {
+        format!("{}\n<people>", request.source)
+    } else {
+        request.source.to_owned()
+    };
     let key = input.cache.writes().then(|| {
         cache_key(
-            request.source,
+            &keyed_source,
             &schema_text,
             &summary,
             &input.catalog,

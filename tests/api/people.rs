@@ -355,9 +355,14 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         ana.contains("For ana@example.com."),
         "the page says whom it is for"
     );
+    assert_eq!(
+        ana.matches("data-testid=\"decline\"").count(),
+        1,
+        "one Decline is offered"
+    );
     assert!(
-        ana.contains("data-testid=\"decline\""),
-        "Decline is offered"
+        !ana.contains("value=\"cancel\""),
+        "nobody cancels for everyone: the page for named people has no Cancel"
     );
     assert_eq!(
         post_page(&app, &paths[0].1, "note=fine").await?.status(),
@@ -377,7 +382,38 @@ async fn three_assignees_two_required_answer_through_their_own_links(
     let again = post_page(&app, &paths[0].1, "note=changed").await?;
     assert_eq!(again.status(), 409);
 
-    assert_eq!(post_page(&app, &paths[1].1, "note=go").await?.status(), 303);
+    // One person's link is reissued: theirs only; the earlier one stops working.
+    let reissued = app
+        .api_post(
+            &format!("/api/asks/{id}/reissue"),
+            &json!({"assignee": "bo@example.com"}),
+        )
+        .await?;
+    assert_eq!(reissued.status(), 200);
+    let reissued: Value = reissued.json().await?;
+    let fresh = reissued["links"].as_array().context("links")?;
+    assert_eq!(fresh.len(), 1, "{reissued:#}");
+    assert_eq!(fresh[0]["assignee"], "bo@example.com");
+    let bo = page_path(fresh[0]["link"].as_str().context("link")?)?;
+    assert_eq!(app.get(&paths[1].1).await?.status(), 404, "bo's old link");
+    assert_eq!(
+        app.get(&paths[0].1).await?.status(),
+        200,
+        "ana's link is untouched"
+    );
+    let answered_already = app
+        .api_post(
+            &format!("/api/asks/{id}/reissue"),
+            &json!({"assignee": "ana@example.com"}),
+        )
+        .await?;
+    assert_eq!(
+        answered_already.status(),
+        409,
+        "ana answered: no new link for her"
+    );
+
+    assert_eq!(post_page(&app, &bo, "note=go").await?.status(), 303);
     let done = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
     assert_eq!(
         done["response"],
@@ -407,6 +443,23 @@ async fn three_assignees_two_required_answer_through_their_own_links(
     );
     let after = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(after["answers"].as_array().map(Vec::len), Some(2));
+
+    // The run page lists who answered.
+    let cookie = app.admin_cookie().await?;
+    let run_page = app
+        .get_with(&format!("/runs/{id}"), &cookie)
+        .await?
+        .text()
+        .await?;
+    assert!(
+        run_page.contains("data-testid=\"page-answers\""),
+        "{run_page}"
+    );
+    assert!(run_page.contains("2 of 3 approvals needed"));
+    for person in ["ana@example.com", "bo@example.com"] {
+        assert!(run_page.contains(person), "{person} on the run page");
+    }
+    assert!(run_page.contains("Not answered yet: cy@example.com"));
     app.cleanup().await
 }
 
