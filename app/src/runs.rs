@@ -313,7 +313,7 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                     {(!page.answers.is_empty()).then(|| {
                         let rows = page.answers.into_iter().map(|answer| view! {
                             <tr class="border-t border-slate-200 dark:border-slate-700" data-testid="page-answer">
-                                <td class="py-1 pr-3">{answer.who}</td>
+                                <td class="py-1 pr-3 text-sm">{answer.who}</td>
                                 <td class="py-1 pr-3"><StatusBadge status=answer.outcome/></td>
                                 <td class="py-1 pr-3 text-sm">{answer.at}</td>
                                 <td class="py-1 pr-3 text-sm">{answer.detail}</td>
