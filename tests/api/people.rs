@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use tessera::{
     config::Secret,
     notify::{NotifyConfig, RecipientAllowlist},
+    pages::people::People,
     pages::{
         page::{NewPage, PageStatus},
         people::{Given, Settled},
@@ -22,7 +23,7 @@ use tessera::{
     workflow::yaml::{parse_file, YamlWorkflow},
     workflow::{
         run::{NewRun, RunId, RunStatus},
-        Unanswered,
+        wait_for, workflow, Answer, PageHandle, Prompt, Registry, UiOptions, Unanswered,
     },
 };
 
@@ -52,6 +53,7 @@ mod api {
         an_assignee_outside_the_allowlist_is_refused_naming_them,
         a_page_without_assignees_is_declined_with_its_reason,
         a_yaml_workflow_asks_two_people_and_branches_on_the_outcome,
+        a_rust_workflow_names_assignees_and_hears_a_decline,
     );
 }
 
@@ -741,5 +743,110 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
         .context("refused")?;
     assert_eq!(refused.field, "ui.assignees[0]");
     assert_eq!(refused.step.as_deref(), Some("ask"));
+    app.cleanup().await
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Release {
+    #[serde(default)]
+    heard: Vec<String>,
+    #[serde(default)]
+    links: Vec<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, tessera::forms::FormSchema)]
+struct Go {
+    note: Option<String>,
+}
+
+/// The Rust builder's door: a `ui_with` step naming assignees hands the next step each person's
+/// own link (no shared one), and a step after the wait hears a decline with its reason.
+fn release_workflow() -> anyhow::Result<Registry> {
+    Ok(Registry::new().with(
+        workflow::<Release>("rust-release")
+            .ui_with(
+                "Ask",
+                Prompt::<Go>::new("Ship it?"),
+                UiOptions {
+                    people: People::assigned(["ana@example.com", "bo@example.com"])
+                        .required(2)
+                        .reason_required(),
+                    ..UiOptions::default()
+                },
+            )
+            .step_with_page(
+                "Send",
+                |mut state: Release, page: PageHandle<Go>| async move {
+                    assert!(page.link.is_empty(), "no shared link beside the assignees'");
+                    state.links = page
+                        .assigned
+                        .iter()
+                        .map(|link| format!("{} {}", link.assignee, link.link))
+                        .collect();
+                    Ok((state, wait_for(page.webhook)))
+                },
+            )
+            .step_with_answer_in_run(
+                "Hear",
+                |_run, mut state: Release, answer: Answer<Go>| async move {
+                    state.heard.push(match answer {
+                        Answer::Declined(decline) => {
+                            format!("declined by {:?}: {:?}", decline.by, decline.reason)
+                        }
+                        other => format!("{other:?}"),
+                    });
+                    Ok(state)
+                },
+            )
+            .build()?,
+    )?)
+}
+
+async fn a_rust_workflow_names_assignees_and_hears_a_decline(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let options = Options {
+        workflows: Some(release_workflow()?),
+        ..Options::default()
+    };
+    let Some(app) = spawn_app_on_with(
+        backend,
+        |config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        },
+        options,
+    )
+    .await?
+    else {
+        return Ok(());
+    };
+    let run: Value = app
+        .api_post(
+            "/api/runs",
+            &json!({"workflow": "rust-release", "input": {}}),
+        )
+        .await?
+        .json()
+        .await?;
+    let id = run["id"].as_str().context("a run id")?.to_owned();
+    let waiting = app.wait_for_status(&id, "waiting").await?;
+    let links = waiting["state"]["links"]
+        .as_array()
+        .context("links")?
+        .clone();
+    assert_eq!(links.len(), 2, "{waiting:#}");
+    let bo = links[1].as_str().context("a link")?;
+    assert!(bo.starts_with("bo@example.com "), "{bo}");
+    let path = page_path(bo.split_once(' ').context("address and link")?.1)?;
+    let declined = post_page(&app, &path, "_action=decline&_reason=Not+today").await?;
+    assert_eq!(declined.status(), 303);
+    let run = app.wait_for_status(&id, "cancelled").await?;
+    assert_eq!(
+        run["state"]["heard"],
+        json!(["declined by Some(\"bo@example.com\"): Some(\"Not today\")"])
+    );
     app.cleanup().await
 }
