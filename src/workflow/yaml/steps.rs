@@ -151,11 +151,10 @@ impl Compiled {
                     pointer::set(&mut state, outcome, outcome_of(unanswered, &input))
                         .map_err(fatal)?;
                 }
-                match (save, unanswered) {
-                    (Some(save), None) => pointer::set(&mut state, save, input).map_err(fatal)?,
-                    // A marker is not an answer; and an answer nobody saves is dropped, never
-                    // mistaken for a page.
-                    _ => {}
+                // A marker is not an answer; and an answer nobody saves is dropped, never
+                // mistaken for a page.
+                if let (Some(save), None) = (save, unanswered) {
+                    pointer::set(&mut state, save, input).map_err(fatal)?;
                 }
             }
             _ if input.get("page_id").is_some() => {
