@@ -50,7 +50,7 @@ use sqlx::{Connection as _, Executor as _};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
     http::AppState,
-    pages::links::{reissue_link, LinkChange},
+    pages::links::{reissue_links, LinkChange, PageLinks},
     startup::{Application, Options},
     store::{now_ms, Store},
     workflow::{
@@ -215,8 +215,8 @@ async fn waiting_pages(state: &AppState, count: usize) -> anyhow::Result<Vec<Ans
             .waiting_page
             .context("a waiting run has an open page")?;
         // Only the token's hash is stored: a working link is a freshly minted one.
-        let LinkChange::Done(link) =
-            reissue_link(&state.store, &state.config.public_url, page_id).await?
+        let LinkChange::Done(PageLinks::Shared(link)) =
+            reissue_links(&state.store, &state.config.public_url, page_id).await?
         else {
             bail!("the waiting page is no longer open");
         };

@@ -23,15 +23,15 @@ pub mod workflow;
 
 use std::time::Duration;
 
-pub use lifecycle::{cancel_ask, extend_ask, reissue_ask};
-pub use request::{parse_extension, AskCapabilities, AskRequest, NewAsk};
+pub use lifecycle::{cancel_ask, decline_ask, extend_ask, reissue_ask};
+pub use request::{parse_extension, parse_reissue, AskCapabilities, AskRequest, NewAsk};
 pub use status::{ask_status, list_asks, AskStatus, AskSummary, AskView, CallbackView};
 pub use workflow::{ask_workflow, AskState, CallbackPayload, NotifierFor, ASK_WORKFLOW};
 
 use tokio::sync::broadcast;
 
 use crate::{
-    pages::links::{reissue_link, LinkChange},
+    pages::links::{reissue_links, LinkChange},
     store::StoreError,
     workflow::{overview::run_overview, run::RunStatus, Runner, WorkflowError},
 };
@@ -94,12 +94,13 @@ pub const LINK_WAIT: Duration = Duration::from_secs(20);
 
 /// Starts an ask and waits (at most `link_wait`) until its run waits on the page, so the
 /// answer can carry the link — the only time it is shown, since only its token's hash is
-/// stored.
+/// stored. An ask with assignees answers each person's own link in `links` instead.
 ///
-/// The link comes from this process's runner, which announces each link it mints. When
-/// another process made the page, its link is not known here: a fresh one is minted for the
-/// answer, unless the ask notified someone (whose link would then stop working); `link` is
-/// then `null` and `POST /api/asks/{id}/reissue` gives one.
+/// The links come from this process's runner, which announces each link it mints. When
+/// another process made the page, its links are not known here: fresh ones are minted for the
+/// answer, unless the ask notified someone or has assignees (who may have been e-mailed theirs,
+/// which would then stop working); `link` (or `links`) is then `null` and
+/// `POST /api/asks/{id}/reissue` gives them.
 ///
 /// # Errors
 /// [`AskError::Unexpected`] when the run cannot be started or read.
@@ -109,7 +110,7 @@ pub async fn create_ask(
     ask: NewAsk,
     link_wait: Duration,
 ) -> Result<AskView, AskError> {
-    let notifies_someone = ask.notify || ask.recipients.is_some();
+    let notifies_someone = ask.notify || ask.recipients.is_some() || ask.people.is_assigned();
     // Subscribed before the run starts, so its announcement cannot be missed.
     let mut minted = runner.links().subscribe();
     let run = runner
@@ -123,7 +124,7 @@ pub async fn create_ask(
     loop {
         loop {
             match minted.try_recv() {
-                Ok(announced) if announced.run_id == run.id => link = Some(announced.link),
+                Ok(announced) if announced.run_id == run.id => link = Some(announced.links),
                 Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
                 Err(_) => break,
             }
@@ -138,16 +139,17 @@ pub async fn create_ask(
         if waiting || finished || tokio::time::Instant::now() >= deadline {
             let mut view = status::view(&overview);
             if let (true, Some(page_id)) = (waiting, overview.waiting_page) {
-                view.link = match link {
-                    Some(link) => Some(link),
+                let links = match link {
+                    Some(links) => Some(links),
                     None if !notifies_someone => {
-                        match reissue_link(runner.store(), public_url, page_id).await? {
-                            LinkChange::Done(link) => Some(link),
+                        match reissue_links(runner.store(), public_url, page_id).await? {
+                            LinkChange::Done(links) => Some(links),
                             LinkChange::NotOpen => None,
                         }
                     }
                     None => None,
                 };
+                view.set_links(links);
             }
             return Ok(view);
         }

@@ -189,6 +189,7 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         max_steps: crate::agent::generate::DEFAULT_MAX_STEPS,
         cache: CachePolicy::Bypass,
         template: None,
+        for_assignees: false,
     };
     let started = Instant::now();
     let generated = generate_page(input, &metered, store, None).await;

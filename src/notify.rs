@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 pub use config::NotifyConfig;
 pub use email::{EmailConfig, EmailSender, SmtpTls};
 pub use ntfy::{NtfyClient, NtfyConfig};
-pub use recipients::{AskRecipients, RecipientAllowlist};
+pub use recipients::{AskRecipients, NotifierFor, RecipientAllowlist};
 pub use recording::RecordingNotifier;
 pub use signing::{SigningKey, SigningPurpose};
 pub use webhook::{sign, verify, Delivery, DeliveryPolicy, WebhookSender};

@@ -9,6 +9,7 @@ pub mod factory;
 pub mod lifecycle;
 pub mod links;
 pub mod page;
+pub mod people;
 pub mod preview;
 pub mod receipt;
 pub mod submission;

@@ -192,7 +192,7 @@ fn build_runner(
     let (config, store) = (&state.config, &state.store);
     let mut registry = match options.workflows {
         Some(registry) => registry,
-        None => demo_registry(config)?,
+        None => demo_registry(config, store)?,
     };
     let yaml_workflows = match options.yaml_workflows {
         Some(workflows) => workflows,
@@ -207,11 +207,14 @@ fn build_runner(
         &mut registry,
         &yaml_workflows,
     )?;
-    let mut factory: Arc<dyn PageFactory> = Arc::new(GeneratedPageFactory::new(
-        store.clone(),
-        Arc::new(models.clone()),
-        config.public_url.clone(),
-    ));
+    let mut factory: Arc<dyn PageFactory> = Arc::new(
+        GeneratedPageFactory::new(
+            store.clone(),
+            Arc::new(models.clone()),
+            config.public_url.clone(),
+        )
+        .with_assignee_allowlist(config.notify.ask_recipients.clone()),
+    );
     if let Some(path) = &config.drill_log {
         // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
         let log = DrillLog::new(path.clone());
@@ -265,9 +268,13 @@ fn register_yaml(
         hosts,
         public_url: config.public_url.clone(),
         notifier: (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>),
+        assignee_mail: Some(notifier_for(config)),
         own_headers,
     };
     for workflow in workflows {
+        workflow
+            .check_assignees(&config.notify.ask_recipients)
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
         if demo_key.is_none() && workflow.calls_own_path(DEMO_SITE_PATH) {
             tracing::warn!(workflow.name = %workflow.name, workflow.file = %workflow.file, "YAML workflow not registered: it calls the demo site, which is off (TESSERA_DEMO=false)");
             continue;
@@ -281,7 +288,7 @@ fn register_yaml(
 }
 
 /// The demo workflows and the built-in asks workflow.
-fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
+fn demo_registry(config: &Config, store: &Store) -> anyhow::Result<Registry> {
     let notifier = Notifier::from_config(&config.notify).context("configuring notifications")?;
     let notifier: Option<Arc<dyn Notify>> =
         (!notifier.channels().is_empty()).then(|| Arc::new(notifier) as Arc<dyn Notify>);
@@ -298,17 +305,29 @@ fn demo_registry(config: &Config) -> anyhow::Result<Registry> {
         })
         .transpose()
         .context("configuring asks callbacks")?;
+    crate::demo::workflows::registry(notifier.clone())
+        .and_then(|registry| {
+            registry.with(ask_workflow(
+                store.clone(),
+                notifier,
+                notifier_for(config),
+                callbacks,
+            )?)
+        })
+        .context("defining the demo and asks workflows")
+}
+
+/// What reaches some recipients only through the server's channels: an ask's own recipients,
+/// an assignee's own link.
+fn notifier_for(config: &Config) -> NotifierFor {
     let channels = config.notify.clone();
     let outbound = config.outbound_allow.clone();
-    let notifier_for: NotifierFor = Arc::new(move |recipients| {
+    Arc::new(move |recipients| {
         Ok(
             Arc::new(Notifier::for_recipients(&channels, recipients, &outbound)?)
                 as Arc<dyn Notify>,
         )
-    });
-    crate::demo::workflows::registry(notifier.clone())
-        .and_then(|registry| registry.with(ask_workflow(notifier, notifier_for, callbacks)?))
-        .context("defining the demo and asks workflows")
+    })
 }
 
 /// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set

@@ -35,6 +35,7 @@ macro_rules! on_pool {
     };
 }
 
+pub mod answers;
 pub mod chat;
 pub mod chat_bus;
 pub mod generations;

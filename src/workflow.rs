@@ -10,7 +10,7 @@
 //!   `step_with_response`, and `step_with_answer_in_run` for a step that must also hear of a
 //!   wait ending unanswered) and the erased steps the runner executes;
 //! - [`step`]: step errors ([`StepError`]: retryable or fatal), pages, waits, responses and the
-//!   [`Unanswered`] markers (Cancel pressed, wait expired);
+//!   [`Unanswered`] markers (Cancel pressed, declined, wait expired);
 //! - [`prompt`]: minijinja prompt templates typed by their response;
 //! - [`page`]: the [`PageFactory`] seam to the pages lifecycle;
 //! - [`retry`]: per-step [`RetryPolicy`];
@@ -46,8 +46,8 @@ pub use registry::{Registry, StepInfo, WorkflowInfo};
 pub use retry::RetryPolicy;
 pub use runner::{DrainReport, Runner, RunnerBuilder, RunnerConfig};
 pub use step::{
-    wait_for, Answer, NoResponse, OnTimeout, PageHandle, Response, StepError, StepOutput,
-    StepResult, Text, Unanswered, Wait, WaitToken,
+    declined_by, wait_for, Answer, Decline, NoResponse, OnTimeout, PageHandle, Response, StepError,
+    StepOutput, StepResult, Text, Unanswered, Wait, WaitToken,
 };
 
 use crate::store::StoreError;

@@ -28,8 +28,10 @@ pub use budget::{BudgetLimit, BudgetWatch, Meter, OverBudget, RenderBudget};
 
 /// The hidden form key that carries the CSRF token.
 pub const CSRF_FIELD: &str = "_csrf";
-/// The form key of the submit and cancel buttons (`submit` or `cancel`).
+/// The form key of the submit, cancel and decline buttons (`submit`, `cancel` or `decline`).
 pub const ACTION_FIELD: &str = "_action";
+/// The form key of the reason a Decline carries.
+pub const DECLINE_REASON_FIELD: &str = "_reason";
 /// How deep nodes may nest before the renderer stops descending.
 pub const MAX_DEPTH: usize = 64;
 
@@ -71,6 +73,18 @@ pub struct RenderCtx {
     pub query: BTreeMap<String, String>,
     /// What rendering the tree may cost.
     pub budget: RenderBudget,
+    /// The page takes a Decline: its Form ends with the Decline control unless the tree places
+    /// a decline Button itself. `None` for pages that take no answer and for previews.
+    pub decline: Option<DeclineOffer>,
+}
+
+/// How a page offers Decline (see [`RenderCtx::decline`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeclineOffer {
+    /// A Decline must say why.
+    pub reason_required: bool,
+    /// The tree places a Button of kind `decline`, so the Form adds none.
+    pub placed: bool,
 }
 
 impl RenderCtx {
@@ -86,6 +100,7 @@ impl RenderCtx {
             download_base: None,
             query: BTreeMap::new(),
             budget: RenderBudget::DEFAULT,
+            decline: None,
         }
     }
 }

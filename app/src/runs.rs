@@ -48,7 +48,7 @@ const STATUSES: [&str; 6] = [
 fn badge_class(status: &str) -> &'static str {
     match status {
         "succeeded" => "bg-green-100 text-green-900",
-        "failed" => "bg-red-100 text-red-900",
+        "failed" | "declined" => "bg-red-100 text-red-900",
         "waiting" => "bg-amber-100 text-amber-900",
         "running" | "ready" => "bg-indigo-100 text-indigo-900",
         _ => "bg-slate-200 text-slate-900",
@@ -193,6 +193,34 @@ pub struct PageView {
     pub expires: String,
     /// The response, pretty JSON, once submitted.
     pub response: Option<String>,
+    /// For a page with assignees: how many approvals settle it, e.g. "2 of 3 approvals needed".
+    pub approvals: Option<String>,
+    /// Who answered, oldest first.
+    pub answers: Vec<AnswerLine>,
+    /// Assignees who have not answered yet.
+    pub waiting_on: Vec<String>,
+}
+
+/// One person's answer on a run's page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerLine {
+    /// Who (an e-mail address, or "the link" for a page's anonymous link).
+    pub who: String,
+    /// `submitted` or `declined`.
+    pub outcome: String,
+    /// When, formatted.
+    pub at: String,
+    /// The answer in short, or the reason they declined.
+    pub detail: String,
+}
+
+/// A fresh link shown once on the run page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewLink {
+    /// The assignee it is for; `None` for a page's one link.
+    pub assignee: Option<String>,
+    /// The link.
+    pub link: String,
 }
 
 /// The run timeline page.
@@ -212,8 +240,9 @@ pub struct RunDetail {
     pub steps: Vec<StepView>,
     /// The pages it made, newest first.
     pub pages: Vec<PageView>,
-    /// A freshly issued link, shown once after "Get a working link".
-    pub new_link: Option<String>,
+    /// Freshly issued links, shown once after "Get a working link" (one per assignee who has
+    /// not answered on a page with assignees).
+    pub new_links: Vec<NewLink>,
     /// A message to show once.
     pub flash: Option<String>,
     /// The run is not finished: the page reloads itself (the server sends `Refresh`).
@@ -233,7 +262,7 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
         state,
         steps,
         pages,
-        new_link,
+        new_links,
         flash,
         live,
         waiting,
@@ -280,6 +309,32 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                         <StatusBadge status=page.status/>
                         <span class="text-sm">{format!("expires {}", page.expires)}</span>
                     </div>
+                    {page.approvals.map(|text| view! { <p class="mt-2 text-sm" data-testid="page-approvals">{text}</p> })}
+                    {(!page.answers.is_empty()).then(|| {
+                        let rows = page.answers.into_iter().map(|answer| view! {
+                            <tr class="border-t border-slate-200 dark:border-slate-700" data-testid="page-answer">
+                                <td class="py-1 pr-3 text-sm">{answer.who}</td>
+                                <td class="py-1 pr-3"><StatusBadge status=answer.outcome/></td>
+                                <td class="py-1 pr-3 text-sm">{answer.at}</td>
+                                <td class="py-1 pr-3 text-sm">{answer.detail}</td>
+                            </tr>
+                        }).collect_view();
+                        view! {
+                            <table class="mt-2 w-full text-left" data-testid="page-answers">
+                                <caption class="sr-only">"Who answered, oldest first"</caption>
+                                <thead><tr>
+                                    <th scope="col" class="pr-3 text-sm">"Answered by"</th>
+                                    <th scope="col" class="pr-3 text-sm">"Answer"</th>
+                                    <th scope="col" class="pr-3 text-sm">"When"</th>
+                                    <th scope="col" class="pr-3 text-sm">"Answer or reason"</th>
+                                </tr></thead>
+                                <tbody>{rows}</tbody>
+                            </table>
+                        }
+                    })}
+                    {(!page.waiting_on.is_empty()).then(|| view! {
+                        <p class="mt-2 text-sm" data-testid="page-waiting-on">{format!("Not answered yet: {}", page.waiting_on.join(", "))}</p>
+                    })}
                     {page.response.map(|response| view! {
                         <pre class="mt-2 overflow-auto rounded bg-slate-900 p-2 text-xs text-slate-100" data-testid="page-response"><code>{response}</code></pre>
                     })}
@@ -316,12 +371,20 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
             {waiting.map(|text| view! {
                 <p class="text-sm text-slate-800 dark:text-slate-200" data-testid="run-waiting">{text}</p>
             })}
-            {new_link.map(|link| { let href = link.clone(); view! {
-                <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">
-                    <p class="font-semibold">"Working link, shown once (only its hash is stored). Any link sent earlier no longer works."</p>
-                    <a href=href data-testid="page-link" class="break-all font-mono text-indigo-800 underline">{link}</a>
-                </div>
-            }})}
+            {(!new_links.is_empty()).then(|| {
+                let items = new_links.into_iter().map(|new_link| { let href = new_link.link.clone(); view! {
+                    <li>
+                        {new_link.assignee.map(|assignee| view! { <span class="me-2 font-semibold">{format!("{assignee}:")}</span> })}
+                        <a href=href data-testid="page-link" class="break-all font-mono text-indigo-800 underline">{new_link.link}</a>
+                    </li>
+                }}).collect_view();
+                view! {
+                    <div role="status" class="rounded border border-amber-300 bg-amber-50 p-3 text-amber-950">
+                        <p class="font-semibold">"Working links, shown once (only their hashes are stored). Links sent earlier no longer work."</p>
+                        <ul class="mt-1 space-y-1">{items}</ul>
+                    </div>
+                }
+            })}
             {error.map(|error| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-900">{error}</p> })}
             {cancellable.then(|| view! {
                 <form method="post" action=format!("/runs/{id}/cancel")>

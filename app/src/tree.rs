@@ -89,6 +89,16 @@ impl PageTree {
         })
     }
 
+    /// Whether the page places a decline Button itself (a Button of kind `decline`); otherwise
+    /// the server's Form adds the Decline control on pages that take a Decline.
+    #[must_use]
+    pub fn offers_decline(&self) -> bool {
+        self.nodes.values().any(|node| {
+            node.component == "Button"
+                && node.props.get("kind").and_then(Value::as_str) == Some("decline")
+        })
+    }
+
     /// Whether the tree has no nodes.
     #[must_use]
     pub fn is_empty(&self) -> bool {

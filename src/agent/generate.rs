@@ -31,7 +31,7 @@ use super::{
     events::{EventKind, EventLog, EventSink},
     generation::{GenerationOutcome, GenerationRecord},
     heuristic::{HeuristicModel, HEURISTIC},
-    prompt::{follow_up, system_prompt, user_prompt},
+    prompt::{follow_up, system_prompt, user_prompt_for},
     summary::DataSummary,
     tools::{tool_definitions, Effect, Reply, Workspace, AGENT_TOOLS, FINISH},
 };
@@ -103,6 +103,9 @@ pub struct GenerationInput {
     pub max_steps: usize,
     /// Whether the page cache may answer.
     pub cache: CachePolicy,
+    /// The page is answered by named assignees, each through a link of their own (code shows
+    /// whom a link is for and adds their Decline): the model is told so, and places no Cancel.
+    pub for_assignees: bool,
 }
 
 impl GenerationInput {
@@ -119,6 +122,7 @@ impl GenerationInput {
             catalog: Catalog::defaults(),
             max_steps: DEFAULT_MAX_STEPS,
             cache: CachePolicy::Use,
+            for_assignees: false,
         }
     }
 
@@ -286,7 +290,12 @@ async fn generate(
     let setup = Setup {
         input,
         system: system_prompt(input.schema.is_some())?,
-        user: user_prompt(&input.prompt, input.schema.as_ref(), &summary)?,
+        user: user_prompt_for(
+            &input.prompt,
+            input.schema.as_ref(),
+            &summary,
+            input.for_assignees,
+        )?,
         tools: OnceLock::new(),
     };
     let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
@@ -308,9 +317,15 @@ async fn generate(
         schema: &schema_text,
         data: &input.data,
     };
+    // A page for named people is built differently (Decline, no Cancel): it has keys of its own.
+    let keyed_source = if input.for_assignees {
+        format!("{}\n<people>", request.source)
+    } else {
+        request.source.to_owned()
+    };
     let key = input.cache.writes().then(|| {
         cache_key(
-            request.source,
+            &keyed_source,
             &schema_text,
             &summary,
             &input.catalog,

@@ -194,7 +194,7 @@ mod tests {
     use super::*;
     use crate::{
         agent::{
-            prompt::{system_prompt, user_prompt},
+            prompt::{system_prompt, user_prompt_for},
             summary::DataSummary,
             tools::{tool_definitions, Workspace},
         },
@@ -207,12 +207,21 @@ mod tests {
         schema: Option<&FormSchema>,
         data: &Value,
     ) -> anyhow::Result<(PageTree, FormReport, usize)> {
+        build_for(prompt, schema, data, false)
+    }
+
+    fn build_for(
+        prompt: &str,
+        schema: Option<&FormSchema>,
+        data: &Value,
+        for_assignees: bool,
+    ) -> anyhow::Result<(PageTree, FormReport, usize)> {
         let catalog = Catalog::defaults();
         let summary = DataSummary::of(data);
         let mut request = ChatRequest {
             messages: vec![
                 Message::system(system_prompt(schema.is_some())?),
-                Message::user(user_prompt(prompt, schema, &summary)?),
+                Message::user(user_prompt_for(prompt, schema, &summary, for_assignees)?),
             ],
             tools: tool_definitions(&catalog),
             ..ChatRequest::default()
@@ -605,6 +614,32 @@ mod tests {
         assert!(
             buttons.contains(&json!({"label": "Cancel", "variant": "secondary", "kind": "cancel"}))
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_page_for_named_people_offers_decline_and_no_cancel_and_passes() -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "note": {"type": "string", "title": "Note"}}}))?;
+        let (tree, report, _) = build_for(
+            "Approve the Q3 budget?",
+            Some(&schema),
+            &json!({"total": 1200}),
+            true,
+        )?;
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let kinds: Vec<&str> = tree
+            .nodes
+            .values()
+            .filter(|node| node.component == "Button")
+            .filter_map(|node| node.props["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.contains(&"submit") && kinds.contains(&"decline"),
+            "{kinds:?}"
+        );
+        assert!(!kinds.contains(&"cancel"), "{kinds:?}");
+        assert!(tree.offers_decline());
         Ok(())
     }
 

@@ -84,12 +84,27 @@ pub fn user_prompt(
     schema: Option<&FormSchema>,
     summary: &DataSummary,
 ) -> Result<String, minijinja::Error> {
+    user_prompt_for(prompt, schema, summary, false)
+}
+
+/// [`user_prompt`] for a page answered by named assignees when `for_assignees`: it then says so
+/// in a `<people>` section (code names the person; the page offers Decline, not Cancel).
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn user_prompt_for(
+    prompt: &str,
+    schema: Option<&FormSchema>,
+    summary: &DataSummary,
+    for_assignees: bool,
+) -> Result<String, minijinja::Error> {
     let schema_json = schema.map_or_else(
         || NO_SCHEMA.to_owned(),
         |schema| prompt_json(&schema.to_json_schema()),
     );
     environment().get_template("user.j2")?.render(context! {
         prompt => prompt.trim(),
+        for_assignees,
         schema_json,
         summary_json => summary.to_prompt_json(),
     })
@@ -117,6 +132,8 @@ pub struct ParsedPrompt {
     pub schema: Option<FormSchema>,
     /// The data summary.
     pub summary: DataSummary,
+    /// The page is answered by named assignees (the `<people>` section).
+    pub for_assignees: bool,
 }
 
 /// Reads a user prompt rendered by [`user_prompt`] back into its parts; `None` when the text does
@@ -129,6 +146,7 @@ pub fn parse_user_prompt(text: &str) -> Option<ParsedPrompt> {
     let task_start = before_schema.find("<task>")? + "<task>".len();
     let task_end = before_schema.rfind("</task>")?;
     let prompt = before_schema.get(task_start..task_end)?.trim().to_owned();
+    let for_assignees = before_schema.get(task_end..)?.contains("<people>");
     let summary: DataSummary = serde_json::from_str(summary_text.trim()).ok()?;
     let schema_text = schema_text.trim();
     let schema = if schema_text.starts_with('{') {
@@ -141,6 +159,7 @@ pub fn parse_user_prompt(text: &str) -> Option<ParsedPrompt> {
         prompt,
         schema,
         summary,
+        for_assignees,
     })
 }
 
@@ -171,8 +190,12 @@ mod tests {
         let text = user_prompt(prompt, Some(&schema), &summary)?;
         let parsed = parse_user_prompt(&text).ok_or_else(|| anyhow::anyhow!("no parse"))?;
         assert_eq!(parsed.prompt, prompt);
-        assert_eq!(parsed.schema, Some(schema));
+        assert_eq!(parsed.schema.as_ref(), Some(&schema));
         assert_eq!(parsed.summary, summary);
+        assert!(!parsed.for_assignees);
+        let assigned = user_prompt_for(prompt, Some(&schema), &summary, true)?;
+        let parsed = parse_user_prompt(&assigned).ok_or_else(|| anyhow::anyhow!("no parse"))?;
+        assert!(parsed.for_assignees && parsed.prompt == prompt);
         let display = user_prompt("Stats", None, &summary)?;
         assert!(display.contains(NO_SCHEMA));
         assert_eq!(

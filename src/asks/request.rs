@@ -9,7 +9,10 @@
 //!   "notify": true,                                 // optional, default false, or recipients:
 //!   // "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://…"},
 //!   "callback_url": "https://example.com/hooks/ask",   // optional, http(s)
-//!   "cache": "use" }                                // optional: use (default), refresh or off
+//!   "cache": "use",                                 // optional: use (default), refresh or off
+//!   "assignees": ["ana@example.com", "bo@example.com", "cy@example.com"],   // optional
+//!   "approvals": {"required": 2},                   // optional, with assignees: N of them
+//!   "decline": {"reason": "required"} }             // optional: "optional" (default) or "required"
 //! ```
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
@@ -32,6 +35,14 @@
 //! - `cache` is the page cache's policy for this ask's page: `use` reuses a cached page built for
 //!   the same prompt *template*, schema and data shape (asks differing only in data values share
 //!   it), `refresh` builds a new page and caches it, `off` neither reads nor writes the cache.
+//! - `assignees` names the people who answer, by e-mail address, each within the operator's
+//!   allowlist for `notify.email` (`TESSERA_ASK_EMAIL_TO`; one outside it is refused naming it,
+//!   `assignees[1]`). Each gets a link of their own (e-mailed to them when SMTP is configured);
+//!   there is no shared link, so `notify` cannot be combined with them. `approvals.required` (1
+//!   to the number of assignees, default 1) is how many must submit; the ask is declined as soon
+//!   as so many decline that it can no longer be reached (see `pages::people`).
+//! - `decline.reason: "required"` makes the page's Decline ask for a reason (a Decline is offered
+//!   on every page that takes an answer; its reason is optional by default).
 //!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
@@ -46,12 +57,15 @@ use crate::{
     forms::FormSchema,
     net::outbound::OutboundAllow,
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
-    pages::factory::DEFAULT_EXPIRY,
+    pages::{
+        factory::DEFAULT_EXPIRY,
+        people::{People, MAX_ASSIGNEES},
+    },
     util::templates::{self, Exhausted},
 };
 
 /// The fields a request may have.
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 11] = [
     "prompt",
     "schema",
     "display",
@@ -60,6 +74,9 @@ const FIELDS: [&str; 8] = [
     "notify",
     "callback_url",
     "cache",
+    "assignees",
+    "approvals",
+    "decline",
 ];
 /// The longest prompt accepted, in characters.
 pub const MAX_PROMPT_CHARS: usize = 10_000;
@@ -121,6 +138,8 @@ pub struct NewAsk {
     pub callback_url: Option<url::Url>,
     /// The page cache's policy for the ask's page.
     pub cache: CachePolicy,
+    /// Who answers and what settles the ask.
+    pub people: People,
 }
 
 /// The schema used when a request has none: one required free-text field, `answer`.
@@ -213,6 +232,24 @@ impl NewAsk {
         };
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         let cache = parse_cache(body.remove("cache"))?;
+        let people = parse_people(
+            body.remove("assignees"),
+            body.remove("approvals"),
+            body.remove("decline"),
+            &can.recipients,
+        )?;
+        if people.is_assigned() && (notify || recipients.is_some()) {
+            return Err(AskError::invalid(
+                "notify",
+                "an ask with assignees sends each person a link of their own (by e-mail when the server has SMTP) and has no shared link to notify anyone of; drop `notify`",
+            ));
+        }
+        if people.is_assigned() && schema.is_none() {
+            return Err(AskError::invalid(
+                "assignees",
+                "a display-only page takes no answer, so it has no one to assign",
+            ));
+        }
         Ok(Self {
             prompt,
             prompt_template,
@@ -223,6 +260,7 @@ impl NewAsk {
             recipients,
             callback_url,
             cache,
+            people,
         })
     }
 
@@ -241,6 +279,7 @@ impl NewAsk {
             recipients: self.recipients,
             callback_url: self.callback_url.map(String::from),
             cache: self.cache,
+            people: self.people,
         }
     }
 }
@@ -426,6 +465,34 @@ pub fn parse_extension(request: AskRequest) -> Result<Duration, AskError> {
     }
 }
 
+/// Checks the body of `POST /api/asks/{id}/reissue`: none (or `{}`) for every link the ask
+/// still waits on, or `{"assignee": "a@example.com"}` for one person's.
+///
+/// # Errors
+/// [`AskError::Invalid`] naming the field at fault.
+pub fn parse_reissue(request: Option<AskRequest>) -> Result<Option<String>, AskError> {
+    let Some(AskRequest(body)) = request else {
+        return Ok(None);
+    };
+    let Value::Object(mut body) = body else {
+        return Err(AskError::invalid(
+            "body",
+            "the body must be empty or a JSON object such as {\"assignee\": \"a@example.com\"}",
+        ));
+    };
+    if let Some(unknown) = body.keys().find(|key| key.as_str() != "assignee") {
+        return Err(AskError::invalid(
+            unknown.clone(),
+            format!("unknown field `{unknown}`; the only field is assignee"),
+        ));
+    }
+    match body.remove("assignee") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(assignee)) => Ok(Some(assignee.trim().to_owned())),
+        Some(_) => Err(AskError::invalid("assignee", "must be an e-mail address")),
+    }
+}
+
 /// The recipients an ask names, each checked against the operator's allowlist.
 fn parse_recipients(
     mut named: Map<String, Value>,
@@ -520,6 +587,117 @@ fn parse_recipients(
     Ok(recipients)
 }
 
+/// `assignees`, `approvals` and `decline`, each checked (addresses against `allowlist`).
+fn parse_people(
+    assignees: Option<Value>,
+    approvals: Option<Value>,
+    decline: Option<Value>,
+    allowlist: &RecipientAllowlist,
+) -> Result<People, AskError> {
+    let mut people = People::default();
+    match assignees {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(addresses)) => {
+            if addresses.len() > MAX_ASSIGNEES {
+                return Err(AskError::invalid(
+                    "assignees",
+                    format!("names at most {MAX_ASSIGNEES} people"),
+                ));
+            }
+            for (index, address) in addresses.iter().enumerate() {
+                let field = format!("assignees[{index}]");
+                let address = address
+                    .as_str()
+                    .map(str::trim)
+                    .filter(|address| address.parse::<lettre::Address>().is_ok())
+                    .ok_or_else(|| AskError::invalid(&field, "is not an e-mail address"))?;
+                if !allowlist.allows_email(address) {
+                    return Err(AskError::invalid(
+                        field,
+                        format!(
+                            "`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"
+                        ),
+                    ));
+                }
+                people.assignees.push(address.to_owned());
+            }
+        }
+        Some(_) => {
+            return Err(AskError::invalid(
+                "assignees",
+                "must be a list of e-mail addresses",
+            ))
+        }
+    }
+    match approvals {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(mut approvals)) => {
+            if let Some(unknown) = approvals.keys().find(|key| key.as_str() != "required") {
+                return Err(AskError::invalid(
+                    format!("approvals.{unknown}"),
+                    "unknown field; the only field is required",
+                ));
+            }
+            people.required = match approvals.remove("required") {
+                Some(Value::Number(number)) => number
+                    .as_u64()
+                    .and_then(|required| u32::try_from(required).ok())
+                    .ok_or_else(|| {
+                        AskError::invalid("approvals.required", "must be a whole number from 1")
+                    })?,
+                _ => {
+                    return Err(AskError::invalid(
+                        "approvals.required",
+                        "is required: how many assignees must approve",
+                    ))
+                }
+            };
+        }
+        Some(_) => {
+            return Err(AskError::invalid(
+                "approvals",
+                "must be an object such as {\"required\": 2}",
+            ))
+        }
+    }
+    if let Err(reason) = people.check() {
+        let field = if reason.contains("named twice") {
+            "assignees"
+        } else {
+            "approvals.required"
+        };
+        return Err(AskError::invalid(field, reason));
+    }
+    match decline {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(decline)) => {
+            if let Some(unknown) = decline.keys().find(|key| key.as_str() != "reason") {
+                return Err(AskError::invalid(
+                    format!("decline.{unknown}"),
+                    "unknown field; the only field is reason",
+                ));
+            }
+            people.decline_reason_required = match decline.get("reason").and_then(Value::as_str) {
+                None | Some("optional") => false,
+                Some("required") => true,
+                Some(other) => {
+                    return Err(AskError::invalid(
+                        "decline.reason",
+                        format!("must be \"optional\" or \"required\", not `{other}`"),
+                    ))
+                }
+            };
+        }
+        Some(_) => {
+            return Err(AskError::invalid(
+                "decline",
+                "must be an object such as {\"reason\": \"required\"}",
+            ))
+        }
+    }
+    Ok(people)
+}
+
 fn parse_callback_url(
     value: Option<Value>,
     can: &AskCapabilities,
@@ -605,6 +783,56 @@ mod tests {
                 field_of(json!({"prompt": "q", "notify": notify}), &can).as_deref(),
                 Some(field)
             );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn assignees_must_be_within_the_allowlist_and_approvals_within_their_number(
+    ) -> Result<(), AskError> {
+        let can = AskCapabilities {
+            recipients: RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            },
+            ..AskCapabilities::default()
+        };
+        let ask = NewAsk::parse(
+            AskRequest(
+                json!({"prompt": "q", "assignees": ["a@example.com", "b@example.com", "c@example.com"], "approvals": {"required": 2}, "decline": {"reason": "required"}}),
+            ),
+            &can,
+        )?;
+        assert_eq!(ask.people.assignees.len(), 3);
+        assert_eq!(ask.people.required, 2);
+        assert!(ask.people.decline_reason_required);
+        for (body, field) in [
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com", "x@elsewhere.org"]}),
+                "assignees[1]",
+            ),
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com"], "approvals": {"required": 2}}),
+                "approvals.required",
+            ),
+            (
+                json!({"prompt": "q", "approvals": {"required": 2}}),
+                "approvals.required",
+            ),
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com", "A@example.com"]}),
+                "assignees",
+            ),
+            (
+                json!({"prompt": "q", "decline": {"reason": "maybe"}}),
+                "decline.reason",
+            ),
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com"], "notify": {"email": ["a@example.com"]}}),
+                "notify",
+            ),
+        ] {
+            assert_eq!(field_of(body, &can).as_deref(), Some(field));
         }
         Ok(())
     }

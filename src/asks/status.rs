@@ -4,7 +4,8 @@
 //! |---|---|
 //! | `pending` | the page is being made |
 //! | `waiting` | the link is open |
-//! | `submitted` | the person answered; `response` is the typed value |
+//! | `submitted` | the person answered (with assignees: enough of them approved); `response` is the typed value |
+//! | `declined` | the person declined (with assignees: so many declined that the approvals can no longer come) |
 //! | `expired` | the link expired unanswered |
 //! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
 //! | `failed` | the page could not be made; `error` says why |
@@ -23,12 +24,16 @@ use super::{
     AskError,
 };
 use crate::{
-    pages::page::PageStatus,
+    pages::{
+        links::{AssigneeLink, PageLinks},
+        page::PageStatus,
+        people::AnswerRecord,
+    },
     store::{now_ms, Store},
     workflow::{
         overview::{run_overview, RunOverview},
         run::{RunFilter, RunId, RunStatus, StepStatus},
-        step::is_cancelled_response,
+        step::{is_cancelled_response, Unanswered},
     },
 };
 
@@ -42,6 +47,8 @@ pub enum AskStatus {
     Waiting,
     /// The person answered.
     Submitted,
+    /// The person declined, or enough assignees did.
+    Declined,
     /// The link expired unanswered.
     Expired,
     /// Cancelled before an answer.
@@ -52,10 +59,11 @@ pub enum AskStatus {
 
 impl AskStatus {
     /// Every status, in the order the table above lists them.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Pending,
         Self::Waiting,
         Self::Submitted,
+        Self::Declined,
         Self::Expired,
         Self::Cancelled,
         Self::Failed,
@@ -68,6 +76,7 @@ impl AskStatus {
             Self::Pending => "pending",
             Self::Waiting => "waiting",
             Self::Submitted => "submitted",
+            Self::Declined => "declined",
             Self::Expired => "expired",
             Self::Cancelled => "cancelled",
             Self::Failed => "failed",
@@ -108,18 +117,46 @@ pub struct AskView {
     pub status: AskStatus,
     /// A fresh link: only in the answer to whoever created it (`POST /api/asks`) or asked for
     /// a new one (`POST /api/asks/{id}/reissue`); `null` everywhere else, since only the
-    /// token's hash is stored.
+    /// token's hash is stored. Always `null` for an ask with assignees, which has no shared
+    /// link: see `links`.
     pub link: Option<String>,
+    /// For an ask with assignees: each person's own link, answered exactly where `link` would
+    /// be (and only there); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<AssigneeLink>>,
+    /// The people the ask is for, in its order (absent for one anonymous link).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assignees: Vec<String>,
+    /// With assignees: how many must approve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approvals_required: Option<i64>,
     /// When the link expires, unix ms (once the page exists).
     pub expires_at_ms: Option<i64>,
-    /// The typed response, once submitted.
+    /// The typed response, once submitted (with assignees: the answer that completed the
+    /// approvals).
     pub response: Option<Value>,
-    /// When it was submitted, unix ms.
+    /// When it was settled, unix ms.
     pub submitted_at_ms: Option<i64>,
+    /// Every answer given, oldest first, one per person: who, when, and the response or the
+    /// reason they declined.
+    pub answers: Vec<AnswerRecord>,
     /// Why it failed.
     pub error: Option<String>,
     /// The callback's delivery, when the ask has a `callback_url`.
     pub callback: Option<CallbackView>,
+}
+
+impl AskView {
+    /// Puts fresh links in the view, the one place they are shown: `link` for an ask's one
+    /// link, `links` for its assignees' (then `link` stays `null`).
+    pub fn set_links(&mut self, links: Option<PageLinks>) {
+        match links {
+            Some(PageLinks::Shared(link)) => self.link = Some(link),
+            Some(PageLinks::Assigned(links)) => self.links = Some(links),
+            None if !self.assignees.is_empty() => self.links = None,
+            None => self.link = None,
+        }
+    }
 }
 
 /// Reads ask `id`.
@@ -185,11 +222,14 @@ pub fn view(overview: &RunOverview) -> AskView {
     let page = overview.pages.first();
     let stored = page.and_then(|page| page.response.as_ref());
     let pressed_cancel = stored.is_some_and(is_cancelled_response);
+    let declined = stored.and_then(Unanswered::of) == Some(Unanswered::Declined);
     let response = stored.filter(|_| !pressed_cancel).cloned();
     let now = now_ms();
     let expired = page.is_some_and(|page| page.status == PageStatus::Open && page.is_expired(now));
     let status = if response.is_some() {
         AskStatus::Submitted
+    } else if declined {
+        AskStatus::Declined
     } else if expired {
         AskStatus::Expired
     } else if pressed_cancel {
@@ -234,9 +274,20 @@ pub fn view(overview: &RunOverview) -> AskView {
         id: run.id.to_string(),
         status,
         link: None,
+        links: None,
+        assignees: page
+            .map(|page| overview.assignees_of(page.id))
+            .unwrap_or_default()
+            .iter()
+            .map(|assignee| assignee.email.clone())
+            .collect(),
+        approvals_required: page.and_then(|page| page.approvals_required),
         expires_at_ms: page.map(|page| page.expires_at_ms),
         response,
         submitted_at_ms: page.and_then(|page| page.submitted_at_ms),
+        answers: page
+            .map(|page| overview.answers_on(page))
+            .unwrap_or_default(),
         error: (status == AskStatus::Failed)
             .then(|| run.error.clone())
             .flatten(),

@@ -11,11 +11,18 @@
 //! ```json
 //! { "ask_id": "7f1c…", "status": "submitted", "response": { "answer": "yes" } }
 //! ```
-//! `response` is the typed value, decoded and validated against the ask's schema. An ask that
-//! ends unanswered is reported the same way, so a caller that only listens never waits for ever:
-//! `"status": "expired"` (the link ran out) or `"cancelled"` (Cancel was pressed), with
-//! `"response": null`; the run then ends cancelled. An admin's cancel from the runs page while
-//! the ask waits counts as Cancel; one while the callback is being retried stops it.
+//! `response` is the typed value, decoded and validated against the ask's schema (for an ask with
+//! assignees, the answer that completed the approvals). `answers` lists every answer given, one
+//! per person: `{"answered_by", "at", "outcome", "response" | "reason"}`. An ask that ends
+//! unanswered is reported the same way, so a caller that only listens never waits for ever:
+//! `"status": "declined"` (a person declined, or enough assignees did that the approvals can no
+//! longer come; their reasons are in `answers`), `"expired"` (the link ran out) or
+//! `"cancelled"` (Cancel was pressed), with `"response": null`; the run then ends cancelled. An
+//! admin's cancel from the runs page while the ask waits counts as Cancel; one while the
+//! callback is being retried stops it.
+//!
+//! With assignees, the Notify step e-mails each person their own link when the server has SMTP
+//! (`TESSERA_SMTP_HOST`); otherwise the links are only in the answer to `POST /api/asks`.
 //!
 //! The sender reaches public addresses only (`WebhookSender::checking`, made in
 //! `startup.rs`); a failed attempt is recorded as the receiver's status or a fixed reason
@@ -31,9 +38,11 @@ use crate::{
     agent::CachePolicy,
     forms::FormSchema,
     notify::{send_link, AskRecipients, Notify, NotifyError, WebhookSender},
+    pages::people::{email_assignees, People},
+    store::Store,
     workflow::{
-        run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout, PageHandle, RetryPolicy,
-        StepError, UiOptions, Workflow, WorkflowError,
+        overview::run_overview, run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout,
+        PageHandle, RetryPolicy, StepError, UiOptions, Workflow, WorkflowError,
     },
 };
 
@@ -68,6 +77,9 @@ pub struct AskState {
     /// The page cache's policy for the ask's page (`use` in asks made before it was an option).
     #[serde(default)]
     pub cache: CachePolicy,
+    /// Who answers and what settles the ask (one anonymous link in asks made before assignees).
+    #[serde(default)]
+    pub people: People,
 }
 
 /// What the callback POSTs.
@@ -75,10 +87,13 @@ pub struct AskState {
 pub struct CallbackPayload {
     /// The ask (its run's id).
     pub ask_id: String,
-    /// `submitted`, `expired` or `cancelled`.
+    /// `submitted`, `declined`, `expired` or `cancelled`.
     pub status: String,
     /// The typed response; `null` unless submitted.
     pub response: Value,
+    /// Every answer given, one per person (see `pages::people::AnswerRecord`).
+    #[serde(default)]
+    pub answers: Vec<Value>,
 }
 
 /// How a callback is retried: 30 attempts, 1 s doubling to at most 10 minutes between them
@@ -93,10 +108,7 @@ pub fn callback_retry() -> RetryPolicy {
     }
 }
 
-/// Builds the notifier that reaches an ask's own recipients (see
-/// [`crate::notify::Notifier::for_recipients`]).
-pub type NotifierFor =
-    Arc<dyn Fn(&AskRecipients) -> Result<Arc<dyn Notify>, NotifyError> + Send + Sync>;
+pub use crate::notify::NotifierFor;
 
 /// The asks workflow. `notifier` sends links when an ask says `notify: true`; `notifier_for`
 /// reaches the recipients an ask names; `callbacks` signs callback deliveries (an ask with a
@@ -105,6 +117,7 @@ pub type NotifierFor =
 /// # Errors
 /// Only if the definition is inconsistent (a bug caught at startup).
 pub fn ask_workflow(
+    store: Store,
     notifier: Option<Arc<dyn Notify>>,
     notifier_for: NotifierFor,
     callbacks: Option<WebhookSender>,
@@ -126,6 +139,7 @@ pub fn ask_workflow(
                 options: UiOptions {
                     expires_in: Some(Duration::from_secs(state.expires_in_secs)),
                     cache: state.cache,
+                    people: state.people.clone(),
                     ..UiOptions::default()
                 },
             })
@@ -137,6 +151,7 @@ pub fn ask_workflow(
                 if state.notify {
                     send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
                 }
+                email_assignees(&notifier_for, &page.assigned).await;
                 if let Some(recipients) = &state.recipients {
                     match notifier_for(recipients) {
                         Ok(named) => {
@@ -159,8 +174,9 @@ pub fn ask_workflow(
             CALLBACK_STEP,
             move |run_id: RunId, state: AskState, answer: Answer<Value>| {
                 let callbacks = callbacks.clone();
+                let store = store.clone();
                 async move {
-                    deliver(callbacks.as_ref(), run_id, &state, answer).await?;
+                    deliver(&store, callbacks.as_ref(), run_id, &state, answer).await?;
                     Ok(state)
                 }
             },
@@ -170,6 +186,7 @@ pub fn ask_workflow(
 }
 
 async fn deliver(
+    store: &Store,
     callbacks: Option<&WebhookSender>,
     run_id: RunId,
     state: &AskState,
@@ -187,13 +204,25 @@ async fn deliver(
     })?;
     let (status, response) = match answer {
         Answer::Given(response) => ("submitted", response),
+        Answer::Declined(_) => ("declined", Value::Null),
         Answer::Expired => ("expired", Value::Null),
         Answer::Cancelled => ("cancelled", Value::Null),
     };
+    let overview = run_overview(store, run_id).await?;
+    let answers = overview
+        .pages
+        .first()
+        .map(|page| overview.answers_on(page))
+        .unwrap_or_default()
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| StepError::fatal(anyhow::anyhow!("encoding the answers: {error}")))?;
     let payload = CallbackPayload {
         ask_id: run_id.to_string(),
         status: status.to_owned(),
         response,
+        answers,
     };
     let body = serde_json::to_vec(&payload)
         .map_err(|error| StepError::fatal(anyhow::anyhow!("encoding the callback: {error}")))?;

@@ -123,7 +123,8 @@ pub async fn submit_tool_form(
         Submission::Valid(arguments) => Ok(ToolSubmission::Ran(Box::new(
             orchestrator.run_manual_tool(id, name, arguments).await?,
         ))),
-        Submission::Cancelled => Ok(ToolSubmission::Cancelled),
+        // A tool form offers no Decline; a crafted one is a no, as Cancel is.
+        Submission::Cancelled | Submission::Declined(_) => Ok(ToolSubmission::Cancelled),
         Submission::Invalid(state) => Ok(ToolSubmission::Invalid(Box::new(form), state)),
     }
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::{
     forms::FormSchema,
-    pages::page::PageId,
+    pages::{links::PageLinks, page::PageId},
     store::now_ms,
     workflow::{
         step::StepError, wait_for, workflow, PageFactory, PageHandle, PageRequest, Prompt,
@@ -269,7 +269,7 @@ impl PageFactory for DrillPageFactory {
         }
     }
 
-    async fn relink(&self, page_id: PageId) -> Result<String, StepError> {
+    async fn relink(&self, page_id: PageId) -> Result<PageLinks, StepError> {
         self.inner.relink(page_id).await
     }
 }

@@ -814,6 +814,21 @@ mod tests {
     }
 
     #[test]
+    fn a_decline_button_is_always_allowed_and_is_not_a_submit_button() -> TestResult {
+        // Decline is always available (code adds it where a page places none), takes no field
+        // and answers nothing of the schema: it never makes a page unanswerable.
+        let mut nodes = good_nodes();
+        nodes["f"]["children"] = json!(["ids", "note", "prio", "go", "no"]);
+        nodes["no"] =
+            json!({"component": "Button", "props": {"label": "Decline", "kind": "decline"}});
+        let report = check(nodes.clone())?;
+        assert!(report.ok, "{:?}", report.errors);
+        nodes["go"]["props"]["kind"] = json!("decline");
+        assert_eq!(rules(&check(nodes)?), vec!["no_submit_button"]);
+        Ok(())
+    }
+
+    #[test]
     fn a_page_without_a_form_is_reported_for_a_schema() -> TestResult {
         let report =
             check(json!({"h": {"component": "Heading", "props": {"text": "Hi", "level": 1}}}))?;

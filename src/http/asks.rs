@@ -116,15 +116,28 @@ pub async fn extend_ask_api(
 }
 
 /// `POST /api/asks/{id}/reissue`: a fresh link, in this answer only; any link sent earlier
-/// stops working.
+/// stops working. For an ask with assignees, fresh `links` for everyone who has not answered,
+/// or with `{"assignee": "…"}` for that one person.
 ///
 /// # Errors
-/// 404 for an unknown id; 409 when it no longer waits.
+/// 404 for an unknown id; 409 when it no longer waits (or the person answered); 422 for an
+/// assignee the ask is not for.
 pub async fn reissue_ask_api(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AskView>, AppError> {
+    let request = optional_json_body(body)?;
+    let public_url = &state.config.public_url;
     Ok(Json(
-        reissue_ask(&state.store, &state.config.public_url, &id).await?,
+        reissue_ask(&state.store, public_url, &id, request).await?,
     ))
+}
+
+/// The body as JSON when there is one: an empty body is `None`.
+fn optional_json_body(body: Result<Bytes, BytesRejection>) -> Result<Option<AskRequest>, AppError> {
+    match body {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(None),
+        other => json_body(other).map(Some),
+    }
 }

@@ -110,6 +110,10 @@ pub async fn submit_try_fields(
             let cancelled = Some(Value::String("cancelled".into()));
             try_page(&state, StatusCode::OK, FormState::default(), cancelled).await
         }
+        Submission::Declined(_) => {
+            let declined = Some(Value::String("declined".into()));
+            try_page(&state, StatusCode::OK, FormState::default(), declined).await
+        }
         Submission::Invalid(form) => {
             try_page(&state, StatusCode::UNPROCESSABLE_ENTITY, form, None).await
         }

@@ -1,4 +1,5 @@
-//! `GET/POST /p/{token}`: the single-use page links people open.
+//! `GET/POST /p/{token}`: the single-use page links people open — a page's one link, or one
+//! assignee's own (the page then says whom it is for, and once the request is decided, by whom).
 //!
 //! Statuses: 200 page or receipt, 303 after a recorded submission, 403 cross-site or wrong CSRF
 //! token, 404 unknown link, 409 already submitted (with the receipt), 410 expired or withdrawn
@@ -18,7 +19,7 @@ use leptos::prelude::*;
 use tessera_app::{
     components::{download::download_for_node, paging::state_query},
     not_found::ErrorPage,
-    render::{render_tree, FormState, RenderCtx},
+    render::{render_tree, DeclineOffer, FormState, RenderCtx},
     tree::PageTree,
 };
 
@@ -30,9 +31,10 @@ use super::{
 use crate::{
     forms::{pairs, FormSchema},
     pages::{
-        lifecycle::{open_page, submit_page, Opened, Submitted},
-        page::Page,
-        receipt::receipt_tree,
+        lifecycle::{open_page, submit_page, Link, Opened, Submitted},
+        page::{Page, PageStatus},
+        people::{Assignee, Outcome},
+        receipt::{assignee_receipt_tree, receipt_tree},
     },
     store::now_ms,
     workflow::Runner,
@@ -48,8 +50,11 @@ pub async fn show_page(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
-        Opened::Open(page) => render_open(&state, &token, &page, FormState::default(), query, StatusCode::OK).await,
-        Opened::Receipt(page) => render_receipt(&state, &page, StatusCode::OK, "Your answer was received").await,
+        Opened::Open(link) => render_open(&state, &token, &link, FormState::default(), query, StatusCode::OK).await,
+        Opened::Receipt(link) => {
+            let heading = if link.holder.as_ref().is_some_and(|holder| holder.answer.is_none()) { "This request was already decided" } else { "Your answer was received" };
+            render_receipt(&state, &link, StatusCode::OK, heading).await
+        }
         Opened::ReceiptExpired => gone(&state, "This link has expired", "Your answer was recorded. Its receipt is no longer kept at this link; ask the sender if you need it.").await,
         Opened::Expired => gone(&state, "This link has expired", "The request it belonged to is no longer waiting for an answer. Ask the sender for a new link.").await,
         Opened::Revoked => gone(&state, "This link was withdrawn", "The sender withdrew this request. Ask them for a new link if you still need to answer.").await,
@@ -80,8 +85,9 @@ pub async fn submit(
     )
     .await
     .map_err(|error| AppError::Unexpected(error.into()))?;
-    if let Submitted::Accepted(page) = &outcome {
-        if page.run_id.is_some() {
+    if let Submitted::Accepted(link) = &outcome {
+        // Settled by this answer (a page with assignees may still wait for the others).
+        if link.page.run_id.is_some() && link.page.status == PageStatus::Submitted {
             // The run is ready now: resume it without waiting for a worker's next poll (other
             // processes hear the submission's NOTIFY on PostgreSQL).
             state.runner().map(Runner::wake);
@@ -99,9 +105,12 @@ async fn submitted_response(
 ) -> Response {
     match outcome {
         Submitted::Accepted(_) => Redirect::to(&format!("/p/{token}/done")).into_response(),
-        Submitted::Invalid(page, form) => render_open(state, token, &page, form, table_state, StatusCode::UNPROCESSABLE_ENTITY).await,
-        Submitted::Navigated(page, form, query) => render_open(state, token, &page, form, query, StatusCode::OK).await,
-        Submitted::AlreadySubmitted(page) => render_receipt(state, &page, StatusCode::CONFLICT, "This link was already used").await,
+        Submitted::Invalid(link, form) => render_open(state, token, &link, form, table_state, StatusCode::UNPROCESSABLE_ENTITY).await,
+        Submitted::Navigated(link, form, query) => render_open(state, token, &link, form, query, StatusCode::OK).await,
+        Submitted::AlreadySubmitted(link) => {
+            let heading = if link.holder.as_ref().is_some_and(|holder| holder.answer.is_none()) { "This request was already decided" } else { "This link was already used" };
+            render_receipt(state, &link, StatusCode::CONFLICT, heading).await
+        }
         Submitted::Forbidden => forbidden(state).await,
         Submitted::NoForm => error_page(state, StatusCode::METHOD_NOT_ALLOWED, "Nothing to submit", "This page only shows information; it takes no answer.").await,
         Submitted::Expired => gone(state, "This link has expired", "Your answer was not recorded because the request is no longer waiting. Ask the sender for a new link.").await,
@@ -120,9 +129,9 @@ pub async fn confirmation(
 ) -> Result<Response, AppError> {
     Ok(
         match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
-            Opened::Receipt(page) => {
+            Opened::Receipt(link) => {
                 let heading = "Thank you — your answer was received";
-                render_receipt(&state, &page, StatusCode::OK, heading).await
+                render_receipt(&state, &link, StatusCode::OK, heading).await
             }
             Opened::Open(_) | Opened::ReceiptExpired => {
                 Redirect::to(&format!("/p/{token}")).into_response()
@@ -141,7 +150,7 @@ pub async fn download(
     Path((token, file)): Path<(String, String)>,
 ) -> Result<Response, AppError> {
     let page = match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
-        Opened::Open(page) | Opened::Receipt(page) => page,
+        Opened::Open(link) | Opened::Receipt(link) => link.page,
         Opened::Expired | Opened::ReceiptExpired | Opened::Revoked | Opened::NotFound => {
             return Ok(unknown_link(&state).await)
         }
@@ -167,11 +176,12 @@ fn receipt_lifetime(state: &AppState) -> std::time::Duration {
 async fn render_open(
     state: &AppState,
     token: &str,
-    page: &Page,
+    link: &Link,
     form: FormState,
     query: BTreeMap<String, String>,
     status: StatusCode,
 ) -> Response {
+    let page = &link.page;
     let Ok(tree) = serde_json::from_value::<PageTree>(page.tree.clone()) else {
         return error_page(
             state,
@@ -201,27 +211,72 @@ async fn render_open(
     ctx.csrf_token = Some(state.csrf.token_for(page.id));
     ctx.download_base = Some(format!("/p/{token}/download"));
     ctx.query = query;
+    // Decline is an answer on every page that takes one.
+    ctx.decline = page.schema.is_some().then(|| DeclineOffer {
+        reason_required: page.decline_reason_required,
+        placed: tree.offers_decline(),
+    });
+    let addressed = link
+        .holder
+        .as_ref()
+        .map(|holder| addressee_line(holder, link));
     html_document(
         state,
         status,
         "Your answer is requested · Tessera",
-        move || render_tree(&tree, &ctx),
+        move || {
+            view! {
+                {addressed.map(|line| view! {
+                    <p class="mb-4 rounded-md border border-indigo-200 bg-indigo-50 p-3 text-indigo-950 dark:border-indigo-800 dark:bg-indigo-950 dark:text-indigo-100" data-testid="page-for">{line}</p>
+                })}
+                {render_tree(&tree, &ctx)}
+            }
+            .into_any()
+        },
     )
     .await
 }
 
+/// The line that says whom a link is for, and how many approvals settle the request.
+fn addressee_line(holder: &Assignee, link: &Link) -> String {
+    let required = link.page.approvals_required.unwrap_or(1);
+    let asked = link.people.len();
+    let approved = link
+        .answers()
+        .iter()
+        .filter(|answer| answer.outcome == Outcome::Submitted)
+        .count();
+    format!(
+        "For {}. {required} of the {asked} people asked must approve; {approved} have so far.",
+        holder.email
+    )
+}
+
 async fn render_receipt(
     state: &AppState,
-    page: &Page,
+    link: &Link,
     status: StatusCode,
     heading: &str,
 ) -> Response {
+    let page = &link.page;
     let schema = page
         .schema
         .as_ref()
         .and_then(|schema| FormSchema::from_json_schema(schema).ok());
-    let response = page.response.clone().unwrap_or_default();
-    let tree = receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms);
+    let tree = match &link.holder {
+        Some(holder) => assignee_receipt_tree(
+            heading,
+            schema.as_ref(),
+            page,
+            holder,
+            &link.people,
+            &link.answers(),
+        ),
+        None => {
+            let response = page.response.clone().unwrap_or_default();
+            receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms)
+        }
+    };
     let ctx = RenderCtx::new(serde_json::Value::Null);
     html_document(state, status, "Answer received · Tessera", move || {
         view! { <div data-testid="receipt">{render_tree(&tree, &ctx)}</div> }.into_any()

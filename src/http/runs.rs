@@ -19,7 +19,7 @@ use super::{
 };
 use crate::{
     pages::{
-        links::{self, LinkAction, LinkChange},
+        links::{self, LinkAction, LinkChange, PageLinks},
         page::PageId,
     },
     store::{now_ms, StoreError},
@@ -123,10 +123,10 @@ pub async fn show_run(
 async fn detail_page(
     state: &AppState,
     overview: &RunOverview,
-    new_link: Option<String>,
+    new_links: Option<PageLinks>,
     flash: Option<String>,
 ) -> Response {
-    let detail = presenters::runs::run_detail(overview, now_ms(), new_link, flash);
+    let detail = presenters::runs::run_detail(overview, now_ms(), new_links, flash);
     let live = detail.live;
     let title = format!("Run {} · Tessera", overview.run.workflow);
     let mut response = html_document(state, StatusCode::OK, &title, move || {
@@ -205,12 +205,14 @@ pub async fn change_page(
     let public_url = &state.config.public_url;
     let change = links::change_run_page(&state.store, public_url, run_id, page_id, action).await?;
     let overview = run_overview(&state.store, run_id).await?;
-    let (new_link, flash) = presenters::runs::link_change(change);
-    Ok(detail_page(&state, &overview, new_link, Some(flash)).await)
+    let (new_links, flash) = presenters::runs::link_change(change);
+    Ok(detail_page(&state, &overview, new_links, Some(flash)).await)
 }
 
 /// `POST /api/runs/{id}/link`: a working link to the page the run waits on — a fresh one,
-/// answered once; any link sent earlier stops working (only tokens' hashes are stored).
+/// answered once; any link sent earlier stops working (only tokens' hashes are stored). A page
+/// with assignees answers `links: [{assignee, link}]` instead, one for each assignee who has not
+/// answered yet.
 ///
 /// # Errors
 /// 404 for an unknown run; 409 when the run waits on no open page.
@@ -224,10 +226,10 @@ pub async fn issue_link_api(
         message: "the run waits on no open page".into(),
     };
     let page_id = overview.waiting_page.ok_or_else(not_open)?;
-    match links::reissue_link(&state.store, &state.config.public_url, page_id).await? {
-        LinkChange::Done(link) => Ok((
+    match links::reissue_links(&state.store, &state.config.public_url, page_id).await? {
+        LinkChange::Done(links) => Ok((
             StatusCode::CREATED,
-            Json(json!({ "page_id": page_id, "link": link })),
+            Json(presenters::runs::issued_links(page_id, &links)),
         )),
         LinkChange::NotOpen => Err(not_open()),
     }

@@ -69,6 +69,12 @@ pub fn ask_person(
         raw => parse_wait(raw)?,
     };
     let ask = NewAsk::parse_beside(AskRequest(Value::Object(arguments)), can, &ASK_PERSON_OWN)?;
+    if elicit.is_some() && ask.people.is_assigned() {
+        return Err(AskError::invalid(
+            "elicit",
+            "an ask with assignees gives each of them a link of their own (in the result's `links`); an elicitation would hand one link to this client's user, so drop `elicit` or `assignees`",
+        ));
+    }
     Ok(AskPerson { ask, wait, elicit })
 }
 

@@ -30,8 +30,10 @@ pub const COMPLETE_METHOD: &str = "notifications/elicitation/complete";
 pub enum Sent {
     /// The person agreed to open the page.
     Accepted,
-    /// The person declined or dismissed it.
-    Refused,
+    /// The person declined: the ask's own Decline (MCP's decline is a refusal, AG-UI's too).
+    Declined,
+    /// The person dismissed it without choosing.
+    Cancelled,
     /// The client failed to answer (an error or no answer in time).
     Failed,
 }
@@ -61,7 +63,8 @@ pub async fn send_link(
         .await
     {
         Ok(ElicitationAction::Accept) => Sent::Accepted,
-        Ok(_) => Sent::Refused,
+        Ok(ElicitationAction::Decline) => Sent::Declined,
+        Ok(_) => Sent::Cancelled,
         Err(error) => {
             tracing::warn!(ask.id = %ask_id, %error, "the client did not answer the elicitation");
             Sent::Failed

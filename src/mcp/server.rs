@@ -27,7 +27,8 @@ use super::{
 };
 use crate::{
     asks::{
-        cancel_ask, create_ask, list_asks, AskCapabilities, AskError, AskStatus, AskView, LINK_WAIT,
+        cancel_ask, create_ask, decline_ask, list_asks, AskCapabilities, AskError, AskStatus,
+        AskView, LINK_WAIT,
     },
     workflow::Runner,
 };
@@ -135,7 +136,8 @@ impl TesseraMcp {
         let prompt = call.ask.prompt.clone();
         let created = create_ask(&self.runner, &self.public_url, call.ask, LINK_WAIT).await?;
         let Some(link) = created.link.clone() else {
-            // The page is not made yet (or failed): get_answer follows it.
+            // The page is not made yet (or failed), or it has assignees, whose links are in
+            // `links`: get_answer follows it.
             return Answer::of(&created);
         };
         let eliciting = call.elicit == Some(Elicit::Url);
@@ -151,10 +153,16 @@ impl TesseraMcp {
             let timeout = call.wait.max(elicit::MIN_TIMEOUT);
             match elicit::send_link(&context.peer, &created.id, &prompt, &link, timeout).await {
                 Sent::Accepted => {}
-                Sent::Refused => {
+                Sent::Declined => {
+                    let declined = decline_ask(&self.runner, &created.id, None).await?;
+                    return Ok(
+                        Answer::of(&declined)?.noting("The person declined; the ask is declined.")
+                    );
+                }
+                Sent::Cancelled => {
                     let cancelled = cancel_ask(&self.runner, &created.id).await?;
                     return Ok(Answer::of(&cancelled)?
-                        .noting("The person declined to open the page; the ask is cancelled."));
+                        .noting("The person dismissed the request; the ask is cancelled."));
                 }
                 Sent::Failed => {
                     return Ok(Answer::of(&created)?
@@ -220,7 +228,7 @@ impl ServerHandler for TesseraMcp {
                 Implementation::new("tessera", crate::VERSION).with_title("Tessera"),
             )
             .with_instructions(
-                "Ask a person through a generated web page: ask_person creates the ask and returns its link (give it to the person) or, with wait_seconds or elicit, the typed answer; get_answer reads or waits for it.",
+                "Ask a person through a generated web page: ask_person creates the ask and returns its link (give it to the person) or, with wait_seconds or elicit, the typed answer; get_answer reads or waits for it. With assignees, each named person gets a link of their own (in `links`) and `approvals.required` of them must approve; `answers` says who answered.",
             )
     }
 

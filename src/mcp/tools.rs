@@ -100,8 +100,9 @@ The page is a form built for `schema` (a flat JSON Schema: string, number, integ
 the person opens a single-use link, answers, and the answer is validated against the schema. \
 Returns the ask's id and status `waiting` with the link to give the person (the link is shown only in this result), \
 or, when the answer arrives within `wait_seconds`, status `submitted` and the typed answer in `response`. \
-With `elicit: \"url\"` and a client that can open URLs for elicitation, the link is sent to the person as a URL-mode elicitation and the call waits for the answer. \
-Read it later with get_answer.";
+With `elicit: \"url\"` and a client that can open URLs for elicitation, the link is sent to the person as a URL-mode elicitation and the call waits for the answer; declining it declines the ask. \
+With `assignees` (e-mail addresses the server allows), each person gets a link of their own, returned in `links` (no shared `link`), and `approvals.required` of them must approve; the ask is `declined` once too many decline. \
+Every page also offers Decline with a reason. Read it later with get_answer: `answers` lists who answered, when, and what.";
 
 fn ask_person_input() -> Value {
     json!({
@@ -130,6 +131,22 @@ fn ask_person_input() -> Value {
                 "description": "true: send the link through the server's notification channels; or recipients such as {\"email\": [\"a@example.com\"]}, within the operator's allowlist.",
             },
             "callback_url": {"type": "string", "description": "An http(s) URL the server POSTs the answer to, signed."},
+            "assignees": {
+                "type": "array",
+                "items": {"type": "string", "format": "email"},
+                "description": "The people who answer, by e-mail address (within the operator's allowlist): each gets a link of their own. Cannot be combined with notify or elicit.",
+            },
+            "approvals": {
+                "type": "object",
+                "properties": {"required": {"type": "integer", "minimum": 1, "description": "How many assignees must approve (default 1)."}},
+                "required": ["required"],
+                "additionalProperties": false,
+            },
+            "decline": {
+                "type": "object",
+                "properties": {"reason": {"type": "string", "enum": ["optional", "required"], "description": "Whether a Decline must say why (default optional)."}},
+                "additionalProperties": false,
+            },
             "wait_seconds": wait_seconds("Wait up to this many seconds for the answer before returning (progress notifications while waiting); 0 (the default) returns the link at once. With elicit, the default is 300."),
             "elicit": {
                 "type": "string",
@@ -158,7 +175,21 @@ fn ask_properties() -> Value {
     json!({
         "id": {"type": "string", "description": "The ask's id."},
         "status": {"type": "string", "enum": statuses()},
-        "link": {"type": ["string", "null"], "description": "The page's link: only in the ask_person result that created it, while the ask waits."},
+        "link": {"type": ["string", "null"], "description": "The page's link: only in the ask_person result that created it, while the ask waits; null for an ask with assignees."},
+        "links": {"type": "array", "items": {"type": "object", "properties": {"assignee": {"type": "string"}, "link": {"type": "string"}}}, "description": "For an ask with assignees: each person's own link, only in the ask_person result that created it."},
+        "assignees": {"type": "array", "items": {"type": "string"}, "description": "The people the ask is for."},
+        "approvals_required": {"type": "integer", "description": "With assignees: how many must approve."},
+        "answers": {
+            "type": "array",
+            "description": "Every answer given, oldest first, one per person: outcome submitted (with response) or declined (with reason).",
+            "items": {"type": "object", "properties": {
+                "answered_by": {"type": ["string", "null"], "description": "The assignee; null for the ask's one link."},
+                "at": {"type": "string", "description": "When, RFC 3339 UTC."},
+                "outcome": {"type": "string", "enum": ["submitted", "declined"]},
+                "response": {"description": "The typed answer, when submitted."},
+                "reason": {"type": ["string", "null"], "description": "Why they declined, when they said."},
+            }},
+        },
         "expires_at_ms": {"type": ["integer", "null"], "description": "When the link expires, unix ms."},
         "response": {"description": "The typed answer, once submitted; null before."},
         "submitted_at_ms": {"type": ["integer", "null"]},

@@ -25,7 +25,7 @@
 //! | `TESSERA_NOTIFY_EMAIL_TO` | `notify_email_to` | required with `TESSERA_SMTP_HOST`; comma-separated addresses |
 //! | `TESSERA_NOTIFY_TIMEOUT_SECS` | `notify_timeout_secs` | `10` (per ntfy request, webhook attempt and SMTP command) |
 //! | `TESSERA_ASK_NTFY_TOPICS` | `ask_ntfy_topics` | unset: an ask may name no topic. Comma-separated topics on the `TESSERA_NTFY_URL` server |
-//! | `TESSERA_ASK_EMAIL_TO` | `ask_email_to` | unset: an ask may name no address. Comma-separated addresses, or `@domain` for a whole domain (needs `TESSERA_SMTP_HOST`) |
+//! | `TESSERA_ASK_EMAIL_TO` | `ask_email_to` | unset: an ask may name no address. Comma-separated addresses, or `@domain` for a whole domain, that an ask's `notify.email` and `assignees` may name (needs `TESSERA_SMTP_HOST`) |
 //! | `TESSERA_ASK_WEBHOOK_URLS` | `ask_webhook_urls` | unset: an ask may name no webhook. Comma-separated URL prefixes (needs `TESSERA_WEBHOOK_SECRET`, which signs them) |
 
 use std::{fmt, time::Duration};
@@ -163,7 +163,7 @@ pub const SETTINGS: &[Setting] = &[
         env: "TESSERA_ASK_EMAIL_TO",
         key: "ask_email_to",
         default: "(unset: asks name no address)",
-        help: "comma-separated addresses, or @domain, an ask's notify may name (needs TESSERA_SMTP_HOST)",
+        help: "comma-separated addresses, or @domain, an ask's notify and assignees (and YAML ui assignees) may name (needs TESSERA_SMTP_HOST)",
         secret: false,
     },
     Setting {

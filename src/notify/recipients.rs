@@ -10,11 +10,19 @@
 //! unless `TESSERA_OUTBOUND_ALLOW` admits its host (`net::outbound`): a prefix such as
 //! `https://hooks.example.com` also matches `https://hooks.example.com@127.0.0.1/`.
 
+use std::sync::Arc;
+
 use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 
-use super::{config::NotifyConfig, EmailSender, Notifier, NotifyError, NtfyClient, Result};
+use super::{config::NotifyConfig, EmailSender, Notifier, Notify, NotifyError, NtfyClient, Result};
 use crate::net::outbound::OutboundAllow;
+
+/// Builds the notifier that reaches some recipients only (see [`Notifier::for_recipients`]):
+/// what the asks workflow uses for an ask's own recipients, and every door for e-mailing an
+/// assignee their own link.
+pub type NotifierFor =
+    Arc<dyn Fn(&AskRecipients) -> Result<Arc<dyn Notify>, NotifyError> + Send + Sync>;
 
 /// Who an ask's link goes to, as the ask named them (checked against the allowlist first).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,9 @@ use tessera_app::catalog::Catalog;
 
 use super::{
     component_set::ComponentSet,
-    links::{page_link, reissue_link, LinkChange},
+    links::{page_link, reissue_links, AssigneeLink, LinkChange, PageLinks},
     page::{NewPage, PageId},
+    people::People,
     token::PageToken,
 };
 use crate::{
@@ -18,7 +19,12 @@ use crate::{
         generate::{generate_page, GenerationInput},
         AllowedModels,
     },
-    store::{now_ms, Store},
+    notify::RecipientAllowlist,
+    store::{
+        now_ms,
+        pages::{NewAssignee, PagePeople},
+        Store,
+    },
     workflow::{step::StepError, PageFactory, PageHandle, PageRequest},
 };
 
@@ -31,6 +37,7 @@ pub struct GeneratedPageFactory {
     store: Store,
     models: Arc<AllowedModels>,
     public_url: String,
+    assignees: RecipientAllowlist,
 }
 
 impl GeneratedPageFactory {
@@ -41,13 +48,56 @@ impl GeneratedPageFactory {
             store,
             models,
             public_url: public_url.into(),
+            assignees: RecipientAllowlist::default(),
         }
+    }
+
+    /// The same factory, making pages for assignees within `allowlist` (the operator's
+    /// `TESSERA_ASK_EMAIL_TO`): a step naming anyone else fails, naming them. Without it no page
+    /// may name assignees.
+    #[must_use]
+    pub fn with_assignee_allowlist(mut self, allowlist: RecipientAllowlist) -> Self {
+        self.assignees = allowlist;
+        self
+    }
+
+    /// The page's people checked against the allowlist, each with a fresh token.
+    fn mint_people(&self, people: &People) -> Result<(PagePeople, Vec<AssigneeLink>), StepError> {
+        people.check().map_err(|reason| {
+            StepError::fatal(anyhow::anyhow!("the page's assignees: {reason}"))
+        })?;
+        let mut assignees = Vec::new();
+        let mut links = Vec::new();
+        for email in &people.assignees {
+            if !self.assignees.allows_email(email) {
+                return Err(StepError::fatal(anyhow::anyhow!(
+                    "assignee `{email}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
+                )));
+            }
+            let token = PageToken::generate();
+            assignees.push(NewAssignee {
+                email: email.clone(),
+                token_hash: token.hash(),
+            });
+            links.push(AssigneeLink {
+                assignee: email.clone(),
+                link: page_link(&self.public_url, &token),
+            });
+        }
+        let page_people = PagePeople {
+            assignees,
+            required: people.required,
+            decline_reason_required: people.decline_reason_required,
+        };
+        Ok((page_people, links))
     }
 }
 
 #[async_trait::async_trait]
 impl PageFactory for GeneratedPageFactory {
     async fn create_page(&self, mut request: PageRequest) -> Result<PageHandle, StepError> {
+        // Checked before any model call: a refused assignee fails the step at once.
+        let (people, assigned) = self.mint_people(&request.options.people)?;
         let model = self
             .models
             .choose(request.options.model.as_deref())
@@ -66,6 +116,7 @@ impl PageFactory for GeneratedPageFactory {
         }
         input.catalog = catalog;
         input.id = generation_id;
+        input.for_assignees = request.options.people.is_assigned();
         if let Some(max_steps) = request.options.max_steps {
             input = input.with_max_steps(usize::try_from(max_steps).unwrap_or(10));
         }
@@ -86,22 +137,30 @@ impl PageFactory for GeneratedPageFactory {
             .map_err(StepError::fatal)?;
         let page = self
             .store
-            .create_page(&NewPage {
-                token_hash: token.hash(),
-                run_id: Some(request.run_id),
-                tree,
-                schema: request
-                    .schema
-                    .as_ref()
-                    .map(crate::forms::FormSchema::to_json_schema),
-                data: generated.data,
-                component_set: Some(component_set),
-                expires_at_ms,
-            })
+            .create_page_for(
+                &NewPage {
+                    token_hash: token.hash(),
+                    run_id: Some(request.run_id),
+                    tree,
+                    schema: request
+                        .schema
+                        .as_ref()
+                        .map(crate::forms::FormSchema::to_json_schema),
+                    data: generated.data,
+                    component_set: Some(component_set),
+                    expires_at_ms,
+                },
+                &people,
+            )
             .await
             .context("storing the page")
             .map_err(StepError::retryable)?;
-        let link = page_link(&self.public_url, &token);
+        // A page with assignees has no shared link: its own token opens nothing anyone was given.
+        let link = if assigned.is_empty() {
+            page_link(&self.public_url, &token)
+        } else {
+            String::new()
+        };
         // Never the link: only the token's hash exists outside this step's memory. Without a
         // notification channel, the run page is where an admin gets a working link.
         tracing::info!(
@@ -109,16 +168,21 @@ impl PageFactory for GeneratedPageFactory {
             "page ready; an admin gets a working link on {}/runs/{} (\"Get a working link\")",
             self.public_url, request.run_id
         );
-        Ok(PageHandle::new(page.id, link, request.schema.is_some()))
+        let handle = PageHandle::new(page.id, link, request.schema.is_some());
+        Ok(if assigned.is_empty() {
+            handle
+        } else {
+            handle.with_links(PageLinks::Assigned(assigned))
+        })
     }
 
-    async fn relink(&self, page_id: PageId) -> Result<String, StepError> {
-        match reissue_link(&self.store, &self.public_url, page_id)
+    async fn relink(&self, page_id: PageId) -> Result<PageLinks, StepError> {
+        match reissue_links(&self.store, &self.public_url, page_id)
             .await
             .context("minting a fresh link for the page")
             .map_err(StepError::retryable)?
         {
-            LinkChange::Done(link) => Ok(link),
+            LinkChange::Done(links) => Ok(links),
             LinkChange::NotOpen => Err(StepError::fatal(anyhow::anyhow!(
                 "page {page_id} is no longer open, so there is no link to send"
             ))),

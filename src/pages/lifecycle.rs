@@ -14,7 +14,7 @@ use serde_json::Value;
 use tessera_app::{
     catalog::Catalog,
     components::paging::navigation_query,
-    render::{FormState, CSRF_FIELD},
+    render::{FormState, CSRF_FIELD, DECLINE_REASON_FIELD},
     tree::PageTree,
 };
 
@@ -22,26 +22,53 @@ use super::{
     component_set::UnknownComponent,
     csrf::CsrfKey,
     page::{Page, PageStatus, SubmitOutcome},
+    people::{answers_of, clean_reason, AnswerRecord, Assignee, Given},
     receipt::cancelled_response,
     submission::{read_fields, read_submission, with_decisions, Submission},
     token::PageToken,
 };
 use crate::{
     forms::{pairs, raw_values, FormSchema, Offered},
-    store::{Store, StoreError},
+    store::{answers::AssigneeAnswered, Store, StoreError},
+    workflow::step::{declined_response, Decline},
 };
 
 /// The catalog a stored page renders with (the components it recorded): what its controls offer
 /// is worked out with it.
 pub type PageCatalog<'a> = &'a (dyn Fn(&Page) -> Result<Catalog, UnknownComponent> + Sync);
 
+/// A link and what it opens: the page, whose link it is, and everyone the page is for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// The page.
+    pub page: Page,
+    /// The assignee this link belongs to; `None` for a page's one anonymous link.
+    pub holder: Option<Assignee>,
+    /// Every assignee of the page, in the ask's order, with their answers; empty for a page
+    /// with one anonymous link.
+    pub people: Vec<Assignee>,
+}
+
+impl Link {
+    /// The answers given on the page so far, oldest first.
+    #[must_use]
+    pub fn answers(&self) -> Vec<AnswerRecord> {
+        answers_of(
+            &self.people,
+            self.page.response.as_ref(),
+            self.page.submitted_at_ms,
+        )
+    }
+}
+
 /// What opening a link shows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Opened {
     /// The page, ready to fill in.
-    Open(Page),
-    /// Already answered: the read-only receipt.
-    Receipt(Page),
+    Open(Link),
+    /// Already answered — by this link, or the page was settled by others: the read-only
+    /// receipt.
+    Receipt(Link),
     /// Answered longer ago than receipts are kept.
     ReceiptExpired,
     /// Past its expiry.
@@ -52,8 +79,8 @@ pub enum Opened {
     NotFound,
 }
 
-/// Looks up a link at `now_ms`; a receipt is shown for `receipt_lifetime` after the answer.
-/// Never writes.
+/// Looks up a link at `now_ms`: a page's anonymous link, or an assignee's; a receipt is shown
+/// for `receipt_lifetime` after the answer. Never writes.
 ///
 /// # Errors
 /// Database failures.
@@ -66,34 +93,54 @@ pub async fn open_page(
     let Some(token) = PageToken::parse(token) else {
         return Ok(Opened::NotFound);
     };
-    let page = match store.page_by_token(&token.hash()).await {
-        Ok(page) => page,
-        Err(StoreError::NotFound) => return Ok(Opened::NotFound),
+    let link = match store.page_by_token(&token.hash()).await {
+        Ok(page) => Link {
+            page,
+            holder: None,
+            people: Vec::new(),
+        },
+        Err(StoreError::NotFound) => match store.assignee_by_token(&token.hash()).await {
+            Ok((page, holder)) => {
+                let people = store.assignees_of(page.id).await?;
+                Link {
+                    page,
+                    holder: Some(holder),
+                    people,
+                }
+            }
+            Err(StoreError::NotFound) => return Ok(Opened::NotFound),
+            Err(error) => return Err(error),
+        },
         Err(error) => return Err(error),
     };
-    Ok(match page.status {
-        PageStatus::Submitted if page.receipt_expired(now_ms, receipt_lifetime) => {
+    let answered = link
+        .holder
+        .as_ref()
+        .is_some_and(|holder| holder.answer.is_some());
+    Ok(match link.page.status {
+        PageStatus::Submitted if link.page.receipt_expired(now_ms, receipt_lifetime) => {
             Opened::ReceiptExpired
         }
-        PageStatus::Submitted => Opened::Receipt(page),
+        _ if answered => Opened::Receipt(link),
+        PageStatus::Submitted => Opened::Receipt(link),
         PageStatus::Revoked => Opened::Revoked,
-        PageStatus::Open if page.is_expired(now_ms) => Opened::Expired,
-        PageStatus::Open => Opened::Open(page),
+        PageStatus::Open if link.page.is_expired(now_ms) => Opened::Expired,
+        PageStatus::Open => Opened::Open(link),
     })
 }
 
 /// What a submission came to.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Submitted {
-    /// Recorded; the run (if any) is ready to continue.
-    Accepted(Page),
+    /// Recorded; the run (if any) is ready to continue when this answer settled the page.
+    Accepted(Link),
     /// Wrong or missing values: show the page again with this state (nothing was stored).
-    Invalid(Page, FormState),
+    Invalid(Link, FormState),
     /// A table's search, sort or page button: show the page again with the person's values and
     /// this render query. Nothing was validated or stored; the link stays open.
-    Navigated(Page, FormState, BTreeMap<String, String>),
-    /// Someone submitted first; the page holds their response (the receipt).
-    AlreadySubmitted(Page),
+    Navigated(Link, FormState, BTreeMap<String, String>),
+    /// This link answered before, or the page was settled by others: the receipt.
+    AlreadySubmitted(Link),
     /// The CSRF token is missing or belongs to another page.
     Forbidden,
     /// The page is display-only and takes no answer.
@@ -141,8 +188,11 @@ pub enum PagesError {
 
 /// Decodes, validates and records a submission of the link `token`: the answer must name only
 /// what the page offers ([`Offered`], worked out from its stored tree and data with the catalog
-/// `catalog_for` gives for it). A page answered longer than `receipt_lifetime` ago is
-/// [`Submitted::Expired`], its receipt no longer shown.
+/// `catalog_for` gives for it). A Decline (`_action=decline`, with `_reason`) is offered on every
+/// page that takes an answer; a Cancel only where the page shows a Cancel button, and on an
+/// assignee's link it is their decline (one person cannot cancel an ask for everyone). A page
+/// answered longer than `receipt_lifetime` ago is [`Submitted::Expired`], its receipt no longer
+/// shown.
 ///
 /// # Errors
 /// [`PagesError`] when the store fails, or the stored schema, tree or components are unreadable;
@@ -156,13 +206,14 @@ pub async fn submit_page(
     now_ms: i64,
     receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
-    let page = match open_page(store, token, now_ms, receipt_lifetime).await? {
-        Opened::Open(page) => page,
-        Opened::Receipt(page) => return Ok(Submitted::AlreadySubmitted(page)),
+    let link = match open_page(store, token, now_ms, receipt_lifetime).await? {
+        Opened::Open(link) => link,
+        Opened::Receipt(link) => return Ok(Submitted::AlreadySubmitted(link)),
         Opened::Expired | Opened::ReceiptExpired => return Ok(Submitted::Expired),
         Opened::Revoked => return Ok(Submitted::Revoked),
         Opened::NotFound => return Ok(Submitted::NotFound),
     };
+    let page = &link.page;
     let presented = pairs(body)
         .into_iter()
         .rev()
@@ -179,44 +230,132 @@ pub async fn submit_page(
             values: raw_values(&with_decisions(body)),
             ..FormState::default()
         };
-        return Ok(Submitted::Navigated(page, form, query));
+        return Ok(Submitted::Navigated(link, form, query));
     }
     let schema =
         FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema {
             page: page.id.to_string(),
             reason: error.to_string(),
         })?;
-    let offered = offered_by(&page, catalog_for)?;
+    let offered = offered_by(page, catalog_for)?;
     let submission = match read_submission(&schema, &offered.values, body) {
-        // Only a page that shows a Cancel button can be answered with one.
+        // Only a page that shows a Cancel button can be answered with one; an assignee's Cancel
+        // is their decline.
+        Submission::Cancelled if link.holder.is_some() => {
+            Submission::Declined(clean_reason(reason_in(body).as_deref()))
+        }
         Submission::Cancelled if !offered.cancel => read_fields(&schema, &offered.values, body),
         submission => submission,
     };
-    let response: Value = match submission {
-        Submission::Valid(value) => value,
-        Submission::Cancelled => cancelled_response(),
-        Submission::Invalid(state) => return Ok(Submitted::Invalid(page, state)),
+    let given = match submission {
+        Submission::Valid(value) => Given::Answer(value),
+        Submission::Declined(None) if page.decline_reason_required => {
+            let form = decline_needs_reason(body);
+            return Ok(Submitted::Invalid(link, form));
+        }
+        Submission::Declined(reason) => Given::Decline(reason),
+        Submission::Cancelled => {
+            return record_anonymous(store, link, &cancelled_response(), token, now_ms).await
+        }
+        Submission::Invalid(state) => return Ok(Submitted::Invalid(link, state)),
     };
+    let Some(parsed) = PageToken::parse(token) else {
+        return Ok(Submitted::NotFound);
+    };
+    if link.holder.is_none() {
+        let response = match &given {
+            Given::Answer(value) => value.clone(),
+            Given::Decline(reason) => declined_response(&Decline {
+                reason: reason.clone(),
+                by: None,
+            }),
+        };
+        return record_anonymous(store, link, &response, token, now_ms).await;
+    }
+    let outcome = store
+        .answer_as_assignee(&parsed.hash(), &given, now_ms)
+        .await?;
+    Ok(match outcome {
+        AssigneeAnswered::Recorded { .. } => {
+            match open_page(store, token, now_ms, receipt_lifetime).await? {
+                Opened::Receipt(link) | Opened::Open(link) => Submitted::Accepted(link),
+                Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
+                Opened::Revoked => Submitted::Revoked,
+                Opened::NotFound => Submitted::NotFound,
+            }
+        }
+        AssigneeAnswered::AlreadyAnswered | AssigneeAnswered::Decided => {
+            match open_page(store, token, now_ms, receipt_lifetime).await? {
+                Opened::Receipt(link) | Opened::Open(link) => Submitted::AlreadySubmitted(link),
+                Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
+                Opened::Revoked => Submitted::Revoked,
+                Opened::NotFound => Submitted::NotFound,
+            }
+        }
+        AssigneeAnswered::Expired => Submitted::Expired,
+        AssigneeAnswered::Revoked => Submitted::Revoked,
+        AssigneeAnswered::NotFound => Submitted::NotFound,
+    })
+}
+
+/// Records `response` through a page's one anonymous link: the page is settled by it.
+async fn record_anonymous(
+    store: &Store,
+    link: Link,
+    response: &Value,
+    token: &str,
+    now_ms: i64,
+) -> Result<Submitted, PagesError> {
     let Some(token) = PageToken::parse(token) else {
         return Ok(Submitted::NotFound);
     };
-    let outcome = store.submit_page(&token.hash(), &response, now_ms).await?;
+    let outcome = store.submit_page(&token.hash(), response, now_ms).await?;
     Ok(match outcome {
         // The statement returned only what it wrote; the rest is the page just validated.
-        SubmitOutcome::Submitted(recorded) => Submitted::Accepted(Page {
-            status: PageStatus::Submitted,
-            response: Some(response),
-            submitted_at_ms: Some(recorded.submitted_at_ms),
-            ..page
+        SubmitOutcome::Submitted(recorded) => Submitted::Accepted(Link {
+            page: Page {
+                status: PageStatus::Submitted,
+                response: Some(response.clone()),
+                submitted_at_ms: Some(recorded.submitted_at_ms),
+                ..link.page
+            },
+            ..link
         }),
-        SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(*page),
+        SubmitOutcome::AlreadySubmitted(page) => Submitted::AlreadySubmitted(Link {
+            page: *page,
+            ..link
+        }),
         SubmitOutcome::Expired => Submitted::Expired,
         SubmitOutcome::Revoked => Submitted::Revoked,
         SubmitOutcome::NotFound => Submitted::NotFound,
     })
 }
 
-/// What a stored page offers: the values of its fields, and whether it has a Cancel button.
+/// The reason a Decline carried, as sent.
+fn reason_in(body: &[u8]) -> Option<String> {
+    raw_values(body)
+        .get(DECLINE_REASON_FIELD)
+        .and_then(|values| values.last())
+        .cloned()
+}
+
+/// The page again after a Decline without the reason the page asks for: every value kept, the
+/// reason box named.
+fn decline_needs_reason(body: &[u8]) -> FormState {
+    let mut form = FormState {
+        values: raw_values(&with_decisions(body)),
+        ..FormState::default()
+    };
+    form.errors.insert(
+        DECLINE_REASON_FIELD.to_owned(),
+        "Say why you decline: this request needs a reason.".to_owned(),
+    );
+    form.form_error = Some("To decline, say why in the box under Decline.".to_owned());
+    form
+}
+
+/// What a stored page offers: the values of its fields, and whether it has a Cancel button (a
+/// Decline is offered on every page that takes an answer).
 struct PageOffer {
     values: Offered,
     cancel: bool,

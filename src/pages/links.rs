@@ -6,11 +6,73 @@
 //! working link always means minting a new one, and any link sent earlier stops working.
 //! Every change applies to an open page only; a page already answered or revoked is refused.
 
+use std::fmt;
+
+use serde::Serialize;
+
 use super::{factory::DEFAULT_EXPIRY, page::PageId, token::PageToken};
 use crate::{
     store::{now_ms, pages::PageChange, Store, StoreError},
     workflow::run::RunId,
 };
+
+/// One assignee's own link to a page (it holds their secret token: never logged or stored).
+#[derive(Clone, PartialEq, Eq, Serialize)]
+pub struct AssigneeLink {
+    /// Their e-mail address.
+    pub assignee: String,
+    /// Their link.
+    pub link: String,
+}
+
+impl fmt::Debug for AssigneeLink {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("AssigneeLink")
+            .field("assignee", &self.assignee)
+            .field("link", &"***")
+            .finish()
+    }
+}
+
+/// The working links of a page: its one anonymous link, or each assignee's own (no shared link
+/// exists beside them).
+#[derive(Clone, PartialEq, Eq)]
+pub enum PageLinks {
+    /// The page's one link.
+    Shared(String),
+    /// One link per assignee who has not answered yet.
+    Assigned(Vec<AssigneeLink>),
+}
+
+impl PageLinks {
+    /// The shared link, if the page has one.
+    #[must_use]
+    pub fn shared(&self) -> Option<&str> {
+        match self {
+            Self::Shared(link) => Some(link),
+            Self::Assigned(_) => None,
+        }
+    }
+
+    /// The assignees' links (empty for a page with a shared link).
+    #[must_use]
+    pub fn assigned(&self) -> &[AssigneeLink] {
+        match self {
+            Self::Shared(_) => &[],
+            Self::Assigned(links) => links,
+        }
+    }
+}
+
+impl fmt::Debug for PageLinks {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Shared(_) => formatter.write_str("Shared(***)"),
+            Self::Assigned(links) => formatter.debug_tuple("Assigned").field(links).finish(),
+        }
+    }
+}
 
 /// A change the run page's buttons ask for, by the form's `action` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,8 +101,8 @@ impl LinkAction {
 /// What a run page's button did to the page's link.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunPageChange {
-    /// A fresh link was issued: it is here and nowhere else.
-    NewLink(String),
+    /// Fresh links were issued: they are here and nowhere else.
+    NewLink(PageLinks),
     /// The link was revoked or extended.
     Changed,
     /// The page is no longer open: nothing changed.
@@ -65,8 +127,8 @@ pub async fn change_run_page(
     let changed = match action {
         LinkAction::Revoke => revoke_link(store, page_id).await?.done(),
         LinkAction::Extend => extend_link(store, page_id, extension).await?.done(),
-        LinkAction::Reissue => match reissue_link(store, public_url, page_id).await? {
-            LinkChange::Done(link) => return Ok(RunPageChange::NewLink(link)),
+        LinkAction::Reissue => match reissue_links(store, public_url, page_id).await? {
+            LinkChange::Done(links) => return Ok(RunPageChange::NewLink(links)),
             LinkChange::NotOpen => false,
         },
     };
@@ -92,11 +154,86 @@ pub fn page_link(public_url: &str, token: &PageToken) -> String {
     format!("{}/p/{}", public_url.trim_end_matches('/'), token.as_str())
 }
 
-/// Gives open page `page_id` a fresh token and returns its link; the old link stops working.
+/// Gives open page `page_id` fresh links: a fresh token for its anonymous link, or for a page
+/// with assignees one for each assignee who has not answered yet (there is no shared link to
+/// give). The links sent earlier stop working.
 ///
 /// # Errors
 /// [`StoreError::NotFound`] for an unknown page; database failures.
-pub async fn reissue_link(
+pub async fn reissue_links(
+    store: &Store,
+    public_url: &str,
+    page_id: PageId,
+) -> Result<LinkChange<PageLinks>, StoreError> {
+    let page = store.page(page_id).await?;
+    if !page.is_assigned() {
+        return Ok(match reissue_link(store, public_url, page_id).await? {
+            LinkChange::Done(link) => LinkChange::Done(PageLinks::Shared(link)),
+            LinkChange::NotOpen => LinkChange::NotOpen,
+        });
+    }
+    let mut issued = Vec::new();
+    for assignee in store.assignees_of(page_id).await? {
+        if assignee.answer.is_some() {
+            continue;
+        }
+        let token = PageToken::generate();
+        if store
+            .reissue_assignee_link(page_id, assignee.position, &token.hash())
+            .await?
+        {
+            issued.push(AssigneeLink {
+                assignee: assignee.email,
+                link: page_link(public_url, &token),
+            });
+        }
+    }
+    if issued.is_empty() {
+        return Ok(LinkChange::NotOpen);
+    }
+    tracing::info!(page.id = %page_id, links = issued.len(), "fresh links were issued for the page's assignees; their earlier links no longer work");
+    Ok(LinkChange::Done(PageLinks::Assigned(issued)))
+}
+
+/// Gives assignee `assignee` of open page `page_id` a fresh link, if they have not answered;
+/// their earlier link stops working.
+///
+/// # Errors
+/// [`StoreError::NotFound`] for an unknown page or a person the page is not for; database
+/// failures.
+pub async fn reissue_assignee(
+    store: &Store,
+    public_url: &str,
+    page_id: PageId,
+    assignee: &str,
+) -> Result<LinkChange<AssigneeLink>, StoreError> {
+    let wanted = assignee.to_ascii_lowercase();
+    let found = store
+        .assignees_of(page_id)
+        .await?
+        .into_iter()
+        .find(|person| person.email.to_ascii_lowercase() == wanted)
+        .ok_or(StoreError::NotFound)?;
+    let token = PageToken::generate();
+    if !store
+        .reissue_assignee_link(page_id, found.position, &token.hash())
+        .await?
+    {
+        return Ok(LinkChange::NotOpen);
+    }
+    tracing::info!(page.id = %page_id, "a fresh link was issued for one assignee; their earlier link no longer works");
+    Ok(LinkChange::Done(AssigneeLink {
+        assignee: found.email,
+        link: page_link(public_url, &token),
+    }))
+}
+
+/// Gives open page `page_id` a fresh token and returns its link; the old link stops working.
+/// For a page without assignees (see [`reissue_links`]).
+///
+/// # Errors
+/// [`StoreError::NotFound`] for an unknown page; database failures.
+async fn reissue_link(
     store: &Store,
     public_url: &str,
     page_id: PageId,

@@ -93,9 +93,19 @@ pub struct Page {
     pub expires_at_ms: i64,
     /// When it was submitted, unix ms.
     pub submitted_at_ms: Option<i64>,
+    /// How many assignees must approve; `None` for a page with one anonymous link.
+    pub approvals_required: Option<i64>,
+    /// Whether a Decline must say why.
+    pub decline_reason_required: bool,
 }
 
 impl Page {
+    /// Whether the page is answered by named assignees, each through their own link.
+    #[must_use]
+    pub fn is_assigned(&self) -> bool {
+        self.approvals_required.is_some()
+    }
+
     /// Whether the link has expired at `now_ms`.
     #[must_use]
     pub fn is_expired(&self, now_ms: i64) -> bool {

@@ -6,9 +6,10 @@
 use serde_json::Value;
 use tessera_app::{
     components::decision::decode_decisions,
-    render::{FormState, ACTION_FIELD},
+    render::{FormState, ACTION_FIELD, DECLINE_REASON_FIELD},
 };
 
+use super::people::clean_reason;
 use crate::forms::{decode_offered, pairs, raw_values, FormSchema, Offered};
 
 /// What a submission amounts to.
@@ -18,23 +19,26 @@ pub enum Submission {
     Valid(Value),
     /// The person pressed a Cancel button; the fields were not validated.
     Cancelled,
+    /// The person pressed Decline, with the reason they gave (trimmed; `None` when empty); the
+    /// fields were not validated.
+    Declined(Option<String>),
     /// Something was wrong: the form state to show again, with their values and one message per field.
     Invalid(FormState),
 }
 
 /// Decodes and validates `body` against `schema` and what the page `offered`; a pressed Cancel
-/// button wins over the fields.
+/// or Decline button wins over the fields.
 #[must_use]
 pub fn read_submission(schema: &FormSchema, offered: &Offered, body: &[u8]) -> Submission {
     let values = raw_values(body);
-    if values
-        .get(ACTION_FIELD)
-        .and_then(|actions| actions.last())
-        .is_some_and(|action| action == "cancel")
-    {
-        return Submission::Cancelled;
+    let last = |key: &str| values.get(key).and_then(|found| found.last());
+    match last(ACTION_FIELD).map(String::as_str) {
+        Some("cancel") => Submission::Cancelled,
+        Some("decline") => {
+            Submission::Declined(clean_reason(last(DECLINE_REASON_FIELD).map(String::as_str)))
+        }
+        _ => read_fields(schema, offered, body),
     }
-    read_fields(schema, offered, body)
 }
 
 /// Decodes and validates `body` against `schema` and what the page `offered`, for a page without a
@@ -130,6 +134,26 @@ mod tests {
         assert_eq!(
             read_submission(&schema(), &Offered::default(), b"_action=cancel"),
             Submission::Cancelled
+        );
+    }
+
+    #[test]
+    fn decline_skips_validation_and_keeps_the_trimmed_reason() {
+        assert_eq!(
+            read_submission(
+                &schema(),
+                &Offered::default(),
+                b"email=nope&_action=decline&_reason=+Over+budget+"
+            ),
+            Submission::Declined(Some("Over budget".to_owned()))
+        );
+        assert_eq!(
+            read_submission(
+                &schema(),
+                &Offered::default(),
+                b"_action=decline&_reason=%20"
+            ),
+            Submission::Declined(None)
         );
     }
 

@@ -18,12 +18,12 @@ use crate::{
     workflow::run::RunId,
 };
 
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "id, run_id, status, tree, schema, data, component_set, response, created_at, \
-     expires_at, submitted_at";
+     expires_at, submitted_at, approvals_required, decline_reason_required";
 
 #[derive(sqlx::FromRow)]
-struct PageRow {
+pub(super) struct PageRow {
     id: String,
     run_id: Option<String>,
     status: String,
@@ -35,6 +35,8 @@ struct PageRow {
     created_at: i64,
     expires_at: i64,
     submitted_at: Option<i64>,
+    approvals_required: Option<i64>,
+    decline_reason_required: bool,
 }
 
 impl TryFrom<PageRow> for Page {
@@ -79,6 +81,8 @@ impl TryFrom<PageRow> for Page {
             created_at_ms: row.created_at,
             expires_at_ms: row.expires_at,
             submitted_at_ms: row.submitted_at,
+            approvals_required: row.approvals_required,
+            decline_reason_required: row.decline_reason_required,
         })
     }
 }
@@ -103,19 +107,32 @@ fn classify_refusal(row: Option<PageRow>, now: i64) -> Result<SubmitOutcome> {
 }
 
 impl Store {
-    /// Stores a page.
+    /// Stores a page with one anonymous link.
     ///
     /// # Errors
     /// [`StoreError::Conflict`] if the token hash is already used.
     pub async fn create_page(&self, new_page: &NewPage) -> Result<Page> {
+        self.create_page_for(new_page, &PagePeople::default()).await
+    }
+
+    /// Stores a page answered by `people`: with assignees, one row per person holding their
+    /// link's token hash, in the same transaction as the page (whose own `token_hash` then
+    /// opens nothing anyone was given).
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] if a token hash is already used or an address is named twice.
+    pub async fn create_page_for(&self, new_page: &NewPage, people: &PagePeople) -> Result<Page> {
         let id = PageId::new();
         let now = now_ms();
         let sql = format!(
             "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, component_set, \
-             created_at, expires_at) VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+             created_at, expires_at, approvals_required, decline_reason_required) \
+             VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
         );
+        let approvals_required = (!people.assignees.is_empty()).then(|| i64::from(people.required));
         let row: PageRow = on_pool!(self, |pool| {
-            sqlx::query_as(&sql)
+            let mut transaction = begin_write(pool).await?;
+            let row: PageRow = sqlx::query_as(&sql)
                 .bind(id.to_string())
                 .bind(&new_page.token_hash.0)
                 .bind(new_page.run_id.map(|run_id| run_id.to_string()))
@@ -130,8 +147,24 @@ impl Store {
                 )
                 .bind(now)
                 .bind(new_page.expires_at_ms)
-                .fetch_one(pool)
-                .await?
+                .bind(approvals_required)
+                .bind(people.decline_reason_required)
+                .fetch_one(&mut *transaction)
+                .await?;
+            for (position, assignee) in people.assignees.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO page_assignees (page_id, position, assignee, token_hash) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(id.to_string())
+                .bind(i64::try_from(position).unwrap_or(i64::MAX))
+                .bind(&assignee.email)
+                .bind(&assignee.token_hash.0)
+                .execute(&mut *transaction)
+                .await?;
+            }
+            transaction.commit().await?;
+            row
         });
         row.try_into()
     }
@@ -297,6 +330,36 @@ impl Store {
             changed
         }))
     }
+}
+
+/// Who answers a new page (see `pages::people`): no assignees for one anonymous link.
+#[derive(Clone, Debug)]
+pub struct PagePeople {
+    /// One per person: their address and their link's token hash.
+    pub assignees: Vec<NewAssignee>,
+    /// Approvals that settle the page (used only with assignees).
+    pub required: u32,
+    /// Whether a Decline must say why.
+    pub decline_reason_required: bool,
+}
+
+impl Default for PagePeople {
+    fn default() -> Self {
+        Self {
+            assignees: Vec::new(),
+            required: 1,
+            decline_reason_required: false,
+        }
+    }
+}
+
+/// One assignee of a new page.
+#[derive(Clone, Debug)]
+pub struct NewAssignee {
+    /// Their e-mail address.
+    pub email: String,
+    /// The hash of their link's token.
+    pub token_hash: TokenHash,
 }
 
 /// How a submission names its page.

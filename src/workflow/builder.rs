@@ -31,7 +31,7 @@ use crate::{
 
 pub(crate) use erased::{Goto, Handler, Services, StepContext, StepDef, StepDone, WorkflowDef};
 pub use erased::{StepKind, Workflow, WorkflowState};
-pub(crate) use handlers::working_link;
+pub(crate) use handlers::working_links;
 pub use handlers::Then;
 use handlers::{answer_handler, code_step};
 use prompt_step::sealed;
@@ -217,6 +217,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: None,
             handler,
             takes_unanswered: false,
+            continues_unanswered: false,
             components: Vec::new(),
         })
     }
@@ -240,6 +241,7 @@ impl<S: WorkflowState, P> WorkflowBuilder<S, P> {
             template: Some(template.clone()),
             handler: <R as sealed::PromptKind>::handler::<S>(sealed::PromptTemplate(template)).0,
             takes_unanswered: false,
+            continues_unanswered: false,
             components: Vec::new(),
         })
     }
@@ -325,8 +327,9 @@ impl<S: WorkflowState, R: 'static> WorkflowBuilder<S, PageHandle<R>> {
             let step = Arc::clone(&step);
             Box::pin(async move {
                 let state: S = decode("the run's state", state)?;
-                let mut page: PageHandle<R> = decode("the previous step's page", input)?;
-                page.link = working_link(&context, page.page_id).await?;
+                let page: PageHandle<R> = decode("the previous step's page", input)?;
+                let links = working_links(&context, page.page_id).await?;
+                let page = page.with_links(links);
                 let (state, then) = step(state, page).await?;
                 Ok(StepDone {
                     state: encode("the run's state", &state)?,
@@ -374,9 +377,9 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
                 match answer {
                     Answer::Given(response) => step(run, state, response).await,
                     // The runner cancels the run before such a step; never hand it a marker.
-                    Answer::Cancelled | Answer::Expired => Err(StepError::fatal(anyhow::anyhow!(
-                        "the wait ended unanswered"
-                    ))),
+                    Answer::Cancelled | Answer::Expired | Answer::Declined(_) => Err(
+                        StepError::fatal(anyhow::anyhow!("the wait ended unanswered")),
+                    ),
                 }
             }
         });
@@ -384,7 +387,7 @@ impl<S: WorkflowState, R: DeserializeOwned + Send + 'static> WorkflowBuilder<S, 
     }
 
     /// As [`WorkflowBuilder::step_with_response_in_run`], but the step also runs when the wait
-    /// ended unanswered — the person pressed Cancel, or the wait timed out with
+    /// ended unanswered — the person pressed Cancel or declined, or the wait timed out with
     /// [`OnTimeout::Cancel`] — and gets [`Answer`] saying which. Once it succeeds on an
     /// unanswered wait the run ends cancelled. For telling someone who waits for the answer
     /// (a callback) that none is coming.

@@ -17,7 +17,7 @@ use std::{
 use tokio::sync::broadcast;
 
 use super::run::RunId;
-use crate::pages::page::PageId;
+use crate::pages::{links::PageLinks, page::PageId};
 
 /// How long a minted link is kept for the next step: long enough for any retry of the step
 /// that sends it, short enough that plaintext links do not pile up in memory.
@@ -32,8 +32,8 @@ pub struct MintedLink {
     pub run_id: RunId,
     /// The page.
     pub page_id: PageId,
-    /// The link, with its secret token.
-    pub link: String,
+    /// The links, with their secret tokens: the page's one link, or each assignee's.
+    pub links: PageLinks,
 }
 
 impl fmt::Debug for MintedLink {
@@ -42,14 +42,14 @@ impl fmt::Debug for MintedLink {
             .debug_struct("MintedLink")
             .field("run_id", &self.run_id)
             .field("page_id", &self.page_id)
-            .field("link", &"***")
+            .field("links", &self.links)
             .finish()
     }
 }
 
 /// The links this process minted, by page, and a channel announcing each one.
 pub struct LinkHandoff {
-    kept: Mutex<HashMap<PageId, (Instant, String)>>,
+    kept: Mutex<HashMap<PageId, (Instant, PageLinks)>>,
     announced: broadcast::Sender<MintedLink>,
 }
 
@@ -80,15 +80,15 @@ impl LinkHandoff {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             kept.retain(|_, (at, _)| now.duration_since(*at) < KEPT_FOR);
-            kept.insert(minted.page_id, (now, minted.link.clone()));
+            kept.insert(minted.page_id, (now, minted.links.clone()));
         }
         // No subscriber is the usual case; the link is then only kept.
         let _ = self.announced.send(minted);
     }
 
-    /// The link this process minted for `page_id`, if it still has it.
+    /// The links this process minted for `page_id`, if it still has them.
     #[must_use]
-    pub fn get(&self, page_id: PageId) -> Option<String> {
+    pub fn get(&self, page_id: PageId) -> Option<PageLinks> {
         let kept = self
             .kept
             .lock()
@@ -118,15 +118,21 @@ mod tests {
         handoff.put(MintedLink {
             run_id,
             page_id,
-            link: "http://x/p/abc".into(),
+            links: PageLinks::Shared("http://x/p/abc".into()),
         });
-        assert_eq!(handoff.get(page_id).as_deref(), Some("http://x/p/abc"));
+        assert_eq!(
+            handoff.get(page_id),
+            Some(PageLinks::Shared("http://x/p/abc".into()))
+        );
         assert_eq!(handoff.get(PageId::new()), None);
         let announced = receiver
             .recv()
             .await
-            .map(|minted| (minted.run_id, minted.link));
-        assert_eq!(announced.ok(), Some((run_id, "http://x/p/abc".to_owned())));
+            .map(|minted| (minted.run_id, minted.links));
+        assert_eq!(
+            announced.ok(),
+            Some((run_id, PageLinks::Shared("http://x/p/abc".to_owned())))
+        );
         assert!(!format!("{handoff:?}").contains("abc"));
     }
 }

@@ -10,7 +10,10 @@ use super::{
     run::{Run, RunId, RunStatus, RunStep},
 };
 use crate::{
-    pages::page::{Page, PageId, PageStatus},
+    pages::{
+        page::{Page, PageId, PageStatus},
+        people::{answers_of, AnswerRecord, Assignee},
+    },
     store::{now_ms, Store, StoreError},
 };
 
@@ -24,9 +27,12 @@ pub struct RunOverview {
     /// The pages it made, newest first.
     #[serde(skip)]
     pub pages: Vec<Page>,
+    /// The assignees of each of its pages that has them, with their answers.
+    #[serde(skip)]
+    pub assignees: Vec<(PageId, Vec<Assignee>)>,
     /// The page the run's last `ui` step made, while it is open and the run unfinished (its
     /// link is never stored;
-    /// `pages::links::reissue_link` gives a working one).
+    /// `pages::links::reissue_links` gives working ones).
     pub waiting_page: Option<PageId>,
     /// The name of the step the run is at (or ended at).
     pub current_step: Option<String>,
@@ -43,6 +49,10 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
     let run = store.run(id).await?;
     let steps = store.run_steps(id).await?;
     let pages = store.pages_of_run(id).await?;
+    let mut assignees = Vec::new();
+    for page in pages.iter().filter(|page| page.is_assigned()) {
+        assignees.push((page.id, store.assignees_of(page.id).await?));
+    }
     let now = now_ms();
     // The `ui` step's output names the page the step after it sends; the run waits on it while
     // it is open. Its link is not stored (only the token's hash is): see `pages::links`.
@@ -72,10 +82,32 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
         run,
         steps,
         pages,
+        assignees,
         waiting_page,
         current_step,
         generations,
     })
+}
+
+impl RunOverview {
+    /// The assignees of page `page_id` (empty for a page with one anonymous link).
+    #[must_use]
+    pub fn assignees_of(&self, page_id: PageId) -> &[Assignee] {
+        self.assignees
+            .iter()
+            .find(|(page, _)| *page == page_id)
+            .map_or(&[], |(_, people)| people.as_slice())
+    }
+
+    /// The answers given on page `page` so far, oldest first.
+    #[must_use]
+    pub fn answers_on(&self, page: &Page) -> Vec<AnswerRecord> {
+        answers_of(
+            self.assignees_of(page.id),
+            page.response.as_ref(),
+            page.submitted_at_ms,
+        )
+    }
 }
 
 /// The generation records of the run's `ui` steps (those that handed on a page), found by their

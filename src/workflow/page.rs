@@ -14,7 +14,11 @@ use super::{
     run::RunId,
     step::{PageHandle, StepError},
 };
-use crate::{agent::CachePolicy, forms::FormSchema, pages::page::PageId};
+use crate::{
+    agent::CachePolicy,
+    forms::FormSchema,
+    pages::{links::PageLinks, page::PageId, people::People},
+};
 
 /// Per-step options of a `ui` step (`.ui_with(name, prompt, options)`).
 #[derive(Clone, Debug, Default)]
@@ -32,6 +36,9 @@ pub struct UiOptions {
     /// Whether the page cache may answer (`Use`, the default), is only written (`Refresh`) or is
     /// left alone (`Bypass`). The page cache is the agent's; this only passes the choice on.
     pub cache: CachePolicy,
+    /// Who answers the page: named assignees with a link each and the approvals that settle
+    /// it, and whether a Decline needs a reason. The default is one anonymous link.
+    pub people: People,
 }
 
 /// Everything a factory needs to make one page.
@@ -91,12 +98,13 @@ pub trait PageFactory: Send + Sync {
     /// [`StepError::Fatal`] for requests no retry fixes.
     async fn create_page(&self, request: PageRequest) -> Result<PageHandle, StepError>;
 
-    /// Mints a fresh link for page `page_id`, which an earlier step made; any earlier link stops
-    /// working. Called when the step that sends a page's link runs where the link is not known
-    /// (another process, or after a restart), since only the token's hash is stored.
+    /// Mints fresh links for page `page_id`, which an earlier step made (its one link, or each
+    /// unanswered assignee's); any earlier link stops working. Called when the step that sends a
+    /// page's links runs where they are not known (another process, or after a restart), since
+    /// only the tokens' hashes are stored.
     ///
     /// # Errors
     /// [`StepError::Fatal`] when the page is no longer open (revoked, answered); retryable for
     /// database failures.
-    async fn relink(&self, page_id: PageId) -> Result<String, StepError>;
+    async fn relink(&self, page_id: PageId) -> Result<PageLinks, StepError>;
 }

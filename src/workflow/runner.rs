@@ -222,7 +222,8 @@ impl Runner {
                 usize::try_from(run.cursor)
                     .ok()
                     .and_then(|index| definition.steps.get(index))
-                    .is_some_and(|step| step.takes_unanswered)
+                    // A step that carries the run on would route an admin's cancel as an answer.
+                    .is_some_and(|step| step.takes_unanswered && !step.continues_unanswered)
             });
         Ok(run.waiting.and_then(|wait| wait.page_id).filter(|_| hears))
     }

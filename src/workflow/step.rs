@@ -10,7 +10,10 @@ use std::{fmt, marker::PhantomData, time::Duration};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::pages::page::PageId;
+use crate::pages::{
+    links::{AssigneeLink, PageLinks},
+    page::PageId,
+};
 
 use super::run::TimeoutAction;
 
@@ -134,8 +137,13 @@ pub struct PageHandle<R = Value> {
     /// The page's identity.
     pub page_id: PageId,
     /// The link to send to the person (it holds the page's secret token). Never serialized.
+    /// Empty for a page with assignees, which has no shared link.
     #[serde(skip)]
     pub link: String,
+    /// For a page with assignees: each person's own link (see [`crate::pages::people`]).
+    /// Never serialized.
+    #[serde(skip)]
+    pub assigned: Vec<AssigneeLink>,
     /// What to wait on for the response; `None` for a display-only page.
     pub webhook: Option<WaitToken<R>>,
 }
@@ -147,8 +155,35 @@ impl<R> PageHandle<R> {
         Self {
             page_id,
             link: link.into(),
+            assigned: Vec::new(),
             webhook: has_form.then(|| WaitToken::new(page_id)),
         }
+    }
+
+    /// The page's working links.
+    #[must_use]
+    pub fn links(&self) -> PageLinks {
+        if self.assigned.is_empty() {
+            PageLinks::Shared(self.link.clone())
+        } else {
+            PageLinks::Assigned(self.assigned.clone())
+        }
+    }
+
+    /// The same handle with these links.
+    #[must_use]
+    pub fn with_links(mut self, links: PageLinks) -> Self {
+        match links {
+            PageLinks::Shared(link) => {
+                self.link = link;
+                self.assigned = Vec::new();
+            }
+            PageLinks::Assigned(assigned) => {
+                self.link = String::new();
+                self.assigned = assigned;
+            }
+        }
+        self
     }
 
     /// The same handle typed by another response type.
@@ -157,6 +192,7 @@ impl<R> PageHandle<R> {
         PageHandle {
             page_id: self.page_id,
             link: self.link,
+            assigned: self.assigned,
             webhook: self.webhook.map(|token| WaitToken::new(token.page_id)),
         }
     }
@@ -167,6 +203,7 @@ impl<R> Clone for PageHandle<R> {
         Self {
             page_id: self.page_id,
             link: self.link.clone(),
+            assigned: self.assigned.clone(),
             webhook: self.webhook.clone(),
         }
     }
@@ -178,6 +215,7 @@ impl<R> fmt::Debug for PageHandle<R> {
             .debug_struct("PageHandle")
             .field("page_id", &self.page_id)
             .field("link", &"***")
+            .field("assigned", &self.assigned)
             .field("webhook", &self.webhook)
             .finish()
     }
@@ -185,7 +223,10 @@ impl<R> fmt::Debug for PageHandle<R> {
 
 impl<R> PartialEq for PageHandle<R> {
     fn eq(&self, other: &Self) -> bool {
-        self.page_id == other.page_id && self.link == other.link && self.webhook == other.webhook
+        self.page_id == other.page_id
+            && self.link == other.link
+            && self.assigned == other.assigned
+            && self.webhook == other.webhook
     }
 }
 
@@ -286,6 +327,13 @@ pub const CANCELLED_KEY: &str = "$cancelled";
 /// The key the response of a wait that timed out with [`OnTimeout::Cancel`] carries besides
 /// [`CANCELLED_KEY`].
 const EXPIRED_KEY: &str = "$expired";
+/// The key of the response a page stores when it was declined (a person's Decline, or enough
+/// assignees' declines that the approvals needed can no longer come).
+pub const DECLINED_KEY: &str = "$declined";
+/// Beside [`DECLINED_KEY`]: why, when the person said.
+const REASON_KEY: &str = "$reason";
+/// Beside [`DECLINED_KEY`]: the assignee whose decline settled the page.
+const BY_KEY: &str = "$by";
 
 /// Why a wait ended without an answer. Stored as a response no form can produce (`$` cannot
 /// start a form field name), so the runner recognises it whatever the step's response type.
@@ -295,6 +343,8 @@ pub enum Unanswered {
     Cancelled,
     /// The wait timed out with [`OnTimeout::Cancel`].
     Expired,
+    /// The person (or enough of the assignees) declined; [`declined_by`] says who and why.
+    Declined,
 }
 
 impl Unanswered {
@@ -304,6 +354,7 @@ impl Unanswered {
         match self {
             Self::Cancelled => serde_json::json!({ CANCELLED_KEY: true }),
             Self::Expired => serde_json::json!({ CANCELLED_KEY: true, EXPIRED_KEY: true }),
+            Self::Declined => serde_json::json!({ DECLINED_KEY: true }),
         }
     }
 
@@ -311,11 +362,48 @@ impl Unanswered {
     #[must_use]
     pub fn of(response: &Value) -> Option<Self> {
         let flag = |key| response.get(key).and_then(Value::as_bool).unwrap_or(false);
+        if flag(DECLINED_KEY) {
+            return Some(Self::Declined);
+        }
         match (flag(CANCELLED_KEY), flag(EXPIRED_KEY)) {
             (true, true) => Some(Self::Expired),
             (true, false) => Some(Self::Cancelled),
             (false, _) => None,
         }
+    }
+}
+
+/// Who declined and why, as a declined page's response records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decline {
+    /// Why, when they said.
+    pub reason: Option<String>,
+    /// The assignee whose decline settled the page; `None` for an anonymous link.
+    pub by: Option<String>,
+}
+
+/// The response stored for a declined page: a marker no form can produce, with the reason and
+/// the assignee when known.
+#[must_use]
+pub fn declined_response(decline: &Decline) -> Value {
+    let mut marker = serde_json::Map::new();
+    marker.insert(DECLINED_KEY.to_owned(), Value::Bool(true));
+    if let Some(reason) = &decline.reason {
+        marker.insert(REASON_KEY.to_owned(), Value::String(reason.clone()));
+    }
+    if let Some(by) = &decline.by {
+        marker.insert(BY_KEY.to_owned(), Value::String(by.clone()));
+    }
+    Value::Object(marker)
+}
+
+/// The [`Decline`] a declined page's response records (empty for any other response).
+#[must_use]
+pub fn declined_by(response: &Value) -> Decline {
+    let text = |key| response.get(key).and_then(Value::as_str).map(str::to_owned);
+    Decline {
+        reason: text(REASON_KEY),
+        by: text(BY_KEY),
     }
 }
 
@@ -342,4 +430,6 @@ pub enum Answer<R> {
     Cancelled,
     /// The wait timed out with [`OnTimeout::Cancel`].
     Expired,
+    /// The person declined (or enough assignees did that the approvals needed cannot come).
+    Declined(Decline),
 }

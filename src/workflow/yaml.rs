@@ -31,7 +31,7 @@ pub use http::{redirect_policy, HostAllowlist, MAX_RESPONSE_BYTES};
 
 use std::sync::Arc;
 
-use crate::notify::Notify;
+use crate::notify::{NotifierFor, Notify};
 
 /// What compiled YAML steps call besides the runner's own services.
 #[derive(Clone)]
@@ -45,6 +45,9 @@ pub struct YamlServices {
     pub public_url: String,
     /// Where `notify` steps send; `None` logs the link's run page instead.
     pub notifier: Option<Arc<dyn Notify>>,
+    /// E-mails an assignee their own link (a page with assignees has no shared link for the
+    /// channels); `None` e-mails nobody.
+    pub assignee_mail: Option<NotifierFor>,
     /// Headers sent only with requests to this server's own origin (the demo site's key), set
     /// over any a file names; never written in a file or logged.
     pub own_headers: reqwest::header::HeaderMap,

@@ -223,10 +223,19 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
         hmac::Mac::update(&mut underived, &attempt.body);
         let underived = hex::encode(hmac::Mac::finalize(underived).into_bytes());
         assert_ne!(signature, format!("sha256={underived}"));
-        let body: Value = serde_json::from_slice(&attempt.body)?;
+        let mut body: Value = serde_json::from_slice(&attempt.body)?;
+        let answers = body
+            .as_object_mut()
+            .and_then(|body| body.remove("answers"))
+            .context("the answers")?;
         assert_eq!(
             body,
             json!({"ask_id": id, "status": "submitted", "response": {"decision": "reject", "reason": "too much"}})
+        );
+        assert_eq!(answers[0]["answered_by"], Value::Null, "the ask's one link");
+        assert_eq!(
+            answers[0]["response"],
+            json!({"decision": "reject", "reason": "too much"})
         );
     }
     let run = app.store.run(id.parse::<RunId>()?).await?;
@@ -343,9 +352,9 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
     assert_eq!(
         bodies,
         [
-            json!({"ask_id": expiring, "status": "expired", "response": null}),
-            json!({"ask_id": cancelled, "status": "cancelled", "response": null}),
-            json!({"ask_id": withdrawn, "status": "cancelled", "response": null}),
+            json!({"ask_id": expiring, "status": "expired", "response": null, "answers": []}),
+            json!({"ask_id": cancelled, "status": "cancelled", "response": null, "answers": []}),
+            json!({"ask_id": withdrawn, "status": "cancelled", "response": null, "answers": []}),
         ],
         "one delivery each, saying why no answer is coming"
     );

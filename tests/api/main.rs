@@ -27,6 +27,7 @@ mod notify;
 mod outbound;
 mod page_cache;
 mod pages;
+mod people;
 mod quality;
 mod router;
 mod runs;

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
-use tessera::{config::Secret, notify::NotifyConfig};
+use tessera::{
+    config::Secret,
+    notify::{NotifyConfig, RecipientAllowlist},
+};
 use tokio::sync::mpsc;
 
 use crate::{
@@ -268,7 +271,10 @@ async fn mcp_lists_the_four_ask_tools() -> anyhow::Result<()> {
     app.cleanup().await
 }
 
-on_both_backends!(an_mcp_ask_is_answered_through_its_page_and_read_back_typed);
+on_both_backends!(
+    an_mcp_ask_is_answered_through_its_page_and_read_back_typed,
+    assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says_who,
+);
 
 async fn an_mcp_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
@@ -482,7 +488,7 @@ async fn url_elicitation_sends_the_link_and_completes_once_the_person_answers() 
 }
 
 #[tokio::test]
-async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation_cancels(
+async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation_declines(
 ) -> anyhow::Result<()> {
     let app = spawn_app().await?;
     let plain = McpClient::connect(&app, json!({"elicitation": {"form": {}}})).await?;
@@ -513,8 +519,129 @@ async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation
         .await?;
     let declined = reply(stream, &id).await?;
     assert_eq!(
-        declined["result"]["structuredContent"]["status"], "cancelled",
-        "{declined:#}"
+        declined["result"]["structuredContent"]["status"], "declined",
+        "MCP's decline is the ask's Decline: {declined:#}"
     );
+    assert_eq!(
+        declined["result"]["structuredContent"]["answers"][0]["outcome"],
+        "declined"
+    );
+
+    // Dismissing it without choosing is a cancel.
+    let (mut stream, id) = capable
+        .start(
+            "tools/call",
+            json!({"name": "ask_person", "arguments": {"prompt": "Approve?", "elicit": "url"}}),
+        )
+        .await?;
+    let elicitation = next_where(&mut stream, |message| {
+        message["method"] == "elicitation/create"
+    })
+    .await?;
+    capable
+        .respond(&elicitation["id"], json!({"action": "cancel"}))
+        .await?;
+    let dismissed = reply(stream, &id).await?;
+    assert_eq!(
+        dismissed["result"]["structuredContent"]["status"], "cancelled",
+        "{dismissed:#}"
+    );
+    app.cleanup().await
+}
+
+/// The MCP door to named people: `links` per assignee, N of M, `answers` naming who answered, a
+/// decline with its reason, and the same refusals as the asks API.
+async fn assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says_who(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |config| {
+        config.notify.ask_recipients = RecipientAllowlist {
+            email: vec!["@example.com".into()],
+            ..RecipientAllowlist::default()
+        };
+    })
+    .await?
+    else {
+        return Ok(());
+    };
+    let client = McpClient::connect(&app, json!({"elicitation": {"url": {}}})).await?;
+    let created = client
+        .call(
+            "ask_person",
+            json!({"prompt": "Approve?", "schema": decision_schema(),
+                   "assignees": ["ana@example.com", "bo@example.com", "cy@example.com"],
+                   "approvals": {"required": 2}}),
+        )
+        .await?;
+    assert_eq!(created["isError"], false, "{created:#}");
+    let ask = &created["structuredContent"];
+    assert_eq!(ask["link"], Value::Null);
+    let links = ask["links"].as_array().context("links")?;
+    assert_eq!(links.len(), 3);
+    let id = ask["id"].as_str().context("an id")?.to_owned();
+    for link in &links[..2] {
+        let path = page_path(link["link"].as_str().context("a link")?)?;
+        assert_eq!(submit(&app, &path, "decision=approve").await?.status(), 303);
+    }
+    let answered = client
+        .call("get_answer", json!({"ask_id": id, "wait_seconds": 5}))
+        .await?;
+    let answer = &answered["structuredContent"];
+    assert_eq!(answer["status"], "submitted", "{answer:#}");
+    let by: Vec<&str> = answer["answers"]
+        .as_array()
+        .context("answers")?
+        .iter()
+        .filter_map(|answer| answer["answered_by"].as_str())
+        .collect();
+    assert_eq!(by, ["ana@example.com", "bo@example.com"]);
+    assert!(
+        answer.get("links").is_none(),
+        "links only in the result that created them"
+    );
+
+    let one = client
+        .call(
+            "ask_person",
+            json!({"prompt": "Ship it?", "schema": decision_schema(), "assignees": ["bo@example.com"]}),
+        )
+        .await?;
+    let one_id = one["structuredContent"]["id"]
+        .as_str()
+        .context("an id")?
+        .to_owned();
+    let path = page_path(
+        one["structuredContent"]["links"][0]["link"]
+            .as_str()
+            .context("a link")?,
+    )?;
+    let declined = submit(&app, &path, "_action=decline&_reason=Not+tested").await?;
+    assert_eq!(declined.status(), 303);
+    let read = client
+        .call("get_answer", json!({"ask_id": one_id, "wait_seconds": 5}))
+        .await?;
+    assert_eq!(read["structuredContent"]["status"], "declined");
+    assert_eq!(
+        read["structuredContent"]["answers"][0]["reason"],
+        "Not tested"
+    );
+
+    for (arguments, field) in [
+        (
+            json!({"prompt": "q", "assignees": ["eve@elsewhere.org"]}),
+            "assignees[0]",
+        ),
+        (
+            json!({"prompt": "q", "assignees": ["ana@example.com"], "elicit": "url"}),
+            "elicit",
+        ),
+    ] {
+        let refused = client.call("ask_person", arguments).await?;
+        assert_eq!(refused["isError"], true);
+        assert!(
+            text_of(&refused).starts_with(&format!("{field}:")),
+            "{refused:#}"
+        );
+    }
     app.cleanup().await
 }

@@ -1,5 +1,6 @@
 //! Page tokens exist at rest and in logs only as their hash: after full runs (an ask notified,
-//! reissued, extended, answered and called back; an ask made and answered over MCP; a demo
+//! reissued, extended, answered and called back; an ask for two assignees, one link reissued,
+//! both answered; an ask made and answered over MCP; a demo
 //! workflow answered through a link from the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
 //! in the captured tracing output, or in the runs, asks, generations and metrics answers.
 
@@ -8,7 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 use sqlx::Row as _;
-use tessera::{config::Secret, notify::NotifyConfig, store::Store};
+use tessera::{
+    config::Secret,
+    notify::{NotifyConfig, RecipientAllowlist},
+    store::Store,
+};
 
 use crate::{
     helpers::{on_both_backends, spawn_app_on, Backend, HttpSink, TestApp},
@@ -110,6 +115,10 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
         config.notify = NotifyConfig {
             webhook_url: Some(notify_url),
             webhook_secret: Some(Secret::new(SECRET)),
+            ask_recipients: RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            },
             ..NotifyConfig::default()
         };
         sink.admit_in(config);
@@ -150,6 +159,38 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     assert_eq!(answer(&app, &ask_link, "answer=approved").await?, 303);
     wait_until(&app, &format!("/api/asks/{ask_id}"), |ask| {
         ask["callback"]["state"] == "delivered"
+    })
+    .await?;
+
+    // An ask for two assignees: each link once in the answer, one reissued, both answered.
+    let assigned = post_json(
+        &app,
+        "/api/asks",
+        &json!({"prompt": "Approve together?", "assignees": ["ana@example.com", "bo@example.com"], "approvals": {"required": 2}}),
+    )
+    .await?;
+    let assigned_id = assigned["id"].as_str().context("an ask id")?.to_owned();
+    let mut people_links = Vec::new();
+    for link in assigned["links"].as_array().context("links")? {
+        let link = link["link"].as_str().context("a person's link")?.to_owned();
+        tokens.push(token_of(&link)?);
+        people_links.push(link);
+    }
+    let fresh = post_json(
+        &app,
+        &format!("/api/asks/{assigned_id}/reissue"),
+        &json!({"assignee": "bo@example.com"}),
+    )
+    .await?;
+    let bo_link = fresh["links"][0]["link"]
+        .as_str()
+        .context("bo's fresh link")?
+        .to_owned();
+    tokens.push(token_of(&bo_link)?);
+    assert_eq!(answer(&app, &people_links[0], "answer=yes").await?, 303);
+    assert_eq!(answer(&app, &bo_link, "answer=yes").await?, 303);
+    wait_until(&app, &format!("/api/asks/{assigned_id}"), |ask| {
+        ask["status"] == "submitted"
     })
     .await?;
 
@@ -207,7 +248,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
         run["status"] == "succeeded"
     })
     .await?;
-    assert_eq!(tokens.len(), 5, "every link was seen: {tokens:?}");
+    assert_eq!(tokens.len(), 8, "every link was seen: {tokens:?}");
 
     // What the API shows.
     let mut shown = format!("{mcp_answer}{mcp_listed}");
@@ -216,13 +257,14 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
         format!("/api/runs/{ask_id}"),
         format!("/api/asks/{ask_id}"),
         format!("/api/asks/{mcp_ask_id}"),
+        format!("/api/asks/{assigned_id}"),
         "/api/runs".to_owned(),
         "/api/generations".to_owned(),
     ] {
         shown.push_str(&app.api_json(&path).await?.to_string());
     }
     shown.push_str(&app.get("/metrics").await?.text().await?);
-    for run in [&run_id, &ask_id] {
+    for run in [&run_id, &ask_id, &assigned_id] {
         let page = app
             .client
             .get(app.url(&format!("/runs/{run}")))

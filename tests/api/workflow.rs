@@ -17,6 +17,7 @@ use tessera::{
     forms::FormSchema,
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
     pages::{
+        links::PageLinks,
         page::{NewPage, PageId, SubmitOutcome},
         token::PageToken,
     },
@@ -165,7 +166,7 @@ impl PageFactory for StaticPageFactory {
         Ok(handle)
     }
 
-    async fn relink(&self, page_id: PageId) -> Result<String, StepError> {
+    async fn relink(&self, page_id: PageId) -> Result<PageLinks, StepError> {
         let store = lock(&self.store)
             .clone()
             .ok_or_else(|| StepError::fatal(anyhow::anyhow!("no store")))?;
@@ -180,7 +181,7 @@ impl PageFactory for StaticPageFactory {
         }
         let link = format!("http://localhost/p/{}", token.as_str());
         lock(&self.tokens).push(token);
-        Ok(link)
+        Ok(PageLinks::Shared(link))
     }
 }
 
@@ -1190,6 +1191,7 @@ fn telling_workflow(
                     Answer::Given(decision) => format!("given approve={}", decision.approve),
                     Answer::Cancelled => "cancelled".to_owned(),
                     Answer::Expired => "expired".to_owned(),
+                    Answer::Declined(decline) => format!("declined: {:?}", decline.reason),
                 };
                 lock(&heard).push(what);
                 Ok(state)

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use axum::{extract::State, http::HeaderMap, routing::post, Json, Router};
 use serde_json::{json, Value};
 use tessera::{
-    pages::{links::reissue_link, links::LinkChange},
+    pages::links::{reissue_links, LinkChange, PageLinks},
     startup::Options,
     workflow::{
         run::RunId,
@@ -165,7 +165,9 @@ async fn the_weekly_digest_example_shows_its_data_on_a_page_without_a_form() -> 
     assert_eq!(step_names(&run), ["digest", "send"]);
     let pages = app.store.pages_of_run(id.parse::<RunId>()?).await?;
     let page = pages.first().context("the digest made a page")?;
-    let LinkChange::Done(link) = reissue_link(&app.store, &app.address, page.id).await? else {
+    let LinkChange::Done(PageLinks::Shared(link)) =
+        reissue_links(&app.store, &app.address, page.id).await?
+    else {
         anyhow::bail!("the display page is open until it expires");
     };
     let path = link

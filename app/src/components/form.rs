@@ -1,4 +1,9 @@
-//! Form and Button: the one form of a page and the buttons that submit or cancel it.
+//! Form and Button: the one form of a page and the buttons that submit, cancel or decline it.
+//!
+//! Decline is a first-class answer: on a page that takes one (the server sets
+//! [`RenderCtx::decline`](crate::render::RenderCtx::decline)) the Form ends with the Decline
+//! control — a disclosure holding a reason box and a button sending `_action=decline` — unless
+//! the tree places a Button of kind `decline`, which renders the same control where it stands.
 
 use leptos::prelude::*;
 use schemars::JsonSchema;
@@ -6,7 +11,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::catalog::{ComponentProps, Role};
-use crate::render::{FormErrorBox, NodeCtx, ACTION_FIELD, CSRF_FIELD};
+use crate::components::input::{TextAreaProps, TextAreaView};
+use crate::render::{
+    DeclineOffer, FieldState, FormErrorBox, NodeCtx, ACTION_FIELD, CSRF_FIELD, DECLINE_REASON_FIELD,
+};
 
 /// Props of the `Form` component.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -32,11 +40,19 @@ impl ComponentProps for FormProps {
         )
     }
 
-    fn render(self, node: &NodeCtx<'_>, children: Vec<AnyView>) -> AnyView {
+    fn render(self, node: &NodeCtx<'_>, mut children: Vec<AnyView>) -> AnyView {
         let ctx = node.ctx;
+        let dom_id = node.dom_id();
+        if let Some(offer) = ctx.decline.filter(|offer| !offer.placed) {
+            let label = "Decline".to_owned();
+            children.push(
+                view! { <DeclineControl dom_id=format!("{dom_id}-decline") label offer state=node.field(DECLINE_REASON_FIELD)/> }
+                    .into_any(),
+            );
+        }
         view! {
             <FormView
-                dom_id=node.dom_id()
+                dom_id
                 props=self
                 action=ctx.action.clone()
                 csrf_token=ctx.csrf_token.clone()
@@ -110,8 +126,10 @@ pub enum ButtonKind {
     // Submits the form.
     #[default]
     Submit,
-    // Submits `_action=cancel`: the person declines; fields are not validated.
+    // Submits `_action=cancel`: the person stops the request; fields are not validated.
     Cancel,
+    // Opens a reason box and submits `_action=decline`: the person refuses, saying why.
+    Decline,
 }
 
 /// Props of the `Button` component.
@@ -123,7 +141,8 @@ pub struct ButtonProps {
     /// Look: primary (main action, default), secondary, danger (destructive) or success.
     #[serde(default)]
     pub variant: ButtonVariant,
-    /// submit (default) sends the form; cancel sends `_action=cancel` so the workflow can stop.
+    /// submit (default) sends the form; cancel sends `_action=cancel` so the workflow can stop;
+    /// decline opens a reason box and sends `_action=decline` (the person refuses, saying why).
     #[serde(default)]
     pub kind: ButtonKind,
 }
@@ -131,7 +150,8 @@ pub struct ButtonProps {
 impl ComponentProps for ButtonProps {
     const NAME: &'static str = "Button";
     const ROLE: Role = Role::Action;
-    const DESCRIPTION: &'static str = "Submits the Form, or declines with kind cancel.";
+    const DESCRIPTION: &'static str =
+        "Submits the Form; kind cancel stops it, kind decline refuses with a reason.";
 
     fn example() -> (Value, Value) {
         (
@@ -148,6 +168,12 @@ impl ComponentProps for ButtonProps {
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
+        if self.kind == ButtonKind::Decline {
+            let offer = node.ctx.decline.unwrap_or_default();
+            let state = node.field(DECLINE_REASON_FIELD);
+            return view! { <DeclineControl dom_id=node.dom_id() label=self.label offer state/> }
+                .into_any();
+        }
         view! { <ButtonView dom_id=node.dom_id() props=self/> }.into_any()
     }
 }
@@ -167,10 +193,57 @@ pub fn ButtonView(dom_id: String, props: ButtonProps) -> impl IntoView {
     let value = match props.kind {
         ButtonKind::Submit => "submit",
         ButtonKind::Cancel => "cancel",
+        ButtonKind::Decline => "decline",
     };
     view! {
         <button id=dom_id type="submit" name=ACTION_FIELD value=value class=class formnovalidate=props.kind == ButtonKind::Cancel>
             {props.label}
         </button>
+    }
+}
+
+/// The Decline control: a disclosure with the reason box and a button sending `_action=decline`.
+///
+/// The reason box is never `required` in HTML, since the form's own submit button would then be
+/// blocked by an empty reason; the server refuses a Decline without the reason a page asks for,
+/// and the disclosure opens again with the message beside the box.
+#[component]
+pub fn DeclineControl(
+    dom_id: String,
+    label: String,
+    offer: DeclineOffer,
+    state: FieldState,
+) -> impl IntoView {
+    let open = state.error.is_some();
+    let reason_label = if offer.reason_required {
+        "Why you decline (required)"
+    } else {
+        "Why you decline (optional)"
+    };
+    let reason = TextAreaProps {
+        name: DECLINE_REASON_FIELD.to_owned(),
+        label: reason_label.to_owned(),
+        help: None,
+        placeholder: None,
+        required: false,
+        value: None,
+        rows: Some(3),
+        min_length: None,
+        max_length: Some(4_000),
+    };
+    // Erased here, so the disclosure's view type stays shallow.
+    let reason_box =
+        view! { <TextAreaView dom_id=format!("{dom_id}-reason") props=reason state/> }.into_any();
+    let button_class = "inline-flex items-center justify-center rounded-md border border-red-700 bg-white px-4 py-2 font-semibold text-red-800 shadow-sm hover:bg-red-50 focus:outline-none focus:ring-2 focus:ring-red-500 focus:ring-offset-2 dark:bg-slate-800 dark:text-red-300 dark:hover:bg-slate-700";
+    view! {
+        <details id=dom_id open=open class="rounded-md border border-slate-300 p-3 dark:border-slate-600" data-testid="decline">
+            <summary class="cursor-pointer font-semibold text-slate-900 dark:text-slate-100">{format!("{label}\u{2026}")}</summary>
+            <div class="mt-3 space-y-3">
+                {reason_box}
+                <button type="submit" name=ACTION_FIELD value="decline" formnovalidate=true class=button_class data-testid="decline-button">
+                    {label}
+                </button>
+            </div>
+        </details>
     }
 }

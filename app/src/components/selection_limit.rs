@@ -72,7 +72,7 @@ fn ticks_selector(name: &str) -> String {
 /// Whether a submit pressed with this button is a table navigation or a Cancel, never stopped.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 fn is_navigation(button_name: Option<&str>, button_value: Option<&str>) -> bool {
-    button_name == Some(NAV_FIELD) || button_value == Some("cancel")
+    button_name == Some(NAV_FIELD) || matches!(button_value, Some("cancel" | "decline"))
 }
 
 #[cfg(feature = "hydrate")]

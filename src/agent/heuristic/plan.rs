@@ -70,10 +70,13 @@ pub(super) fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan
                     "Button",
                     json!({"label": label, "variant": variant, "kind": "submit"}),
                 ));
-                inside.push(Planned::new(
-                    "Button",
-                    json!({"label": "Cancel", "variant": "secondary", "kind": "cancel"}),
-                ));
+                // Named people each decline for themselves; nobody cancels for all of them.
+                let other = if parsed.for_assignees {
+                    json!({"label": "Decline", "variant": "secondary", "kind": "decline"})
+                } else {
+                    json!({"label": "Cancel", "variant": "secondary", "kind": "cancel"})
+                };
+                inside.push(Planned::new("Button", other));
             }
             plan.inside.insert(FORM_SLOT, inside);
         }

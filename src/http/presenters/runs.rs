@@ -3,10 +3,15 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use tessera_app::runs::{PageView, RunDetail, RunRow, RunsList, StepView};
+use tessera_app::runs::{AnswerLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView};
 
 use crate::{
-    pages::{links::RunPageChange, page::PageStatus, receipt::format_utc},
+    pages::{
+        links::{PageLinks, RunPageChange},
+        page::{PageId, PageStatus},
+        people::{AnswerRecord, Outcome},
+        receipt::format_utc,
+    },
     workflow::{
         overview::RunOverview,
         run::{Run, RunFilter, RunList, RunStatus, TimeoutAction},
@@ -23,12 +28,12 @@ fn pretty(value: &Value) -> String {
 pub fn run_detail(
     overview: &RunOverview,
     now: i64,
-    new_link: Option<String>,
+    new_links: Option<PageLinks>,
     flash: Option<String>,
 ) -> RunDetail {
     // A fresh link is shown once: reloading would lose it, so that answer stays put (it offers
     // "Refresh now").
-    let live = new_link.is_none()
+    let live = new_links.is_none()
         && matches!(
             overview.run.status,
             RunStatus::Ready | RunStatus::Running | RunStatus::Waiting
@@ -73,12 +78,67 @@ pub fn run_detail(
                 },
                 expires: format_utc(page.expires_at_ms),
                 response: page.response.as_ref().map(pretty),
+                approvals: page.approvals_required.map(|required| {
+                    let people = overview.assignees_of(page.id).len();
+                    format!("{required} of {people} approvals needed")
+                }),
+                answers: overview
+                    .answers_on(page)
+                    .into_iter()
+                    .map(|answer| AnswerLine {
+                        who: answer
+                            .answered_by
+                            .clone()
+                            .unwrap_or_else(|| "the page's link".to_owned()),
+                        outcome: answer.outcome.as_str().to_owned(),
+                        at: format_utc(answer.at_ms),
+                        detail: answer_detail(&answer),
+                    })
+                    .collect(),
+                waiting_on: overview
+                    .assignees_of(page.id)
+                    .iter()
+                    .filter(|assignee| assignee.answer.is_none())
+                    .map(|assignee| assignee.email.clone())
+                    .collect(),
             })
             .collect(),
         waiting: waiting_sentence(overview),
-        new_link,
+        new_links: new_links.map(new_link_views).unwrap_or_default(),
         flash,
         live,
+    }
+}
+
+/// Fresh links as the run page shows them once.
+fn new_link_views(links: PageLinks) -> Vec<NewLink> {
+    match links {
+        PageLinks::Shared(link) => vec![NewLink {
+            assignee: None,
+            link,
+        }],
+        PageLinks::Assigned(links) => links
+            .into_iter()
+            .map(|link| NewLink {
+                assignee: Some(link.assignee),
+                link: link.link,
+            })
+            .collect(),
+    }
+}
+
+/// A person's answer in one line: the typed answer as compact JSON, or why they declined.
+fn answer_detail(answer: &AnswerRecord) -> String {
+    match answer.outcome {
+        Outcome::Submitted => answer
+            .response
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+        Outcome::Declined => answer
+            .reason
+            .clone()
+            .unwrap_or_else(|| "(no reason given)".to_owned()),
     }
 }
 
@@ -112,18 +172,31 @@ fn waiting_sentence(overview: &RunOverview) -> Option<String> {
     ))
 }
 
-/// The fresh link to show once (if any) and the flash line after a run page's link button.
+/// The fresh links to show once (if any) and the flash line after a run page's link button.
 #[must_use]
-pub fn link_change(change: RunPageChange) -> (Option<String>, String) {
-    let (new_link, flash) = match change {
-        RunPageChange::NewLink(link) => (
-            Some(link),
+pub fn link_change(change: RunPageChange) -> (Option<PageLinks>, String) {
+    let (new_links, flash) = match change {
+        RunPageChange::NewLink(PageLinks::Shared(link)) => (
+            Some(PageLinks::Shared(link)),
             "A working link was issued. Any link sent earlier no longer works.",
+        ),
+        RunPageChange::NewLink(links) => (
+            Some(links),
+            "Working links were issued for everyone who has not answered. Their earlier links no longer work.",
         ),
         RunPageChange::Changed => (None, "Done."),
         RunPageChange::NotOpen => (None, "Nothing changed: the page is no longer open."),
     };
-    (new_link, flash.to_owned())
+    (new_links, flash.to_owned())
+}
+
+/// The body of `POST /api/runs/{id}/link`: the page's fresh link, or its assignees' links.
+#[must_use]
+pub fn issued_links(page_id: PageId, links: &PageLinks) -> Value {
+    match links {
+        PageLinks::Shared(link) => json!({ "page_id": page_id, "link": link }),
+        PageLinks::Assigned(links) => json!({ "page_id": page_id, "links": links }),
+    }
 }
 
 /// One page of the runs list, as `filter` (a status, a page's limit and offset) listed it, with

@@ -100,6 +100,9 @@ pub(crate) struct StepDef {
     /// The step is handed a wait that ended unanswered (Cancel, expiry) instead of the run
     /// being cancelled before it; see `step_with_answer_in_run`.
     pub takes_unanswered: bool,
+    /// With `takes_unanswered`: the run carries on after the step as after an answer (a YAML
+    /// wait with `outcome` routes on how it ended) instead of ending cancelled.
+    pub continues_unanswered: bool,
     /// The components a `ui_with` step names (empty: the runner's). Served pages render with
     /// them too (see `Runner::page_catalog`).
     pub components: Vec<ComponentSpec>,

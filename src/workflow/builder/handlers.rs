@@ -6,37 +6,40 @@ use std::{future::Future, sync::Arc};
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
-    pages::page::PageId,
+    pages::{links::PageLinks, page::PageId},
     store::now_ms,
     workflow::{
         links::MintedLink,
         run::{RunId, TimeoutAction},
-        step::{Answer, OnTimeout, Response, StepError, StepOutput, StepResult, Unanswered, Wait},
+        step::{
+            declined_by, Answer, OnTimeout, Response, StepError, StepOutput, StepResult,
+            Unanswered, Wait,
+        },
     },
 };
 
 use super::{decode, encode, Handler, StepContext, StepDef, StepDone, StepKind, WorkflowState};
 
-/// The link the step after a `ui` step sends: the one this process minted with the page, or —
-/// when another process made it, or this one restarted since — a fresh one for the same page
-/// (the stored output holds no link, only the page's id), which stops the old one working.
-pub(crate) async fn working_link(context: &StepContext, page_id: PageId) -> StepResult<String> {
-    if let Some(link) = context.services.links.get(page_id) {
-        return Ok(link);
+/// The links the step after a `ui` step sends: the ones this process minted with the page, or —
+/// when another process made it, or this one restarted since — fresh ones for the same page
+/// (the stored output holds no link, only the page's id), which stop the old ones working.
+pub(crate) async fn working_links(context: &StepContext, page_id: PageId) -> StepResult<PageLinks> {
+    if let Some(links) = context.services.links.get(page_id) {
+        return Ok(links);
     }
     let factory = context.services.page_factory.clone().ok_or_else(|| {
         StepError::fatal(anyhow::anyhow!(
-            "the runner has no page factory to mint a link with"
+            "the runner has no page factory to mint a fresh link with"
         ))
     })?;
-    let link = factory.relink(page_id).await?;
+    let links = factory.relink(page_id).await?;
     tracing::info!(run.id = %context.run_id, page.id = %page_id, "the page's link was not in this process's memory (a restart or another process made it): a fresh one was minted and the earlier one no longer works");
     context.services.links.put(MintedLink {
         run_id: context.run_id,
         page_id,
-        link: link.clone(),
+        links: links.clone(),
     });
-    Ok(link)
+    Ok(links)
 }
 
 /// The erased handler of a step after a wait: decodes the state and the [`Answer`] (a marker,
@@ -56,6 +59,7 @@ where
             let answer = match Unanswered::of(&input) {
                 Some(Unanswered::Cancelled) => Answer::Cancelled,
                 Some(Unanswered::Expired) => Answer::Expired,
+                Some(Unanswered::Declined) => Answer::Declined(declined_by(&input)),
                 None => Answer::Given(decode("the response", input)?),
             };
             let state = step(context.run_id, state, answer).await?;
@@ -77,6 +81,7 @@ pub(super) fn code_step(name: String, handler: Handler, takes_unanswered: bool) 
         template: None,
         handler,
         takes_unanswered,
+        continues_unanswered: false,
         components: Vec::new(),
     }
 }

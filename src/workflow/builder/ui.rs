@@ -74,6 +74,7 @@ pub(super) fn ui_step(
         template: Some(template),
         handler,
         takes_unanswered: false,
+        continues_unanswered: false,
         components,
     }
 }
@@ -137,7 +138,7 @@ pub(crate) async fn make_page(
     context.services.links.put(MintedLink {
         run_id: context.run_id,
         page_id: page.page_id,
-        link: page.link.clone(),
+        links: page.links(),
     });
     Ok(StepDone {
         state,

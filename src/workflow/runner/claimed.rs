@@ -178,7 +178,7 @@ impl Runner {
                             deadline_ms: *deadline_ms,
                             on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
                         }),
-                        _ if unanswered.is_some() => NextRun::Cancel,
+                        _ if unanswered.is_some() && !step.continues_unanswered => NextRun::Cancel,
                         _ => match done.goto {
                             Some(Goto::End) => NextRun::Finish,
                             Some(Goto::Step(index)) if index >= definition.steps.len() => {

@@ -13,6 +13,14 @@
 //!     branch: {on: /decision/decision, cases: {approve: pay, reject: done}}
 //! ```
 //!
+//! A `ui` step may name `assignees` (addresses, each a template over the state), with
+//! `approvals: {required: N}` and `decline: {reason: required}`, as an ask does: each person gets
+//! a link of their own, e-mailed by a `notify` step when SMTP is configured. A `wait` with
+//! `outcome: /pointer` also hears a Decline, a Cancel and an expiry instead of ending the run:
+//! the step after it writes `{"status": "submitted" | "declined" | "cancelled" | "expired",
+//! "reason"?, "by"?}` there (a `continue` default counts as submitted), so a `branch` can
+//! route on `/pointer/status`; without `outcome`, those end the run cancelled as before.
+//!
 //! Checked here, each as one [`LoadError`] naming the file, the step and the field: the YAML
 //! itself, unknown keys, step names used twice, exactly one kind per step, templates that do
 //! not parse or use a variable the state never has, JSON pointers that are malformed or point
@@ -78,6 +86,36 @@ pub struct YamlWorkflow {
 }
 
 impl YamlWorkflow {
+    /// Checks every literal assignee (one without a template) against the operator's allowlist
+    /// (`TESSERA_ASK_EMAIL_TO`), at start rather than at the first run; a templated one is
+    /// checked when its page is made.
+    ///
+    /// # Errors
+    /// The first address outside it, as one [`LoadError`] naming the step and field.
+    pub fn check_assignees(
+        &self,
+        allowlist: &crate::notify::RecipientAllowlist,
+    ) -> Result<(), LoadError> {
+        for step in &self.steps {
+            let StepSpec::Ui { assignees, .. } = &step.kind else {
+                continue;
+            };
+            for (index, address) in assignees.iter().enumerate() {
+                if !address.contains("{{") && !allowlist.allows_email(address) {
+                    return Err(LoadError {
+                        file: self.file.clone(),
+                        step: Some(step.name.clone()),
+                        field: format!("ui.assignees[{index}]"),
+                        reason: format!(
+                            "`{address}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Its steps' names, in order.
     #[must_use]
     pub fn step_names(&self) -> Vec<&str> {
@@ -127,11 +165,17 @@ pub(crate) enum StepSpec {
         components: Vec<String>,
         expires_in: Option<Duration>,
         max_steps: Option<u32>,
+        /// Assignees' addresses, each a template over the state (a literal is one too).
+        assignees: Vec<String>,
+        approvals: u32,
+        decline_reason_required: bool,
     },
     Wait {
         timeout: Option<Duration>,
         on_timeout: OnTimeoutSpec,
         save: Option<String>,
+        /// Where the step after the wait writes how it ended: `{"status", "reason"?, "by"?}`.
+        outcome: Option<String>,
     },
     Http(HttpSpec),
     Notify {

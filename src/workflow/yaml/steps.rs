@@ -19,15 +19,22 @@ use crate::{
     forms::{validate::validate, FormSchema},
     llm::ToolDefinition,
     notify::Notification,
+    pages::{
+        links::PageLinks,
+        people::{email_assignees, People},
+    },
     workflow::{
         builder::{
-            ask_model, make_page, working_link, Goto, Handler, StepContext, StepDef, StepDone,
+            ask_model, make_page, working_links, Goto, Handler, StepContext, StepDef, StepDone,
             StepKind, WorkflowDef, ANSWER_TOOL,
         },
         page::UiOptions,
         prompt::Prompt,
         retry::RetryPolicy,
-        step::{wait_for, OnTimeout, PageHandle, StepError, StepOutput, StepResult},
+        step::{
+            declined_by, wait_for, OnTimeout, PageHandle, StepError, StepOutput, StepResult,
+            Unanswered,
+        },
         DynamicPage, Then as _, Workflow, WorkflowError,
     },
 };
@@ -84,7 +91,10 @@ impl YamlWorkflow {
                 },
                 template: None,
                 handler: handler(Arc::clone(&compiled), index),
-                takes_unanswered: false,
+                // The step after a wait with `outcome` hears how it ended, answered or not, and
+                // the run goes on from it.
+                takes_unanswered: after_outcome_wait(&self.steps, index),
+                continues_unanswered: after_outcome_wait(&self.steps, index),
                 components: Vec::new(),
             })
             .collect();
@@ -98,6 +108,22 @@ impl YamlWorkflow {
             digest: Some(self.digest.clone()),
         })
     }
+}
+
+/// Whether step `index` follows a wait that records its `outcome`.
+fn after_outcome_wait(steps: &[super::definition::Step], index: usize) -> bool {
+    index
+        .checked_sub(1)
+        .and_then(|previous| steps.get(previous))
+        .is_some_and(|previous| {
+            matches!(
+                previous.kind,
+                StepSpec::Wait {
+                    outcome: Some(_),
+                    ..
+                }
+            )
+        })
 }
 
 fn handler(compiled: Arc<Compiled>, index: usize) -> Handler {
@@ -127,11 +153,18 @@ impl Compiled {
             .and_then(|previous| self.workflow.steps.get(previous));
         let mut page: Option<PageHandle> = None;
         match previous.map(|previous| &previous.kind) {
-            Some(StepSpec::Wait {
-                save: Some(save), ..
-            }) => pointer::set(&mut state, save, input).map_err(fatal)?,
-            // An answer nobody saves is dropped, never mistaken for a page.
-            Some(StepSpec::Wait { save: None, .. }) => {}
+            Some(StepSpec::Wait { save, outcome, .. }) => {
+                let unanswered = Unanswered::of(&input);
+                if let Some(outcome) = outcome {
+                    pointer::set(&mut state, outcome, outcome_of(unanswered, &input))
+                        .map_err(fatal)?;
+                }
+                // A marker is not an answer; and an answer nobody saves is dropped, never
+                // mistaken for a page.
+                if let (Some(save), None) = (save, unanswered) {
+                    pointer::set(&mut state, save, input).map_err(fatal)?;
+                }
+            }
             _ if input.get("page_id").is_some() => {
                 page = serde_json::from_value(input).map_err(|error| {
                     fatal(format!("the page handed on does not decode: {error}"))
@@ -155,7 +188,19 @@ impl Compiled {
                 components,
                 expires_in,
                 max_steps,
+                assignees,
+                approvals,
+                decline_reason_required,
             } => {
+                let people = People {
+                    assignees: assignees
+                        .iter()
+                        .map(|address| render(address, &state, "an assignee"))
+                        .map(|address| address.map(|address| address.trim().to_owned()))
+                        .collect::<StepResult<_>>()?,
+                    required: *approvals,
+                    decline_reason_required: *decline_reason_required,
+                };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;
                 let data = match data {
@@ -176,6 +221,7 @@ impl Compiled {
                     expires_in: *expires_in,
                     model: None,
                     data: None,
+                    people,
                     ..UiOptions::default()
                 };
                 let request = DynamicPage {
@@ -304,10 +350,18 @@ impl Compiled {
             self.services.public_url.trim_end_matches('/'),
             context.run_id
         );
-        let link = match page {
-            Some(page) => working_link(context, page.page_id).await?,
-            None => run_page.clone(),
+        let links = match page {
+            Some(page) => Some(working_links(context, page.page_id).await?),
+            None => None,
         };
+        if let (Some(links), Some(mail)) = (&links, &self.services.assignee_mail) {
+            // Each person's own link goes to that person only; the channels get the run page.
+            email_assignees(mail, links.assigned()).await;
+        }
+        let link = links
+            .as_ref()
+            .and_then(PageLinks::shared)
+            .map_or_else(|| run_page.clone(), str::to_owned);
         let Some(notifier) = &self.services.notifier else {
             tracing::info!(run.id = %context.run_id, run.page = %run_page, notify.title = %title, "no notification channel is configured; the run's page has the link");
             return Ok(());
@@ -358,6 +412,26 @@ impl Compiled {
             request = request.json(&body_value(body, state)?);
         }
         http::send(request).await
+    }
+}
+
+/// How a wait ended, as a wait's `outcome` records it for a `branch`.
+fn outcome_of(unanswered: Option<Unanswered>, input: &Value) -> Value {
+    match unanswered {
+        None => serde_json::json!({"status": "submitted"}),
+        Some(Unanswered::Cancelled) => serde_json::json!({"status": "cancelled"}),
+        Some(Unanswered::Expired) => serde_json::json!({"status": "expired"}),
+        Some(Unanswered::Declined) => {
+            let decline = declined_by(input);
+            let mut outcome = serde_json::json!({"status": "declined"});
+            if let Some(reason) = decline.reason {
+                outcome["reason"] = Value::String(reason);
+            }
+            if let Some(by) = decline.by {
+                outcome["by"] = Value::String(by);
+            }
+            outcome
+        }
     }
 }
 

@@ -51,6 +51,22 @@ pub(super) struct UiDoc {
     pub(super) components: Vec<String>,
     pub(super) expires_in: Option<String>,
     pub(super) max_steps: Option<u32>,
+    #[serde(default)]
+    pub(super) assignees: Vec<String>,
+    pub(super) approvals: Option<ApprovalsDoc>,
+    pub(super) decline: Option<DeclineDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApprovalsDoc {
+    pub(super) required: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeclineDoc {
+    pub(super) reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -60,6 +76,7 @@ pub(super) struct WaitDoc {
     pub(super) on_timeout: Option<String>,
     pub(super) default: Option<Value>,
     pub(super) save: Option<String>,
+    pub(super) outcome: Option<String>,
 }
 
 #[derive(Deserialize)]

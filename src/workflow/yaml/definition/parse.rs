@@ -8,6 +8,7 @@ use tessera_app::catalog::Catalog;
 
 use crate::{
     forms::FormSchema,
+    pages::people::People,
     workflow::{retry::RetryPolicy, yaml::pointer},
 };
 
@@ -249,6 +250,43 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     .as_deref()
                     .map(|text| duration(text, "ui.expires_in", &fail))
                     .transpose()?;
+                for (position, address) in spec.assignees.iter().enumerate() {
+                    let field = format!("ui.assignees[{position}]");
+                    known.template(address, &field, &fail)?;
+                    if !address.contains("{{") && address.parse::<lettre::Address>().is_err() {
+                        return Err(fail(
+                            &field,
+                            format!("`{address}` is not an e-mail address"),
+                        ));
+                    }
+                }
+                let approvals = spec.approvals.map_or(1, |approvals| approvals.required);
+                if !spec.assignees.is_empty() && schema.is_none() {
+                    return Err(fail(
+                        "ui.assignees",
+                        "a page without a schema takes no answer, so it has no one to assign"
+                            .into(),
+                    ));
+                }
+                let people = People {
+                    assignees: spec.assignees.clone(),
+                    required: approvals,
+                    decline_reason_required: false,
+                };
+                if let Err(reason) = people.check() {
+                    return Err(fail("ui.approvals.required", reason));
+                }
+                let decline_reason_required =
+                    match spec.decline.and_then(|decline| decline.reason).as_deref() {
+                        None | Some("optional") => false,
+                        Some("required") => true,
+                        Some(other) => {
+                            return Err(fail(
+                                "ui.decline.reason",
+                                format!("`{other}` is not optional or required"),
+                            ))
+                        }
+                    };
                 last_schema.clone_from(&schema);
                 StepSpec::Ui {
                     prompt: spec.prompt,
@@ -257,6 +295,9 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     components: spec.components,
                     expires_in,
                     max_steps: spec.max_steps,
+                    assignees: spec.assignees,
+                    approvals,
+                    decline_reason_required,
                 }
             }
             "wait" => {
@@ -311,10 +352,21 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     }
                 }
                 known.saved(spec.save.as_deref(), last_schema.as_ref());
+                if let Some(outcome) = &spec.outcome {
+                    check_syntax(outcome, "wait.outcome", &fail)?;
+                    if index + 1 == names.len() {
+                        return Err(fail(
+                            "wait.outcome",
+                            "the outcome is written by the step after the wait; add one".into(),
+                        ));
+                    }
+                    known.saved_opaque(Some(outcome));
+                }
                 StepSpec::Wait {
                     timeout,
                     on_timeout,
                     save: spec.save,
+                    outcome: spec.outcome,
                 }
             }
             "http" => {

@@ -1,0 +1,400 @@
+//! Named people on a page (DESIGN.md §15): who answers through which link, what each of them
+//! said, and when their answers settle the page.
+//!
+//! A page without assignees has one anonymous link and is settled by its one answer, as before.
+//! A page with assignees has one link per person (`page_assignees` rows, each with its own token
+//! hash) and no shared link; each person answers once, and the page is settled — `open →
+//! submitted`, which resumes its run once — by the answer that brings the approvals to
+//! `required` (the page's response is that answer) or the declines past what still lets
+//! `required` be reached (the page's response is the decline marker). The arithmetic is
+//! [`Tally::settles`]; the store applies it inside the transaction that records the answer.
+//!
+//! Nothing here reads the store or knows HTTP.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::links::AssigneeLink;
+use crate::{
+    notify::{send_link, AskRecipients, NotifierFor, NotifyError},
+    util::dates::iso_datetime,
+    workflow::step::{declined_by, Unanswered},
+};
+
+/// The most assignees one page may have.
+pub const MAX_ASSIGNEES: usize = 50;
+/// The longest decline reason kept, in characters.
+pub const MAX_REASON_CHARS: usize = 2_000;
+
+/// Who answers a page and what settles it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct People {
+    /// E-mail addresses, each with a link of their own; empty for one anonymous link.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assignees: Vec<String>,
+    /// How many assignees must submit for the page to be settled as submitted (1 without
+    /// assignees).
+    #[serde(default = "one")]
+    pub required: u32,
+    /// Whether a Decline must say why.
+    #[serde(default)]
+    pub decline_reason_required: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for People {
+    fn default() -> Self {
+        Self {
+            assignees: Vec::new(),
+            required: 1,
+            decline_reason_required: false,
+        }
+    }
+}
+
+impl People {
+    /// `assignees`, of whom one approval settles the page.
+    #[must_use]
+    pub fn assigned<S: Into<String>>(assignees: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            assignees: assignees.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// The same people, `required` of whom must approve.
+    #[must_use]
+    pub fn required(mut self, required: u32) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// The same people, who must give a reason when they decline.
+    #[must_use]
+    pub fn reason_required(mut self) -> Self {
+        self.decline_reason_required = true;
+        self
+    }
+
+    /// Whether the page has named assignees (one link each) rather than one anonymous link.
+    #[must_use]
+    pub fn is_assigned(&self) -> bool {
+        !self.assignees.is_empty()
+    }
+
+    /// Checks the numbers: at least one assignee per approval required, no address twice.
+    ///
+    /// # Errors
+    /// A sentence naming what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.assignees.len() > MAX_ASSIGNEES {
+            return Err(format!("at most {MAX_ASSIGNEES} assignees"));
+        }
+        let available = u32::try_from(self.assignees.len().max(1)).unwrap_or(u32::MAX);
+        if self.required == 0 || self.required > available {
+            return Err(if self.is_assigned() {
+                format!(
+                    "approvals.required must be from 1 to the number of assignees ({available})"
+                )
+            } else {
+                "approvals.required needs assignees: without them one answer settles the ask"
+                    .to_owned()
+            });
+        }
+        for (index, address) in self.assignees.iter().enumerate() {
+            let lowered = address.to_ascii_lowercase();
+            if self.assignees[..index]
+                .iter()
+                .any(|earlier| earlier.to_ascii_lowercase() == lowered)
+            {
+                return Err(format!("`{address}` is named twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one person's answer was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// They submitted the form: an approval.
+    Submitted,
+    /// They declined, maybe saying why.
+    Declined,
+}
+
+impl Outcome {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Submitted => "submitted",
+            Self::Declined => "declined",
+        }
+    }
+
+    /// Parses the stored spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Submitted, Self::Declined]
+            .into_iter()
+            .find(|outcome| outcome.as_str() == text)
+    }
+}
+
+/// What a person gives through their link.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Given {
+    /// The typed answer to the form.
+    Answer(Value),
+    /// A decline, with the reason when they gave one.
+    Decline(Option<String>),
+}
+
+impl Given {
+    /// Its outcome.
+    #[must_use]
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Self::Answer(_) => Outcome::Submitted,
+            Self::Decline(_) => Outcome::Declined,
+        }
+    }
+}
+
+/// One recorded answer, as every door shows it: who, when, what.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerRecord {
+    /// The assignee; `None` for the anonymous link of a page without assignees.
+    pub answered_by: Option<String>,
+    /// When, unix ms.
+    pub at_ms: i64,
+    /// Submitted or declined.
+    pub outcome: Outcome,
+    /// The typed answer, when submitted.
+    pub response: Option<Value>,
+    /// Why they declined, when they said.
+    pub reason: Option<String>,
+}
+
+impl Serialize for AnswerRecord {
+    /// `{"answered_by", "at", "outcome", "response"}` for a submission,
+    /// `{"answered_by", "at", "outcome", "reason"}` for a decline; `at` is RFC 3339 UTC.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("answered_by", &self.answered_by)?;
+        map.serialize_entry("at", &iso_datetime(self.at_ms))?;
+        map.serialize_entry("outcome", &self.outcome)?;
+        match self.outcome {
+            Outcome::Submitted => map.serialize_entry("response", &self.response)?,
+            Outcome::Declined => map.serialize_entry("reason", &self.reason)?,
+        }
+        map.end()
+    }
+}
+
+/// One assignee of a page, with their answer once they gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignee {
+    /// Their place in the ask's list, from 0.
+    pub position: i64,
+    /// Their e-mail address.
+    pub email: String,
+    /// What they answered, if they did.
+    pub answer: Option<AnswerRecord>,
+}
+
+/// The answers given on a page so far, against what settles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Assignees in all.
+    pub assignees: u32,
+    /// Approvals needed.
+    pub required: u32,
+    /// Submissions so far.
+    pub approvals: u32,
+    /// Declines so far.
+    pub declines: u32,
+}
+
+/// Where a page's answers leave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// Not yet decided: more answers may settle it either way.
+    Open,
+    /// Enough approvals.
+    Submitted,
+    /// So many declines that the approvals needed can no longer come.
+    Declined,
+}
+
+impl Tally {
+    /// Whether these answers settle the page: submitted once `required` approved, declined as
+    /// soon as more than `assignees - required` declined (the rest can no longer reach
+    /// `required`), open otherwise.
+    #[must_use]
+    pub fn settles(self) -> Settled {
+        if self.approvals >= self.required {
+            Settled::Submitted
+        } else if self.declines > self.assignees.saturating_sub(self.required) {
+            Settled::Declined
+        } else {
+            Settled::Open
+        }
+    }
+}
+
+/// The answers a page holds, oldest first: its assignees' answers, or for a page without
+/// assignees the one answer of its anonymous link (a Cancel or an expiry is no answer).
+#[must_use]
+pub fn answers_of(
+    assignees: &[Assignee],
+    response: Option<&Value>,
+    at_ms: Option<i64>,
+) -> Vec<AnswerRecord> {
+    if !assignees.is_empty() {
+        let mut answers: Vec<AnswerRecord> = assignees
+            .iter()
+            .filter_map(|assignee| assignee.answer.clone())
+            .collect();
+        answers.sort_by_key(|answer| answer.at_ms);
+        return answers;
+    }
+    let (Some(response), Some(at_ms)) = (response, at_ms) else {
+        return Vec::new();
+    };
+    match Unanswered::of(response) {
+        None => vec![AnswerRecord {
+            answered_by: None,
+            at_ms,
+            outcome: Outcome::Submitted,
+            response: Some(response.clone()),
+            reason: None,
+        }],
+        Some(Unanswered::Declined) => {
+            let decline = declined_by(response);
+            vec![AnswerRecord {
+                answered_by: decline.by,
+                at_ms,
+                outcome: Outcome::Declined,
+                response: None,
+                reason: decline.reason,
+            }]
+        }
+        Some(Unanswered::Cancelled | Unanswered::Expired) => Vec::new(),
+    }
+}
+
+/// E-mails each assignee their own link, when the server can send e-mail (`notifier_for`
+/// refuses without SMTP, and then nobody is mailed). A failure never fails the caller's step:
+/// whoever started it has the links, and can reissue them.
+pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) {
+    for link in links {
+        let recipient = AskRecipients {
+            email: vec![link.assignee.clone()],
+            ..AskRecipients::default()
+        };
+        match notifier_for(&recipient) {
+            Ok(mail) => {
+                send_link(Some(&mail), "Your answer is requested", &link.link).await;
+            }
+            Err(NotifyError::BadConfig { .. }) => {
+                tracing::debug!("no SMTP server configured: the assignees' links are not e-mailed");
+                return;
+            }
+            Err(error) => tracing::warn!(error = %error, "an assignee cannot be e-mailed"),
+        }
+    }
+}
+
+/// A reason as kept: trimmed, `None` when empty, at most [`MAX_REASON_CHARS`] characters.
+#[must_use]
+pub fn clean_reason(raw: Option<&str>) -> Option<String> {
+    let trimmed = raw.map(str::trim).filter(|reason| !reason.is_empty())?;
+    Some(trimmed.chars().take(MAX_REASON_CHARS).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(assignees: u32, required: u32, approvals: u32, declines: u32) -> Settled {
+        Tally {
+            assignees,
+            required,
+            approvals,
+            declines,
+        }
+        .settles()
+    }
+
+    #[test]
+    fn two_of_three_settle_on_the_second_approval_or_the_second_decline() {
+        assert_eq!(tally(3, 2, 1, 0), Settled::Open);
+        assert_eq!(tally(3, 2, 2, 0), Settled::Submitted);
+        assert_eq!(
+            tally(3, 2, 1, 1),
+            Settled::Open,
+            "the third can still approve"
+        );
+        assert_eq!(tally(3, 2, 0, 1), Settled::Open);
+        assert_eq!(tally(3, 2, 0, 2), Settled::Declined);
+        assert_eq!(tally(3, 2, 1, 2), Settled::Declined);
+    }
+
+    #[test]
+    fn everyone_must_approve_so_one_decline_ends_it() {
+        assert_eq!(tally(3, 3, 2, 0), Settled::Open);
+        assert_eq!(tally(3, 3, 0, 1), Settled::Declined);
+        assert_eq!(
+            tally(3, 1, 0, 2),
+            Settled::Open,
+            "one of three: two may decline"
+        );
+        assert_eq!(tally(3, 1, 0, 3), Settled::Declined);
+        assert_eq!(tally(1, 1, 0, 1), Settled::Declined);
+    }
+
+    #[test]
+    fn the_numbers_are_checked_and_an_address_is_named_once() {
+        assert!(People::assigned(["a@x.test", "b@x.test"])
+            .required(2)
+            .check()
+            .is_ok());
+        assert!(People::assigned(["a@x.test"]).required(2).check().is_err());
+        assert!(People::assigned(["a@x.test"]).required(0).check().is_err());
+        assert!(People::default().required(2).check().is_err());
+        assert!(People::default().check().is_ok());
+        let twice = People::assigned(["a@x.test", "A@X.test"]).check();
+        assert_eq!(twice, Err("`A@X.test` is named twice".to_owned()));
+    }
+
+    #[test]
+    fn an_answer_serializes_with_a_response_or_a_reason() -> anyhow::Result<()> {
+        let approved = AnswerRecord {
+            answered_by: Some("a@x.test".into()),
+            at_ms: 0,
+            outcome: Outcome::Submitted,
+            response: Some(serde_json::json!({"ok": true})),
+            reason: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&approved)?,
+            serde_json::json!({"answered_by": "a@x.test", "at": "1970-01-01T00:00:00Z", "outcome": "submitted", "response": {"ok": true}})
+        );
+        let declined = AnswerRecord {
+            outcome: Outcome::Declined,
+            response: None,
+            reason: Some("over budget".into()),
+            ..approved
+        };
+        assert_eq!(serde_json::to_value(&declined)?["reason"], "over budget");
+        assert!(serde_json::to_value(&declined)?.get("response").is_none());
+        Ok(())
+    }
+}

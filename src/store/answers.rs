@@ -1,0 +1,288 @@
+//! Named people's links and answers (`page_assignees`, migration `20261128200000`).
+//!
+//! One person's answer is one transaction: the page's row is locked (`FOR UPDATE` on PostgreSQL;
+//! on SQLite `BEGIN IMMEDIATE` holds the database's write lock), the person's row takes their
+//! answer only if it has none, the page's answers are counted, and when they settle it
+//! ([`Tally::settles`]) the page goes `open → submitted` in the same transaction — so the
+//! `pages_submitted_readies_run` trigger makes the run ready exactly once, by the answer that
+//! settled it. Two people answering at once on two processes queue on the page's lock; the
+//! second counts the first's answer, so the quorum is neither reached twice nor missed.
+
+use super::{
+    begin_write, decode_json, decode_uuid,
+    pages::{PageRow, COLUMNS},
+    Result, Store, StoreError,
+};
+use crate::{
+    pages::{
+        page::{Page, PageId, PageStatus},
+        people::{AnswerRecord, Assignee, Given, Outcome, Settled, Tally},
+        token::TokenHash,
+    },
+    workflow::{
+        run::RunId,
+        step::{declined_response, Decline},
+    },
+};
+
+#[derive(sqlx::FromRow)]
+struct AssigneeRow {
+    position: i64,
+    assignee: String,
+    outcome: Option<String>,
+    response: Option<String>,
+    reason: Option<String>,
+    answered_at: Option<i64>,
+}
+
+impl TryFrom<AssigneeRow> for Assignee {
+    type Error = StoreError;
+
+    fn try_from(row: AssigneeRow) -> Result<Self> {
+        let answer = match (row.outcome.as_deref(), row.answered_at) {
+            (Some(outcome), Some(at_ms)) => {
+                let outcome = Outcome::parse(outcome).ok_or_else(|| StoreError::Corrupt {
+                    column: "page_assignees.outcome",
+                    reason: outcome.to_owned(),
+                })?;
+                Some(AnswerRecord {
+                    answered_by: Some(row.assignee.clone()),
+                    at_ms,
+                    outcome,
+                    response: row
+                        .response
+                        .as_deref()
+                        .map(|text| decode_json("page_assignees.response", text))
+                        .transpose()?,
+                    reason: row.reason,
+                })
+            }
+            _ => None,
+        };
+        Ok(Self {
+            position: row.position,
+            email: row.assignee,
+            answer,
+        })
+    }
+}
+
+/// An assignee's row with its page's id.
+#[derive(sqlx::FromRow)]
+struct PageIdOf {
+    page_id: String,
+    #[sqlx(flatten)]
+    row: AssigneeRow,
+}
+
+impl From<PageIdOf> for AssigneeRow {
+    fn from(found: PageIdOf) -> Self {
+        found.row
+    }
+}
+
+/// What came of one assignee's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AssigneeAnswered {
+    /// Recorded. `settled` says whether this answer settled the page (and so made its run
+    /// ready): exactly one answer per page ever gets `Submitted` or `Declined` here.
+    Recorded {
+        /// The page answered.
+        page_id: PageId,
+        /// Its run, if any.
+        run_id: Option<RunId>,
+        /// Where this answer left the page.
+        settled: Settled,
+        /// When (unix ms).
+        at_ms: i64,
+    },
+    /// This person answered before: nothing changed.
+    AlreadyAnswered,
+    /// The page was settled (or cancelled) before this answer: nothing changed.
+    Decided,
+    /// The link expired.
+    Expired,
+    /// The link was withdrawn.
+    Revoked,
+    /// No assignee has this link.
+    NotFound,
+}
+
+const ASSIGNEE_COLUMNS: &str = "position, assignee, outcome, response, reason, answered_at";
+
+impl Store {
+    /// The page and the assignee behind a person's link.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] when no assignee has this link.
+    pub async fn assignee_by_token(&self, token_hash: &TokenHash) -> Result<(Page, Assignee)> {
+        let sql =
+            format!("SELECT page_id, {ASSIGNEE_COLUMNS} FROM page_assignees WHERE token_hash = $1");
+        let found: Option<(String, AssigneeRow)> = on_pool!(self, |pool| {
+            sqlx::query_as::<_, PageIdOf>(&sql)
+                .bind(&token_hash.0)
+                .fetch_optional(pool)
+                .await?
+                .map(|row| (row.page_id.clone(), row.into()))
+        });
+        let (page_id, row) = found.ok_or(StoreError::NotFound)?;
+        let page = self
+            .page(PageId(decode_uuid("page_assignees.page_id", &page_id)?))
+            .await?;
+        Ok((page, row.try_into()?))
+    }
+
+    /// A page's assignees in the order the ask named them, with their answers; empty for a
+    /// page with one anonymous link.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn assignees_of(&self, page_id: PageId) -> Result<Vec<Assignee>> {
+        let sql = format!(
+            "SELECT {ASSIGNEE_COLUMNS} FROM page_assignees WHERE page_id = $1 ORDER BY position"
+        );
+        let rows: Vec<AssigneeRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(page_id.to_string())
+                .fetch_all(pool)
+                .await?
+        });
+        rows.into_iter().map(Assignee::try_from).collect()
+    }
+
+    /// Records the answer `given` through the assignee link `token_hash`, once per person, and
+    /// settles the page in the same transaction when the answers now decide it (see the module
+    /// doc).
+    ///
+    /// # Errors
+    /// Database failures; the transaction is rolled back and nothing changes.
+    pub async fn answer_as_assignee(
+        &self,
+        token_hash: &TokenHash,
+        given: &Given,
+        now: i64,
+    ) -> Result<AssigneeAnswered> {
+        let lock = match self {
+            Self::Sqlite(_) => "",
+            Self::Postgres(_) => " FOR UPDATE",
+        };
+        let (response, reason) = match given {
+            Given::Answer(value) => (Some(value.to_string()), None),
+            Given::Decline(reason) => (None, reason.clone()),
+        };
+        on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            let found: Option<(String, String)> = sqlx::query_as(
+                "SELECT page_id, assignee FROM page_assignees WHERE token_hash = $1",
+            )
+            .bind(&token_hash.0)
+            .fetch_optional(&mut *transaction)
+            .await?;
+            let Some((page_id, assignee)) = found else {
+                return Ok(AssigneeAnswered::NotFound);
+            };
+            // Every answer to this page queues here, so the count below sees every answer
+            // committed before this one.
+            let page: PageRow =
+                sqlx::query_as(&format!("SELECT {COLUMNS} FROM pages WHERE id = $1{lock}"))
+                    .bind(&page_id)
+                    .fetch_one(&mut *transaction)
+                    .await?;
+            let page = Page::try_from(page)?;
+            match page.status {
+                PageStatus::Submitted => return Ok(AssigneeAnswered::Decided),
+                PageStatus::Revoked => return Ok(AssigneeAnswered::Revoked),
+                PageStatus::Open if page.is_expired(now) => return Ok(AssigneeAnswered::Expired),
+                PageStatus::Open => {}
+            }
+            let written = sqlx::query(
+                "UPDATE page_assignees SET outcome = $1, response = $2, reason = $3, \
+                 answered_at = $4 WHERE token_hash = $5 AND outcome IS NULL",
+            )
+            .bind(given.outcome().as_str())
+            .bind(response)
+            .bind(reason.clone())
+            .bind(now)
+            .bind(&token_hash.0)
+            .execute(&mut *transaction)
+            .await?
+            .rows_affected();
+            if written == 0 {
+                return Ok(AssigneeAnswered::AlreadyAnswered);
+            }
+            let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(
+                "SELECT CAST(COUNT(*) AS BIGINT), \
+                 CAST(COALESCE(SUM(CASE WHEN outcome = 'submitted' THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(CASE WHEN outcome = 'declined' THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                 FROM page_assignees WHERE page_id = $1",
+            )
+            .bind(&page_id)
+            .fetch_one(&mut *transaction)
+            .await?;
+            let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
+            let tally = Tally {
+                assignees: count(assignees),
+                required: count(page.approvals_required.unwrap_or(1)),
+                approvals: count(approvals),
+                declines: count(declines),
+            };
+            let settled = tally.settles();
+            let settling_response = match (settled, given) {
+                (Settled::Open, _) => None,
+                (Settled::Submitted, Given::Answer(value)) => Some(value.clone()),
+                // Only a decline can make the declines decide, only an approval the approvals.
+                (Settled::Submitted | Settled::Declined, _) => Some(declined_response(&Decline {
+                    reason,
+                    by: Some(assignee),
+                })),
+            };
+            if let Some(settling_response) = settling_response {
+                // The page's row is locked and open: this is the one flip, and the trigger
+                // readies the run inside it.
+                sqlx::query(
+                    "UPDATE pages SET status = 'submitted', response = $1, submitted_at = $2 \
+                     WHERE id = $3 AND status = 'open'",
+                )
+                .bind(settling_response.to_string())
+                .bind(now)
+                .bind(&page_id)
+                .execute(&mut *transaction)
+                .await?;
+            }
+            transaction.commit().await?;
+            Ok(AssigneeAnswered::Recorded {
+                page_id: page.id,
+                run_id: page.run_id,
+                settled,
+                at_ms: now,
+            })
+        })
+    }
+
+    /// Gives assignee `position` of open page `page_id` a new link (by its token's hash), if
+    /// they have not answered; the old one stops working. Whether it changed.
+    ///
+    /// # Errors
+    /// Database failures; [`StoreError::Conflict`] if the hash is already used.
+    pub async fn reissue_assignee_link(
+        &self,
+        page_id: PageId,
+        position: i64,
+        token_hash: &TokenHash,
+    ) -> Result<bool> {
+        Ok(on_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE page_assignees SET token_hash = $1 \
+                 WHERE page_id = $2 AND position = $3 AND outcome IS NULL \
+                 AND EXISTS (SELECT 1 FROM pages WHERE id = $2 AND status = 'open')",
+            )
+            .bind(&token_hash.0)
+            .bind(page_id.to_string())
+            .bind(position)
+            .execute(pool)
+            .await?
+            .rows_affected()
+                == 1
+        }))
+    }
+}
