@@ -276,7 +276,18 @@ async fn two_processes_answering_at_once_settle_the_page_once(
 
 /// An app whose asks may name anyone `@example.com`, signing callbacks.
 async fn spawn_people_app(backend: Backend) -> anyhow::Result<Option<TestApp>> {
+    spawn_people_app_calling(backend, None).await
+}
+
+/// The people app, admitting `sink` as the receiver of its asks' callbacks.
+async fn spawn_people_app_calling(
+    backend: Backend,
+    sink: Option<&HttpSink>,
+) -> anyhow::Result<Option<TestApp>> {
     spawn_app_on(backend, |config| {
+        if let Some(sink) = sink {
+            sink.admit_in(config);
+        }
         config.notify = NotifyConfig {
             webhook_secret: Some(Secret::new("whsec_people_0123456789abcdef")),
             ask_recipients: RecipientAllowlist {
@@ -469,7 +480,7 @@ async fn a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback(
     backend: Backend,
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
-    let Some(app) = spawn_people_app(backend).await? else {
+    let Some(app) = spawn_people_app_calling(backend, Some(&sink)).await? else {
         return Ok(());
     };
     let (id, paths) = create_assigned(
