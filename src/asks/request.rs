@@ -538,20 +538,9 @@ fn parse_recipients(
         Some(Value::Array(addresses)) => {
             for (index, address) in addresses.iter().enumerate() {
                 let field = format!("notify.email[{index}]");
-                let address = address
-                    .as_str()
-                    .map(str::trim)
-                    .filter(|address| address.parse::<lettre::Address>().is_ok())
-                    .ok_or_else(|| AskError::invalid(&field, "is not an e-mail address"))?;
-                if !allowlist.allows_email(address) {
-                    return Err(AskError::invalid(
-                        field,
-                        format!(
-                            "`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"
-                        ),
-                    ));
-                }
-                recipients.email.push(address.to_owned());
+                recipients
+                    .email
+                    .push(allowed_address(address, &field, allowlist)?);
             }
         }
         Some(_) => {
@@ -587,6 +576,27 @@ fn parse_recipients(
     Ok(recipients)
 }
 
+/// An e-mail address an ask names at `field` (a recipient or an assignee), trimmed, refused
+/// unless it parses and the operator's `TESSERA_ASK_EMAIL_TO` allows it.
+fn allowed_address(
+    address: &Value,
+    field: &str,
+    allowlist: &RecipientAllowlist,
+) -> Result<String, AskError> {
+    let address = address
+        .as_str()
+        .map(str::trim)
+        .filter(|address| address.parse::<lettre::Address>().is_ok())
+        .ok_or_else(|| AskError::invalid(field, "is not an e-mail address"))?;
+    if !allowlist.allows_email(address) {
+        return Err(AskError::invalid(
+            field,
+            format!("`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"),
+        ));
+    }
+    Ok(address.to_owned())
+}
+
 /// `assignees`, `approvals` and `decline`, each checked (addresses against `allowlist`).
 fn parse_people(
     assignees: Option<Value>,
@@ -606,20 +616,9 @@ fn parse_people(
             }
             for (index, address) in addresses.iter().enumerate() {
                 let field = format!("assignees[{index}]");
-                let address = address
-                    .as_str()
-                    .map(str::trim)
-                    .filter(|address| address.parse::<lettre::Address>().is_ok())
-                    .ok_or_else(|| AskError::invalid(&field, "is not an e-mail address"))?;
-                if !allowlist.allows_email(address) {
-                    return Err(AskError::invalid(
-                        field,
-                        format!(
-                            "`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"
-                        ),
-                    ));
-                }
-                people.assignees.push(address.to_owned());
+                people
+                    .assignees
+                    .push(allowed_address(address, &field, allowlist)?);
             }
         }
         Some(_) => {
