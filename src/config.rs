@@ -17,6 +17,7 @@
 //! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
 //! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
+//! | `TESSERA_LOG_FORMAT` | `log_format` | `text` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
@@ -127,6 +128,8 @@ pub struct Config {
     pub site_root: String,
     /// The tracing filter directive.
     pub log: String,
+    /// Text for a terminal or one JSON object per line.
+    pub log_format: crate::telemetry::LogFormat,
     /// The notification channels, and the key that signs webhooks and asks callbacks.
     pub notify: crate::notify::NotifyConfig,
     /// How long a runner's claim on a run holds without a heartbeat: after a crash, the runs the
@@ -234,6 +237,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "log",
         default: "info,tessera=debug",
         help: "tracing filter, e.g. info or tessera=trace",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_LOG_FORMAT",
+        key: "log_format",
+        default: "text",
+        help: "text (coloured on a terminal) or json (one object per line: time, level, target, message, request.id and the other span fields)",
         secret: false,
     },
     Setting {
@@ -500,6 +510,10 @@ impl Config {
             tracing_subscriber::EnvFilter::try_new(&raw)
                 .map_err(|error| invalid(name, error.to_string()))?;
         }
+        let log_format = match lookup("TESSERA_LOG_FORMAT") {
+            Some((name, raw)) => raw.parse().map_err(|reason| invalid(name, reason))?,
+            None => crate::telemetry::LogFormat::Text,
+        };
         let notify =
             crate::notify::NotifyConfig::from_sources(sources).map_err(|error| match error {
                 crate::notify::NotifyError::BadConfig { setting, reason } => {
@@ -572,6 +586,7 @@ impl Config {
             body_limit,
             site_root,
             log,
+            log_format,
             notify,
             runner_lease,
             drill_log,
@@ -598,6 +613,7 @@ impl Config {
             body_limit: 1024 * 1024,
             site_root: "target/site".to_owned(),
             log: "warn".to_owned(),
+            log_format: crate::telemetry::LogFormat::Text,
             notify: crate::notify::NotifyConfig::default(),
             runner_lease: DEFAULT_RUNNER_LEASE,
             drill_log: None,

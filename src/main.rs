@@ -48,7 +48,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(&config.log);
+    telemetry::init(&config.log, config.log_format);
     match serve(config, yaml_workflows).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
