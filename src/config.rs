@@ -15,7 +15,7 @@
 //! | `TESSERA_ADMIN_PASSWORD` | `admin_password` | generated at first start |
 //! | `TESSERA_PUBLIC_URL` | `public_url` | `http://<addr>` |
 //! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
-//! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
+//! | `TESSERA_SITE_ROOT` | `site_root` | unset (the assets built into the binary) |
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
 //! | `TESSERA_LOG_FORMAT` | `log_format` | `text` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
@@ -124,8 +124,9 @@ pub struct Config {
     pub public_url: String,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
-    /// Folder holding the compiled browser assets (`pkg/`), built by cargo-leptos.
-    pub site_root: String,
+    /// A folder holding the compiled browser assets (`pkg/`), built by cargo-leptos, served
+    /// instead of the copy built into the binary; `None` serves that copy (`http::site`).
+    pub site_root: Option<String>,
     /// The tracing filter directive.
     pub log: String,
     /// Text for a terminal or one JSON object per line.
@@ -228,8 +229,8 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         env: "TESSERA_SITE_ROOT",
         key: "site_root",
-        default: "target/site",
-        help: "folder with the compiled browser assets (pkg/)",
+        default: "(unset: the assets built into the binary, else target/site)",
+        help: "folder with the compiled browser assets (pkg/) to serve instead of those built into the binary, e.g. a fresh cargo leptos build",
         secret: false,
     },
     Setting {
@@ -502,8 +503,9 @@ impl Config {
             },
             None => 1024 * 1024,
         };
-        let site_root =
-            lookup("TESSERA_SITE_ROOT").map_or_else(|| "target/site".to_owned(), |(_, raw)| raw);
+        let site_root = lookup("TESSERA_SITE_ROOT")
+            .map(|(_, raw)| raw.trim().to_owned())
+            .filter(|raw| !raw.is_empty());
         let log =
             lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
         if let Some((name, raw)) = lookup("TESSERA_LOG") {
@@ -611,7 +613,7 @@ impl Config {
             admin_password: Some(Secret::new("test-admin-password")),
             public_url: "http://127.0.0.1".to_owned(),
             body_limit: 1024 * 1024,
-            site_root: "target/site".to_owned(),
+            site_root: None,
             log: "warn".to_owned(),
             log_format: crate::telemetry::LogFormat::Text,
             notify: crate::notify::NotifyConfig::default(),
@@ -659,7 +661,9 @@ fn parse_model(raw: &str) -> Result<String, String> {
 pub fn help_text() -> String {
     let mut text = String::from(
         "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\
-         \x20      tessera eval [--scenarios DIR] [--transcripts DIR] [--json]   (see tessera eval --help)\n\n\
+         \x20      tessera eval [--scenarios DIR] [--transcripts DIR] [--json]   (see tessera eval --help)\n\
+         \x20      tessera backup FILE    copy the live SQLite database into FILE (PostgreSQL: pg_dump)\n\
+         \x20      tessera restore FILE   put a backup in place of the SQLite database, servers stopped\n\n\
          Settings (environment variable, else the tessera.toml key, else the default):\n\n",
     );
     for setting in all_settings() {

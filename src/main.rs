@@ -35,7 +35,7 @@ async fn main() -> ExitCode {
         Some("backup") => return backup(&arguments[1..]).await,
         Some("restore") => return restore(&arguments[1..]).await,
         Some(other) => {
-            eprintln!("tessera: unknown argument `{other}`; settings come from the environment or tessera.toml (see --help)");
+            eprintln!("tessera: unknown argument `{other}`; the commands are eval, backup and restore, and settings come from the environment or tessera.toml (see --help)");
             return ExitCode::from(2);
         }
         None => {}

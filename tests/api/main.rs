@@ -4,6 +4,7 @@ mod agent;
 mod answerable;
 mod api_access;
 mod asks;
+mod assets;
 mod backup;
 mod binary;
 mod chat;
