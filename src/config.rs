@@ -844,6 +844,29 @@ mod tests {
     }
 
     #[test]
+    fn logs_are_text_unless_json_is_asked_and_the_built_in_site_is_served_unless_a_folder_is_named(
+    ) -> Result<(), ConfigError> {
+        use crate::telemetry::LogFormat;
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert_eq!(config.site_root, None);
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_SITE_ROOT", "target/site")],
+            &[("log_format", "JSON")],
+        ))?;
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.site_root.as_deref(), Some("target/site"));
+        let error = Config::from_sources(&sources(&[("TESSERA_LOG_FORMAT", "yaml")], &[]))
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_LOG_FORMAT: `yaml` is not text or json")
+        );
+        Ok(())
+    }
+
+    #[test]
     fn outbound_requests_reach_public_addresses_only_unless_a_host_is_listed() -> anyhow::Result<()>
     {
         let loopback = url::Url::parse("http://127.0.0.1:8080/hook")?;
