@@ -256,6 +256,17 @@ pub struct Restored {
 /// [`FileError::InUse`], [`FileError::NotABackup`], or a file operation's failure.
 pub async fn restore(from: &Path, database: &Path) -> Result<Restored> {
     check_backup(from).await?;
+    if let (Ok(from_path), Ok(database_path)) = (
+        tokio::fs::canonicalize(from).await,
+        tokio::fs::canonicalize(database).await,
+    ) {
+        if from_path == database_path {
+            return Err(FileError::NotABackup {
+                path: from.to_owned(),
+                reason: "it is the database itself".into(),
+            });
+        }
+    }
     let _lock = DatabaseLock::exclusive(database)?;
     let previous = if tokio::fs::try_exists(database).await.unwrap_or(false) {
         let seconds = SystemTime::now()
