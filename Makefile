@@ -6,11 +6,10 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # cargo command keeps `cargo test` and `cargo leptos build` from invalidating each other's artifacts.
 export LEPTOS_OUTPUT_NAME := tessera
 
-.PHONY: run test setup setup-test build build-release lint fmt test-rust test-sqlite test-postgres e2e bench load eval clean
+.PHONY: run test setup setup-test build release build-release lint fmt test-rust test-sqlite test-postgres e2e bench load eval clean
 
 ## Build and start the app on SQLite (tessera.db here) at http://127.0.0.1:3000 with the offline model.
-run: setup
-	cargo leptos build
+run: setup build
 	TESSERA_SITE_ROOT=target/site $${CARGO_TARGET_DIR:-target}/debug/tessera
 
 ## The whole suite: lints, Rust tests on SQLite and PostgreSQL, then the browser tests.
@@ -24,11 +23,20 @@ setup:
 setup-test:
 	scripts/setup.sh --test
 
+## The debug server with its site built in. Front end first: a plain `cargo leptos build` compiles
+## the server at the same time, and the server embeds whatever target/site holds at that moment.
 build:
-	cargo leptos build
+	cargo leptos build --frontend-only
+	cargo leptos build --server-only
 
-build-release:
-	cargo leptos build --release
+## The optimised server, its site (CSS, islands' JavaScript and wasm) built in: one file to copy to
+## a server and start from any folder (README, Deploying).
+release:
+	cargo leptos build --release --frontend-only
+	cargo leptos build --release --server-only
+	@ls -l $${CARGO_TARGET_DIR:-target}/release/tessera
+
+build-release: release
 
 lint:
 	cargo fmt --all -- --check
@@ -49,8 +57,7 @@ test-postgres:
 	scripts/with-postgres.sh cargo test --test api store::postgres
 
 ## Browser tests: build the site and the server, then Playwright starts the server on a free port.
-e2e:
-	cargo leptos build
+e2e: build
 	cd end2end && npx --no-install playwright test
 
 bench:

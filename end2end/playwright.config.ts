@@ -50,6 +50,9 @@ export default defineConfig({
     launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
     trace: 'retain-on-failure',
   },
+  // No TESSERA_SITE_ROOT: the CSS, JavaScript and wasm come from the copy built into the binary
+  // (`make e2e` builds the front end first so the copy is whole; after a plain
+  // `cargo leptos build` the server falls back to target/site, which is why cwd is the checkout).
   webServer: {
     command: serverBinary,
     cwd: root,
@@ -64,7 +67,6 @@ export default defineConfig({
       DATABASE_URL: `sqlite://${path.join(process.env.E2E_DB_DIR, 'e2e.db')}`,
       TESSERA_API_TOKEN: 'e2e-token-0123456789abcdef',
       TESSERA_ADMIN_PASSWORD: 'e2e-admin-password',
-      TESSERA_SITE_ROOT: path.join(root, 'target', 'site'),
       TESSERA_CONFIG: path.join(root, 'end2end', 'no-config.toml'),
       TESSERA_LOG: 'warn',
       // Asks in people.spec.ts name assignees; only these addresses are allowed. The allowlist

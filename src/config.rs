@@ -15,8 +15,9 @@
 //! | `TESSERA_ADMIN_PASSWORD` | `admin_password` | generated at first start |
 //! | `TESSERA_PUBLIC_URL` | `public_url` | `http://<addr>` |
 //! | `TESSERA_BODY_LIMIT` | `body_limit` | `1048576` |
-//! | `TESSERA_SITE_ROOT` | `site_root` | `target/site` |
+//! | `TESSERA_SITE_ROOT` | `site_root` | unset (the assets built into the binary) |
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
+//! | `TESSERA_LOG_FORMAT` | `log_format` | `text` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
@@ -123,10 +124,13 @@ pub struct Config {
     pub public_url: String,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
-    /// Folder holding the compiled browser assets (`pkg/`), built by cargo-leptos.
-    pub site_root: String,
+    /// A folder holding the compiled browser assets (`pkg/`), built by cargo-leptos, served
+    /// instead of the copy built into the binary; `None` serves that copy (`http::site`).
+    pub site_root: Option<String>,
     /// The tracing filter directive.
     pub log: String,
+    /// Text for a terminal or one JSON object per line.
+    pub log_format: crate::telemetry::LogFormat,
     /// The notification channels, and the key that signs webhooks and asks callbacks.
     pub notify: crate::notify::NotifyConfig,
     /// How long a runner's claim on a run holds without a heartbeat: after a crash, the runs the
@@ -225,8 +229,8 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         env: "TESSERA_SITE_ROOT",
         key: "site_root",
-        default: "target/site",
-        help: "folder with the compiled browser assets (pkg/)",
+        default: "(unset: the assets built into the binary, else target/site)",
+        help: "folder with the compiled browser assets (pkg/) to serve instead of those built into the binary, e.g. a fresh cargo leptos build",
         secret: false,
     },
     Setting {
@@ -234,6 +238,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "log",
         default: "info,tessera=debug",
         help: "tracing filter, e.g. info or tessera=trace",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_LOG_FORMAT",
+        key: "log_format",
+        default: "text",
+        help: "text (coloured on a terminal) or json (one object per line: time, level, target, message, request.id and the other span fields)",
         secret: false,
     },
     Setting {
@@ -492,14 +503,19 @@ impl Config {
             },
             None => 1024 * 1024,
         };
-        let site_root =
-            lookup("TESSERA_SITE_ROOT").map_or_else(|| "target/site".to_owned(), |(_, raw)| raw);
+        let site_root = lookup("TESSERA_SITE_ROOT")
+            .map(|(_, raw)| raw.trim().to_owned())
+            .filter(|raw| !raw.is_empty());
         let log =
             lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
         if let Some((name, raw)) = lookup("TESSERA_LOG") {
             tracing_subscriber::EnvFilter::try_new(&raw)
                 .map_err(|error| invalid(name, error.to_string()))?;
         }
+        let log_format = match lookup("TESSERA_LOG_FORMAT") {
+            Some((name, raw)) => raw.parse().map_err(|reason| invalid(name, reason))?,
+            None => crate::telemetry::LogFormat::Text,
+        };
         let notify =
             crate::notify::NotifyConfig::from_sources(sources).map_err(|error| match error {
                 crate::notify::NotifyError::BadConfig { setting, reason } => {
@@ -572,6 +588,7 @@ impl Config {
             body_limit,
             site_root,
             log,
+            log_format,
             notify,
             runner_lease,
             drill_log,
@@ -596,8 +613,9 @@ impl Config {
             admin_password: Some(Secret::new("test-admin-password")),
             public_url: "http://127.0.0.1".to_owned(),
             body_limit: 1024 * 1024,
-            site_root: "target/site".to_owned(),
+            site_root: None,
             log: "warn".to_owned(),
+            log_format: crate::telemetry::LogFormat::Text,
             notify: crate::notify::NotifyConfig::default(),
             runner_lease: DEFAULT_RUNNER_LEASE,
             drill_log: None,
@@ -643,7 +661,9 @@ fn parse_model(raw: &str) -> Result<String, String> {
 pub fn help_text() -> String {
     let mut text = String::from(
         "tessera — server-rendered generative UI\n\nUsage: tessera [--help | --version]\n\
-         \x20      tessera eval [--scenarios DIR] [--transcripts DIR] [--json]   (see tessera eval --help)\n\n\
+         \x20      tessera eval [--scenarios DIR] [--transcripts DIR] [--json]   (see tessera eval --help)\n\
+         \x20      tessera backup FILE    copy the live SQLite database into FILE (PostgreSQL: pg_dump)\n\
+         \x20      tessera restore FILE   put a backup in place of the SQLite database, servers stopped\n\n\
          Settings (environment variable, else the tessera.toml key, else the default):\n\n",
     );
     for setting in all_settings() {
@@ -819,6 +839,29 @@ mod tests {
         assert_eq!(
             error.as_deref(),
             Some("invalid TESSERA_BEHIND_PROXY: `maybe` is not true or false")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn logs_are_text_unless_json_is_asked_and_the_built_in_site_is_served_unless_a_folder_is_named(
+    ) -> Result<(), ConfigError> {
+        use crate::telemetry::LogFormat;
+        let config = Config::from_sources(&Sources::default())?;
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert_eq!(config.site_root, None);
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_SITE_ROOT", "target/site")],
+            &[("log_format", "JSON")],
+        ))?;
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.site_root.as_deref(), Some("target/site"));
+        let error = Config::from_sources(&sources(&[("TESSERA_LOG_FORMAT", "yaml")], &[]))
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_LOG_FORMAT: `yaml` is not text or json")
         );
         Ok(())
     }

@@ -28,6 +28,7 @@ pub mod runs;
 pub mod same_origin;
 pub mod security;
 pub mod session;
+pub mod site;
 pub mod state;
 
 use std::time::Duration;
@@ -42,7 +43,6 @@ use http::{HeaderName, Request};
 use tower_http::{
     limit::RequestBodyLimitLayer,
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
-    services::ServeDir,
     timeout::TimeoutLayer,
     trace::TraceLayer,
 };
@@ -78,7 +78,7 @@ fn demo_site(state: &AppState) -> Router<AppState> {
 
 /// Builds the whole router with its middleware stack.
 pub fn router(state: AppState) -> Router {
-    let site_root = state.config.site_root.clone();
+    let site_files = site::SiteFiles::choose(state.config.site_root.as_deref());
     let body_limit = state.config.body_limit;
     let state_store = state.store.clone();
     let secure_cookies = state.config.public_url.starts_with("https://");
@@ -167,8 +167,7 @@ pub fn router(state: AppState) -> Router {
         .merge(chat_api::routes(&state))
         .merge(chat::routes(&state))
         .merge(demo_site(&state))
-        .nest_service("/pkg", ServeDir::new(format!("{site_root}/pkg")))
-        .route_service("/favicon.svg", tower_http::services::ServeFile::new(format!("{site_root}/favicon.svg")))
+        .merge(site::routes(&site_files))
         .fallback(home::not_found)
         .with_state(state.clone())
         .layer(session::session_layer(state_store, secure_cookies))

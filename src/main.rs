@@ -1,13 +1,18 @@
 //! The `tessera` binary: read the configuration, build the application, serve until a signal;
-//! or, as `tessera eval`, measure the configured model on the scenario set.
+//! or, as `tessera eval`, measure the configured model on the scenario set; or, as
+//! `tessera backup FILE` / `tessera restore FILE`, copy the SQLite database out or back.
 
-use std::process::ExitCode;
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use tessera::{
     agent::AllowedModels,
-    config::{help_text, Config, Sources},
+    config::{help_text, Config, DatabaseUrl, Sources},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application, Options},
+    store::sqlite_file,
     telemetry,
     workflow::yaml::{load_dir, YamlWorkflow},
 };
@@ -27,8 +32,10 @@ async fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some("eval") => return eval(&arguments[1..]).await,
+        Some("backup") => return backup(&arguments[1..]).await,
+        Some("restore") => return restore(&arguments[1..]).await,
         Some(other) => {
-            eprintln!("tessera: unknown argument `{other}`; settings come from the environment or tessera.toml (see --help)");
+            eprintln!("tessera: unknown argument `{other}`; the commands are eval, backup and restore, and settings come from the environment or tessera.toml (see --help)");
             return ExitCode::from(2);
         }
         None => {}
@@ -48,7 +55,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(&config.log);
+    telemetry::init(&config.log, config.log_format);
     match serve(config, yaml_workflows).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -114,6 +121,118 @@ async fn eval(arguments: &[String]) -> ExitCode {
         Err(error) => {
             eprintln!("tessera eval: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+const BACKUP_USAGE: &str = "\
+usage: tessera backup FILE
+Copies the SQLite database named by DATABASE_URL (or tessera.toml) into the new file FILE,
+consistent as of one moment, while servers keep running. PostgreSQL: use pg_dump.
+";
+
+const RESTORE_USAGE: &str = "\
+usage: tessera restore FILE
+Checks the backup FILE and puts it in place of the SQLite database named by DATABASE_URL; refused
+while a server runs on that database. The replaced database is kept beside it as
+<database>.before-restore-<unix seconds>. PostgreSQL: use pg_restore (or psql for a plain dump).
+";
+
+/// `tessera backup FILE`.
+#[expect(
+    clippy::print_stdout,
+    reason = "usage and the result are the command's output"
+)]
+async fn backup(arguments: &[String]) -> ExitCode {
+    let into = match file_argument("backup", BACKUP_USAGE, arguments) {
+        Ok(into) => into,
+        Err(code) => return code,
+    };
+    let database = match sqlite_database("backup", "pg_dump") {
+        Ok(database) => database,
+        Err(code) => return code,
+    };
+    match sqlite_file::backup(&database, &into).await {
+        Ok(bytes) => {
+            println!(
+                "tessera backup: {} copied to {} ({bytes} bytes, checked)",
+                database.display(),
+                into.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("tessera backup: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `tessera restore FILE`.
+#[expect(
+    clippy::print_stdout,
+    reason = "usage and the result are the command's output"
+)]
+async fn restore(arguments: &[String]) -> ExitCode {
+    let from = match file_argument("restore", RESTORE_USAGE, arguments) {
+        Ok(from) => from,
+        Err(code) => return code,
+    };
+    let database = match sqlite_database("restore", "pg_restore") {
+        Ok(database) => database,
+        Err(code) => return code,
+    };
+    match sqlite_file::restore(&from, &database).await {
+        Ok(restored) => {
+            println!(
+                "tessera restore: {} restored from {}",
+                database.display(),
+                from.display()
+            );
+            if let Some(previous) = restored.previous {
+                println!(
+                    "tessera restore: the replaced database is kept as {}",
+                    previous.display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("tessera restore: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The one FILE argument of `backup` and `restore`, or the exit code after usage or an error.
+#[expect(clippy::print_stdout, reason = "--help answers on stdout")]
+fn file_argument(command: &str, usage: &str, arguments: &[String]) -> Result<PathBuf, ExitCode> {
+    match arguments {
+        [flag] if flag == "--help" || flag == "-h" => {
+            print!("{usage}");
+            Err(ExitCode::SUCCESS)
+        }
+        [file] if !file.starts_with('-') => Ok(PathBuf::from(file)),
+        _ => {
+            eprint!("tessera {command}: expected one FILE\n{usage}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// The SQLite file the configuration names; for PostgreSQL, one line pointing to its own tool.
+fn sqlite_database(command: &str, postgres_tool: &str) -> Result<PathBuf, ExitCode> {
+    let config = Sources::from_process()
+        .and_then(|sources| Config::from_sources(&sources))
+        .map_err(|error| {
+            eprintln!("tessera {command}: {error}");
+            ExitCode::from(2)
+        })?;
+    match config.database_url {
+        DatabaseUrl::Sqlite(path) => Ok(Path::new(&path).to_owned()),
+        DatabaseUrl::Postgres(_) => {
+            eprintln!("tessera {command}: DATABASE_URL is PostgreSQL; use {postgres_tool} (see README, Deploying)");
+            Err(ExitCode::from(2))
         }
     }
 }

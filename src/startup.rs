@@ -1,6 +1,6 @@
 //! Building and running the application: the only place that knows every piece.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, path::Path, sync::Arc};
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
@@ -11,7 +11,7 @@ use crate::{
     asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
     chat::setup::demo_orchestrator,
-    config::{Config, Secret},
+    config::{Config, DatabaseUrl, Secret},
     demo::{
         access::{DemoApiKey, DEMO_KEY_HEADER},
         drill::{drill_workflow, DrillLog, DrillPageFactory},
@@ -19,7 +19,7 @@ use crate::{
     http::{router, AppState},
     notify::{Notifier, Notify},
     pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
-    store::Store,
+    store::{sqlite_file::DatabaseLock, Store},
     workflow::{
         yaml::{load_dir, HostAllowlist, YamlServices, YamlWorkflow},
         PageFactory, Registry, Runner, RunnerConfig,
@@ -37,6 +37,9 @@ pub struct Application {
     pub generated_api_token: Option<Secret>,
     /// Set when this start generated the admin password; shown once by the caller.
     pub generated_admin_password: Option<Secret>,
+    /// This process's share of the SQLite file's lock, so `tessera restore` refuses to replace
+    /// the database under it (`store::sqlite_file`); `None` on PostgreSQL.
+    _database_lock: Option<DatabaseLock>,
 }
 
 /// What the application's runner runs and how; `main` uses the default (the demo workflows,
@@ -79,6 +82,13 @@ impl Application {
     /// # Errors
     /// As [`Application::build`].
     pub async fn build_with(mut config: Config, mut options: Options) -> anyhow::Result<Self> {
+        let database_lock = match &config.database_url {
+            DatabaseUrl::Sqlite(path) if path != ":memory:" => Some(
+                DatabaseLock::shared(Path::new(path))
+                    .context("locking the database (DATABASE_URL)")?,
+            ),
+            _ => None,
+        };
         let store = Store::connect(&config.database_url)
             .await
             .context("opening the database (DATABASE_URL)")?;
@@ -126,6 +136,7 @@ impl Application {
             state,
             generated_api_token: api_token.newly_generated,
             generated_admin_password: admin.newly_generated,
+            _database_lock: database_lock,
         })
     }
 

@@ -1,7 +1,11 @@
-//! Tracing setup: one subscriber for the process, filtered by `TESSERA_LOG`; the `/metrics`
-//! exposition lives in [`metrics`].
+//! Tracing setup: one subscriber for the process, filtered by `TESSERA_LOG`, writing coloured
+//! text for a terminal or, with `TESSERA_LOG_FORMAT=json`, one JSON object per line
+//! ([`json`]); the `/metrics` exposition lives in [`metrics`].
 
+pub mod json;
 pub mod metrics;
+
+use std::{fmt, str::FromStr};
 
 use tracing::{level_filters::LevelFilter, Subscriber};
 use tracing_subscriber::{
@@ -12,15 +16,52 @@ use tracing_subscriber::{
     EnvFilter, Layer,
 };
 
+/// How log lines are written (`TESSERA_LOG_FORMAT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable text, coloured on a terminal.
+    #[default]
+    Text,
+    /// One JSON object per line, for a log shipper.
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "text" => Ok(Self::Text),
+            "json" => Ok(Self::Json),
+            _ => Err(format!("`{raw}` is not text or json")),
+        }
+    }
+}
+
+impl fmt::Display for LogFormat {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            Self::Text => "text",
+            Self::Json => "json",
+        })
+    }
+}
+
 /// Installs the global subscriber. Safe to call more than once (later calls do nothing).
-pub fn init(filter: &str) {
-    let _ = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_target(false)
-                .with_filter(log_filter(filter)),
-        )
-        .try_init();
+pub fn init(filter: &str, format: LogFormat) {
+    let registry = tracing_subscriber::registry();
+    let _ = match format {
+        LogFormat::Text => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_target(false)
+                    .with_filter(log_filter(filter)),
+            )
+            .try_init(),
+        LogFormat::Json => registry
+            .with(json::JsonLayer::new(std::io::stdout).with_filter(log_filter(filter)))
+            .try_init(),
+    };
 }
 
 /// What the log keeps: `directives` (`TESSERA_LOG`; `info` when they do not parse), with the

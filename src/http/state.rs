@@ -72,7 +72,12 @@ impl AppState {
     ) -> Self {
         let site = LeptosOptions::builder()
             .output_name("tessera")
-            .site_root(config.site_root.clone())
+            .site_root(
+                config
+                    .site_root
+                    .clone()
+                    .unwrap_or_else(|| super::site::DEFAULT_SITE_ROOT.to_owned()),
+            )
             .site_pkg_dir("pkg")
             .build();
         // Deriving never fails (HMAC takes any key); if it did, the demo site stays closed.
