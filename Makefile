@@ -12,9 +12,11 @@ export LEPTOS_OUTPUT_NAME := tessera
 run: setup build
 	TESSERA_SITE_ROOT=target/site $${CARGO_TARGET_DIR:-target}/debug/tessera
 
-## The whole suite: lints, Rust tests on SQLite and PostgreSQL, then the browser tests.
+## The whole suite: lints, Rust tests on SQLite and PostgreSQL, then the browser tests. The site is
+## built first so the binary the Rust tests start embeds it (`assets::` checks it serves it).
 test: setup-test lint
-	scripts/with-postgres.sh $(MAKE) --no-print-directory test-rust
+	cargo leptos build --frontend-only
+	TESSERA_TEST_NEEDS_SITE=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-rust
 	$(MAKE) --no-print-directory e2e
 
 setup:

@@ -2,8 +2,9 @@
 //! `TESSERA_SITE_ROOT`, its home page's stylesheet and the islands' JavaScript and wasm it links
 //! come from the copy built into it, with their content types and an entity tag to revalidate.
 //!
-//! Needs a built site (`cargo leptos build`, as `make test` does before the browser tests; the
-//! binary embeds it); without one there is nothing to embed and the test says it was skipped.
+//! Needs a built site (`make test` builds it before the Rust tests and sets
+//! `TESSERA_TEST_NEEDS_SITE`, so there a missing site fails the test); under a plain `cargo test`
+//! without one there is nothing to embed and the test says it was skipped.
 
 use std::path::Path;
 
@@ -14,6 +15,11 @@ async fn started_from_an_empty_folder_the_binary_serves_its_css_js_and_wasm() ->
 {
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/site/pkg/tessera.css");
     if !site.exists() {
+        // `make test` builds the site first and says so; a plain `cargo test` may not have one.
+        anyhow::ensure!(
+            std::env::var_os("TESSERA_TEST_NEEDS_SITE").is_none(),
+            "no built site in target/site, though TESSERA_TEST_NEEDS_SITE says there is one"
+        );
         eprintln!("skipped: no built site in target/site (run `cargo leptos build` first)");
         return Ok(());
     }
