@@ -12,7 +12,7 @@ use tessera::{
     config::{help_text, Config, DatabaseUrl, Sources},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application, Options},
-    store::sqlite_file,
+    store::{sqlite_file, StoreError},
     telemetry,
     workflow::yaml::{load_dir, YamlWorkflow},
 };
@@ -58,10 +58,17 @@ async fn main() -> ExitCode {
     telemetry::init(&config.log, config.log_format);
     match serve(config, yaml_workflows).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("tessera: {error:#}");
-            ExitCode::FAILURE
-        }
+        // Like a bad setting: the operator picked the wrong binary for this database.
+        Err(error) => match error.downcast_ref::<StoreError>() {
+            Some(newer @ StoreError::NewerDatabase { .. }) => {
+                eprintln!("tessera: {newer}");
+                ExitCode::from(2)
+            }
+            _ => {
+                eprintln!("tessera: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

@@ -82,6 +82,13 @@ pub enum StoreError {
     /// The database could not be opened or migrated.
     #[error("database setup failed: {0}")]
     Setup(String),
+    /// The database lists a migration this build lacks: a newer Tessera migrated it, and this
+    /// build cannot know what that migration changed, so it must not touch the data.
+    #[error("the database at DATABASE_URL was migrated by a newer Tessera (migration {version} unknown to this build); use that version or restore a backup")]
+    NewerDatabase {
+        /// The first applied migration this build does not know.
+        version: i64,
+    },
     /// Any other database failure.
     #[error(transparent)]
     Database(sqlx::Error),
@@ -158,7 +165,13 @@ impl Store {
             Self::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
             Self::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
         };
-        outcome.map_err(|error| StoreError::Setup(format!("migration failed: {error}")))
+        outcome.map_err(|error| match error {
+            // sqlx checks the applied migrations against its own before it applies any.
+            sqlx::migrate::MigrateError::VersionMissing(version) => {
+                StoreError::NewerDatabase { version }
+            }
+            error => StoreError::Setup(format!("migration failed: {error}")),
+        })
     }
 
     /// Which engine this store runs on: `sqlite` or `postgres`.

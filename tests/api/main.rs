@@ -38,5 +38,6 @@ mod runs;
 mod selections;
 mod store;
 mod tokens;
+mod upgrade;
 mod workflow;
 mod yaml;
