@@ -487,6 +487,28 @@ async fn url_elicitation_sends_the_link_and_completes_once_the_person_answers() 
     app.cleanup().await
 }
 
+/// Calls `ask_person` with URL elicitation and answers the elicitation it sends with `action`;
+/// the call's final reply.
+async fn ask_and_answer_the_elicitation(
+    client: &McpClient<'_>,
+    action: &str,
+) -> anyhow::Result<Value> {
+    let (mut stream, id) = client
+        .start(
+            "tools/call",
+            json!({"name": "ask_person", "arguments": {"prompt": "Approve?", "elicit": "url"}}),
+        )
+        .await?;
+    let elicitation = next_where(&mut stream, |message| {
+        message["method"] == "elicitation/create"
+    })
+    .await?;
+    client
+        .respond(&elicitation["id"], json!({"action": action}))
+        .await?;
+    reply(stream, &id).await
+}
+
 #[tokio::test]
 async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation_declines(
 ) -> anyhow::Result<()> {
@@ -504,20 +526,7 @@ async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation
         .is_some_and(|note| note.contains("give the person the link")));
 
     let capable = McpClient::connect(&app, json!({"elicitation": {"url": {}}})).await?;
-    let (mut stream, id) = capable
-        .start(
-            "tools/call",
-            json!({"name": "ask_person", "arguments": {"prompt": "Approve?", "elicit": "url"}}),
-        )
-        .await?;
-    let elicitation = next_where(&mut stream, |message| {
-        message["method"] == "elicitation/create"
-    })
-    .await?;
-    capable
-        .respond(&elicitation["id"], json!({"action": "decline"}))
-        .await?;
-    let declined = reply(stream, &id).await?;
+    let declined = ask_and_answer_the_elicitation(&capable, "decline").await?;
     assert_eq!(
         declined["result"]["structuredContent"]["status"], "declined",
         "MCP's decline is the ask's Decline: {declined:#}"
@@ -528,20 +537,7 @@ async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation
     );
 
     // Dismissing it without choosing is a cancel.
-    let (mut stream, id) = capable
-        .start(
-            "tools/call",
-            json!({"name": "ask_person", "arguments": {"prompt": "Approve?", "elicit": "url"}}),
-        )
-        .await?;
-    let elicitation = next_where(&mut stream, |message| {
-        message["method"] == "elicitation/create"
-    })
-    .await?;
-    capable
-        .respond(&elicitation["id"], json!({"action": "cancel"}))
-        .await?;
-    let dismissed = reply(stream, &id).await?;
+    let dismissed = ask_and_answer_the_elicitation(&capable, "cancel").await?;
     assert_eq!(
         dismissed["result"]["structuredContent"]["status"], "cancelled",
         "{dismissed:#}"
