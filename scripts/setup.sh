@@ -2,8 +2,9 @@
 # Installs every tool Tessera needs on a fresh Debian machine of this kind, skipping each one that is
 # already present at the right version (a warm run takes seconds). Recipe: ../shared/TOOLCHAIN.md.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, npm packages)
-#   scripts/setup.sh --test   also the browser-test tools (Debian Chromium, Playwright, axe-core,
-#                             a Java runtime for the Nu HTML checker)
+#   scripts/setup.sh --test   also the test tools: Debian's Chromium, nginx and a Java runtime (for the
+#                             Nu HTML checker), Playwright and axe-core from npm, and Schemathesis and
+#                             aiosmtpd from PyPI in a virtualenv at .tools/py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,21 @@ if $need_browser_tools; then
     if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y default-jre-headless
+  fi
+  if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    # The deployment test puts Debian's nginx with TLS in front of the server.
+    step "apt-get install nginx-light"
+    if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y nginx-light
+  fi
+  py_tools="schemathesis==4.32.5 aiosmtpd==1.4.6"
+  if [ "$(cat .tools/py/installed 2>/dev/null)" != "$py_tools" ]; then
+    # Schemathesis checks the served OpenAPI document; aiosmtpd is the real SMTP server mail tests read.
+    step "pip install $py_tools into .tools/py"
+    python3 -m venv .tools/py
+    .tools/py/bin/pip install --quiet --disable-pip-version-check $py_tools
+    echo "$py_tools" > .tools/py/installed
   fi
   if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
     step "npm ci in end2end (Playwright without its browser download, axe-core)"
