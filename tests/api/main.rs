@@ -23,6 +23,7 @@ mod home;
 mod llm;
 mod login;
 mod logs;
+mod mailbox;
 mod mcp;
 mod metrics;
 mod model_settings;
