@@ -9,6 +9,7 @@
 import { type APIRequestContext, type BrowserContext, request as playwrightRequest } from '@playwright/test';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -309,6 +310,40 @@ test('nginx refuses a body over TESSERA_BODY_LIMIT and passes one at the limit t
   expect(over.status()).toBe(413);
   expect(await over.text(), 'nginx answered, before the server saw it').toContain('<center>nginx</center>');
   await api.dispose();
+});
+
+/** An open server-sent-event stream through nginx (HTTP/1.1) and the text received so far. */
+function openEventStream(url: string): Promise<{ received: () => string; close: () => void }> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const request = https.get(url, { rejectUnauthorized: false, headers: { Authorization: `Bearer ${apiToken}`, Accept: 'text/event-stream' } }, (response) => {
+      if (response.statusCode !== 200) reject(new Error(`${url} answered ${response.statusCode}`));
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      request.setTimeout(0);
+      resolve({ received: () => text, close: () => request.destroy() });
+    });
+    // Buffered by nginx, not even the response's head would arrive.
+    request.setTimeout(5_000, () => request.destroy(new Error(`${url}: no response within 5 s`)));
+    request.on('error', reject);
+  });
+}
+
+test('server-sent events reach the client through nginx as the server writes them', async () => {
+  const api = await apiClient();
+  const session = await api.post('/api/chat/sessions', { data: {} });
+  expect(session.status(), await session.text()).toBe(200);
+  const { id } = (await session.json()) as { id: string };
+  const events = await openEventStream(`${deployment.base}/api/chat/sessions/${id}/events`);
+  try {
+    const turn = await api.post(`/api/chat/sessions/${id}/turns`, { data: { text: 'What can you do?' } });
+    expect(turn.status(), await turn.text()).toBe(200);
+    // The stream stays open; held in nginx's buffers the events would only come once they filled.
+    await expect.poll(events.received, { timeout: 5_000 }).toContain('event: turn_routed');
+  } finally {
+    events.close();
+    await api.dispose();
+  }
 });
 
 // Last: it leaves this client throttled.
