@@ -7,7 +7,7 @@
 // The server is `target/debug/tessera` (built with its site, like the release binary) unless
 // TESSERA_DEPLOY_BINARY names another, e.g. target/release/tessera after `make release`.
 import { type APIRequestContext, type BrowserContext, request as playwrightRequest } from '@playwright/test';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -81,9 +81,9 @@ function nginxBinary(): string {
   throw new Error('nginx is not installed; `scripts/setup.sh --test` (make test) installs Debian\'s nginx-light');
 }
 
-/** `text` with `from` replaced by `to`, failing when the shipped file no longer says `from`. */
-function substitute(text: string, from: string, to: string): string {
-  if (!text.includes(from)) throw new Error(`deploy/nginx/tessera.conf no longer contains \`${from}\`; update deploy.spec.ts with it`);
+/** `text` with `from` replaced by `to`, failing when the shipped `file` no longer says `from`. */
+function substitute(text: string, from: string, to: string, file = 'deploy/nginx/tessera.conf'): string {
+  if (!text.includes(from)) throw new Error(`${file} no longer contains \`${from}\`; update deploy.spec.ts with it`);
   return text.split(from).join(to);
 }
 
@@ -344,6 +344,26 @@ test('server-sent events reach the client through nginx as the server writes the
     events.close();
     await api.dispose();
   }
+});
+
+test('the systemd unit is valid and its sandbox rates OK', async () => {
+  // Pointed at the binary under test, since `verify` checks that ExecStart exists.
+  const unit = substitute(
+    readFileSync(path.join(deployDir, 'tessera.service'), 'utf8'),
+    'ExecStart=/usr/local/bin/tessera',
+    `ExecStart=${binary}`,
+    'deploy/tessera.service',
+  );
+  const file = path.join(deployment.folder, 'tessera.service');
+  writeFileSync(file, unit);
+  // systemd need not run here: both commands read the file alone.
+  const verify = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+  expect(verify.error, 'systemd-analyze (Debian package systemd) is missing').toBeUndefined();
+  expect(`${verify.stdout}${verify.stderr}`, 'systemd-analyze verify says nothing').toBe('');
+  expect(verify.status).toBe(0);
+  // Exposure 2.0 or lower of 10 ("OK"); the unit rates 1.2 today.
+  const security = spawnSync('systemd-analyze', ['security', '--offline=true', '--threshold=20', file], { encoding: 'utf8' });
+  expect(security.status, security.stdout.split('\n').filter((line) => line.includes('✗')).join('\n')).toBe(0);
 });
 
 // Last: it leaves this client throttled.
