@@ -2,11 +2,12 @@
 // front of the server, both on loopback, and Chromium over https. nginx runs the checked-in site
 // file with only its listen ports, certificate folder and upstream port replaced; the server runs
 // with the environment tessera.service and tessera.env.example give it, secrets and paths
-// replaced. A missing nginx fails the suite (scripts/setup.sh --test installs it).
+// replaced; systemd-analyze checks the unit itself. A missing nginx, openssl or systemd-analyze
+// fails the suite (scripts/setup.sh --test installs them).
 //
 // The server is `target/debug/tessera` (built with its site, like the release binary) unless
 // TESSERA_DEPLOY_BINARY names another, e.g. target/release/tessera after `make release`.
-import { type APIRequestContext, type BrowserContext, request as playwrightRequest } from '@playwright/test';
+import { type APIRequestContext, type Browser, type BrowserContext, request as playwrightRequest } from '@playwright/test';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
@@ -46,6 +47,8 @@ class Deployment {
     const child = spawn(command, args, { cwd: this.folder, env, stdio: ['ignore', output, output] });
     closeSync(output);
     this.children.push(child);
+    // A worker that dies without afterAll still takes them along.
+    process.once('exit', () => child.kill('SIGKILL'));
     return child;
   }
 
@@ -215,7 +218,7 @@ test.afterAll(async () => {
 });
 
 /** A browser context on the deployment, taking its self-signed certificate. */
-function httpsContext(browser: import('@playwright/test').Browser): Promise<BrowserContext> {
+function httpsContext(browser: Browser): Promise<BrowserContext> {
   return browser.newContext({ baseURL: deployment.base, ignoreHTTPSErrors: true });
 }
 
