@@ -11,6 +11,7 @@ import { type APIRequestContext, type Browser, type BrowserContext, request as p
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -90,13 +91,23 @@ function substitute(text: string, from: string, to: string, file = 'deploy/nginx
   return text.split(from).join(to);
 }
 
+/** Whether this machine has an IPv6 loopback address (containers often have none). */
+function hasIpv6Loopback(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(0, '::1', () => server.close(() => resolve(true)));
+  });
+}
+
 /** The shipped nginx site with this deployment's ports and certificate. */
-function renderSite(deployment: Deployment, tls: string): string {
+function renderSite(deployment: Deployment, tls: string, ipv6: boolean): string {
+  const v6 = (port: number, rest: string) => (ipv6 ? `listen [::1]:${port}${rest};` : '# no IPv6 loopback here');
   let site = readFileSync(path.join(deployDir, 'nginx', 'tessera.conf'), 'utf8');
   site = substitute(site, 'listen 443 ssl http2;', `listen 127.0.0.1:${deployment.httpsPort} ssl http2;`);
-  site = substitute(site, 'listen [::]:443 ssl http2;', `listen [::1]:${deployment.httpsPort} ssl http2;`);
+  site = substitute(site, 'listen [::]:443 ssl http2;', v6(deployment.httpsPort, ' ssl http2'));
   site = substitute(site, 'listen 80;', `listen 127.0.0.1:${deployment.httpPort};`);
-  site = substitute(site, 'listen [::]:80;', `listen [::1]:${deployment.httpPort};`);
+  site = substitute(site, 'listen [::]:80;', v6(deployment.httpPort, ''));
   site = substitute(site, '/etc/letsencrypt/live/tessera.example.com/', `${tls}/`);
   site = substitute(site, 'server 127.0.0.1:3000;', `server 127.0.0.1:${deployment.appPort};`);
   return site;
@@ -185,7 +196,7 @@ async function deploy(): Promise<Deployment> {
       '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
       '-keyout', path.join(tls, 'privkey.pem'), '-out', path.join(tls, 'fullchain.pem'),
     ], { stdio: 'pipe' });
-    writeFileSync(path.join(folder, 'tessera.conf'), renderSite(deployment, tls));
+    writeFileSync(path.join(folder, 'tessera.conf'), renderSite(deployment, tls, await hasIpv6Loopback()));
     writeFileSync(path.join(folder, 'nginx.conf'), mainConfig(folder));
     const nginxArgs = ['-p', folder, '-e', path.join(folder, 'error.log'), '-c', path.join(folder, 'nginx.conf')];
     execFileSync(nginx, ['-t', '-q', ...nginxArgs], { stdio: 'pipe' });
