@@ -2,7 +2,7 @@
 # Installs every tool Tessera needs on a fresh Debian machine of this kind, skipping each one that is
 # already present at the right version (a warm run takes seconds). Recipe: ../shared/TOOLCHAIN.md.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, npm packages)
-#   scripts/setup.sh --test   also the test tools: Debian's Chromium, nginx and a Java runtime (for the
+#   scripts/setup.sh --test   also the test tools: Debian's Chromium, nginx, openssl, systemd-analyze and a Java runtime (for the
 #                             Nu HTML checker), Playwright and axe-core from npm, and Schemathesis and
 #                             aiosmtpd from PyPI in a virtualenv at .tools/py
 set -euo pipefail
@@ -62,6 +62,20 @@ if $need_browser_tools; then
     if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y nginx-light
+  fi
+  if ! command -v systemd-analyze >/dev/null 2>&1; then
+    # ...and checks the systemd unit it ships (systemd need not be running).
+    step "apt-get install systemd"
+    if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y systemd
+  fi
+  if ! command -v openssl >/dev/null 2>&1; then
+    # ...with a certificate it makes for itself each run.
+    step "apt-get install openssl"
+    if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y openssl
   fi
   py_tools="schemathesis==4.32.5 aiosmtpd==1.4.6"
   if [ "$(cat .tools/py/installed 2>/dev/null)" != "$py_tools" ]; then

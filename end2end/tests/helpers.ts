@@ -123,7 +123,8 @@ function isHydrationMarker(message: VnuMessage, lines: string[]): boolean {
   return line.slice(message.lastColumn - 3, message.lastColumn) === '<!>';
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on at the moment. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
