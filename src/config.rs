@@ -481,10 +481,20 @@ impl Config {
         };
         let public_url = match lookup("TESSERA_PUBLIC_URL") {
             Some((name, raw)) => {
-                if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+                // Links sent to people are built on it: a URL without a host would send them nowhere.
+                let usable = url::Url::parse(&raw).is_ok_and(|url| {
+                    matches!(url.scheme(), "http" | "https")
+                        && url.host_str().is_some_and(|host| !host.is_empty())
+                        && url.query().is_none()
+                        && url.fragment().is_none()
+                        && url.username().is_empty()
+                });
+                if !usable {
                     return Err(invalid(
                         name,
-                        format!("`{raw}` must start with http:// or https://"),
+                        format!(
+                            "`{raw}` must be an http:// or https:// URL with a host, and no query, fragment or user"
+                        ),
                     ));
                 }
                 raw.trim_end_matches('/').to_owned()
@@ -709,6 +719,31 @@ mod tests {
         assert_eq!(config.public_url, "http://127.0.0.1:3000");
         assert!(config.api_token.is_none());
         Ok(())
+    }
+
+    #[test]
+    fn a_public_url_without_a_host_is_refused_naming_the_setting() {
+        for bad in [
+            "https://",
+            "http:///p",
+            "ftp://example.com",
+            "https://example.com/?x=1",
+            "example.com",
+        ] {
+            let error = Config::from_sources(&sources(&[("TESSERA_PUBLIC_URL", bad)], &[]))
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_default();
+            assert!(error.contains("TESSERA_PUBLIC_URL"), "{bad}: {error}");
+        }
+        let config = Config::from_sources(&sources(
+            &[("TESSERA_PUBLIC_URL", "https://tessera.example.com/base/")],
+            &[],
+        ));
+        assert_eq!(
+            config.map(|config| config.public_url).ok().as_deref(),
+            Some("https://tessera.example.com/base")
+        );
     }
 
     #[test]
