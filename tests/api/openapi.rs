@@ -513,7 +513,7 @@ const SCHEMATHESIS_ARGS: &[&str] = &[
     "--mode",
     "all",
     "--max-examples",
-    "5",
+    "15",
     "--generation-deterministic",
     "--workers",
     "1",
