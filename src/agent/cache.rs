@@ -32,7 +32,9 @@ use super::{
 use crate::llm::ModelName;
 
 /// Whether a generation may use the page cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CachePolicy {
     /// Reuse a cached page when one validates, and store the page the model builds.

@@ -13,7 +13,19 @@ use uuid::Uuid;
 use super::{header::ExecutionHeader, scope::CapabilityScope, threads::ThreadId};
 
 /// A session's id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(transparent)]
 pub struct SessionId(pub Uuid);
 

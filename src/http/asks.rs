@@ -67,7 +67,10 @@ fn json_body(body: Result<Bytes, BytesRejection>) -> Result<AskRequest, AppError
 /// `NewAsk::parse` checks it field by field (`crate::asks::request`), naming the field at fault.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[expect(dead_code, reason = "describes the body NewAsk::parse reads; never built")]
+#[expect(
+    dead_code,
+    reason = "describes the body NewAsk::parse reads; never built"
+)]
 pub struct AskBody {
     /// The request to the person: a minijinja template over `data`, 1 to 10,000 characters.
     #[schema(min_length = 1, max_length = 10000)]
@@ -101,7 +104,10 @@ pub struct AskBody {
 /// The body of `POST /api/asks/{id}/extend`.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[expect(dead_code, reason = "describes the body parse_extension reads; never built")]
+#[expect(
+    dead_code,
+    reason = "describes the body parse_extension reads; never built"
+)]
 pub struct ExtendBody {
     /// Seconds from now until the link expires.
     #[schema(minimum = 60, maximum = 2_592_000)]
@@ -111,7 +117,10 @@ pub struct ExtendBody {
 /// The body of `POST /api/asks/{id}/reissue`: none for every link the ask waits on.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[expect(dead_code, reason = "describes the body parse_reissue reads; never built")]
+#[expect(
+    dead_code,
+    reason = "describes the body parse_reissue reads; never built"
+)]
 pub struct ReissueBody {
     /// Only this assignee's link.
     assignee: Option<String>,

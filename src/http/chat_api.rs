@@ -151,6 +151,7 @@ struct NewSessionBody {
         (status = 400, description = "A body that is not the expected JSON (`bad_json`) or a model that is not configured (`unknown_model`).", body = ErrorBody),
     ),
 )]
+/// `POST /api/chat/sessions`: a new session, narrowed to `scope`, on `model`.
 async fn create_session(
     State(orchestrator): State<Orchestrator>,
     body: Bytes,
@@ -173,6 +174,7 @@ async fn create_session(
         (status = 404, description = "No such session.", body = ErrorBody),
     ),
 )]
+/// `GET /api/chat/sessions/{id}`: what the chat page shows after a reload.
 async fn session_view(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -202,6 +204,7 @@ struct TurnBody {
         (status = 409, description = "The session cannot take this now (`conflict`).", body = ErrorBody),
     ),
 )]
+/// `POST /api/chat/sessions/{id}/turns`: one turn of the person.
 async fn post_turn(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -257,6 +260,7 @@ struct DecisionBody {
         (status = 409, description = "The confirmation was already decided (`conflict`).", body = ErrorBody),
     ),
 )]
+/// `POST /api/chat/sessions/{id}/confirmations/{confirmation}`: approve or deny a confirmation.
 async fn decide(
     State(orchestrator): State<Orchestrator>,
     Path((id, confirmation)): Path<(String, String)>,
@@ -290,6 +294,7 @@ async fn decide(
         (status = 404, description = "No such session.", body = ErrorBody),
     ),
 )]
+/// `GET /api/chat/sessions/{id}/tools`: the tools a person may run by hand.
 async fn manual_tools(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -313,6 +318,7 @@ async fn manual_tools(
         (status = 409, description = "The session cannot run it now (`conflict`).", body = ErrorBody),
     ),
 )]
+/// `POST /api/chat/sessions/{id}/tools/{name}`: run a manual tool with its arguments.
 async fn run_tool(
     State(orchestrator): State<Orchestrator>,
     Path((id, name)): Path<(String, String)>,
@@ -336,6 +342,7 @@ async fn run_tool(
         (status = 404, description = "No such session.", body = ErrorBody),
     ),
 )]
+/// `GET /api/chat/sessions/{id}/events`: the session's events from now on (SSE).
 async fn events(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,

@@ -28,9 +28,9 @@ use crate::{
     agent::{
         events::{follow, GenerationEvent},
         generate::DEFAULT_MAX_STEPS,
-        generate_page as run_generation, generation::GenerationRecord, AgentError, CachePolicy,
-        GenerationInput,
-        UnknownModel,
+        generate_page as run_generation,
+        generation::GenerationRecord,
+        AgentError, CachePolicy, GenerationInput, UnknownModel,
     },
     forms::{validate_form::FormReport, FormSchema, SchemaError},
     store::StoreError,

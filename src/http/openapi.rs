@@ -47,7 +47,10 @@ struct ApiDoc;
 
 /// One server-sent event of a `text/event-stream` answer, as the document describes it.
 #[derive(utoipa::ToSchema)]
-#[expect(dead_code, reason = "describes the events axum's Sse writes; never built")]
+#[expect(
+    dead_code,
+    reason = "describes the events axum's Sse writes; never built"
+)]
 pub struct ServerSentEvent {
     /// The event's name: its kind.
     event: Option<String>,
@@ -70,7 +73,10 @@ struct Served(Arc<str>);
     responses((status = 200, description = "The OpenAPI 3.1 document of `/api/*`.", content_type = "application/json", body = Object)),
 )]
 async fn openapi_json(Extension(Served(document)): Extension<Served>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], document.to_string())
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        document.to_string(),
+    )
 }
 
 /// The `/api/*` routes (the token guard on all but the document) and the document they serve.
@@ -150,14 +156,17 @@ fn add_shared_responses(operation: &mut Operation, changes_state: bool) {
         .security
         .as_ref()
         .is_some_and(|requirements| requirements.iter().all(is_empty_requirement));
-    let mut shared = vec![(
-        "500",
-        "Our failure; the details are in the server's log.",
-    )];
+    let mut shared = vec![("500", "Our failure; the details are in the server's log.")];
     if !public {
-        shared.push(("401", "No API token, or a wrong one (`WWW-Authenticate: Bearer`)."));
+        shared.push((
+            "401",
+            "No API token, or a wrong one (`WWW-Authenticate: Bearer`).",
+        ));
         shared.push(("413", "The body is larger than `TESSERA_BODY_LIMIT`."));
-        shared.push(("415", "A body not labelled `Content-Type: application/json`."));
+        shared.push((
+            "415",
+            "A body not labelled `Content-Type: application/json`.",
+        ));
         if changes_state {
             shared.push((
                 "403",
@@ -175,7 +184,8 @@ fn add_shared_responses(operation: &mut Operation, changes_state: bool) {
 }
 
 fn is_empty_requirement(requirement: &utoipa::openapi::security::SecurityRequirement) -> bool {
-    serde_json::to_value(requirement).is_ok_and(|value| value.as_object().is_some_and(|map| map.is_empty()))
+    serde_json::to_value(requirement)
+        .is_ok_and(|value| value.as_object().is_some_and(|map| map.is_empty()))
 }
 
 fn error_response(description: &str) -> utoipa::openapi::Response {

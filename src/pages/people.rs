@@ -184,7 +184,10 @@ pub struct AnswerRecord {
 /// The shape [`AnswerRecord`] serializes to, for the API's document.
 #[derive(utoipa::ToSchema)]
 #[schema(as = AnswerRecord)]
-#[expect(dead_code, reason = "describes AnswerRecord's hand-written serialization; never built")]
+#[expect(
+    dead_code,
+    reason = "describes AnswerRecord's hand-written serialization; never built"
+)]
 pub struct AnswerRecordSchema {
     /// The assignee; `null` for the anonymous link of a page without assignees.
     answered_by: Option<String>,

@@ -39,7 +39,9 @@ fn concrete(path: &str) -> String {
     let mut rest = path;
     while let Some(open) = rest.find('{') {
         concrete.push_str(&rest[..open]);
-        let close = rest[open..].find('}').map_or(rest.len(), |close| open + close + 1);
+        let close = rest[open..]
+            .find('}')
+            .map_or(rest.len(), |close| open + close + 1);
         concrete.push_str(&uuid::Uuid::new_v4().to_string());
         rest = &rest[close..];
     }
@@ -61,7 +63,10 @@ async fn the_document_lists_exactly_the_operations_the_api_serves() -> anyhow::R
     for expected in [
         ("POST", "/api/asks"),
         ("GET", "/api/runs"),
-        ("POST", "/api/chat/sessions/{id}/confirmations/{confirmation}"),
+        (
+            "POST",
+            "/api/chat/sessions/{id}/confirmations/{confirmation}",
+        ),
         ("GET", "/api/openapi.json"),
     ] {
         let expected = (expected.0.to_owned(), expected.1.to_owned());
@@ -159,7 +164,9 @@ impl Conformance {
         }
         let response = request.send().await?;
         let status = response.status().as_u16();
-        let body: Value = response.json().await?;
+        let text = response.text().await?;
+        let body: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{method} {path} answered {status} with no JSON: {text}"))?;
         self.check(method, template, status, &body)
             .with_context(|| format!("{method} {path} answered {status} {body:#}"))?;
         self.checked
@@ -169,7 +176,10 @@ impl Conformance {
 
     fn check(&self, method: &str, template: &str, status: u16, body: &Value) -> anyhow::Result<()> {
         let operation = &self.document["paths"][template][method.to_lowercase()];
-        ensure!(operation.is_object(), "{method} {template} is not documented");
+        ensure!(
+            operation.is_object(),
+            "{method} {template} is not documented"
+        );
         let response = &operation["responses"][status.to_string()];
         ensure!(response.is_object(), "status {status} is not documented");
         let schema = &response["content"]["application/json"]["schema"];
@@ -240,7 +250,12 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
     assert_eq!(status, 400);
     let unknown = uuid::Uuid::new_v4();
     let (status, _) = api
-        .call("GET", "/api/runs/{id}", &format!("/api/runs/{unknown}"), None)
+        .call(
+            "GET",
+            "/api/runs/{id}",
+            &format!("/api/runs/{unknown}"),
+            None,
+        )
         .await?;
     assert_eq!(status, 404);
 
@@ -266,6 +281,16 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
         )
         .await?;
     assert_eq!(status, 200);
+    // JSON Schema's `integer`, as documented, includes a zero fraction.
+    let (status, _) = api
+        .call(
+            "POST",
+            "/api/asks/{id}/extend",
+            &format!("{one_ask}/extend"),
+            Some(json!({"expires_in": 7200.0})),
+        )
+        .await?;
+    assert_eq!(status, 200, "7200.0 seconds is a whole number");
     let (status, _) = api
         .call(
             "POST",
@@ -275,12 +300,32 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
         )
         .await?;
     assert_eq!(status, 200);
+    // The optional body may be `null`, as the document allows.
     let (status, _) = api
-        .call("POST", "/api/asks/{id}/cancel", &format!("{one_ask}/cancel"), None)
+        .call(
+            "POST",
+            "/api/asks/{id}/reissue",
+            &format!("{one_ask}/reissue"),
+            Some(Value::Null),
+        )
+        .await?;
+    assert_eq!(status, 200, "a null body is no body");
+    let (status, _) = api
+        .call(
+            "POST",
+            "/api/asks/{id}/cancel",
+            &format!("{one_ask}/cancel"),
+            None,
+        )
         .await?;
     assert_eq!(status, 200);
     let (status, _) = api
-        .call("POST", "/api/asks/{id}/cancel", &format!("{one_ask}/cancel"), None)
+        .call(
+            "POST",
+            "/api/asks/{id}/cancel",
+            &format!("{one_ask}/cancel"),
+            None,
+        )
         .await?;
     assert_eq!(status, 409);
     let (status, _) = api
@@ -293,7 +338,12 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
         .await?;
     assert_eq!(status, 422);
     let (status, _) = api
-        .call("GET", "/api/asks/{id}", &format!("/api/asks/{unknown}"), None)
+        .call(
+            "GET",
+            "/api/asks/{id}",
+            &format!("/api/asks/{unknown}"),
+            None,
+        )
         .await?;
     assert_eq!(status, 404);
 
@@ -340,7 +390,12 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
     api.call("GET", "/api/generations", "/api/generations?limit=3", None)
         .await?;
     let (status, _) = api
-        .call("GET", "/api/generations", "/api/generations?limit=many", None)
+        .call(
+            "GET",
+            "/api/generations",
+            "/api/generations?limit=many",
+            None,
+        )
         .await?;
     assert_eq!(status, 400, "a query that does not parse is a JSON 400");
 
@@ -371,7 +426,12 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
     .await?;
 
     // Errors answered before any handler: no token, and a body not labelled JSON.
-    let response = api.app.client.get(api.app.url("/api/status")).send().await?;
+    let response = api
+        .app
+        .client
+        .get(api.app.url("/api/status"))
+        .send()
+        .await?;
     let status = response.status().as_u16();
     api.check("GET", "/api/status", status, &response.json().await?)?;
     assert_eq!(status, 401);
@@ -443,8 +503,8 @@ fn wait_until_listening(port: u16, child: &mut std::process::Child) -> anyhow::R
 /// The fixed Schemathesis run: every operation, every check, a fixed seed, a bounded number
 /// of examples. `TESSERA_SKIP_SCHEMATHESIS=1` skips it where the tool is not installed.
 #[test]
-fn schemathesis_finds_no_server_error_and_no_answer_that_breaks_the_document(
-) -> anyhow::Result<()> {
+fn schemathesis_finds_no_server_error_and_no_answer_that_breaks_the_document() -> anyhow::Result<()>
+{
     if std::env::var_os("TESSERA_SKIP_SCHEMATHESIS").is_some_and(|value| value == "1") {
         return Ok(());
     }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 use tessera_app::runs::{AnswerLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView};
+use utoipa::ToSchema;
 
 use crate::{
     pages::{
