@@ -20,6 +20,7 @@ pub mod home;
 pub mod login;
 pub mod mcp;
 pub mod metrics;
+pub mod openapi;
 pub mod pages;
 pub mod presenters;
 pub mod preview;
@@ -82,32 +83,7 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     let state_store = state.store.clone();
     let secure_cookies = state.config.public_url.starts_with("https://");
-    let api = Router::new()
-        .route("/api/status", get(health::status))
-        .route("/api/components", get(components::tool_definitions))
-        .route("/api/pages/preview", post(preview::preview_api))
-        .route(
-            "/api/runs",
-            post(runs::start_run_api).get(runs::list_runs_api),
-        )
-        .route("/api/runs/{id}", get(runs::show_run_api))
-        .route("/api/runs/{id}/link", post(runs::issue_link_api))
-        .route("/api/asks", post(asks::create_ask_api))
-        .route("/api/asks/{id}", get(asks::show_ask_api))
-        .route("/api/asks/{id}/cancel", post(asks::cancel_ask_api))
-        .route("/api/asks/{id}/extend", post(asks::extend_ask_api))
-        .route("/api/asks/{id}/reissue", post(asks::reissue_ask_api))
-        .route("/api/pages/generate", post(generate::generate_page))
-        .route("/api/generations", get(generate::list_generations))
-        .route("/api/generations/{id}", get(generate::generation))
-        .route(
-            "/api/generations/{id}/events",
-            get(generate::generation_events),
-        )
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            api_token::require_api_token,
-        ));
+    let (api, _) = openapi::api(&state);
     let admin_pages = Router::new()
         .route("/runs", get(runs::list_runs))
         .route("/runs/start", post(runs::start_run_page))
@@ -164,7 +140,6 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(mcp::routes(&state))
         .merge(admin_pages)
-        .merge(chat_api::routes(&state))
         .merge(chat::routes(&state))
         .merge(demo_site(&state))
         .merge(site::routes(&site_files))

@@ -32,7 +32,9 @@ use super::{
 use crate::llm::ModelName;
 
 /// Whether a generation may use the page cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CachePolicy {
     /// Reuse a cached page when one validates, and store the page the model builds.
@@ -75,7 +77,7 @@ impl CachePolicy {
 
 /// What the page cache did for one generation: the label of `/metrics`'
 /// `tessera_page_cache_lookups_total` and the `cache.result` of the record's transcript.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheLookup {
     /// A cached page answered: no model ran.

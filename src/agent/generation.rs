@@ -5,7 +5,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 /// How a generation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GenerationOutcome {
     /// The model produced a tree that passed validation.
@@ -37,7 +37,7 @@ impl GenerationOutcome {
 }
 
 /// One generation, as recorded.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct GenerationRecord {
     /// Identity.
     pub id: Uuid,

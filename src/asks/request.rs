@@ -429,13 +429,27 @@ fn parse_expires_in(value: Option<Value>) -> Result<Duration, AskError> {
     };
     match value {
         None | Some(Value::Null) => Ok(DEFAULT_EXPIRY),
-        Some(Value::Number(number)) => number
-            .as_u64()
+        Some(Value::Number(number)) => whole_number(&number)
             .map(Duration::from_secs)
             .filter(|expires_in| (MIN_EXPIRES_IN..=MAX_EXPIRES_IN).contains(expires_in))
             .ok_or_else(out_of_range),
         Some(_) => Err(out_of_range()),
     }
+}
+
+/// `number` when it is a whole number of at least 0, also written with a zero fraction
+/// (`86400.0`): JSON Schema's `integer`, which the API's document promises.
+fn whole_number(number: &serde_json::Number) -> Option<u64> {
+    number.as_u64().or_else(|| {
+        let float = number.as_f64()?;
+        let whole = float.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&float);
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole number within u32's range"
+        )]
+        whole.then_some(float as u64)
+    })
 }
 
 /// Checks the body of `POST /api/asks/{id}/extend`: `{"expires_in": seconds}`, required, in the
@@ -471,7 +485,8 @@ pub fn parse_extension(request: AskRequest) -> Result<Duration, AskError> {
 /// # Errors
 /// [`AskError::Invalid`] naming the field at fault.
 pub fn parse_reissue(request: Option<AskRequest>) -> Result<Option<String>, AskError> {
-    let Some(AskRequest(body)) = request else {
+    // `null` is no body, as the document's optional body allows.
+    let Some(AskRequest(body)) = request.filter(|AskRequest(body)| !body.is_null()) else {
         return Ok(None);
     };
     let Value::Object(mut body) = body else {

@@ -38,7 +38,7 @@ use crate::{
 };
 
 /// Where an ask is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AskStatus {
     /// The page is being made.
@@ -97,7 +97,7 @@ impl AskStatus {
 }
 
 /// The callback's delivery.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct CallbackView {
     /// `pending`, `retrying`, `delivered` or `failed`.
     pub state: &'static str,
@@ -109,7 +109,7 @@ pub struct CallbackView {
 }
 
 /// An ask, for the API.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct AskView {
     /// Its id (its run's id).
     pub id: String,
@@ -123,12 +123,15 @@ pub struct AskView {
     /// For an ask with assignees: each person's own link, answered exactly where `link` would
     /// be (and only there); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     pub links: Option<Vec<AssigneeLink>>,
     /// The people the ask is for, in its order (absent for one anonymous link).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(required = false)]
     pub assignees: Vec<String>,
     /// With assignees: how many must approve.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     pub approvals_required: Option<i64>,
     /// When the link expires, unix ms (once the page exists).
     pub expires_at_ms: Option<i64>,
@@ -139,6 +142,7 @@ pub struct AskView {
     pub submitted_at_ms: Option<i64>,
     /// Every answer given, oldest first, one per person: who, when, and the response or the
     /// reason they declined.
+    #[schema(value_type = Vec<crate::pages::people::AnswerRecordSchema>)]
     pub answers: Vec<AnswerRecord>,
     /// Why it failed.
     pub error: Option<String>,

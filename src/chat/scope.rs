@@ -27,7 +27,7 @@ pub struct CapabilityScope {
 }
 
 /// A scope someone asked for: each part narrows when present.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RequestedScope {
     /// Only these operations.
     #[serde(default)]

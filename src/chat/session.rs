@@ -13,7 +13,19 @@ use uuid::Uuid;
 use super::{header::ExecutionHeader, scope::CapabilityScope, threads::ThreadId};
 
 /// A session's id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(transparent)]
 pub struct SessionId(pub Uuid);
 
@@ -44,11 +56,13 @@ impl fmt::Display for SessionId {
 }
 
 /// A chat session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ChatSession {
     /// Its id.
     pub id: SessionId,
-    /// What it may run (already intersected with the server's allowlist).
+    /// What it may run (already intersected with the server's allowlist):
+    /// `{operations, entities?, hosts?}`.
+    #[schema(value_type = Object)]
     pub scope: CapabilityScope,
     /// The model its turns use (`heuristic` for the offline planner).
     pub model: String,

@@ -15,7 +15,19 @@ use uuid::Uuid;
 use super::{confirm::ConfirmationId, SessionId};
 
 /// A thread's id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(transparent)]
 pub struct ThreadId(pub Uuid);
 
@@ -40,7 +52,7 @@ impl fmt::Display for ThreadId {
 }
 
 /// Where a thread is (the deterministic-orchestration status set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadStatus {
     /// We asked a question and expect an answer.

@@ -23,7 +23,7 @@ use super::{
 };
 
 /// One finding, written so a model can fix it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FormIssue {
     /// The node at fault, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,7 +40,7 @@ pub struct FormIssue {
 }
 
 /// The outcome of `ValidateForm`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FormReport {
     /// True when there are no errors: every possible submission decodes to the schema's shape.
     pub ok: bool,

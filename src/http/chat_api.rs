@@ -1,7 +1,8 @@
 //! The chat's JSON API under `/api/chat`: thin handlers over the [`Orchestrator`].
 //!
 //! Parse the path and body, call one method, map [`ChatError`] to the app's JSON error. They
-//! sit behind the API token like every `/api/*` route. The chat UI (forms and SSE,
+//! sit behind the API token like every `/api/*` route (the guard is added with the others in
+//! `openapi::api`, which also puts them in the API's document). The chat UI (forms and SSE,
 //! `http/chat.rs`) is built on the same orchestrator methods, never on these handlers'
 //! internals.
 //!
@@ -20,45 +21,51 @@ use std::convert::Infallible;
 use axum::{
     body::Bytes,
     extract::{Path, State},
-    middleware,
     response::sse::{Event, KeepAlive, Sse},
-    routing::{get, post},
     Router,
 };
 use serde::Deserialize;
 use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{api_token::require_api_token, error::AppError, extract::Json, AppState};
+use super::{
+    error::{AppError, ErrorBody},
+    extract::Json,
+    openapi::ServerSentEvent,
+    AppState,
+};
 use crate::chat::{
     approval_form::ApprovalAnswer, orchestrator::ManualTool, ApprovalScope, ChatError, ChatEvent,
     ChatSession, ConfirmationId, Orchestrator, RequestedScope, SessionId, SessionView, TurnOutcome,
 };
 
-/// The `/api/chat` routes for the app in `state` (behind the API token), over the process's one
+/// The `/api/chat` routes for the app in `state`, with their operations, over the process's one
 /// orchestrator. When the chat could not be set up (logged at startup) the routes are absent, so
 /// the rest of the app still serves.
-pub fn routes(state: &AppState) -> Router<AppState> {
+pub fn routes(state: &AppState) -> OpenApiRouter<AppState> {
     match state.chat() {
-        Some(orchestrator) => api_routes(orchestrator.clone()).route_layer(
-            middleware::from_fn_with_state(state.clone(), require_api_token),
-        ),
-        None => Router::new(),
+        Some(orchestrator) => documented_routes(orchestrator.clone()),
+        None => OpenApiRouter::new(),
     }
 }
 
 /// The handlers over `orchestrator`, without authentication (tests and embedders add their own).
 pub fn api_routes<S: Clone + Send + Sync + 'static>(orchestrator: Orchestrator) -> Router<S> {
-    Router::new()
-        .route("/api/chat/sessions", post(create_session))
-        .route("/api/chat/sessions/{id}", get(session_view))
-        .route("/api/chat/sessions/{id}/turns", post(post_turn))
-        .route(
-            "/api/chat/sessions/{id}/confirmations/{confirmation}",
-            post(decide),
-        )
-        .route("/api/chat/sessions/{id}/tools", get(manual_tools))
-        .route("/api/chat/sessions/{id}/tools/{name}", post(run_tool))
-        .route("/api/chat/sessions/{id}/events", get(events))
+    documented_routes(orchestrator).split_for_parts().0
+}
+
+fn documented_routes<S: Clone + Send + Sync + 'static>(
+    orchestrator: Orchestrator,
+) -> OpenApiRouter<S> {
+    OpenApiRouter::new()
+        .routes(routes!(create_session))
+        .routes(routes!(session_view))
+        .routes(routes!(post_turn))
+        .routes(routes!(decide))
+        .routes(routes!(manual_tools))
+        .routes(routes!(run_tool))
+        .routes(routes!(events))
         .with_state(orchestrator)
 }
 
@@ -94,28 +101,57 @@ fn session_id(text: &str) -> Result<SessionId, AppError> {
     SessionId::parse(text).ok_or(AppError::NotFound)
 }
 
+/// The body as `T`; no body, or `null` (as the document's optional bodies allow), is `{}`.
 fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
-    let body = if body.is_empty() {
-        b"{}".as_slice()
-    } else {
-        body
-    };
-    serde_json::from_slice(body).map_err(|error| AppError::BadRequest {
+    let bad_json = |error: serde_json::Error| AppError::BadRequest {
         code: "bad_json",
         message: format!("the body is not the expected JSON: {error}"),
         field: None,
-    })
+    };
+    let value: Value = if body.is_empty() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_slice(body).map_err(bad_json)?
+    };
+    let value = match value {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => other,
+    };
+    // serde reads a struct from an array too (`["hi"]`); every body here is an object.
+    let scope_is_array = value.get("scope").is_some_and(Value::is_array);
+    if !value.is_object() || scope_is_array {
+        return Err(AppError::BadRequest {
+            code: "bad_json",
+            message: "the body and its `scope` must be JSON objects".to_owned(),
+            field: scope_is_array.then(|| "scope".to_owned()),
+        });
+    }
+    serde_json::from_value(value).map_err(bad_json)
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// The body of `POST /api/chat/sessions` (optional: none is `{}`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewSessionBody {
+    /// Narrows what the session may run (within the server's allowlist).
     #[serde(default)]
     scope: Option<RequestedScope>,
+    /// `heuristic` or a configured model's spec; the configured model when absent.
     #[serde(default)]
     model: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/chat/sessions",
+    tag = "chat",
+    request_body(content = Option<NewSessionBody>, description = "Optional."),
+    responses(
+        (status = 200, description = "The new session.", body = ChatSession),
+        (status = 400, description = "A body that is not the expected JSON (`bad_json`) or a model that is not configured (`unknown_model`).", body = ErrorBody),
+    ),
+)]
+/// `POST /api/chat/sessions`: a new session, narrowed to `scope`, on `model`.
 async fn create_session(
     State(orchestrator): State<Orchestrator>,
     body: Bytes,
@@ -128,6 +164,17 @@ async fn create_session(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/chat/sessions/{id}",
+    tag = "chat",
+    params(("id" = String, Path, description = "The session's id (a UUID).")),
+    responses(
+        (status = 200, description = "Transcript, threads, pending approvals and running calls.", body = SessionView),
+        (status = 404, description = "No such session.", body = ErrorBody),
+    ),
+)]
+/// `GET /api/chat/sessions/{id}`: what the chat page shows after a reload.
 async fn session_view(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -135,12 +182,29 @@ async fn session_view(
     Ok(Json(orchestrator.session_view(session_id(&id)?).await?))
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/chat/sessions/{id}/turns`.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TurnBody {
+    /// What the person says (not blank).
+    #[schema(min_length = 1, pattern = r"\S")]
     text: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/chat/sessions/{id}/turns",
+    tag = "chat",
+    params(("id" = String, Path, description = "The session's id (a UUID).")),
+    request_body = TurnBody,
+    responses(
+        (status = 200, description = "What the turn did and the reply.", body = TurnOutcome),
+        (status = 400, description = "A body that is not the expected JSON (`bad_json`) or a blank text (`empty_turn`).", body = ErrorBody),
+        (status = 404, description = "No such session.", body = ErrorBody),
+        (status = 409, description = "The session cannot take this now (`conflict`).", body = ErrorBody),
+    ),
+)]
+/// `POST /api/chat/sessions/{id}/turns`: one turn of the person.
 async fn post_turn(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -161,21 +225,42 @@ async fn post_turn(
     ))
 }
 
-#[derive(Debug, Deserialize)]
+/// Approve or deny.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 enum DecisionWord {
     Approve,
     Deny,
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/chat/sessions/{id}/confirmations/{confirmation}`.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DecisionBody {
+    /// The person's decision.
     decision: DecisionWord,
+    /// How far an approval reaches (default `once`); one the confirmation does not offer is 400.
     #[serde(default)]
     scope: Option<ApprovalScope>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/chat/sessions/{id}/confirmations/{confirmation}",
+    tag = "chat",
+    params(
+        ("id" = String, Path, description = "The session's id (a UUID)."),
+        ("confirmation" = String, Path, description = "The confirmation's id (a UUID)."),
+    ),
+    request_body = DecisionBody,
+    responses(
+        (status = 200, description = "What the decision did.", body = TurnOutcome),
+        (status = 400, description = "A body that is not the expected JSON (`bad_json`) or a scope the confirmation does not offer (`bad_scope`).", body = ErrorBody),
+        (status = 404, description = "No such session or confirmation.", body = ErrorBody),
+        (status = 409, description = "The confirmation was already decided (`conflict`).", body = ErrorBody),
+    ),
+)]
+/// `POST /api/chat/sessions/{id}/confirmations/{confirmation}`: approve or deny a confirmation.
 async fn decide(
     State(orchestrator): State<Orchestrator>,
     Path((id, confirmation)): Path<(String, String)>,
@@ -199,6 +284,17 @@ async fn decide(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/chat/sessions/{id}/tools",
+    tag = "chat",
+    params(("id" = String, Path, description = "The session's id (a UUID).")),
+    responses(
+        (status = 200, description = "The tools a person may run by hand, with their form schemas.", body = Vec<ManualTool>),
+        (status = 404, description = "No such session.", body = ErrorBody),
+    ),
+)]
+/// `GET /api/chat/sessions/{id}/tools`: the tools a person may run by hand.
 async fn manual_tools(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,
@@ -206,6 +302,23 @@ async fn manual_tools(
     Ok(Json(orchestrator.manual_tools(session_id(&id)?).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/chat/sessions/{id}/tools/{name}",
+    tag = "chat",
+    params(
+        ("id" = String, Path, description = "The session's id (a UUID)."),
+        ("name" = String, Path, description = "The tool's operation name."),
+    ),
+    request_body(content = Option<Object>, description = "The tool's arguments, as its form schema says (optional: none is `{}`)."),
+    responses(
+        (status = 200, description = "What the tool run did.", body = TurnOutcome),
+        (status = 400, description = "A body that is not JSON (`bad_json`) or arguments the tool refuses (`bad_selection`).", body = ErrorBody),
+        (status = 404, description = "No such session.", body = ErrorBody),
+        (status = 409, description = "The session cannot run it now (`conflict`).", body = ErrorBody),
+    ),
+)]
+/// `POST /api/chat/sessions/{id}/tools/{name}`: run a manual tool with its arguments.
 async fn run_tool(
     State(orchestrator): State<Orchestrator>,
     Path((id, name)): Path<(String, String)>,
@@ -219,6 +332,17 @@ async fn run_tool(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/chat/sessions/{id}/events",
+    tag = "chat",
+    params(("id" = String, Path, description = "The session's id (a UUID).")),
+    responses(
+        (status = 200, description = "Server-sent events from now on: name = the event's kind, data = the event as JSON.", content_type = "text/event-stream", body = ServerSentEvent),
+        (status = 404, description = "No such session.", body = ErrorBody),
+    ),
+)]
+/// `GET /api/chat/sessions/{id}/events`: the session's events from now on (SSE).
 async fn events(
     State(orchestrator): State<Orchestrator>,
     Path(id): Path<String>,

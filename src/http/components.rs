@@ -38,6 +38,12 @@ pub async fn gallery(State(state): State<AppState>) -> Response {
 
 /// `GET /api/components`: exactly the tool definitions a model is offered by a `ui` step that
 /// names no components of its own.
+#[utoipa::path(
+    get,
+    path = "/api/components",
+    tag = "pages",
+    responses((status = 200, description = "The tool definitions (`{name, description, parameters}`, parameters a JSON Schema), one per component.", body = Vec<Object>)),
+)]
 pub async fn tool_definitions(State(state): State<AppState>) -> Json<Vec<Value>> {
     Json(state.model_catalog().tool_definitions())
 }

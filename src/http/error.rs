@@ -7,9 +7,29 @@ use axum::{
     Json,
 };
 use http::StatusCode;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::store::StoreError;
+
+/// The body of every JSON error: `{"error": {"code", "message", "field"?}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong, inside [`ErrorBody`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable machine-readable code, e.g. `not_found`, `invalid_ask`, `unauthorized`.
+    pub code: String,
+    /// What is wrong, for a person.
+    pub message: String,
+    /// The offending field, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
 
 /// Everything a JSON handler can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -164,10 +184,13 @@ impl IntoResponse for AppError {
                 )
             }
         };
-        let mut body = json!({ "error": { "code": code, "message": message } });
-        if let Some(field) = field {
-            body["error"]["field"] = json!(field);
-        }
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: code.to_owned(),
+                message,
+                field,
+            },
+        };
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(

@@ -1,20 +1,21 @@
-//! Our own body extractors, so a body that cannot be read is answered like every other error.
+//! Our own body and query extractors, so input that cannot be read is answered like every other
+//! error.
 //!
-//! axum's `Json` and `Form` reject with plain text; these wrap them and reject with
+//! axum's `Json`, `Form` and `Query` reject with plain text; these wrap them and reject with
 //! [`AppError`], whose body is the JSON error shape `{"error": {"code", "message"}}` (413 for a
 //! body over the limit, 415 for a JSON body without `Content-Type: application/json`, else 400
-//! `invalid_body`). Handlers take these, never axum's own. [`is_json`] is the one reading of
+//! `invalid_body`, or `invalid_query` for a query string). Handlers take these, never axum's own. [`is_json`] is the one reading of
 //! that header, also for the `/api/*` guard (`api_token.rs`), which handlers reading raw bytes
 //! (asks, chat) rely on.
 
 use axum::{
     extract::{
-        rejection::{BytesRejection, FormRejection, JsonRejection},
-        FromRequest, Request,
+        rejection::{BytesRejection, FormRejection, JsonRejection, QueryRejection},
+        FromRequest, FromRequestParts, Request,
     },
     response::{IntoResponse, Response},
 };
-use http::{header, HeaderMap, StatusCode};
+use http::{header, request::Parts, HeaderMap, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::error::AppError;
@@ -53,6 +54,31 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Form<T> {
         match axum::Form::<T>::from_request(request, state).await {
             Ok(axum::Form(value)) => Ok(Self(value)),
             Err(rejection) => Err(AppError::from(rejection)),
+        }
+    }
+}
+
+/// A query string read into `T` (a parameter a caller may leave out is an `Option`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Self(value)),
+            Err(rejection) => Err(AppError::from(rejection)),
+        }
+    }
+}
+
+impl From<QueryRejection> for AppError {
+    fn from(rejection: QueryRejection) -> Self {
+        AppError::BadRequest {
+            code: "invalid_query",
+            message: rejection.body_text(),
+            field: None,
         }
     }
 }

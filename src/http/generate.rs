@@ -8,23 +8,31 @@
 use std::convert::Infallible;
 
 use axum::{
-    extract::{Path, Query, State},
+    extract::{Path, State},
     response::sse::{Event, KeepAlive, Sse},
 };
 use futures_util::{Stream, StreamExt};
 use http::HeaderMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::{error::AppError, extract::Json, AppState};
+use super::{
+    error::{AppError, ErrorBody},
+    extract::{Json, Query},
+    openapi::ServerSentEvent,
+    AppState,
+};
 use crate::{
     agent::{
         events::{follow, GenerationEvent},
         generate::DEFAULT_MAX_STEPS,
-        generate_page as run_generation, AgentError, CachePolicy, GenerationInput, UnknownModel,
+        generate_page as run_generation,
+        generation::GenerationRecord,
+        AgentError, CachePolicy, GenerationInput, UnknownModel,
     },
-    forms::{FormSchema, SchemaError},
+    forms::{validate_form::FormReport, FormSchema, SchemaError},
     store::StoreError,
 };
 
@@ -67,7 +75,7 @@ fn invalid_schema(error: &SchemaError) -> AppError {
 }
 
 /// The body of `POST /api/pages/generate`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GenerateRequest {
     /// The request, already rendered.
@@ -87,8 +95,9 @@ pub struct GenerateRequest {
     /// The page cache: `use` (default), `refresh` (build and store) or `off` (`bypass`).
     #[serde(default)]
     pub cache: Option<CachePolicy>,
-    /// Model turns allowed, 1 to 30 (default 10).
+    /// Model turns allowed, 1 to 30 (default 10; others are brought into that range).
     #[serde(default)]
+    #[schema(minimum = 0)]
     pub max_steps: Option<usize>,
 }
 
@@ -120,54 +129,95 @@ impl GenerateRequest {
     }
 }
 
+/// The answer of `POST /api/pages/generate`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GeneratedPage {
+    /// The page tree (DESIGN.md §4).
+    #[schema(value_type = Object)]
+    pub tree: tessera_app::tree::PageTree,
+    /// `ValidateForm`'s report on it (ok; warnings may remain).
+    pub validation: FormReport,
+    /// What was recorded.
+    pub generation: GenerationRecord,
+}
+
 /// `POST /api/pages/generate`: `{prompt, schema?, data?, model?, id?, cache?, max_steps?}` →
 /// `{tree, validation, generation}`.
 ///
 /// # Errors
-/// 400 for a body that does not parse, a schema outside the subset (naming the field), a model
-/// that is not configured, or an `id` already used; 500 when no page could be built.
+/// 400 for a body that does not parse, a schema outside the subset (naming the field) or a model
+/// that is not configured; 409 for an `id` already used; 500 when no page could be built.
+#[utoipa::path(
+    post,
+    path = "/api/pages/generate",
+    tag = "pages",
+    request_body = GenerateRequest,
+    responses(
+        (status = 200, description = "The page built, its report and its generation record.", body = GeneratedPage),
+        (status = 400, description = "A body that does not parse (`invalid_body`), a schema outside the form subset (`invalid_schema`, naming the field), a model that is not configured (`unknown_model`), or a component using a reserved name.", body = ErrorBody),
+        (status = 409, description = "The `id` is already a generation's (`id_in_use`).", body = ErrorBody),
+    ),
+)]
 pub async fn generate_page(
     State(state): State<AppState>,
     Json(body): Json<GenerateRequest>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<GeneratedPage>, AppError> {
     let model = state.models().choose(body.model.as_deref())?;
     let input = body.parse()?;
     if state.store.generation(input.id).await.is_ok() {
-        return Err(AppError::BadRequest {
+        return Err(AppError::Conflict {
             code: "id_in_use",
             message: format!("generation {} already exists", input.id),
-            field: Some("id".to_owned()),
         });
     }
     let generated = run_generation(input, model.as_ref(), &state.store, None).await?;
-    Ok(Json(json!({
-        "tree": generated.tree,
-        "validation": generated.report,
-        "generation": generated.record,
-    })))
+    Ok(Json(GeneratedPage {
+        tree: generated.tree,
+        validation: generated.report,
+        generation: generated.record,
+    }))
 }
 
 /// The query of `GET /api/generations`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// How many records, newest first (default 20, at most 200).
+    /// How many records, newest first (default 20, at most 200; others are brought into that
+    /// range).
     #[serde(default)]
     pub limit: Option<i64>,
+}
+
+/// The body of `GET /api/generations`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GenerationList {
+    /// The records, newest first.
+    pub generations: Vec<GenerationRecord>,
 }
 
 /// `GET /api/generations?limit=20`: the most recent generation records, newest first.
 ///
 /// # Errors
 /// 500 when the store fails.
+#[utoipa::path(
+    get,
+    path = "/api/generations",
+    tag = "pages",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "The most recent generation records.", body = GenerationList),
+        (status = 400, description = "A query that does not parse (`invalid_query`).", body = ErrorBody),
+    ),
+)]
 pub async fn list_generations(
     State(state): State<AppState>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<Value>, AppError> {
-    let records = state
+) -> Result<Json<GenerationList>, AppError> {
+    let generations = state
         .store
         .recent_generations(query.limit.unwrap_or(20))
         .await?;
-    Ok(Json(json!({ "generations": records })))
+    Ok(Json(GenerationList { generations }))
 }
 
 fn generation_id(text: &str) -> Result<Uuid, AppError> {
@@ -178,12 +228,21 @@ fn generation_id(text: &str) -> Result<Uuid, AppError> {
 ///
 /// # Errors
 /// 404 for an unknown id.
+#[utoipa::path(
+    get,
+    path = "/api/generations/{id}",
+    tag = "pages",
+    params(("id" = String, Path, description = "The generation's id (a UUID).")),
+    responses(
+        (status = 200, description = "The generation record.", body = GenerationRecord),
+        (status = 404, description = "No such generation.", body = ErrorBody),
+    ),
+)]
 pub async fn generation(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, AppError> {
-    let record = state.store.generation(generation_id(&id)?).await?;
-    Ok(Json(json!(record)))
+) -> Result<Json<GenerationRecord>, AppError> {
+    Ok(Json(state.store.generation(generation_id(&id)?).await?))
 }
 
 /// `GET /api/generations/{id}/events`: the generation's events as server-sent events (event name
@@ -192,6 +251,19 @@ pub async fn generation(
 ///
 /// # Errors
 /// 404 for an id that is not a UUID.
+#[utoipa::path(
+    get,
+    path = "/api/generations/{id}/events",
+    tag = "pages",
+    params(
+        ("id" = String, Path, description = "The generation's id (a UUID); it may be subscribed to before it starts."),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after the event with this id (a sequence number; anything else replays from the start)."),
+    ),
+    responses(
+        (status = 200, description = "Server-sent events: name = the event's kind, id = its sequence number, data = the event as JSON; the stream ends after `finished`.", content_type = "text/event-stream", body = ServerSentEvent),
+        (status = 404, description = "The id is not a UUID.", body = ErrorBody),
+    ),
+)]
 pub async fn generation_events(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -7,15 +7,15 @@
 use axum::{extract::State, response::Response};
 use http::StatusCode;
 use leptos::prelude::*;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera_app::{
     components::input::escape_textarea,
     render::{render_tree, BudgetWatch, RenderCtx},
 };
 
 use super::{
-    error::AppError,
+    error::{AppError, ErrorBody},
     extract::{Form, Json},
     render::{fragment_html, html_document, RENDER_DEADLINE},
     AppState,
@@ -40,15 +40,36 @@ impl From<PreviewError> for AppError {
     }
 }
 
+/// The answer of `POST /api/pages/preview`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PreviewAnswer {
+    /// The page's HTML fragment, as a person would see it.
+    pub html: String,
+    /// `ValidateForm`'s report of the tree against the schema.
+    pub validation: FormReport,
+}
+
 /// `POST /api/pages/preview`: `{tree, schema?, data?}` → `{html, validation}`.
 ///
 /// # Errors
 /// 400 naming `tree` or `schema` when they cannot be read; 422 `render_budget` when the page
 /// would cost more than the render budget; 503 past the render deadline.
+#[utoipa::path(
+    post,
+    path = "/api/pages/preview",
+    tag = "pages",
+    request_body = PreviewInput,
+    responses(
+        (status = 200, description = "The rendered page and its `ValidateForm` report.", body = PreviewAnswer),
+        (status = 400, description = "The body, `tree` or `schema` cannot be read (`invalid_body`, `invalid_preview` naming the field).", body = ErrorBody),
+        (status = 422, description = "The page would cost more than the render budget (`render_budget`).", body = ErrorBody),
+        (status = 503, description = "Rendering ran past its deadline.", body = ErrorBody),
+    ),
+)]
 pub async fn preview_api(
     State(state): State<AppState>,
     Json(input): Json<PreviewInput>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PreviewAnswer>, AppError> {
     let catalog = state.page_catalog();
     let (checked, catalog) =
         within_deadline(RENDER_DEADLINE, move || (preview(&catalog, input), catalog)).await?;
@@ -57,7 +78,10 @@ pub async fn preview_api(
     ctx.catalog = catalog;
     let tree = checked.tree;
     let html = fragment_html(move || render_tree(&tree, &ctx)).await?;
-    Ok(Json(json!({ "html": html, "validation": checked.report })))
+    Ok(Json(PreviewAnswer {
+        html,
+        validation: checked.report,
+    }))
 }
 
 /// `GET /preview` (admin): the editor, filled with the every-field-type example.

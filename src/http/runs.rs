@@ -1,7 +1,7 @@
 //! The runs pages (admin session) and the runs API (session or bearer token).
 
 use axum::{
-    extract::{Path, Query, State},
+    extract::{Path, State},
     response::{IntoResponse, Redirect, Response},
 };
 use http::StatusCode;
@@ -9,11 +9,15 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tessera_app::runs::{RunDetailPage, RunsListPage};
+use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    error::AppError,
-    extract::{Form, Json},
-    presenters,
+    error::{AppError, ErrorBody},
+    extract::{Form, Json, Query},
+    presenters::{
+        self,
+        runs::{IssuedLinks, RunJson, RunSummary, RunsPage},
+    },
     render::html_document,
     AppState,
 };
@@ -216,10 +220,21 @@ pub async fn change_page(
 ///
 /// # Errors
 /// 404 for an unknown run; 409 when the run waits on no open page.
+#[utoipa::path(
+    post,
+    path = "/api/runs/{id}/link",
+    tag = "runs",
+    params(("id" = String, Path, description = "The run's id.")),
+    responses(
+        (status = 201, description = "A fresh link (or the assignees' links); earlier ones stop working.", body = IssuedLinks),
+        (status = 404, description = "No such run.", body = ErrorBody),
+        (status = 409, description = "The run waits on no open page (`not_waiting`).", body = ErrorBody),
+    ),
+)]
 pub async fn issue_link_api(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Value>), AppError> {
+) -> Result<(StatusCode, Json<IssuedLinks>), AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
     let not_open = || AppError::Conflict {
         code: "not_waiting",
@@ -236,9 +251,11 @@ pub async fn issue_link_api(
 }
 
 /// Body of `POST /api/runs`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct StartRun {
+    /// A registered workflow's name.
     workflow: String,
+    /// Its initial state (default `{}`).
     #[serde(default)]
     input: Option<Value>,
 }
@@ -247,27 +264,41 @@ pub struct StartRun {
 ///
 /// # Errors
 /// 400 for an unknown workflow or input that does not fit its state.
+#[utoipa::path(
+    post,
+    path = "/api/runs",
+    tag = "runs",
+    request_body = StartRun,
+    responses(
+        (status = 201, description = "The run, started.", body = RunSummary),
+        (status = 400, description = "A body that does not parse (`invalid_body`), an unknown workflow or input that does not fit its state (`invalid_run`).", body = ErrorBody),
+    ),
+)]
 pub async fn start_run_api(
     State(state): State<AppState>,
     Json(body): Json<StartRun>,
-) -> Result<(StatusCode, Json<Value>), AppError> {
+) -> Result<(StatusCode, Json<RunSummary>), AppError> {
     let run = runner(&state)?
         .start_run(&body.workflow, body.input.unwrap_or_else(|| json!({})))
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(
-            json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id), "page": format!("/runs/{}", run.id) } }),
-        ),
+        Json(presenters::runs::started_run(&run)),
     ))
 }
 
 /// Query of `GET /api/runs`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ApiListQuery {
+    /// Only runs of this workflow.
     workflow: Option<String>,
+    /// Only runs in this status.
+    #[param(value_type = Option<RunStatus>)]
     status: Option<String>,
+    /// How many runs (default 100).
     limit: Option<i64>,
+    /// How many to skip, newest first (default 0).
     offset: Option<i64>,
 }
 
@@ -276,10 +307,20 @@ pub struct ApiListQuery {
 ///
 /// # Errors
 /// 400 for an unknown status; database failures.
+#[utoipa::path(
+    get,
+    path = "/api/runs",
+    tag = "runs",
+    params(ApiListQuery),
+    responses(
+        (status = 200, description = "One page of runs, newest first, with the total.", body = RunsPage),
+        (status = 400, description = "An unknown status (`invalid_status`) or a query that does not parse.", body = ErrorBody),
+    ),
+)]
 pub async fn list_runs_api(
     State(state): State<AppState>,
     Query(query): Query<ApiListQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<RunsPage>, AppError> {
     let status = query.status.as_deref().map(parse_status).transpose()?;
     let filter = RunFilter {
         status,
@@ -288,12 +329,15 @@ pub async fn list_runs_api(
         offset: query.offset.unwrap_or(0),
     };
     let listed = state.store.list_runs(&filter).await?;
-    let runs: Vec<Value> = listed
+    let runs = listed
         .runs
         .iter()
-        .map(presenters::runs::run_summary_json)
+        .map(presenters::runs::run_summary)
         .collect();
-    Ok(Json(json!({ "runs": runs, "total": listed.total })))
+    Ok(Json(RunsPage {
+        runs,
+        total: listed.total,
+    }))
 }
 
 /// `GET /api/runs/{id}`: status, current step, each step's output and the id of the page it
@@ -301,10 +345,20 @@ pub async fn list_runs_api(
 ///
 /// # Errors
 /// 404 for an unknown run.
+#[utoipa::path(
+    get,
+    path = "/api/runs/{id}",
+    tag = "runs",
+    params(("id" = String, Path, description = "The run's id.")),
+    responses(
+        (status = 200, description = "The run with its steps and pages.", body = RunJson),
+        (status = 404, description = "No such run.", body = ErrorBody),
+    ),
+)]
 pub async fn show_run_api(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<RunJson>, AppError> {
     let overview = run_overview(&state.store, parse_run_id(&id)?).await?;
     Ok(Json(presenters::runs::run_json(&overview)))
 }

@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// One assignee's own link to a page (it holds their secret token: never logged or stored).
-#[derive(Clone, PartialEq, Eq, Serialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct AssigneeLink {
     /// Their e-mail address.
     pub assignee: String,

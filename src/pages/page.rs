@@ -9,7 +9,7 @@ use super::{component_set::ComponentSet, token::TokenHash};
 use crate::workflow::run::RunId;
 
 /// A page's identity (not its link: the link carries the secret token).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct PageId(pub Uuid);
 
@@ -34,7 +34,7 @@ impl fmt::Display for PageId {
 }
 
 /// The stored status of a page. Expiry is computed from `expires_at_ms`, not stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PageStatus {
     /// Waiting for its one submission.

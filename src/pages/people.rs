@@ -118,7 +118,7 @@ impl People {
 }
 
 /// What one person's answer was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// They submitted the form: an approval.
@@ -179,6 +179,29 @@ pub struct AnswerRecord {
     pub response: Option<Value>,
     /// Why they declined, when they said.
     pub reason: Option<String>,
+}
+
+/// The shape [`AnswerRecord`] serializes to, for the API's document.
+#[derive(utoipa::ToSchema)]
+#[schema(as = AnswerRecord)]
+#[expect(
+    dead_code,
+    reason = "describes AnswerRecord's hand-written serialization; never built"
+)]
+pub struct AnswerRecordSchema {
+    /// The assignee; `null` for the anonymous link of a page without assignees.
+    answered_by: Option<String>,
+    /// When, RFC 3339 UTC.
+    #[schema(format = DateTime)]
+    at: String,
+    /// Submitted or declined.
+    outcome: Outcome,
+    /// The typed answer, for a submission.
+    #[schema(required = false)]
+    response: Option<Value>,
+    /// Why they declined, for a decline.
+    #[schema(required = false)]
+    reason: Option<String>,
 }
 
 impl Serialize for AnswerRecord {

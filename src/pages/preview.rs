@@ -15,9 +15,10 @@ use tessera_app::{
 use crate::forms::{validate_form::validate_form, validate_form::FormReport, FormSchema};
 
 /// A preview request with its three inputs still as JSON.
-#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Deserialize, utoipa::ToSchema)]
 pub struct PreviewInput {
     /// The page tree (DESIGN.md §4).
+    #[schema(value_type = Object)]
     pub tree: Value,
     /// The response schema, if the page has a form.
     #[serde(default)]

@@ -1141,8 +1141,9 @@ async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()>
         .json()
         .await?;
     assert_eq!(record, generated["generation"]);
+    // An id already used collides with what is stored: 409, as the API's document says.
     let reused = post_generate(&app, &json!({"prompt": "Again", "id": id})).await?;
-    assert_eq!(reused.status(), 400);
+    assert_eq!(reused.status(), 409);
     let unknown = app
         .client
         .get(app.url("/api/generations/not-a-uuid"))

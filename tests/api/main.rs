@@ -28,6 +28,7 @@ mod mcp;
 mod metrics;
 mod model_settings;
 mod notify;
+mod openapi;
 mod outbound;
 mod page_cache;
 mod pages;

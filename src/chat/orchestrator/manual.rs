@@ -21,7 +21,7 @@ use crate::llm::{Message, ToolCall};
 const MANUAL_CALL_PREFIX: &str = "manual-";
 
 /// A tool a person may run from the panel or `/tool`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ManualTool {
     /// The operation.
     pub name: String,

@@ -18,17 +18,21 @@ use crate::chat::{
 use crate::llm::Message;
 
 /// A session as the chat page shows it after a reload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SessionView {
     /// The session.
     pub session: ChatSession,
     /// The visible transcript, oldest first.
+    #[schema(value_type = Vec<Object>)]
     pub transcript: Vec<TranscriptEntry>,
     /// Its threads, oldest first.
+    #[schema(value_type = Vec<Object>)]
     pub threads: Vec<Thread>,
     /// Confirmations waiting for the person.
+    #[schema(value_type = Vec<Object>)]
     pub pending_approvals: Vec<PendingApproval>,
     /// Calls still running, with their progress.
+    #[schema(value_type = Vec<Object>)]
     pub running: Vec<Step>,
 }
 

@@ -23,7 +23,7 @@ use crate::chat::{
 use crate::llm::Message;
 
 /// The result of one turn (or one decision, or one manual tool run).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TurnOutcome {
     /// The session.
     pub session_id: SessionId,
@@ -34,14 +34,17 @@ pub struct TurnOutcome {
     /// That thread's status afterwards.
     pub thread_status: Option<ThreadStatus>,
     /// What ran, built by code.
+    #[schema(value_type = Object)]
     pub header: ExecutionHeader,
     /// The words after the header (the model's, or code's).
     pub narrative: String,
     /// Header, blank line, narrative: the stored reply.
     pub reply: String,
     /// Confirmations waiting in the session after this turn.
+    #[schema(value_type = Vec<Object>)]
     pub pending_approvals: Vec<PendingApproval>,
     /// Everything emitted during the turn, in order.
+    #[schema(value_type = Vec<Object>)]
     pub events: Vec<ChatEvent>,
 }
 

@@ -2,19 +2,21 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tessera_app::runs::{AnswerLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView};
+use utoipa::ToSchema;
 
 use crate::{
     pages::{
-        links::{PageLinks, RunPageChange},
+        links::{AssigneeLink, PageLinks, RunPageChange},
         page::{PageId, PageStatus},
         people::{AnswerRecord, Outcome},
         receipt::format_utc,
     },
     workflow::{
         overview::RunOverview,
-        run::{Run, RunFilter, RunList, RunStatus, TimeoutAction},
+        run::{Run, RunFilter, RunId, RunList, RunStatus, StepStatus, TimeoutAction},
         Unanswered,
     },
 };
@@ -191,11 +193,29 @@ pub fn link_change(change: RunPageChange) -> (Option<PageLinks>, String) {
 }
 
 /// The body of `POST /api/runs/{id}/link`: the page's fresh link, or its assignees' links.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedLinks {
+    /// The page the links open.
+    pub page_id: PageId,
+    /// The page's one link (absent for a page with assignees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// Each assignee's own link, for those who have not answered (absent without assignees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<AssigneeLink>>,
+}
+
+/// The body of `POST /api/runs/{id}/link`.
 #[must_use]
-pub fn issued_links(page_id: PageId, links: &PageLinks) -> Value {
-    match links {
-        PageLinks::Shared(link) => json!({ "page_id": page_id, "link": link }),
-        PageLinks::Assigned(links) => json!({ "page_id": page_id, "links": links }),
+pub fn issued_links(page_id: PageId, links: &PageLinks) -> IssuedLinks {
+    let (link, links) = match links {
+        PageLinks::Shared(link) => (Some(link.clone()), None),
+        PageLinks::Assigned(links) => (None, Some(links.clone())),
+    };
+    IssuedLinks {
+        page_id,
+        link,
+        links,
     }
 }
 
@@ -226,36 +246,152 @@ pub fn runs_list(listed: &RunList, filter: &RunFilter, workflows: Vec<String>) -
     }
 }
 
+/// Where to find a run: itself in the API and (when just started) its page.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunLinks {
+    /// `GET /api/runs/{id}`.
+    #[serde(rename = "self")]
+    pub itself: String,
+    /// The admin's timeline page, in the answer to `POST /api/runs` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
+}
+
+/// A run in the API's lists and in the answer to `POST /api/runs`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunSummary {
+    /// Its id.
+    pub id: RunId,
+    /// Its workflow.
+    pub workflow: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Where to find it.
+    pub links: RunLinks,
+}
+
 /// A run in the API's lists: id, workflow, status and its links.
 #[must_use]
-pub fn run_summary_json(run: &Run) -> Value {
-    json!({ "id": run.id, "workflow": run.workflow, "status": run.status, "links": { "self": format!("/api/runs/{}", run.id) } })
+pub fn run_summary(run: &Run) -> RunSummary {
+    RunSummary {
+        id: run.id,
+        workflow: run.workflow.clone(),
+        status: run.status,
+        links: RunLinks {
+            itself: format!("/api/runs/{}", run.id),
+            page: None,
+        },
+    }
+}
+
+/// A just-started run: its summary with the link to its timeline page.
+#[must_use]
+pub fn started_run(run: &Run) -> RunSummary {
+    let mut summary = run_summary(run);
+    summary.links.page = Some(format!("/runs/{}", run.id));
+    summary
+}
+
+/// The body of `GET /api/runs`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunsPage {
+    /// This page of runs, newest first.
+    pub runs: Vec<RunSummary>,
+    /// How many runs match the filter in all.
+    pub total: i64,
+}
+
+/// One step of a run, in `GET /api/runs/{id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StepJson {
+    /// Its index in the workflow, from 0.
+    pub index: i64,
+    /// Its name.
+    pub name: String,
+    /// Where it is.
+    pub status: StepStatus,
+    /// How many times it started.
+    pub attempts: i64,
+    /// What it handed to the next step.
+    pub output: Option<Value>,
+    /// Its last error.
+    pub error: Option<String>,
+}
+
+/// One page of a run, in `GET /api/runs/{id}` (never its link).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PageJson {
+    /// As stored: an open page past `expires_at_ms` has expired.
+    pub status: PageStatus,
+    /// When its link expires, unix ms.
+    pub expires_at_ms: i64,
+    /// The typed response, once submitted.
+    pub response: Option<Value>,
+}
+
+/// The body of `GET /api/runs/{id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunJson {
+    /// Its id.
+    pub id: RunId,
+    /// Its workflow.
+    pub workflow: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// The name of the step it is at (or ended at).
+    pub current_step: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Its state.
+    pub state: Value,
+    /// Its steps, in order.
+    pub steps: Vec<StepJson>,
+    /// Its pages, by id.
+    pub pages: BTreeMap<String, PageJson>,
+    /// The page it waits on, while one is open.
+    pub waiting_page: Option<PageId>,
+    /// The digest of the workflow definition it runs.
+    pub definition_digest: Option<String>,
 }
 
 /// `GET /api/runs/{id}`'s body: status, current step, each step's output and the id of the
 /// page it waits on (never a link).
 #[must_use]
-pub fn run_json(overview: &RunOverview) -> Value {
-    let steps: Vec<Value> = overview
+pub fn run_json(overview: &RunOverview) -> RunJson {
+    let steps = overview
         .steps
         .iter()
-        .map(|step| json!({ "index": step.index, "name": step.name, "status": step.status.as_str(), "attempts": step.attempts, "output": step.output, "error": step.error }))
+        .map(|step| StepJson {
+            index: step.index,
+            name: step.name.clone(),
+            status: step.status,
+            attempts: step.attempts,
+            output: step.output.clone(),
+            error: step.error.clone(),
+        })
         .collect();
-    let pages: BTreeMap<String, Value> = overview
+    let pages = overview
         .pages
         .iter()
-        .map(|page| (page.id.to_string(), json!({ "status": page.status.as_str(), "expires_at_ms": page.expires_at_ms, "response": page.response })))
+        .map(|page| {
+            let json = PageJson {
+                status: page.status,
+                expires_at_ms: page.expires_at_ms,
+                response: page.response.clone(),
+            };
+            (page.id.to_string(), json)
+        })
         .collect();
-    json!({
-        "id": overview.run.id,
-        "workflow": overview.run.workflow,
-        "status": overview.run.status,
-        "current_step": overview.current_step,
-        "error": overview.run.error,
-        "state": overview.run.state,
-        "steps": steps,
-        "pages": pages,
-        "waiting_page": overview.waiting_page,
-        "definition_digest": overview.run.definition_digest,
-    })
+    RunJson {
+        id: overview.run.id,
+        workflow: overview.run.workflow.clone(),
+        status: overview.run.status,
+        current_step: overview.current_step.clone(),
+        error: overview.run.error.clone(),
+        state: overview.run.state.clone(),
+        steps,
+        pages,
+        waiting_page: overview.waiting_page,
+        definition_digest: overview.run.definition_digest.clone(),
+    }
 }
