@@ -154,7 +154,7 @@ impl Store {
     pub async fn is_assignee_anywhere(&self, email: &str) -> Result<bool> {
         let found: Option<i64> = on_pool!(self, |pool| {
             sqlx::query_scalar(
-                "SELECT 1 FROM page_assignees WHERE lower(assignee) = $1 LIMIT 1",
+                "SELECT CAST(1 AS BIGINT) FROM page_assignees WHERE lower(assignee) = $1 LIMIT 1",
             )
             .bind(email.to_lowercase())
             .fetch_optional(pool)
