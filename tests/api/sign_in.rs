@@ -20,6 +20,7 @@ on_both_backends!(
     a_sign_in_link_signs_in_once_and_never_after_it_expires,
     the_inbox_lists_the_persons_asks_and_only_theirs,
     a_respondent_cannot_open_admin_pages_and_sees_no_admin_links,
+    sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_them,
 );
 
 const SUBJECT: &str = "Your sign-in link for Tessera";
@@ -308,4 +309,86 @@ async fn a_respondent_cannot_open_admin_pages_and_sees_no_admin_links(
         .await?;
     assert_eq!(by_token.status(), 200);
     app.cleanup().await
+}
+
+async fn sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_them(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let mailbox = Mailbox::start().await?;
+    let Some(app) = spawn_mailing_app(backend, &mailbox, |_| {}).await? else {
+        return Ok(());
+    };
+    let schema = json!({"type": "object", "properties": {"note": {"type": "string", "title": "Note"}}});
+    for (body, field) in [
+        (json!({"prompt": "Approve?", "schema": schema, "assignees": ["ana@example.com"], "sign_in": "always"}), "sign_in"),
+        (json!({"prompt": "Approve?", "schema": schema, "sign_in": "required"}), "sign_in"),
+    ] {
+        let refused = app.api_post("/api/asks", &body).await?;
+        assert_eq!(refused.status(), 422);
+        let refused: Value = refused.json().await?;
+        assert_eq!(refused["error"]["field"], field, "{refused:#}");
+    }
+    let created = app
+        .api_post(
+            "/api/asks",
+            &json!({"prompt": "Approve the Q3 budget?", "schema": schema,
+                    "assignees": ["ana@example.com", "bo@example.com"], "sign_in": "required"}),
+        )
+        .await?;
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await?;
+    let id = created["id"].as_str().context("an id")?;
+    let ana_path = crate::asks::page_path(created["links"][0]["link"].as_str().context("a link")?)?;
+
+    // Holding the link is not enough: the page asks ana to sign in, and takes no answer.
+    let gate = app.get(&ana_path).await?;
+    assert_eq!(gate.status(), 200);
+    let gate = gate.text().await?;
+    assert!(gate.contains("Sign in to answer"), "{gate}");
+    assert!(gate.contains("value=\"ana@example.com\""), "the form is filled in for her");
+    assert!(!gate.contains("name=\"_csrf\""), "no answer form before sign-in");
+    let blind = app.post_form(&ana_path, "", "note=forwarded".into()).await?;
+    assert_eq!(blind.status(), 403);
+
+    // Signed in as someone else: refused, saying so.
+    let bo = signed_in(&app, &mailbox, "bo@example.com", 1).await?;
+    let wrong = app.get_with(&ana_path, &bo).await?;
+    assert_eq!(wrong.status(), 403);
+    assert!(wrong.text().await?.contains("You are signed in as bo@example.com, but this request is for ana@example.com"));
+    assert_eq!(app.post_form(&ana_path, &bo, "note=mine".into()).await?.status(), 403);
+
+    // Ana signs in from the page and comes back to it.
+    let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("email", "ana@example.com")
+        .append_pair("next", &ana_path)
+        .finish();
+    assert_eq!(app.post_form("/sign-in", "", body).await?.status(), 200);
+    let link = sign_in_link(&mailbox, "ana@example.com", 1).await?;
+    let (confirm, query) = link.split_once('?').context("the link keeps where to return")?;
+    let next: String = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == "next")
+        .map(|(_, value)| value.into_owned())
+        .context("next")?;
+    let signed = app
+        .post_form(confirm, "", format!("next={}", urlencoding(&next)))
+        .await?;
+    assert_eq!(signed.status(), 303);
+    assert_eq!(signed.headers()["location"], ana_path.as_str());
+    let ana = session_cookie(&signed).context("ana's session")?;
+    let page = app.get_with(&ana_path, &ana).await?.text().await?;
+    let csrf = crate::asks::csrf_of(&page);
+    let answered = app
+        .post_form(&ana_path, &ana, format!("_csrf={csrf}&note=approved"))
+        .await?;
+    assert_eq!(answered.status(), 303);
+
+    let ask = app.api_json(&format!("/api/asks/{id}")).await?;
+    assert_eq!(ask["status"], "submitted", "{ask:#}");
+    assert_eq!(ask["answers"][0]["answered_by"], "ana@example.com");
+    assert_eq!(ask["answers"].as_array().map(Vec::len), Some(1));
+    app.cleanup().await
+}
+
+fn urlencoding(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

@@ -169,6 +169,8 @@ pub(crate) enum StepSpec {
         assignees: Vec<String>,
         approvals: u32,
         decline_reason_required: bool,
+        /// Each assignee must be signed in as themselves to answer.
+        sign_in_required: bool,
     },
     Wait {
         timeout: Option<Duration>,

@@ -272,10 +272,28 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     assignees: spec.assignees.clone(),
                     required: approvals,
                     decline_reason_required: false,
+                    sign_in_required: false,
                 };
                 if let Err(reason) = people.check() {
                     return Err(fail("ui.approvals.required", reason));
                 }
+                let sign_in_required = match spec.sign_in.as_deref() {
+                    None | Some("optional") => false,
+                    Some("required") if spec.assignees.is_empty() => {
+                        return Err(fail(
+                            "ui.sign_in",
+                            "`required` needs assignees: the signed-in person must be one of them"
+                                .into(),
+                        ))
+                    }
+                    Some("required") => true,
+                    Some(other) => {
+                        return Err(fail(
+                            "ui.sign_in",
+                            format!("`{other}` is not optional or required"),
+                        ))
+                    }
+                };
                 let decline_reason_required =
                     match spec.decline.and_then(|decline| decline.reason).as_deref() {
                         None | Some("optional") => false,
@@ -298,6 +316,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     assignees: spec.assignees,
                     approvals,
                     decline_reason_required,
+                    sign_in_required,
                 }
             }
             "wait" => {
