@@ -84,8 +84,14 @@ fn demo_site(state: &AppState) -> Router<AppState> {
 /// from this site's own pages.
 fn people_pages(state: &AppState) -> Router<AppState> {
     Router::new()
-        .route("/sign-in", get(sign_in::sign_in_page).post(sign_in::request_link))
-        .route("/sign-in/{token}", get(sign_in::confirm_page).post(sign_in::confirm))
+        .route(
+            "/sign-in",
+            get(sign_in::sign_in_page).post(sign_in::request_link),
+        )
+        .route(
+            "/sign-in/{token}",
+            get(sign_in::confirm_page).post(sign_in::confirm),
+        )
         .route("/sign-out", post(sign_in::sign_out))
         .route("/inbox", get(inbox::show_inbox))
         .route("/inbox/{page}/answer", post(inbox::answer))
@@ -138,8 +144,14 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
         .route("/components", get(components::gallery))
-        .route("/components/download/{file}", get(components::gallery_download))
-        .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
+        .route(
+            "/components/download/{file}",
+            get(components::gallery_download),
+        )
+        .route(
+            "/components/try",
+            get(components::try_fields).post(components::submit_try_fields),
+        )
         // Rendering whatever a stranger pastes is work for admins only.
         .route(
             "/preview",

@@ -826,7 +826,23 @@ mod tests {
         assert_eq!(ask.people.assignees.len(), 3);
         assert_eq!(ask.people.required, 2);
         assert!(ask.people.decline_reason_required);
+        assert!(
+            !ask.people.sign_in_required,
+            "sign-in is optional by default"
+        );
+        let signed = NewAsk::parse(
+            AskRequest(
+                json!({"prompt": "q", "assignees": ["a@example.com"], "sign_in": "required"}),
+            ),
+            &can,
+        )?;
+        assert!(signed.people.sign_in_required);
         for (body, field) in [
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com"], "sign_in": "always"}),
+                "sign_in",
+            ),
+            (json!({"prompt": "q", "sign_in": "required"}), "sign_in"),
             (
                 json!({"prompt": "q", "assignees": ["a@example.com", "x@elsewhere.org"]}),
                 "assignees[1]",

@@ -12,13 +12,7 @@
 //! [`PersonGrant`] in their session, never an admin's grant: the two never share a session.
 //! No HTTP here: `http/sign_in.rs` answers the forms.
 
-use std::{
-    net::IpAddr,
-    num::NonZeroU32,
-    str::FromStr as _,
-    sync::Arc,
-    time::Duration,
-};
+use std::{net::IpAddr, num::NonZeroU32, str::FromStr as _, sync::Arc, time::Duration};
 
 use governor::{clock::DefaultClock, state::keyed::DefaultKeyedStateStore, Quota, RateLimiter};
 
@@ -47,7 +41,9 @@ impl PersonAddress {
         let trimmed = raw.trim();
         if trimmed.is_empty()
             || trimmed.chars().count() > MAX_ADDRESS_CHARS
-            || trimmed.chars().any(|char| char.is_control() || char.is_whitespace())
+            || trimmed
+                .chars()
+                .any(|char| char.is_control() || char.is_whitespace())
             || lettre::Address::from_str(trimmed).is_err()
         {
             return Err("Type one e-mail address, like ann@example.com.");
@@ -92,7 +88,9 @@ pub struct SignInThrottle {
 
 impl std::fmt::Debug for SignInThrottle {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("SignInThrottle").finish_non_exhaustive()
+        formatter
+            .debug_struct("SignInThrottle")
+            .finish_non_exhaustive()
     }
 }
 
@@ -184,7 +182,8 @@ impl SignInMailer {
         self.store
             .create_sign_in_link(&token.hash(), address.as_str(), now, expires)
             .await?;
-        let mut link = url::Url::parse(&self.config.public_url)?.join(&format!("/sign-in/{}", token.as_str()))?;
+        let mut link = url::Url::parse(&self.config.public_url)?
+            .join(&format!("/sign-in/{}", token.as_str()))?;
         if next != "/inbox" {
             link.query_pairs_mut().append_pair("next", next);
         }
@@ -203,7 +202,11 @@ impl SignInMailer {
             address.as_str()
         );
         let report = notifier
-            .notify(&Notification::new("Your sign-in link for Tessera", message, link))
+            .notify(&Notification::new(
+                "Your sign-in link for Tessera",
+                message,
+                link,
+            ))
             .await;
         if let Some((_, error)) = report.failures().first() {
             anyhow::bail!("{error}");

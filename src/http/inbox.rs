@@ -53,10 +53,12 @@ pub async fn show_inbox(
     let more = entries.len() > usize::try_from(INBOX_PAGE_SIZE).unwrap_or(usize::MAX);
     entries.truncate(usize::try_from(INBOX_PAGE_SIZE).unwrap_or(usize::MAX));
     let rows: Vec<Row> = entries.iter().map(Row::of).collect();
-    Ok(html_document(&state, StatusCode::OK, "Your inbox · Tessera", move || {
-        view! { <InboxView email rows page more/> }.into_any()
-    })
-    .await)
+    Ok(
+        html_document(&state, StatusCode::OK, "Your inbox · Tessera", move || {
+            view! { <InboxView email rows page more/> }.into_any()
+        })
+        .await,
+    )
 }
 
 /// `POST /inbox/{page}/answer`: the person's own link to that ask, issued afresh.
@@ -75,7 +77,12 @@ pub async fn answer(
         return Ok(Redirect::to("/inbox").into_response());
     };
     let unexpected = |error: crate::store::StoreError| AppError::Unexpected(error.into());
-    let Some(position) = state.store.assignee_position(page_id, &email).await.map_err(unexpected)? else {
+    let Some(position) = state
+        .store
+        .assignee_position(page_id, &email)
+        .await
+        .map_err(unexpected)?
+    else {
         // Not theirs: the inbox again, saying nothing about the page.
         return Ok(Redirect::to("/inbox").into_response());
     };
@@ -108,8 +115,14 @@ impl Row {
     fn of(entry: &InboxEntry) -> Self {
         let status = match entry.state {
             InboxState::Open => "Waiting for your answer".to_owned(),
-            InboxState::Answered { outcome: Outcome::Submitted, at_ms } => format!("You answered on {}", format_utc(at_ms)),
-            InboxState::Answered { outcome: Outcome::Declined, at_ms } => format!("You declined on {}", format_utc(at_ms)),
+            InboxState::Answered {
+                outcome: Outcome::Submitted,
+                at_ms,
+            } => format!("You answered on {}", format_utc(at_ms)),
+            InboxState::Answered {
+                outcome: Outcome::Declined,
+                at_ms,
+            } => format!("You declined on {}", format_utc(at_ms)),
             InboxState::Decided => "Decided by others".to_owned(),
             InboxState::Expired => "Expired without your answer".to_owned(),
             InboxState::Withdrawn => "Withdrawn".to_owned(),
@@ -117,7 +130,10 @@ impl Row {
         Self {
             page_id: entry.page_id.to_string(),
             title: entry.title(),
-            asked_by: entry.workflow.clone().unwrap_or_else(|| "a page".to_owned()),
+            asked_by: entry
+                .workflow
+                .clone()
+                .unwrap_or_else(|| "a page".to_owned()),
             asked_at: format_utc(entry.created_at_ms),
             deadline: format_utc(entry.expires_at_ms),
             status,

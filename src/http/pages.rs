@@ -16,13 +16,13 @@ use axum::{
 };
 use http::{header, HeaderValue, StatusCode};
 use leptos::prelude::*;
-use tower_sessions::Session;
 use tessera_app::{
     components::{download::download_for_node, paging::state_query},
     not_found::ErrorPage,
     render::{render_tree, DeclineOffer, FormState, RenderCtx},
     tree::PageTree,
 };
+use tower_sessions::Session;
 
 use super::{
     error::AppError,
@@ -79,7 +79,9 @@ pub async fn submit(
     body: Bytes,
 ) -> Result<Response, AppError> {
     // A page that wants its assignee signed in takes no answer from anyone else.
-    if let Opened::Open(link) = open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
+    if let Opened::Open(link) =
+        open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await?
+    {
         let admission = link.admits(signed_in_person(&state, Some(&session)).await.as_deref());
         if admission != Admission::Admitted {
             let mut response = not_admitted(&state, &token, admission).await;

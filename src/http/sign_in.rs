@@ -15,7 +15,9 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{client_addr::ClientAddr, extract::Form, login::safe_next, render::html_document, AppState};
+use super::{
+    client_addr::ClientAddr, extract::Form, login::safe_next, render::html_document, AppState,
+};
 use crate::{
     auth::person::{PersonAddress, PersonGrant},
     pages::token::PageToken,
@@ -50,7 +52,10 @@ pub struct NextQuery {
 }
 
 /// `GET /sign-in`.
-pub async fn sign_in_page(State(state): State<AppState>, Query(query): Query<NextQuery>) -> Response {
+pub async fn sign_in_page(
+    State(state): State<AppState>,
+    Query(query): Query<NextQuery>,
+) -> Response {
     let next = next_or_inbox(query.next.as_deref());
     sign_in_form(&state, StatusCode::OK, next, String::new(), None).await
 }
@@ -74,15 +79,32 @@ pub async fn request_link(
     let next = next_or_inbox(Some(&fields.next));
     if let Err(wait) = state.sign_in_throttle.check_client(client) {
         let seconds = wait.as_secs().max(1);
-        let message = format!("Too many sign-in requests from here. Wait {seconds} seconds, then try again.");
-        let mut response = sign_in_form(&state, StatusCode::TOO_MANY_REQUESTS, next, fields.email, Some(message)).await;
-        response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
+        let message =
+            format!("Too many sign-in requests from here. Wait {seconds} seconds, then try again.");
+        let mut response = sign_in_form(
+            &state,
+            StatusCode::TOO_MANY_REQUESTS,
+            next,
+            fields.email,
+            Some(message),
+        )
+        .await;
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
         return response;
     }
     let address = match PersonAddress::parse(&fields.email) {
         Ok(address) => address,
         Err(message) => {
-            return sign_in_form(&state, StatusCode::UNPROCESSABLE_ENTITY, next, fields.email, Some(message.to_owned())).await
+            return sign_in_form(
+                &state,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                next,
+                fields.email,
+                Some(message.to_owned()),
+            )
+            .await
         }
     };
     if state.sign_in_throttle.allows_address(&address) {
@@ -103,7 +125,11 @@ pub async fn confirm_page(
     let Some(parsed) = PageToken::parse(&token) else {
         return link_used_up(&state).await;
     };
-    match state.store.sign_in_link_email(&parsed.hash(), now_ms()).await {
+    match state
+        .store
+        .sign_in_link_email(&parsed.hash(), now_ms())
+        .await
+    {
         Ok(Some(email)) => confirm_form(&state, token, email, next).await,
         Ok(None) => link_used_up(&state).await,
         Err(error) => {
@@ -131,7 +157,11 @@ pub async fn confirm(
     let Some(parsed) = PageToken::parse(&token) else {
         return link_used_up(&state).await;
     };
-    let email = match state.store.consume_sign_in_link(&parsed.hash(), now_ms()).await {
+    let email = match state
+        .store
+        .consume_sign_in_link(&parsed.hash(), now_ms())
+        .await
+    {
         Ok(Some(email)) => email,
         Ok(None) => return link_used_up(&state).await,
         Err(error) => {
@@ -217,7 +247,12 @@ async fn try_again(state: &AppState) -> Response {
     .await
 }
 
-async fn message_page(state: &AppState, status: StatusCode, heading: &'static str, message: &'static str) -> Response {
+async fn message_page(
+    state: &AppState,
+    status: StatusCode,
+    heading: &'static str,
+    message: &'static str,
+) -> Response {
     html_document(state, status, &format!("{heading} · Tessera"), move || {
         view! {
             <section class="mx-auto max-w-md space-y-4" aria-labelledby="message-title">

@@ -64,7 +64,12 @@ impl InboxEntry {
                 .and_then(Value::as_array)
                 .map(|order| order.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            ids.sort_by_key(|id| order.iter().position(|placed| placed == id).unwrap_or(usize::MAX));
+            ids.sort_by_key(|id| {
+                order
+                    .iter()
+                    .position(|placed| placed == id)
+                    .unwrap_or(usize::MAX)
+            });
             ids.into_iter().find_map(|id| {
                 let node = nodes?.get(id.as_str())?;
                 (node.get("component")?.as_str()? == component)

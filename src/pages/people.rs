@@ -341,6 +341,16 @@ pub fn clean_reason(raw: Option<&str>) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn sign_in_required_needs_assignees() {
+        assert!(People::assigned(["ana@example.com"])
+            .sign_in_required()
+            .check()
+            .is_ok());
+        let alone = People::default().sign_in_required().check();
+        assert!(alone.is_err_and(|reason| reason.starts_with("sign_in")));
+    }
+
     fn tally(assignees: u32, required: u32, approvals: u32, declines: u32) -> Settled {
         Tally {
             assignees,

@@ -197,9 +197,7 @@ impl Store {
             .fetch_all(pool)
             .await?
         });
-        rows.into_iter()
-            .map(|row| row.into_entry(now_ms))
-            .collect()
+        rows.into_iter().map(|row| row.into_entry(now_ms)).collect()
     }
 
     /// The position of `email` among page `page_id`'s assignees, if they are one.

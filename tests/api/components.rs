@@ -9,7 +9,9 @@ async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Res
     let app = spawn_app().await?;
     // The gallery is the admin's: a stranger is sent to log in.
     assert_eq!(app.get("/components").await?.status(), 303);
-    let response = app.get_with("/components", &app.admin_cookie().await?).await?;
+    let response = app
+        .get_with("/components", &app.admin_cookie().await?)
+        .await?;
     assert_eq!(response.status(), 200);
     let html = response.text().await?;
     assert_eq!(html.matches("data-testid=\"gallery-entry\"").count(), 29);

@@ -28,7 +28,11 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
         assert!(!html.contains(link), "{link} is shown to a stranger");
     }
     assert!(html.contains("href=\"/inbox\"") && html.contains("href=\"/sign-in\""));
-    let admin = app.get_with("/", &app.admin_cookie().await?).await?.text().await?;
+    let admin = app
+        .get_with("/", &app.admin_cookie().await?)
+        .await?
+        .text()
+        .await?;
     for link in admin_links {
         assert!(admin.contains(link), "missing {link} for the admin");
     }

@@ -63,9 +63,7 @@ impl Delivered {
                     .unwrap_or(rest.len());
                 &rest[..end]
             })
-            .find(|link| {
-                url::Url::parse(link).is_ok_and(|url| url.path().starts_with(path))
-            })
+            .find(|link| url::Url::parse(link).is_ok_and(|url| url.path().starts_with(path)))
             .map(str::to_owned)
     }
 

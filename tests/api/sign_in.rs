@@ -82,7 +82,9 @@ async fn request_link(app: &TestApp, email: &str, next: &str) -> anyhow::Result<
 fn sign_in_mails_to<'a>(messages: &'a [Delivered], email: &str) -> Vec<&'a Delivered> {
     messages
         .iter()
-        .filter(|message| message.is_to(email) && message.header("Subject").as_deref() == Some(SUBJECT))
+        .filter(|message| {
+            message.is_to(email) && message.header("Subject").as_deref() == Some(SUBJECT)
+        })
         .collect()
 }
 
@@ -104,10 +106,17 @@ async fn sign_in_link(mailbox: &Mailbox, email: &str, nth: usize) -> anyhow::Res
 }
 
 /// Signs `email` in through the mail and answers the session cookie.
-async fn signed_in(app: &TestApp, mailbox: &Mailbox, email: &str, nth: usize) -> anyhow::Result<String> {
+async fn signed_in(
+    app: &TestApp,
+    mailbox: &Mailbox,
+    email: &str,
+    nth: usize,
+) -> anyhow::Result<String> {
     assert_eq!(request_link(app, email, "").await?.status(), 200);
     let path = sign_in_link(mailbox, email, nth).await?;
-    let confirmed = app.post_form(path.split('?').next().unwrap_or(&path), "", String::new()).await?;
+    let confirmed = app
+        .post_form(path.split('?').next().unwrap_or(&path), "", String::new())
+        .await?;
     assert_eq!(confirmed.status(), 303);
     session_cookie(&confirmed).context("a session cookie after sign-in")
 }
@@ -127,15 +136,29 @@ async fn a_known_and_an_unknown_address_get_the_same_answer_and_only_the_known_o
     assert_eq!(unknown.status(), known.status());
     let known_cookie = session_cookie(&known);
     let unknown_cookie = session_cookie(&unknown);
-    assert_eq!(known_cookie.is_some(), unknown_cookie.is_some(), "no cookie tells them apart");
+    assert_eq!(
+        known_cookie.is_some(),
+        unknown_cookie.is_some(),
+        "no cookie tells them apart"
+    );
     let (known, unknown) = (known.text().await?, unknown.text().await?);
     let without_nonce = |html: &str| {
         html.split("nonce=\"")
             .enumerate()
-            .map(|(index, part)| if index == 0 { part } else { part.split_once('"').map_or(part, |(_, rest)| rest) })
+            .map(|(index, part)| {
+                if index == 0 {
+                    part
+                } else {
+                    part.split_once('"').map_or(part, |(_, rest)| rest)
+                }
+            })
             .collect::<String>()
     };
-    assert_eq!(without_nonce(&known), without_nonce(&unknown), "the same page for both");
+    assert_eq!(
+        without_nonce(&known),
+        without_nonce(&unknown),
+        "the same page for both"
+    );
     assert!(known.contains("If this address may sign in, a link is on its way"));
 
     let messages = mailbox
@@ -148,13 +171,17 @@ async fn a_known_and_an_unknown_address_get_the_same_answer_and_only_the_known_o
     let messages = mailbox.messages().unwrap_or(messages);
     assert_eq!(sign_in_mails_to(&messages, "ana@example.com").len(), 1);
     assert!(
-        messages.iter().all(|message| !message.is_to("nobody@example.com")),
+        messages
+            .iter()
+            .all(|message| !message.is_to("nobody@example.com")),
         "the unknown address gets nothing"
     );
     app.cleanup().await
 }
 
-async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(backend: Backend) -> anyhow::Result<()> {
+async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(
+    backend: Backend,
+) -> anyhow::Result<()> {
     let mailbox = Mailbox::start().await?;
     let Some(app) = spawn_mailing_app(backend, &mailbox, |config| {
         config.access.sign_in_link = Duration::from_secs(2);
@@ -166,7 +193,12 @@ async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(backend: Backen
     ask(&app, "Approve the Q3 budget?", &["ana@example.com"]).await?;
 
     // An off-site `next` is dropped: the link brings the person to their inbox.
-    assert_eq!(request_link(&app, "ana@example.com", "//evil.example/x").await?.status(), 200);
+    assert_eq!(
+        request_link(&app, "ana@example.com", "//evil.example/x")
+            .await?
+            .status(),
+        200
+    );
     let path = sign_in_link(&mailbox, "ana@example.com", 1).await?;
     assert!(!path.contains("evil"), "{path}");
     // Opening the link (a mail scanner does) uses nothing up: it shows a button.
@@ -186,9 +218,15 @@ async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(backend: Backen
         .await?;
     assert_eq!(cross_site.status(), 403);
 
-    let confirmed = app.post_form(&path, "", "next=%2F%2Fevil.example".into()).await?;
+    let confirmed = app
+        .post_form(&path, "", "next=%2F%2Fevil.example".into())
+        .await?;
     assert_eq!(confirmed.status(), 303);
-    assert_eq!(confirmed.headers()["location"], "/inbox", "only paths on this site are followed");
+    assert_eq!(
+        confirmed.headers()["location"],
+        "/inbox",
+        "only paths on this site are followed"
+    );
     let cookie = session_cookie(&confirmed).context("a session cookie")?;
     let inbox = app.get_with("/inbox", &cookie).await?;
     assert_eq!(inbox.status(), 200);
@@ -201,7 +239,10 @@ async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(backend: Backen
     assert!(session_cookie(&again).is_none());
 
     // A fresh link, left until it expires, no longer signs in.
-    assert_eq!(request_link(&app, "ana@example.com", "").await?.status(), 200);
+    assert_eq!(
+        request_link(&app, "ana@example.com", "").await?.status(),
+        200
+    );
     let late = sign_in_link(&mailbox, "ana@example.com", 2).await?;
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     assert_eq!(app.get(&late).await?.status(), 410);
@@ -212,7 +253,9 @@ async fn a_sign_in_link_signs_in_once_and_never_after_it_expires(backend: Backen
     assert_eq!(out.status(), 303);
     let after = app.get_with("/inbox", &cookie).await?;
     assert_eq!(after.status(), 303);
-    assert!(after.headers()["location"].to_str()?.starts_with("/sign-in"));
+    assert!(after.headers()["location"]
+        .to_str()?
+        .starts_with("/sign-in"));
     app.cleanup().await
 }
 
@@ -221,13 +264,22 @@ async fn the_inbox_lists_the_persons_asks_and_only_theirs(backend: Backend) -> a
     let Some(app) = spawn_mailing_app(backend, &mailbox, |_| {}).await? else {
         return Ok(());
     };
-    ask(&app, "Approve the Q3 budget?", &["ana@example.com", "bo@example.com"]).await?;
+    ask(
+        &app,
+        "Approve the Q3 budget?",
+        &["ana@example.com", "bo@example.com"],
+    )
+    .await?;
     ask(&app, "Approve the offsite?", &["Ana@example.com"]).await?;
     ask(&app, "Approve the new laptop?", &["cy@example.com"]).await?;
     let ana = signed_in(&app, &mailbox, "ana@example.com", 1).await?;
 
     let inbox = app.get_with("/inbox", &ana).await?.text().await?;
-    assert_eq!(inbox.matches("data-testid=\"inbox-item\"").count(), 2, "{inbox}");
+    assert_eq!(
+        inbox.matches("data-testid=\"inbox-item\"").count(),
+        2,
+        "{inbox}"
+    );
     assert!(inbox.contains("Approve the Q3 budget?") && inbox.contains("Approve the offsite?"));
     assert!(!inbox.contains("laptop"), "cy's ask is not ana's");
 
@@ -239,7 +291,9 @@ async fn the_inbox_lists_the_persons_asks_and_only_theirs(backend: Backend) -> a
         .first()
         .map(|entry| entry.page_id)
         .context("cy's ask")?;
-    let refused = app.post_form(&format!("/inbox/{cy_page}/answer"), &ana, String::new()).await?;
+    let refused = app
+        .post_form(&format!("/inbox/{cy_page}/answer"), &ana, String::new())
+        .await?;
     assert_eq!(refused.headers()["location"], "/inbox");
 
     // Answer from the inbox: the button leads to ana's own page.
@@ -248,7 +302,9 @@ async fn the_inbox_lists_the_persons_asks_and_only_theirs(backend: Backend) -> a
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .context("an Answer button")?;
-    let opened = app.post_form(&format!("/inbox/{first}"), &ana, String::new()).await?;
+    let opened = app
+        .post_form(&format!("/inbox/{first}"), &ana, String::new())
+        .await?;
     assert_eq!(opened.status(), 303);
     let page_path = opened.headers()["location"].to_str()?.to_owned();
     assert!(page_path.starts_with("/p/"), "{page_path}");
@@ -261,10 +317,16 @@ async fn the_inbox_lists_the_persons_asks_and_only_theirs(backend: Backend) -> a
     assert_eq!(answered.status(), 303);
 
     let inbox = app.get_with("/inbox", &ana).await?.text().await?;
-    assert_eq!(inbox.matches("data-open=\"true\"").count(), 1, "one still open");
+    assert_eq!(
+        inbox.matches("data-open=\"true\"").count(),
+        1,
+        "one still open"
+    );
     assert!(inbox.contains("You answered on"), "{inbox}");
     let open_first = inbox.find("data-open=\"true\"").context("an open ask")?;
-    let answered_at = inbox.find("data-open=\"false\"").context("an answered ask")?;
+    let answered_at = inbox
+        .find("data-open=\"false\"")
+        .context("an answered ask")?;
     assert!(open_first < answered_at, "open asks come first");
     app.cleanup().await
 }
@@ -280,14 +342,27 @@ async fn a_respondent_cannot_open_admin_pages_and_sees_no_admin_links(
     let ana = signed_in(&app, &mailbox, "ana@example.com", 1).await?;
     let admin_links = ["href=\"/runs\"", "href=\"/components\"", "href=\"/chat\""];
 
-    for path in ["/runs", "/components", "/components/try", "/chat", "/preview"] {
+    for path in [
+        "/runs",
+        "/components",
+        "/components/try",
+        "/chat",
+        "/preview",
+    ] {
         let refused = app.get_with(path, &ana).await?;
         assert_eq!(refused.status(), 403, "{path}");
         let anonymous = app.get(path).await?;
         assert_eq!(anonymous.status(), 303, "{path}");
-        assert!(anonymous.headers()["location"].to_str()?.starts_with("/login?next="));
+        assert!(anonymous.headers()["location"]
+            .to_str()?
+            .starts_with("/login?next="));
     }
-    for (path, cookie) in [("/inbox", ana.as_str()), ("/", ana.as_str()), ("/", ""), ("/sign-in", "")] {
+    for (path, cookie) in [
+        ("/inbox", ana.as_str()),
+        ("/", ana.as_str()),
+        ("/", ""),
+        ("/sign-in", ""),
+    ] {
         let html = app.get_with(path, cookie).await?.text().await?;
         for link in admin_links {
             assert!(!html.contains(link), "{path} shows {link}");
@@ -318,10 +393,17 @@ async fn sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_th
     let Some(app) = spawn_mailing_app(backend, &mailbox, |_| {}).await? else {
         return Ok(());
     };
-    let schema = json!({"type": "object", "properties": {"note": {"type": "string", "title": "Note"}}});
+    let schema =
+        json!({"type": "object", "properties": {"note": {"type": "string", "title": "Note"}}});
     for (body, field) in [
-        (json!({"prompt": "Approve?", "schema": schema, "assignees": ["ana@example.com"], "sign_in": "always"}), "sign_in"),
-        (json!({"prompt": "Approve?", "schema": schema, "sign_in": "required"}), "sign_in"),
+        (
+            json!({"prompt": "Approve?", "schema": schema, "assignees": ["ana@example.com"], "sign_in": "always"}),
+            "sign_in",
+        ),
+        (
+            json!({"prompt": "Approve?", "schema": schema, "sign_in": "required"}),
+            "sign_in",
+        ),
     ] {
         let refused = app.api_post("/api/asks", &body).await?;
         assert_eq!(refused.status(), 422);
@@ -345,17 +427,33 @@ async fn sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_th
     assert_eq!(gate.status(), 200);
     let gate = gate.text().await?;
     assert!(gate.contains("Sign in to answer"), "{gate}");
-    assert!(gate.contains("value=\"ana@example.com\""), "the form is filled in for her");
-    assert!(!gate.contains("name=\"_csrf\""), "no answer form before sign-in");
-    let blind = app.post_form(&ana_path, "", "note=forwarded".into()).await?;
+    assert!(
+        gate.contains("value=\"ana@example.com\""),
+        "the form is filled in for her"
+    );
+    assert!(
+        !gate.contains("name=\"_csrf\""),
+        "no answer form before sign-in"
+    );
+    let blind = app
+        .post_form(&ana_path, "", "note=forwarded".into())
+        .await?;
     assert_eq!(blind.status(), 403);
 
     // Signed in as someone else: refused, saying so.
     let bo = signed_in(&app, &mailbox, "bo@example.com", 1).await?;
     let wrong = app.get_with(&ana_path, &bo).await?;
     assert_eq!(wrong.status(), 403);
-    assert!(wrong.text().await?.contains("You are signed in as bo@example.com, but this request is for ana@example.com"));
-    assert_eq!(app.post_form(&ana_path, &bo, "note=mine".into()).await?.status(), 403);
+    assert!(wrong
+        .text()
+        .await?
+        .contains("You are signed in as bo@example.com, but this request is for ana@example.com"));
+    assert_eq!(
+        app.post_form(&ana_path, &bo, "note=mine".into())
+            .await?
+            .status(),
+        403
+    );
 
     // Ana signs in from the page and comes back to it.
     let body = form_urlencoded::Serializer::new(String::new())
@@ -364,7 +462,9 @@ async fn sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_th
         .finish();
     assert_eq!(app.post_form("/sign-in", "", body).await?.status(), 200);
     let link = sign_in_link(&mailbox, "ana@example.com", 1).await?;
-    let (confirm, query) = link.split_once('?').context("the link keeps where to return")?;
+    let (confirm, query) = link
+        .split_once('?')
+        .context("the link keeps where to return")?;
     let next: String = url::form_urlencoded::parse(query.as_bytes())
         .find(|(key, _)| key == "next")
         .map(|(_, value)| value.into_owned())
