@@ -612,8 +612,7 @@ fn parse_people(
     sign_in: Option<Value>,
     allowlist: &RecipientAllowlist,
 ) -> Result<People, AskError> {
-    let mut people = People::default();
-    people.sign_in_required = match sign_in {
+    let sign_in_required = match sign_in {
         None | Some(Value::Null) => false,
         Some(Value::String(text)) if text == "optional" => false,
         Some(Value::String(text)) if text == "required" => true,
@@ -623,6 +622,10 @@ fn parse_people(
                 "must be \"required\" or \"optional\"",
             ))
         }
+    };
+    let mut people = People {
+        sign_in_required,
+        ..People::default()
     };
     match assignees {
         None | Some(Value::Null) => {}

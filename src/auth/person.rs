@@ -177,6 +177,10 @@ impl SignInMailer {
         }
         let token = PageToken::generate();
         let now = now_ms();
+        // Links a day past their expiry are kept no longer: forgotten here, as new ones are made.
+        self.store
+            .delete_expired_sign_in_links(now.saturating_sub(24 * 3600 * 1000))
+            .await?;
         let lifetime = self.config.access.sign_in_link;
         let expires = now.saturating_add(i64::try_from(lifetime.as_millis()).unwrap_or(i64::MAX));
         self.store

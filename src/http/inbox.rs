@@ -130,10 +130,11 @@ impl Row {
         Self {
             page_id: entry.page_id.to_string(),
             title: entry.title(),
-            asked_by: entry
-                .workflow
-                .clone()
-                .unwrap_or_else(|| "a page".to_owned()),
+            asked_by: match entry.workflow.as_deref() {
+                // `POST /api/asks` and MCP asks run the `ask` workflow: it says nothing more.
+                Some("ask") | None => String::new(),
+                Some(workflow) => format!(" by the {workflow} workflow"),
+            },
             asked_at: format_utc(entry.created_at_ms),
             deadline: format_utc(entry.expires_at_ms),
             status,
@@ -155,7 +156,7 @@ fn InboxView(email: String, rows: Vec<Row>, page: u32, more: bool) -> impl IntoV
                     <li class="rounded-lg border border-slate-200 bg-white p-4 shadow-sm dark:bg-slate-800 dark:border-slate-700" data-testid="inbox-item" data-open=row.open.to_string()>
                         <h2 class="font-semibold">{row.title}</h2>
                         <p class="text-sm text-slate-700 dark:text-slate-300">
-                            {format!("Asked by {} on {}", row.asked_by, row.asked_at)}
+                            {format!("Asked{} on {}", row.asked_by, row.asked_at)}
                             {row.open.then(|| format!(" · answer by {}", row.deadline))}
                         </p>
                         <p class="mt-1 text-sm font-medium" data-testid="inbox-status">{row.status}</p>

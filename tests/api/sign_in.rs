@@ -159,6 +159,22 @@ async fn a_known_and_an_unknown_address_get_the_same_answer_and_only_the_known_o
         without_nonce(&unknown),
         "the same page for both"
     );
+
+    // Header syntax in the address is not an address: the form again, and no mail for anyone.
+    let injected = request_link(&app, "ana@example.com\r\nBcc: eve@evil.example", "").await?;
+    assert_eq!(injected.status(), 422);
+    // Forms on another site can neither ask for links nor sign anyone out.
+    for path in ["/sign-in", "/sign-out"] {
+        let cross_site = app
+            .client
+            .post(app.url(path))
+            .header("origin", "https://evil.example")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("email=ana%40example.com")
+            .send()
+            .await?;
+        assert_eq!(cross_site.status(), 403, "{path}");
+    }
     assert!(known.contains("If this address may sign in, a link is on its way"));
 
     let messages = mailbox
@@ -173,7 +189,8 @@ async fn a_known_and_an_unknown_address_get_the_same_answer_and_only_the_known_o
     assert!(
         messages
             .iter()
-            .all(|message| !message.is_to("nobody@example.com")),
+            .all(|message| !message.is_to("nobody@example.com")
+                && !message.is_to("eve@evil.example")),
         "the unknown address gets nothing"
     );
     app.cleanup().await
