@@ -84,7 +84,7 @@ for (const javaScriptEnabled of [true, false]) {
   test.describe(mode, () => {
     test.use({ javaScriptEnabled });
 
-    test(`a person signs in from an e-mailed link, sees their inbox and answers from it (${mode})`, async ({ page, request }) => {
+    test(`a person signs in from an e-mailed link, sees their inbox and answers from it (${mode})`, async ({ browser, page, request }) => {
       const person = `dana-${suffix}@example.com`;
       await ask(request, 'Approve the offsite budget?', [person, 'erik@example.com']);
       await ask(request, 'Approve the new laptops?', ['erik@example.com']);
@@ -142,6 +142,27 @@ for (const javaScriptEnabled of [true, false]) {
       if (javaScriptEnabled) {
         await page.screenshot({ path: path.join(artifacts, 'inbox-answered.png'), fullPage: true });
       }
+
+      // An ask that wants its assignee signed in: the link alone shows the sign-in form for them.
+      const required = await request.post('/api/asks', {
+        headers: auth,
+        data: { prompt: 'Approve the vendor contract?', schema, assignees: [person], sign_in: 'required' },
+      });
+      expect(required.status(), await required.text()).toBe(201);
+      const link = ((await required.json()) as { links: { link: string }[] }).links[0].link;
+      const stranger = await browser.newContext({ javaScriptEnabled });
+      const gate = await stranger.newPage();
+      await gate.goto(link);
+      await expect(gate.getByTestId('sign-in-to-answer')).toContainText(`This request is for ${person}, who must sign in before answering.`);
+      await expect(gate.getByLabel('E-mail address')).toHaveValue(person);
+      if (javaScriptEnabled) {
+        await expectNoSeriousA11yViolations(gate);
+        await gate.screenshot({ path: path.join(artifacts, 'signin-required.png'), fullPage: true });
+      }
+      await stranger.close();
+      // Signed in as that person, the same link is the page itself.
+      await page.goto(link);
+      await expect(page.getByTestId('page-for')).toContainText(`For ${person}.`);
 
       await page.getByTestId('sign-out').click();
       await expect(page).toHaveURL(/\/sign-in$/);
