@@ -21,6 +21,7 @@ on_both_backends!(
     the_inbox_lists_the_persons_asks_and_only_theirs,
     a_respondent_cannot_open_admin_pages_and_sees_no_admin_links,
     sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_them,
+    the_inbox_shows_fifty_asks_a_page,
 );
 
 const SUBJECT: &str = "Your sign-in link for Tessera";
@@ -508,4 +509,51 @@ async fn sign_in_required_lets_only_the_signed_in_assignee_answer_and_records_th
 
 fn urlencoding(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+async fn the_inbox_shows_fifty_asks_a_page(backend: Backend) -> anyhow::Result<()> {
+    use tessera::{
+        pages::{page::NewPage, token::PageToken},
+        store::pages::{NewAssignee, PagePeople},
+    };
+    let mailbox = Mailbox::start().await?;
+    let Some(app) = spawn_mailing_app(backend, &mailbox, |_| {}).await? else {
+        return Ok(());
+    };
+    for index in 0..51 {
+        app.store
+            .create_page_for(
+                &NewPage {
+                    token_hash: PageToken::generate().hash(),
+                    run_id: None,
+                    tree: json!({"nodes": {"h": {"component": "Heading", "props": {"text": format!("Request {index}")}}}, "order": ["h"]}),
+                    schema: Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}})),
+                    data: json!({}),
+                    component_set: None,
+                    expires_at_ms: tessera::store::now_ms() + 60_000 + index,
+                },
+                &PagePeople {
+                    assignees: vec![NewAssignee {
+                        email: "ana@example.com".into(),
+                        token_hash: PageToken::generate().hash(),
+                    }],
+                    ..PagePeople::default()
+                },
+            )
+            .await?;
+    }
+    let ana = signed_in(&app, &mailbox, "ana@example.com", 1).await?;
+
+    let first = app.get_with("/inbox", &ana).await?.text().await?;
+    assert_eq!(first.matches("data-testid=\"inbox-item\"").count(), 50);
+    assert!(first.contains("Request 0<"), "the nearest deadline first");
+    assert!(
+        first.contains("href=\"/inbox?page=2\""),
+        "a link to the rest"
+    );
+    let second = app.get_with("/inbox?page=2", &ana).await?.text().await?;
+    assert_eq!(second.matches("data-testid=\"inbox-item\"").count(), 1);
+    assert!(second.contains("Request 50<"));
+    assert!(!second.contains("href=\"/inbox?page=3\""));
+    app.cleanup().await
 }
