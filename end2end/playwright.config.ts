@@ -17,6 +17,15 @@ if (!process.env.E2E_PORT) {
     .toString()
     .trim();
 }
+// The SMTP port: sign-in.spec.ts runs tests/support/mailbox.py there to read the mail; while
+// nothing listens, mails are refused at once (and, as everywhere, never fail a step).
+if (!process.env.E2E_SMTP_PORT) {
+  process.env.E2E_SMTP_PORT = execSync(
+    `python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'`,
+  )
+    .toString()
+    .trim();
+}
 if (!process.env.E2E_DB_DIR) {
   process.env.E2E_DB_DIR = mkdtempSync(path.join(tmpdir(), 'tessera-e2e-'));
 }
@@ -70,11 +79,11 @@ export default defineConfig({
       TESSERA_CONFIG: path.join(root, 'end2end', 'no-config.toml'),
       TESSERA_LOG: 'warn',
       // Asks in people.spec.ts name assignees; only these addresses are allowed. The allowlist
-      // needs an SMTP server: this one refuses at once (nothing listens on port 9), so mails fail
-      // quickly and, as everywhere, never fail a step.
+      // needs an SMTP server: sign-in.spec.ts starts one on E2E_SMTP_PORT for its own tests;
+      // otherwise nothing listens there, so mails fail quickly and never fail a step.
       TESSERA_ASK_EMAIL_TO: '@example.com',
       TESSERA_SMTP_HOST: '127.0.0.1',
-      TESSERA_SMTP_PORT: '9',
+      TESSERA_SMTP_PORT: process.env.E2E_SMTP_PORT,
       TESSERA_SMTP_TLS: 'none',
       TESSERA_SMTP_FROM: 'Tessera <tessera@example.com>',
       TESSERA_NOTIFY_EMAIL_TO: 'ops@example.com',

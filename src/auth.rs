@@ -5,6 +5,7 @@
 //! later starts find the hash and print nothing.
 
 pub mod admin;
+pub mod person;
 pub mod throttle;
 
 use rand::RngCore;

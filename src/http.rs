@@ -17,6 +17,7 @@ pub mod generate;
 pub mod generation_page;
 pub mod health;
 pub mod home;
+pub mod inbox;
 pub mod login;
 pub mod mcp;
 pub mod metrics;
@@ -29,8 +30,10 @@ pub mod runs;
 pub mod same_origin;
 pub mod security;
 pub mod session;
+pub mod sign_in;
 pub mod site;
 pub mod state;
+pub mod viewer;
 
 use std::time::Duration;
 
@@ -53,16 +56,17 @@ pub use state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// A request's path as logged: a page link's token (`/p/{token}…`) is replaced, since only its
-/// hash may exist outside the request (ARCHITECTURE.md, invariant 9).
+/// A request's path as logged: a page link's or a sign-in link's token (`/p/{token}…`,
+/// `/sign-in/{token}`) is replaced, since only its hash may exist outside the request
+/// (ARCHITECTURE.md, invariant 9).
 fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix("/p/") {
-        Some(rest) => {
+    for prefix in ["/p/", "/sign-in/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
             let after_token = rest.find('/').map_or("", |slash| &rest[slash..]);
-            format!("/p/:token{after_token}").into()
+            return format!("{prefix}:token{after_token}").into();
         }
-        None => path.into(),
     }
+    path.into()
 }
 
 /// The demo site's APIs when the demo is on (`TESSERA_DEMO`), writes behind its key; else
@@ -75,6 +79,27 @@ fn demo_site(state: &AppState) -> Router<AppState> {
         ),
         None => Router::new(),
     }
+}
+
+/// A person's pages: sign-in by e-mailed link, sign-out and the inbox. Their forms must come
+/// from this site's own pages.
+fn people_pages(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route(
+            "/sign-in",
+            get(sign_in::sign_in_page).post(sign_in::request_link),
+        )
+        .route(
+            "/sign-in/{token}",
+            get(sign_in::confirm_page).post(sign_in::confirm),
+        )
+        .route("/sign-out", post(sign_in::sign_out))
+        .route("/inbox", get(inbox::show_inbox))
+        .route("/inbox/{page}/answer", post(inbox::answer))
+        .route_layer(middleware::from_fn_with_state(
+            SameOrigin::new(state, Refusal::Status),
+            refuse_cross_site,
+        ))
 }
 
 /// Builds the whole router with its middleware stack.
@@ -94,6 +119,15 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/runs/{id}/cancel", post(runs::cancel_run_page))
         .route("/runs/{id}/pages/{page}", post(runs::change_page))
+        .route("/components", get(components::gallery))
+        .route(
+            "/components/download/{file}",
+            get(components::gallery_download),
+        )
+        .route(
+            "/components/try",
+            get(components::try_fields).post(components::submit_try_fields),
+        )
         // Rendering whatever a stranger pastes is work for admins only.
         .route(
             "/preview",
@@ -113,9 +147,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::show_metrics))
-        .route("/components", get(components::gallery))
-        .route("/components/download/{file}", get(components::gallery_download))
-        .route("/components/try", get(components::try_fields).post(components::submit_try_fields))
+        .merge(people_pages(&state))
         .route(
             "/login",
             get(login::login_page)
@@ -145,6 +177,7 @@ pub fn router(state: AppState) -> Router {
         .merge(site::routes(&site_files))
         .fallback(home::not_found)
         .with_state(state.clone())
+        .layer(middleware::from_fn(viewer::remember_session))
         .layer(session::session_layer(state_store, secure_cookies))
         .layer(middleware::from_fn(security::html_security_headers))
         .layer(DefaultBodyLimit::max(body_limit))
@@ -176,5 +209,7 @@ mod tests {
         assert_eq!(logged_path(&format!("/p/{token}")), "/p/:token");
         assert_eq!(logged_path(&format!("/p/{token}/done")), "/p/:token/done");
         assert_eq!(logged_path("/runs/abc"), "/runs/abc");
+        assert_eq!(logged_path(&format!("/sign-in/{token}")), "/sign-in/:token");
+        assert_eq!(logged_path("/sign-in"), "/sign-in");
     }
 }

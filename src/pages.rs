@@ -6,6 +6,7 @@
 pub mod component_set;
 pub mod csrf;
 pub mod factory;
+pub mod inbox;
 pub mod lifecycle;
 pub mod links;
 pub mod page;

@@ -46,6 +46,7 @@ pub mod pages;
 pub mod runs;
 pub mod sessions;
 pub mod settings;
+pub mod sign_in;
 pub mod sqlite_file;
 
 use std::{str::FromStr, time::Duration};

@@ -11,12 +11,14 @@ pub struct HomeInfo {
     pub model: String,
     /// Which database engine the store runs on (`sqlite` or `postgres`).
     pub database: String,
+    /// Whether the admin is looking: only they are shown the admin pages.
+    pub admin: bool,
 }
 
 /// The body of `GET /`.
 #[component]
 pub fn HomePage(info: HomeInfo) -> impl IntoView {
-    let links = [
+    let admin_links = [
         (
             "/runs",
             "Runs",
@@ -33,6 +35,16 @@ pub fn HomePage(info: HomeInfo) -> impl IntoView {
             "Ask for work on a site's API; previews and confirmations are enforced by code.",
         ),
     ];
+    let person_links = [(
+        "/inbox",
+        "Your inbox",
+        "What is waiting for your answer. Sign in with the e-mail address you were asked at.",
+    )];
+    let links: &[(&str, &str, &str)] = if info.admin {
+        &admin_links
+    } else {
+        &person_links
+    };
     view! {
         <section aria-labelledby="home-title" class="space-y-6">
             <div>
@@ -50,7 +62,8 @@ pub fn HomePage(info: HomeInfo) -> impl IntoView {
             </dl>
             <ul class="grid grid-cols-1 gap-4 sm:grid-cols-3" aria-label="Sections">
                 {links
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .map(|(href, label, blurb)| {
                         view! {
                             <li class="rounded-lg border border-slate-200 bg-white p-4 shadow-sm dark:bg-slate-800 dark:border-slate-700">

@@ -16,6 +16,48 @@ pub struct ShellOptions {
     pub leptos: LeptosOptions,
     /// The page title, shown in the tab and read by screen readers first.
     pub title: String,
+    /// Who is looking: the header offers the admin pages to admins only.
+    pub viewer: Viewer,
+}
+
+/// Who a document is rendered for, as far as the header is concerned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Viewer {
+    /// Nobody signed in: a link holder or a stranger.
+    #[default]
+    Anonymous,
+    /// The administrator (admin session).
+    Admin,
+    /// A person signed in through an e-mailed link, by address.
+    Person(String),
+}
+
+const NAV_LINK: &str = "text-slate-700 hover:underline dark:text-slate-200";
+
+/// The header's links for `viewer`: the admin pages for the admin, the inbox and sign-out for a
+/// signed-in person, the sign-in link for everyone else.
+#[component]
+fn NavLinks(viewer: Viewer) -> impl IntoView {
+    match viewer {
+        Viewer::Admin => view! {
+            <a href="/runs" class=NAV_LINK>"Runs"</a>
+            <a href="/components" class=NAV_LINK>"Components"</a>
+            <a href="/chat" class=NAV_LINK>"Chat"</a>
+        }
+        .into_any(),
+        Viewer::Person(email) => view! {
+            <a href="/inbox" class=NAV_LINK data-testid="nav-inbox">"Inbox"</a>
+            <span class="text-sm text-slate-600 dark:text-slate-300" data-testid="signed-in-as">{email}</span>
+            <form method="post" action="/sign-out">
+                <button type="submit" class=NAV_LINK data-testid="sign-out">"Sign out"</button>
+            </form>
+        }
+        .into_any(),
+        Viewer::Anonymous => view! {
+            <a href="/sign-in" class=NAV_LINK data-testid="nav-sign-in">"Sign in"</a>
+        }
+        .into_any(),
+    }
 }
 
 /// The script that loads the browser bundle when the page is idle and hydrates its islands.
@@ -64,7 +106,11 @@ fn IslandScripts(options: LeptosOptions) -> impl IntoView {
 /// The document: head with stylesheet and island hydration scripts, a header, then `children`.
 #[component]
 pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
-    let ShellOptions { leptos, title } = options;
+    let ShellOptions {
+        leptos,
+        title,
+        viewer,
+    } = options;
     let stylesheet = format!("/{}/{}.css", leptos.site_pkg_dir, leptos.output_name);
     view! {
         <!DOCTYPE html>
@@ -92,18 +138,7 @@ pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
                         <a href="/" class="text-lg font-bold text-indigo-700 dark:text-indigo-300">
                             "Tessera"
                         </a>
-                        <a href="/runs" class="text-slate-700 hover:underline dark:text-slate-200">
-                            "Runs"
-                        </a>
-                        <a
-                            href="/components"
-                            class="text-slate-700 hover:underline dark:text-slate-200"
-                        >
-                            "Components"
-                        </a>
-                        <a href="/chat" class="text-slate-700 hover:underline dark:text-slate-200">
-                            "Chat"
-                        </a>
+                        <NavLinks viewer/>
                         <span class="ml-auto">
                             <ThemeToggle/>
                         </span>

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
 const COMPONENT_COUNT = 29;
+// The gallery is an admin page: a tool reads it with the API token, as this file does.
+test.use({ extraHTTPHeaders: { Authorization: 'Bearer e2e-token-0123456789abcdef' } });
 
 test('the gallery shows all 29 components, each rendered and with its tool definition', async ({ page }) => {
   const response = await page.goto('/components');

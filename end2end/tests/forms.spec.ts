@@ -7,6 +7,8 @@ import { expect, expectNoSeriousA11yViolations, test, waitForHydration } from '.
 
 // Dates are typed in the en-US order (month, day, year) the date field shows under this locale.
 test.use({ locale: 'en-US' });
+// The gallery is an admin page: a tool reads it with the API token, as this file does.
+test.use({ extraHTTPHeaders: { Authorization: 'Bearer e2e-token-0123456789abcdef' } });
 
 /** What the decoder must produce for the answers `fillEveryField` gives, minus the aliases. */
 const EXPECTED = {

@@ -12,7 +12,8 @@
 //!   "cache": "use",                                 // optional: use (default), refresh or off
 //!   "assignees": ["ana@example.com", "bo@example.com", "cy@example.com"],   // optional
 //!   "approvals": {"required": 2},                   // optional, with assignees: N of them
-//!   "decline": {"reason": "required"} }             // optional: "optional" (default) or "required"
+//!   "decline": {"reason": "required"},              // optional: "optional" (default) or "required"
+//!   "sign_in": "required" }                         // optional, with assignees: "optional" (default) or "required"
 //! ```
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
@@ -43,6 +44,9 @@
 //!   as so many decline that it can no longer be reached (see `pages::people`).
 //! - `decline.reason: "required"` makes the page's Decline ask for a reason (a Decline is offered
 //!   on every page that takes an answer; its reason is optional by default).
+//! - `sign_in: "required"` (with assignees) lets each person answer only when signed in as
+//!   themselves through an e-mailed sign-in link, so `answered_by` is a signed-in identity, not
+//!   whoever holds the link.
 //!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
@@ -65,7 +69,7 @@ use crate::{
 };
 
 /// The fields a request may have.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "prompt",
     "schema",
     "display",
@@ -77,6 +81,7 @@ const FIELDS: [&str; 11] = [
     "assignees",
     "approvals",
     "decline",
+    "sign_in",
 ];
 /// The longest prompt accepted, in characters.
 pub const MAX_PROMPT_CHARS: usize = 10_000;
@@ -236,6 +241,7 @@ impl NewAsk {
             body.remove("assignees"),
             body.remove("approvals"),
             body.remove("decline"),
+            body.remove("sign_in"),
             &can.recipients,
         )?;
         if people.is_assigned() && (notify || recipients.is_some()) {
@@ -612,14 +618,30 @@ fn allowed_address(
     Ok(address.to_owned())
 }
 
-/// `assignees`, `approvals` and `decline`, each checked (addresses against `allowlist`).
+/// `assignees`, `approvals`, `decline` and `sign_in`, each checked (addresses against
+/// `allowlist`).
 fn parse_people(
     assignees: Option<Value>,
     approvals: Option<Value>,
     decline: Option<Value>,
+    sign_in: Option<Value>,
     allowlist: &RecipientAllowlist,
 ) -> Result<People, AskError> {
-    let mut people = People::default();
+    let sign_in_required = match sign_in {
+        None | Some(Value::Null) => false,
+        Some(Value::String(text)) if text == "optional" => false,
+        Some(Value::String(text)) if text == "required" => true,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "sign_in",
+                "must be \"required\" or \"optional\"",
+            ))
+        }
+    };
+    let mut people = People {
+        sign_in_required,
+        ..People::default()
+    };
     match assignees {
         None | Some(Value::Null) => {}
         Some(Value::Array(addresses)) => {
@@ -677,6 +699,8 @@ fn parse_people(
     if let Err(reason) = people.check() {
         let field = if reason.contains("named twice") {
             "assignees"
+        } else if reason.starts_with("sign_in") {
+            "sign_in"
         } else {
             "approvals.required"
         };
@@ -820,7 +844,23 @@ mod tests {
         assert_eq!(ask.people.assignees.len(), 3);
         assert_eq!(ask.people.required, 2);
         assert!(ask.people.decline_reason_required);
+        assert!(
+            !ask.people.sign_in_required,
+            "sign-in is optional by default"
+        );
+        let signed = NewAsk::parse(
+            AskRequest(
+                json!({"prompt": "q", "assignees": ["a@example.com"], "sign_in": "required"}),
+            ),
+            &can,
+        )?;
+        assert!(signed.people.sign_in_required);
         for (body, field) in [
+            (
+                json!({"prompt": "q", "assignees": ["a@example.com"], "sign_in": "always"}),
+                "sign_in",
+            ),
+            (json!({"prompt": "q", "sign_in": "required"}), "sign_in"),
             (
                 json!({"prompt": "q", "assignees": ["a@example.com", "x@elsewhere.org"]}),
                 "assignees[1]",

@@ -258,7 +258,7 @@ impl LoginThrottle {
 }
 
 /// The address a client is counted under: IPv4 as is, IPv6 by its `/64`.
-fn counted(client: IpAddr) -> IpAddr {
+pub(crate) fn counted(client: IpAddr) -> IpAddr {
     match client.to_canonical() {
         IpAddr::V4(v4) => IpAddr::V4(v4),
         IpAddr::V6(v6) => {

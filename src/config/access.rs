@@ -6,6 +6,10 @@
 //! | `TESSERA_METRICS_TOKEN` | `metrics_token` | unset: `/metrics` answers loopback clients only, and nobody with `TESSERA_BEHIND_PROXY` (secret, at least 16 characters) |
 //! | `TESSERA_SESSION_LIFETIME_SECS` | `session_lifetime_secs` | `43200` (12 h from login, however active; the session layer's inactivity expiry, also 12 h, stays beside it) |
 //! | `TESSERA_RECEIPT_LIFETIME_SECS` | `receipt_lifetime_secs` | `604800` (7 days after the answer) |
+//! | `TESSERA_SIGN_IN_LINK_SECS` | `sign_in_link_secs` | `900` (a person's e-mailed sign-in link works once, for 15 minutes) |
+//!
+//! A person's session (signed in through an e-mailed link) lasts `TESSERA_SESSION_LIFETIME_SECS`
+//! too.
 
 use std::time::Duration;
 
@@ -20,6 +24,8 @@ const MAX_SECONDS: u64 = 10 * 365 * 24 * 3600;
 pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// How long a receipt stays readable when `TESSERA_RECEIPT_LIFETIME_SECS` is not set.
 pub const DEFAULT_RECEIPT_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
+/// How long a sign-in link works when `TESSERA_SIGN_IN_LINK_SECS` is not set.
+pub const DEFAULT_SIGN_IN_LINK: Duration = Duration::from_secs(15 * 60);
 
 /// These settings, for `--help` and the `tessera.toml` keys.
 pub const SETTINGS: &[Setting] = &[
@@ -44,6 +50,13 @@ pub const SETTINGS: &[Setting] = &[
         help: "seconds a submitted page's receipt and downloads stay readable at its link",
         secret: false,
     },
+    Setting {
+        env: "TESSERA_SIGN_IN_LINK_SECS",
+        key: "sign_in_link_secs",
+        default: "900",
+        help: "seconds a person's e-mailed sign-in link works (once)",
+        secret: false,
+    },
 ];
 
 /// Access to what the server exposes, and for how long.
@@ -51,10 +64,13 @@ pub const SETTINGS: &[Setting] = &[
 pub struct AccessConfig {
     /// The bearer token `/metrics` requires; without one only loopback clients are answered.
     pub metrics_token: Option<Secret>,
-    /// How long an admin session lasts after login, whatever its activity.
+    /// How long an admin (or a signed-in person's) session lasts after login, whatever its
+    /// activity.
     pub session_lifetime: Duration,
     /// How long a submitted page's receipt (and its downloads) stays readable.
     pub receipt_lifetime: Duration,
+    /// How long a person's e-mailed sign-in link works.
+    pub sign_in_link: Duration,
 }
 
 impl Default for AccessConfig {
@@ -63,6 +79,7 @@ impl Default for AccessConfig {
             metrics_token: None,
             session_lifetime: DEFAULT_SESSION_LIFETIME,
             receipt_lifetime: DEFAULT_RECEIPT_LIFETIME,
+            sign_in_link: DEFAULT_SIGN_IN_LINK,
         }
     }
 }
@@ -110,6 +127,7 @@ impl AccessConfig {
                 "TESSERA_RECEIPT_LIFETIME_SECS",
                 &mut config.receipt_lifetime,
             ),
+            ("TESSERA_SIGN_IN_LINK_SECS", &mut config.sign_in_link),
         ] {
             if let Some((setting, raw)) = lookup(env) {
                 *field = parse_seconds(&raw)

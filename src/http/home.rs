@@ -16,6 +16,7 @@ pub async fn home(State(state): State<AppState>) -> Response {
         version: crate::VERSION.to_owned(),
         model: state.config.model.clone(),
         database: state.store.engine().to_owned(),
+        admin: super::viewer::current(&state).await == tessera_app::shell::Viewer::Admin,
     };
     html_document(&state, StatusCode::OK, "Tessera", move || {
         view! { <HomePage info/> }.into_any()

@@ -27,7 +27,7 @@ use crate::{
 
 /// The session key of the [`AdminGrant`]. Sessions from before grants held `true` here, which
 /// no longer reads as a grant: they log in again.
-const ADMIN_KEY: &str = "admin";
+pub(super) const ADMIN_KEY: &str = "admin";
 
 /// Whether the request's session belongs to a logged-in admin whose grant still holds.
 pub async fn is_admin(state: &AppState, session: Option<&Session>) -> bool {
@@ -40,14 +40,32 @@ pub async fn is_admin(state: &AppState, session: Option<&Session>) -> bool {
     grant.holds(now_ms(), state.config.access.session_lifetime, &state.admin)
 }
 
-/// Lets admin sessions through; sends everyone else to the login page and back afterwards.
+/// Whether the request carries `Authorization: Bearer <the API token>`.
+pub fn has_api_token(state: &AppState, headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .is_some_and(|token| state.api_token.matches(token.trim()))
+}
+
+/// Lets the admin through — their session, or a program with the API token (tools read
+/// `/components` so) — and refuses a signed-in person with a 403 that says these pages are the
+/// administrator's; sends everyone else to the login page and back afterwards.
 pub async fn require_admin_page(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Response {
-    if is_admin(&state, request.extensions().get::<Session>()).await {
+    let session = request.extensions().get::<Session>();
+    if is_admin(&state, session).await || has_api_token(&state, request.headers()) {
         return next.run(request).await;
+    }
+    if super::sign_in::signed_in_person(&state, session)
+        .await
+        .is_some()
+    {
+        return super::sign_in::not_for_people(&state).await;
     }
     let target = request
         .uri()
@@ -107,7 +125,12 @@ pub async fn login(
     }
     // A new id at login: a session id planted before login is worthless afterwards.
     let grant = AdminGrant::new(now_ms(), &state.admin);
-    if session.cycle_id().await.is_err() || session.insert(ADMIN_KEY, grant).await.is_err() {
+    // An admin is never also a signed-in respondent in the same browser session.
+    let signed_out = super::sign_in::forget_person(&session).await;
+    if signed_out.is_err()
+        || session.cycle_id().await.is_err()
+        || session.insert(ADMIN_KEY, grant).await.is_err()
+    {
         let failed = Some("Could not start a session; try again.".to_owned());
         return login_form(&state, StatusCode::SERVICE_UNAVAILABLE, next, failed).await;
     }
@@ -172,7 +195,7 @@ pub async fn logout(session: Session) -> Response {
 /// from a URL and read `\\` as `/`, so `/\t/evil.example` and `/\\evil.example` are
 /// `//evil.example`, another site: a path with a backslash or a control character is refused,
 /// and so is one whose percent-decoding starts with `//` or holds either.
-fn safe_next(next: Option<&str>) -> String {
+pub(super) fn safe_next(next: Option<&str>) -> String {
     let local = |path: &str| {
         path.starts_with('/')
             && !path.starts_with("//")

@@ -22,16 +22,18 @@ use tessera_app::{
     render::{render_tree, DeclineOffer, FormState, RenderCtx},
     tree::PageTree,
 };
+use tower_sessions::Session;
 
 use super::{
     error::AppError,
     render::{attachment, html_document},
+    sign_in::signed_in_person,
     AppState,
 };
 use crate::{
     forms::{pairs, FormSchema},
     pages::{
-        lifecycle::{open_page, submit_page, Link, Opened, Submitted},
+        lifecycle::{open_page, submit_page, Admission, Link, Opened, Submitted},
         page::{Page, PageStatus},
         people::{Assignee, Outcome},
         receipt::{assignee_receipt_tree, receipt_tree},
@@ -46,11 +48,15 @@ use crate::{
 /// Database failures (a generic 500 page).
 pub async fn show_page(
     State(state): State<AppState>,
+    session: Session,
     Path(token): Path<String>,
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, AppError> {
     Ok(match open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await? {
-        Opened::Open(link) => render_open(&state, &token, &link, FormState::default(), query, StatusCode::OK).await,
+        Opened::Open(link) => match link.admits(signed_in_person(&state, Some(&session)).await.as_deref()) {
+            Admission::Admitted => render_open(&state, &token, &link, FormState::default(), query, StatusCode::OK).await,
+            refused => not_admitted(&state, &token, refused).await,
+        },
         Opened::Receipt(link) => {
             let heading = if link.holder.as_ref().is_some_and(|holder| holder.answer.is_none()) { "This request was already decided" } else { "Your answer was received" };
             render_receipt(&state, &link, StatusCode::OK, heading).await
@@ -68,9 +74,21 @@ pub async fn show_page(
 /// Database failures (a generic 500 page; nothing was recorded, the person can send again).
 pub async fn submit(
     State(state): State<AppState>,
+    session: Session,
     Path(token): Path<String>,
     body: Bytes,
 ) -> Result<Response, AppError> {
+    // A page that wants its assignee signed in takes no answer from anyone else.
+    if let Opened::Open(link) =
+        open_page(&state.store, &token, now_ms(), receipt_lifetime(&state)).await?
+    {
+        let admission = link.admits(signed_in_person(&state, Some(&session)).await.as_deref());
+        if admission != Admission::Admitted {
+            let mut response = not_admitted(&state, &token, admission).await;
+            *response.status_mut() = StatusCode::FORBIDDEN;
+            return Ok(response);
+        }
+    }
     // A page shown again keeps its tables' search, sort and page.
     let table_state = state_query(&pairs(&body));
     let catalog_for = |page: &Page| state.catalog_for_page(page);
@@ -166,6 +184,49 @@ pub async fn download(
         .headers_mut()
         .insert(header::CACHE_CONTROL, no_store);
     Ok(response)
+}
+
+/// The page for someone a `sign_in: "required"` link does not admit: the sign-in form for its
+/// assignee, coming back here afterwards, or a 403 naming who is signed in.
+async fn not_admitted(state: &AppState, token: &str, admission: Admission) -> Response {
+    let (status, heading, message, email) = match admission {
+        Admission::SomeoneElse { holder, signed_in } => (
+            StatusCode::FORBIDDEN,
+            "This request is for someone else",
+            format!("You are signed in as {signed_in}, but this request is for {holder}. Sign out, then sign in as {holder} to answer it."),
+            holder,
+        ),
+        Admission::SignInFirst(email) => (
+            StatusCode::OK,
+            "Sign in to answer",
+            format!("This request is for {email}, who must sign in before answering. We e-mail you a link that signs you in and brings you back here."),
+            email,
+        ),
+        Admission::Admitted => (StatusCode::OK, "Sign in to answer", String::new(), String::new()),
+    };
+    let next = format!("/p/{token}");
+    let sign_in_form = status == StatusCode::OK;
+    html_document(state, status, &format!("{heading} · Tessera"), move || {
+        view! {
+            <section class="mx-auto max-w-md space-y-4" aria-labelledby="gate-title" data-testid="sign-in-to-answer">
+                <h1 id="gate-title" class="text-2xl font-bold">{heading}</h1>
+                <p class="text-slate-700 dark:text-slate-300">{message}</p>
+                {sign_in_form.then(|| view! {
+                    <form method="post" action="/sign-in" class="space-y-4">
+                        <input type="hidden" name="next" value=next/>
+                        <div>
+                            <label for="gate-email" class="block font-medium">"E-mail address"</label>
+                            <input id="gate-email" name="email" type="email" required autocomplete="email" value=email
+                                class="mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100"/>
+                        </div>
+                        <button type="submit" data-testid="sign-in-submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">"E-mail me a link"</button>
+                    </form>
+                })}
+            </section>
+        }
+        .into_any()
+    })
+    .await
 }
 
 /// How long a submitted page's receipt and downloads stay readable.

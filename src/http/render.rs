@@ -80,6 +80,7 @@ pub async fn html_document(
     let options = ShellOptions {
         leptos: state.site.clone(),
         title: title.to_owned(),
+        viewer: super::viewer::current(state).await,
     };
     let document_nonce = nonce.clone();
     let rendered = within_deadline(RENDER_DEADLINE, move || {
@@ -135,6 +136,7 @@ fn failure_page(
     let options = ShellOptions {
         leptos: state.site.clone(),
         title: format!("{heading} · Tessera"),
+        viewer: tessera_app::shell::Viewer::Anonymous,
     };
     let html = Owner::new().with(|| {
         provide_context(nonce.clone());

@@ -11,6 +11,7 @@ use crate::{
 use crate::{
     auth::{
         admin::AdminPasswordHash,
+        person::{SignInMailer, SignInThrottle},
         throttle::{LoginLimits, LoginThrottle},
         ApiTokenHash,
     },
@@ -47,6 +48,10 @@ pub struct Inner {
     pub demo_key: Option<DemoApiKey>,
     /// Failed logins per client and overall, and the password hashes running at once.
     pub login_throttle: LoginThrottle,
+    /// Sign-in requests per client and per address.
+    pub sign_in_throttle: SignInThrottle,
+    /// Sends people their sign-in links.
+    pub sign_in_mailer: SignInMailer,
     /// The models pages are generated with, set once at startup ([`AppState::set_models`]).
     models: OnceLock<AllowedModels>,
     /// The workflow runner, set once at startup ([`AppState::set_runner`]).
@@ -82,9 +87,12 @@ impl AppState {
             .build();
         // Deriving never fails (HMAC takes any key); if it did, the demo site stays closed.
         let demo_key = config.demo.then(|| DemoApiKey::derive(&csrf)).flatten();
+        let sign_in_mailer = SignInMailer::new(store.clone(), Arc::new(config.clone()));
         Self(Arc::new(Inner {
             demo_key,
             login_throttle: LoginThrottle::new(LoginLimits::default()),
+            sign_in_throttle: SignInThrottle::default(),
+            sign_in_mailer,
             config,
             store,
             site,

@@ -147,6 +147,11 @@ fn ask_person_input() -> Value {
                 "properties": {"reason": {"type": "string", "enum": ["optional", "required"], "description": "Whether a Decline must say why (default optional)."}},
                 "additionalProperties": false,
             },
+            "sign_in": {
+                "type": "string",
+                "enum": ["optional", "required"],
+                "description": "\"required\": each assignee must sign in (by an e-mailed link) as themselves before answering, so answered_by is a signed-in identity. Needs assignees (default optional).",
+            },
             "wait_seconds": wait_seconds("Wait up to this many seconds for the answer before returning (progress notifications while waiting); 0 (the default) returns the link at once. With elicit, the default is 300."),
             "elicit": {
                 "type": "string",

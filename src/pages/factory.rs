@@ -88,6 +88,7 @@ impl GeneratedPageFactory {
             assignees,
             required: people.required,
             decline_reason_required: people.decline_reason_required,
+            sign_in_required: people.sign_in_required,
         };
         Ok((page_people, links))
     }

@@ -49,7 +49,42 @@ pub struct Link {
     pub people: Vec<Assignee>,
 }
 
+/// Whether whoever is looking may answer through a link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// They may: the page asks for no sign-in, or they are signed in as the link's assignee.
+    Admitted,
+    /// The page wants its assignee (this address) signed in first.
+    SignInFirst(String),
+    /// Someone else is signed in.
+    SomeoneElse {
+        /// Whom the link is for.
+        holder: String,
+        /// Who is signed in.
+        signed_in: String,
+    },
+}
+
 impl Link {
+    /// Who may answer through this link: whoever holds it, or — on a page with `sign_in:
+    /// "required"` — only its assignee, signed in as themselves (`signed_in`, compared without
+    /// case). A group's member has a row and a link of their own address, so a member answers as
+    /// themselves too.
+    #[must_use]
+    pub fn admits(&self, signed_in: Option<&str>) -> Admission {
+        let Some(holder) = self.holder.as_ref().filter(|_| self.page.sign_in_required) else {
+            return Admission::Admitted;
+        };
+        match signed_in {
+            Some(person) if person.eq_ignore_ascii_case(&holder.email) => Admission::Admitted,
+            Some(person) => Admission::SomeoneElse {
+                holder: holder.email.clone(),
+                signed_in: person.to_owned(),
+            },
+            None => Admission::SignInFirst(holder.email.clone()),
+        }
+    }
+
     /// The answers given on the page so far, oldest first.
     #[must_use]
     pub fn answers(&self) -> Vec<AnswerRecord> {

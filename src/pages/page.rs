@@ -97,6 +97,8 @@ pub struct Page {
     pub approvals_required: Option<i64>,
     /// Whether a Decline must say why.
     pub decline_reason_required: bool,
+    /// Whether only the signed-in assignee may answer through their link (`sign_in: "required"`).
+    pub sign_in_required: bool,
 }
 
 impl Page {

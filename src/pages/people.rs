@@ -39,6 +39,10 @@ pub struct People {
     /// Whether a Decline must say why.
     #[serde(default)]
     pub decline_reason_required: bool,
+    /// Whether each assignee must be signed in as themselves to answer (`sign_in:
+    /// "required"`), so `answered_by` is a signed-in identity, not whoever holds the link.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sign_in_required: bool,
 }
 
 fn one() -> u32 {
@@ -51,6 +55,7 @@ impl Default for People {
             assignees: Vec::new(),
             required: 1,
             decline_reason_required: false,
+            sign_in_required: false,
         }
     }
 }
@@ -79,6 +84,13 @@ impl People {
         self
     }
 
+    /// The same people, each of whom must sign in to answer.
+    #[must_use]
+    pub fn sign_in_required(mut self) -> Self {
+        self.sign_in_required = true;
+        self
+    }
+
     /// Whether the page has named assignees (one link each) rather than one anonymous link.
     #[must_use]
     pub fn is_assigned(&self) -> bool {
@@ -103,6 +115,12 @@ impl People {
                 "approvals.required needs assignees: without them one answer settles the ask"
                     .to_owned()
             });
+        }
+        if self.sign_in_required && !self.is_assigned() {
+            return Err(
+                "sign_in: \"required\" needs assignees: the signed-in person must be one of them"
+                    .to_owned(),
+            );
         }
         for (index, address) in self.assignees.iter().enumerate() {
             let lowered = address.to_ascii_lowercase();
@@ -345,6 +363,16 @@ pub fn clean_reason(raw: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sign_in_required_needs_assignees() {
+        assert!(People::assigned(["ana@example.com"])
+            .sign_in_required()
+            .check()
+            .is_ok());
+        let alone = People::default().sign_in_required().check();
+        assert!(alone.is_err_and(|reason| reason.starts_with("sign_in")));
+    }
 
     fn tally(assignees: u32, required: u32, approvals: u32, declines: u32) -> Settled {
         Tally {

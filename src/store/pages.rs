@@ -20,7 +20,7 @@ use crate::{
 
 pub(super) const COLUMNS: &str =
     "id, run_id, status, tree, schema, data, component_set, response, created_at, \
-     expires_at, submitted_at, approvals_required, decline_reason_required";
+     expires_at, submitted_at, approvals_required, decline_reason_required, sign_in_required";
 
 #[derive(sqlx::FromRow)]
 pub(super) struct PageRow {
@@ -37,6 +37,7 @@ pub(super) struct PageRow {
     submitted_at: Option<i64>,
     approvals_required: Option<i64>,
     decline_reason_required: bool,
+    sign_in_required: bool,
 }
 
 impl TryFrom<PageRow> for Page {
@@ -83,6 +84,7 @@ impl TryFrom<PageRow> for Page {
             submitted_at_ms: row.submitted_at,
             approvals_required: row.approvals_required,
             decline_reason_required: row.decline_reason_required,
+            sign_in_required: row.sign_in_required,
         })
     }
 }
@@ -126,8 +128,8 @@ impl Store {
         let now = now_ms();
         let sql = format!(
             "INSERT INTO pages (id, token_hash, run_id, status, tree, schema, data, component_set, \
-             created_at, expires_at, approvals_required, decline_reason_required) \
-             VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
+             created_at, expires_at, approvals_required, decline_reason_required, sign_in_required) \
+             VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING {COLUMNS}"
         );
         let approvals_required = (!people.assignees.is_empty()).then(|| i64::from(people.required));
         let row: PageRow = on_pool!(self, |pool| {
@@ -149,6 +151,7 @@ impl Store {
                 .bind(new_page.expires_at_ms)
                 .bind(approvals_required)
                 .bind(people.decline_reason_required)
+                .bind(people.sign_in_required)
                 .fetch_one(&mut *transaction)
                 .await?;
             for (position, assignee) in people.assignees.iter().enumerate() {
@@ -341,6 +344,8 @@ pub struct PagePeople {
     pub required: u32,
     /// Whether a Decline must say why.
     pub decline_reason_required: bool,
+    /// Whether only the signed-in assignee may answer through their link.
+    pub sign_in_required: bool,
 }
 
 impl Default for PagePeople {
@@ -349,6 +354,7 @@ impl Default for PagePeople {
             assignees: Vec::new(),
             required: 1,
             decline_reason_required: false,
+            sign_in_required: false,
         }
     }
 }

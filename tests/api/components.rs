@@ -7,7 +7,11 @@ use crate::helpers::{spawn_app, TestApp, API_TOKEN};
 #[tokio::test]
 async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let response = app.get("/components").await?;
+    // The gallery is the admin's: a stranger is sent to log in.
+    assert_eq!(app.get("/components").await?.status(), 303);
+    let response = app
+        .get_with("/components", &app.admin_cookie().await?)
+        .await?;
     assert_eq!(response.status(), 200);
     let html = response.text().await?;
     assert_eq!(html.matches("data-testid=\"gallery-entry\"").count(), 29);
@@ -282,6 +286,7 @@ async fn a_valid_submission_of_every_field_type_decodes_to_typed_json() -> anyho
     let response = app
         .client
         .post(app.url("/components/try"))
+        .bearer_auth(API_TOKEN)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(form)
         .send()
@@ -311,6 +316,7 @@ async fn a_wrong_value_rerenders_with_the_persons_values_and_a_message() -> anyh
     let response = app
         .client
         .post(app.url("/components/try"))
+        .bearer_auth(API_TOKEN)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(form)
         .send()
@@ -333,7 +339,8 @@ async fn a_wrong_value_rerenders_with_the_persons_values_and_a_message() -> anyh
 #[tokio::test]
 async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Result<()> {
     let app = spawn_app().await?;
-    let html = app.get("/components").await?.text().await?;
+    let admin = app.admin_cookie().await?;
+    let html = app.get_with("/components", &admin).await?.text().await?;
     let href = html
         .split("href=\"/components/download/")
         .nth(1)
@@ -341,7 +348,9 @@ async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Res
         .unwrap_or_default()
         .to_owned();
     assert!(!href.is_empty(), "the DownloadLink example links a file");
-    let response = app.get(&format!("/components/download/{href}")).await?;
+    let response = app
+        .get_with(&format!("/components/download/{href}"), &admin)
+        .await?;
     assert_eq!(response.status(), 200);
     let disposition = response
         .headers()
@@ -352,7 +361,9 @@ async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Res
     assert!(disposition.starts_with("attachment"), "{disposition}");
     assert!(!response.text().await?.is_empty());
     assert_eq!(
-        app.get("/components/download/nothing.csv").await?.status(),
+        app.get_with("/components/download/nothing.csv", &admin)
+            .await?
+            .status(),
         404
     );
     Ok(())

@@ -23,8 +23,18 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
         html.contains(&format!(">{}<", tessera::VERSION)),
         "version shown"
     );
-    for link in ["href=\"/runs\"", "href=\"/components\"", "href=\"/chat\""] {
-        assert!(html.contains(link), "missing {link}");
+    let admin_links = ["href=\"/runs\"", "href=\"/components\"", "href=\"/chat\""];
+    for link in admin_links {
+        assert!(!html.contains(link), "{link} is shown to a stranger");
+    }
+    assert!(html.contains("href=\"/inbox\"") && html.contains("href=\"/sign-in\""));
+    let admin = app
+        .get_with("/", &app.admin_cookie().await?)
+        .await?
+        .text()
+        .await?;
+    for link in admin_links {
+        assert!(admin.contains(link), "missing {link} for the admin");
     }
     assert!(
         html.contains("href=\"/pkg/tessera.css\""),

@@ -43,6 +43,30 @@ impl Delivered {
         None
     }
 
+    /// The message with quoted-printable soft line breaks joined and `=3D` read as `=`, so a
+    /// long link in a text part reads whole.
+    pub fn text(&self) -> String {
+        self.data
+            .replace("=\r\n", "")
+            .replace("=\n", "")
+            .replace("=3D", "=")
+    }
+
+    /// The first `http(s)://…` link in the message whose path starts with `path`.
+    pub fn link_to(&self, path: &str) -> Option<String> {
+        let text = self.text();
+        text.match_indices("http")
+            .map(|(start, _)| {
+                let rest = &text[start..];
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || matches!(c, '"' | '<' | '>'))
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .find(|link| url::Url::parse(link).is_ok_and(|url| url.path().starts_with(path)))
+            .map(str::to_owned)
+    }
+
     pub fn is_to(&self, address: &str) -> bool {
         self.rcpt_to
             .iter()

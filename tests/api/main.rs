@@ -38,6 +38,7 @@ mod quality;
 mod router;
 mod runs;
 mod selections;
+mod sign_in;
 mod store;
 mod tokens;
 mod upgrade;

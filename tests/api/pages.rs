@@ -561,7 +561,11 @@ async fn pages_are_served_with_the_components_the_runner_and_its_steps_registere
         "{names:?}"
     );
     assert!(!names.contains(&"StepPill"), "{names:?}");
-    let gallery = app.get("/components").await?.text().await?;
+    let gallery = app
+        .get_with("/components", &app.admin_cookie().await?)
+        .await?
+        .text()
+        .await?;
     assert!(gallery.contains("RunnerPill"));
 
     let unknown = app

@@ -119,6 +119,7 @@ async fn assigned_page(
                 assignees,
                 required,
                 decline_reason_required: false,
+                sign_in_required: false,
             },
         )
         .await?;

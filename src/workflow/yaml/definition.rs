@@ -14,7 +14,8 @@
 //! ```
 //!
 //! A `ui` step may name `assignees` (addresses, each a template over the state), with
-//! `approvals: {required: N}` and `decline: {reason: required}`, as an ask does: each person gets
+//! `approvals: {required: N}`, `decline: {reason: required}` and `sign_in: required` (only the
+//! assignee, signed in as themselves, answers), as an ask does: each person gets
 //! a link of their own, e-mailed by a `notify` step when SMTP is configured. A `wait` with
 //! `outcome: /pointer` also hears a Decline, a Cancel and an expiry instead of ending the run:
 //! the step after it writes `{"status": "submitted" | "declined" | "cancelled" | "expired",
@@ -169,6 +170,8 @@ pub(crate) enum StepSpec {
         assignees: Vec<String>,
         approvals: u32,
         decline_reason_required: bool,
+        /// Each assignee must be signed in as themselves to answer.
+        sign_in_required: bool,
     },
     Wait {
         timeout: Option<Duration>,

@@ -191,6 +191,7 @@ impl Compiled {
                 assignees,
                 approvals,
                 decline_reason_required,
+                sign_in_required,
             } => {
                 let people = People {
                     assignees: assignees
@@ -200,6 +201,7 @@ impl Compiled {
                         .collect::<StepResult<_>>()?,
                     required: *approvals,
                     decline_reason_required: *decline_reason_required,
+                    sign_in_required: *sign_in_required,
                 };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;

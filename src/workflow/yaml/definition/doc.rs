@@ -55,6 +55,8 @@ pub(super) struct UiDoc {
     pub(super) assignees: Vec<String>,
     pub(super) approvals: Option<ApprovalsDoc>,
     pub(super) decline: Option<DeclineDoc>,
+    /// `required` or `optional` (the default).
+    pub(super) sign_in: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -272,10 +272,27 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     assignees: spec.assignees.clone(),
                     required: approvals,
                     decline_reason_required: false,
+                    sign_in_required: false,
                 };
                 if let Err(reason) = people.check() {
                     return Err(fail("ui.approvals.required", reason));
                 }
+                let sign_in_required =
+                    match spec.sign_in.as_deref() {
+                        None | Some("optional") => false,
+                        Some("required") if spec.assignees.is_empty() => return Err(fail(
+                            "ui.sign_in",
+                            "`required` needs assignees: the signed-in person must be one of them"
+                                .into(),
+                        )),
+                        Some("required") => true,
+                        Some(other) => {
+                            return Err(fail(
+                                "ui.sign_in",
+                                format!("`{other}` is not optional or required"),
+                            ))
+                        }
+                    };
                 let decline_reason_required =
                     match spec.decline.and_then(|decline| decline.reason).as_deref() {
                         None | Some("optional") => false,
@@ -298,6 +315,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     assignees: spec.assignees,
                     approvals,
                     decline_reason_required,
+                    sign_in_required,
                 }
             }
             "wait" => {
@@ -625,6 +643,40 @@ steps:
         );
         assert!(workflow.digest.starts_with("sha256:"));
         Ok(())
+    }
+
+    #[test]
+    fn sign_in_required_needs_assignees_and_one_of_two_words() {
+        let with = |extra: &str| {
+            GOOD.replace(
+                "      data: /claim\n",
+                &format!("      data: /claim\n{extra}"),
+            )
+        };
+        assert!(load(&with(
+            "      assignees: [ana@example.com]\n      sign_in: required\n"
+        ))
+        .is_ok());
+        assert!(load(&with(
+            "      assignees: [ana@example.com]\n      sign_in: optional\n"
+        ))
+        .is_ok());
+        let alone = load(&with("      sign_in: required\n"))
+            .err()
+            .unwrap_or_default();
+        assert!(
+            alone.contains("ui.sign_in: `required` needs assignees"),
+            "{alone}"
+        );
+        let other = load(&with(
+            "      assignees: [ana@example.com]\n      sign_in: always\n",
+        ))
+        .err()
+        .unwrap_or_default();
+        assert!(
+            other.contains("ui.sign_in: `always` is not optional or required"),
+            "{other}"
+        );
     }
 
     #[test]
