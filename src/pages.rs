@@ -6,6 +6,7 @@
 pub mod component_set;
 pub mod csrf;
 pub mod factory;
+pub mod history;
 pub mod lifecycle;
 pub mod links;
 pub mod page;
@@ -13,4 +14,5 @@ pub mod people;
 pub mod preview;
 pub mod receipt;
 pub mod submission;
+pub mod timers;
 pub mod token;

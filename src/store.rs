@@ -36,6 +36,7 @@ macro_rules! on_pool {
 }
 
 pub mod answers;
+pub mod history;
 pub mod chat;
 pub mod chat_bus;
 pub mod generations;
@@ -47,6 +48,7 @@ pub mod runs;
 pub mod sessions;
 pub mod settings;
 pub mod sqlite_file;
+pub mod timers;
 
 use std::{str::FromStr, time::Duration};
 

@@ -12,7 +12,11 @@
 //!   "cache": "use",                                 // optional: use (default), refresh or off
 //!   "assignees": ["ana@example.com", "bo@example.com", "cy@example.com"],   // optional
 //!   "approvals": {"required": 2},                   // optional, with assignees: N of them
-//!   "decline": {"reason": "required"} }             // optional: "optional" (default) or "required"
+//!   "decline": {"reason": "required"},              // optional: "optional" (default) or "required"
+//!   "remind_after": [86400, 172800],                // optional, with assignees: seconds from creation
+//!   "escalate_after": {"after": 259200, "to": ["dee@example.com"]},   // optional, with assignees
+//!   "on_timeout": "decline",                        // optional: cancel (default), fail, continue, decline
+//!   "default": {"approved": false} }                // with on_timeout: continue, the answer to go on with
 //! ```
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
@@ -44,11 +48,23 @@
 //! - `decline.reason: "required"` makes the page's Decline ask for a reason (a Decline is offered
 //!   on every page that takes an answer; its reason is optional by default).
 //!
+//! - `remind_after` (at most [`MAX_REMINDERS`], each from 1 second to before `expires_in`) mails
+//!   everyone who has not answered yet a fresh link at each of those moments (their earlier link
+//!   stops working: only a link's hash is stored). `escalate_after` adds the people in `to`
+//!   (within `TESSERA_ASK_EMAIL_TO`, not asked already) if the ask is still open `after` seconds
+//!   from creation: they get links of their own, by e-mail, and the approvals count them. Both
+//!   are durable timers (`store::timers`): each fires once, across processes and restarts.
+//! - `on_timeout` is what the deadline (`expires_in`) does if the ask is still open, in the
+//!   vocabulary of the YAML `wait` step: `cancel` (the default) reports `expired`, `fail` fails
+//!   the run (no callback), `continue` goes on as if `default` (checked against the schema now)
+//!   had been submitted, `decline` reports `declined` as a person's decline would.
+//!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
 use std::time::Duration;
 
 use minijinja::ErrorKind;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
@@ -59,13 +75,13 @@ use crate::{
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::{
         factory::DEFAULT_EXPIRY,
-        people::{People, MAX_ASSIGNEES},
+        people::{Escalation, People, MAX_ASSIGNEES, MAX_REMINDERS},
     },
     util::templates::{self, Exhausted},
 };
 
 /// The fields a request may have.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 15] = [
     "prompt",
     "schema",
     "display",
@@ -77,11 +93,15 @@ const FIELDS: [&str; 11] = [
     "assignees",
     "approvals",
     "decline",
+    "remind_after",
+    "escalate_after",
+    "on_timeout",
+    "default",
 ];
 /// The longest prompt accepted, in characters.
 pub const MAX_PROMPT_CHARS: usize = 10_000;
-/// The shortest expiry accepted.
-pub const MIN_EXPIRES_IN: Duration = Duration::from_secs(60);
+/// The shortest expiry accepted: a second, so reminders and deadlines can be tried quickly.
+pub const MIN_EXPIRES_IN: Duration = Duration::from_secs(1);
 /// The longest expiry accepted (30 days).
 pub const MAX_EXPIRES_IN: Duration = Duration::from_secs(30 * 24 * 3600);
 
@@ -140,6 +160,23 @@ pub struct NewAsk {
     pub cache: CachePolicy,
     /// Who answers and what settles the ask.
     pub people: People,
+    /// What the deadline does if the ask is still open.
+    pub on_timeout: AskTimeout,
+}
+
+/// What an ask's deadline does (`on_timeout`), in the YAML `wait` step's words.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "then", content = "default", rename_all = "lowercase")]
+pub enum AskTimeout {
+    /// Report `expired` and end the run cancelled.
+    #[default]
+    Cancel,
+    /// Fail the run.
+    Fail,
+    /// Go on as if this answer had been submitted.
+    Continue(Value),
+    /// Report `declined`, as a person's decline would.
+    Decline,
 }
 
 /// The schema used when a request has none: one required free-text field, `answer`.
@@ -232,11 +269,21 @@ impl NewAsk {
         };
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         let cache = parse_cache(body.remove("cache"))?;
-        let people = parse_people(
+        let mut people = parse_people(
             body.remove("assignees"),
             body.remove("approvals"),
             body.remove("decline"),
             &can.recipients,
+        )?;
+        people.remind_after = parse_reminders(body.remove("remind_after"))?;
+        people.escalate = parse_escalation(body.remove("escalate_after"), &can.recipients)?;
+        people
+            .check_timers(expires_in.as_secs())
+            .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        let on_timeout = parse_on_timeout(
+            body.remove("on_timeout"),
+            body.remove("default"),
+            schema.as_ref(),
         )?;
         if people.is_assigned() && (notify || recipients.is_some()) {
             return Err(AskError::invalid(
@@ -261,6 +308,7 @@ impl NewAsk {
             callback_url,
             cache,
             people,
+            on_timeout,
         })
     }
 
@@ -280,6 +328,7 @@ impl NewAsk {
             callback_url: self.callback_url.map(String::from),
             cache: self.cache,
             people: self.people,
+            on_timeout: self.on_timeout,
         }
     }
 }
@@ -695,6 +744,149 @@ fn parse_people(
         }
     }
     Ok(people)
+}
+
+/// `remind_after`: seconds from creation, at most [`MAX_REMINDERS`] (their range is checked
+/// against the expiry by `People::check_timers`).
+fn parse_reminders(value: Option<Value>) -> Result<Vec<u64>, AskError> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "remind_after",
+                "must be a list of seconds from creation, such as [86400]",
+            ))
+        }
+    };
+    if list.len() > MAX_REMINDERS {
+        return Err(AskError::invalid(
+            "remind_after",
+            format!("at most {MAX_REMINDERS} reminders"),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(index, after)| {
+            after.as_u64().filter(|&after| after > 0).ok_or_else(|| {
+                AskError::invalid(
+                    format!("remind_after[{index}]"),
+                    "must be a whole number of seconds from 1",
+                )
+            })
+        })
+        .collect()
+}
+
+/// `escalate_after: {"after": seconds, "to": [addresses]}`, addresses within `allowlist`.
+fn parse_escalation(
+    value: Option<Value>,
+    allowlist: &RecipientAllowlist,
+) -> Result<Option<Escalation>, AskError> {
+    let mut escalation = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(escalation)) => escalation,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "escalate_after",
+                "must be an object such as {\"after\": 86400, \"to\": [\"a@example.com\"]}",
+            ))
+        }
+    };
+    if let Some(unknown) = escalation
+        .keys()
+        .find(|key| !matches!(key.as_str(), "after" | "to"))
+    {
+        return Err(AskError::invalid(
+            format!("escalate_after.{unknown}"),
+            "unknown field; the fields are after and to",
+        ));
+    }
+    let after_secs = escalation
+        .remove("after")
+        .and_then(|after| after.as_u64())
+        .filter(|&after| after > 0)
+        .ok_or_else(|| {
+            AskError::invalid(
+                "escalate_after.after",
+                "must be a whole number of seconds from 1",
+            )
+        })?;
+    let Some(Value::Array(addresses)) = escalation.remove("to") else {
+        return Err(AskError::invalid(
+            "escalate_after.to",
+            "must be a list of e-mail addresses",
+        ));
+    };
+    if addresses.len() > MAX_ASSIGNEES {
+        return Err(AskError::invalid(
+            "escalate_after.to",
+            format!("names at most {MAX_ASSIGNEES} people"),
+        ));
+    }
+    let to = addresses
+        .iter()
+        .enumerate()
+        .map(|(index, address)| {
+            allowed_address(address, &format!("escalate_after.to[{index}]"), allowlist)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Some(Escalation { after_secs, to }))
+}
+
+/// `on_timeout` and its `default` answer, checked against the ask's `schema`.
+fn parse_on_timeout(
+    on_timeout: Option<Value>,
+    default: Option<Value>,
+    schema: Option<&FormSchema>,
+) -> Result<AskTimeout, AskError> {
+    let then = match on_timeout {
+        None | Some(Value::Null) => None,
+        Some(Value::String(then)) => Some(then),
+        Some(_) => {
+            return Err(AskError::invalid(
+                "on_timeout",
+                "must be one of cancel, fail, continue, decline",
+            ))
+        }
+    };
+    let default = default.filter(|default| !default.is_null());
+    match (then.as_deref(), default) {
+        (None | Some("cancel"), None) => Ok(AskTimeout::Cancel),
+        (Some("fail"), None) => Ok(AskTimeout::Fail),
+        (Some("decline"), None) => Ok(AskTimeout::Decline),
+        (Some("continue"), Some(default)) => {
+            let Some(schema) = schema else {
+                return Err(AskError::invalid(
+                    "on_timeout",
+                    "a display-only ask takes no answer, so it has no default to continue with",
+                ));
+            };
+            let checked = default
+                .as_object()
+                .ok_or_else(|| "must be an object of the schema's fields".to_owned())
+                .and_then(|fields| {
+                    crate::forms::validate::validate(schema, fields)
+                        .map_err(|errors| errors.to_string())
+                });
+            checked.map_err(|reason| {
+                AskError::invalid("default", format!("does not fit the schema: {reason}"))
+            })?;
+            Ok(AskTimeout::Continue(default))
+        }
+        (Some("continue"), None) => Err(AskError::invalid(
+            "default",
+            "`on_timeout: continue` needs the `default` answer to continue with",
+        )),
+        (Some("cancel" | "fail" | "decline") | None, Some(_)) => Err(AskError::invalid(
+            "default",
+            "a default answer is only used with `on_timeout: continue`",
+        )),
+        (Some(other), _) => Err(AskError::invalid(
+            "on_timeout",
+            format!("`{other}` is not cancel, fail, continue or decline"),
+        )),
+    }
 }
 
 fn parse_callback_url(

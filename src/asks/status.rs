@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::{
     undelivered::Undelivered,
+    request::AskTimeout,
     workflow::{AskState, ASK_WORKFLOW, CALLBACK_STEP},
     AskError,
 };
@@ -27,6 +28,7 @@ use crate::{
     pages::{
         links::{AssigneeLink, PageLinks},
         page::PageStatus,
+        history::{AskEvent, EventKind},
         people::AnswerRecord,
     },
     store::{now_ms, Store},
@@ -140,6 +142,9 @@ pub struct AskView {
     /// Every answer given, oldest first, one per person: who, when, and the response or the
     /// reason they declined.
     pub answers: Vec<AnswerRecord>,
+    /// What happened to it, oldest first: created, notified, reminded, escalated, each
+    /// answer, the deadline (see `pages::history`).
+    pub history: Vec<AskEvent>,
     /// Why it failed.
     pub error: Option<String>,
     /// The callback's delivery, when the ask has a `callback_url`.
@@ -226,6 +231,27 @@ pub fn view(overview: &RunOverview) -> AskView {
     let response = stored.filter(|_| !pressed_cancel).cloned();
     let now = now_ms();
     let expired = page.is_some_and(|page| page.status == PageStatus::Open && page.is_expired(now));
+    let history = page
+        .map(|page| overview.history_of(page.id).to_vec())
+        .unwrap_or_default();
+    // The deadline of an open page may have settled the ask as `on_timeout` said.
+    let deadline = history
+        .iter()
+        .find(|event| event.kind == EventKind::Deadline)
+        .and_then(|event| event.detail.as_deref());
+    let (response, declined) = match (response, deadline) {
+        (None, Some("continue")) => (
+            serde_json::from_value::<AskState>(run.state.clone())
+                .ok()
+                .and_then(|state| match state.on_timeout {
+                    AskTimeout::Continue(default) => Some(default),
+                    _ => None,
+                }),
+            declined,
+        ),
+        (None, Some("decline")) => (None, true),
+        (response, _) => (response, declined),
+    };
     let status = if response.is_some() {
         AskStatus::Submitted
     } else if declined {
@@ -288,6 +314,7 @@ pub fn view(overview: &RunOverview) -> AskView {
         answers: page
             .map(|page| overview.answers_on(page))
             .unwrap_or_default(),
+        history,
         error: (status == AskStatus::Failed)
             .then(|| run.error.clone())
             .flatten(),

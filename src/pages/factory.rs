@@ -23,6 +23,7 @@ use crate::{
     store::{
         now_ms,
         pages::{NewAssignee, PagePeople},
+        timers::{NewTimer, TimerKind},
         Store,
     },
     workflow::{step::StepError, PageFactory, PageHandle, PageRequest},
@@ -62,10 +63,23 @@ impl GeneratedPageFactory {
     }
 
     /// The page's people checked against the allowlist, each with a fresh token.
-    fn mint_people(&self, people: &People) -> Result<(PagePeople, Vec<AssigneeLink>), StepError> {
+    fn mint_people(
+        &self,
+        people: &People,
+        expires_in: Duration,
+    ) -> Result<(PagePeople, Vec<AssigneeLink>), StepError> {
         people.check().map_err(|reason| {
             StepError::fatal(anyhow::anyhow!("the page's assignees: {reason}"))
         })?;
+        people
+            .check_timers(expires_in.as_secs())
+            .map_err(|(field, reason)| StepError::fatal(anyhow::anyhow!("{field}: {reason}")))?;
+        let escalated = people.escalate.iter().flat_map(|escalation| &escalation.to);
+        if let Some(email) = escalated.clone().find(|email| !self.assignees.allows_email(email)) {
+            return Err(StepError::fatal(anyhow::anyhow!(
+                "escalation to `{email}`: not an address pages may name (TESSERA_ASK_EMAIL_TO)"
+            )));
+        }
         let mut assignees = Vec::new();
         let mut links = Vec::new();
         for email in &people.assignees {
@@ -88,16 +102,35 @@ impl GeneratedPageFactory {
             assignees,
             required: people.required,
             decline_reason_required: people.decline_reason_required,
+            timers: timers_of(people, now_ms()),
         };
         Ok((page_people, links))
     }
+}
+
+/// The timers of a page made at `now` for `people`: its reminders and its escalation.
+#[must_use]
+pub fn timers_of(people: &People, now: i64) -> Vec<NewTimer> {
+    let at = |secs: u64| now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX / 2));
+    let reminders = people.remind_after.iter().map(|&after| NewTimer {
+        kind: TimerKind::Remind,
+        due_at_ms: at(after),
+        to: Vec::new(),
+    });
+    let escalation = people.escalate.iter().map(|escalation| NewTimer {
+        kind: TimerKind::Escalate,
+        due_at_ms: at(escalation.after_secs),
+        to: escalation.to.clone(),
+    });
+    reminders.chain(escalation).collect()
 }
 
 #[async_trait::async_trait]
 impl PageFactory for GeneratedPageFactory {
     async fn create_page(&self, mut request: PageRequest) -> Result<PageHandle, StepError> {
         // Checked before any model call: a refused assignee fails the step at once.
-        let (people, assigned) = self.mint_people(&request.options.people)?;
+        let expires_in = request.options.expires_in.unwrap_or(DEFAULT_EXPIRY);
+        let (people, assigned) = self.mint_people(&request.options.people, expires_in)?;
         let model = self
             .models
             .choose(request.options.model.as_deref())
@@ -129,7 +162,6 @@ impl PageFactory for GeneratedPageFactory {
             .context("generating the page")
             .map_err(StepError::retryable)?;
         let token = PageToken::generate();
-        let expires_in = request.options.expires_in.unwrap_or(DEFAULT_EXPIRY);
         let expires_at_ms =
             now_ms().saturating_add(i64::try_from(expires_in.as_millis()).unwrap_or(i64::MAX / 2));
         let tree = serde_json::to_value(&generated.tree)

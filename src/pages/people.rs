@@ -25,6 +25,9 @@ use crate::{
 pub const MAX_ASSIGNEES: usize = 50;
 /// The longest decline reason kept, in characters.
 pub const MAX_REASON_CHARS: usize = 2_000;
+/// The most reminders one page may have: each mails everyone who has not answered, so the
+/// API token alone cannot make the server send mail without end.
+pub const MAX_REMINDERS: usize = 10;
 
 /// Who answers a page and what settles it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +42,22 @@ pub struct People {
     /// Whether a Decline must say why.
     #[serde(default)]
     pub decline_reason_required: bool,
+    /// Seconds after the page is made at which whoever has not answered yet is reminded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remind_after: Vec<u64>,
+    /// Who else is asked, and when, if the page is still open then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<Escalation>,
+}
+
+/// People added to a page still open `after_secs` after it was made; they get links of their
+/// own and the approvals count them like the others.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// Seconds after the page is made.
+    pub after_secs: u64,
+    /// Their e-mail addresses.
+    pub to: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -51,6 +70,8 @@ impl Default for People {
             assignees: Vec::new(),
             required: 1,
             decline_reason_required: false,
+            remind_after: Vec::new(),
+            escalate: None,
         }
     }
 }
@@ -77,6 +98,98 @@ impl People {
     pub fn reason_required(mut self) -> Self {
         self.decline_reason_required = true;
         self
+    }
+
+    /// The same people, reminded this long after the page is made if they have not answered.
+    #[must_use]
+    pub fn remind_after(mut self, after: impl IntoIterator<Item = std::time::Duration>) -> Self {
+        self.remind_after = after.into_iter().map(|after| after.as_secs()).collect();
+        self
+    }
+
+    /// The same people, with `to` asked too if the page is still open `after` it was made.
+    #[must_use]
+    pub fn escalate_after<S: Into<String>>(
+        mut self,
+        after: std::time::Duration,
+        to: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.escalate = Some(Escalation {
+            after_secs: after.as_secs(),
+            to: to.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// Checks the reminders and the escalation against the page's lifetime `expires_in_secs`:
+    /// each at least a second after the page is made and before it expires, at most
+    /// [`MAX_REMINDERS`], assignees to remind, and an escalation to new people only.
+    ///
+    /// # Errors
+    /// The field at fault (`remind_after`, `escalate_after`) and a sentence.
+    pub fn check_timers(&self, expires_in_secs: u64) -> Result<(), (&'static str, String)> {
+        let needs_assignees = |field: &'static str| {
+            (
+                field,
+                "needs `assignees`: it reaches people by their own links".to_owned(),
+            )
+        };
+        if !self.remind_after.is_empty() {
+            if !self.is_assigned() {
+                return Err(needs_assignees("remind_after"));
+            }
+            if self.remind_after.len() > MAX_REMINDERS {
+                return Err((
+                    "remind_after",
+                    format!("at most {MAX_REMINDERS} reminders"),
+                ));
+            }
+            if let Some(bad) = self
+                .remind_after
+                .iter()
+                .find(|&&after| after == 0 || after >= expires_in_secs)
+            {
+                return Err((
+                    "remind_after",
+                    format!("each reminder must come from 1 second after the ask to before it expires ({expires_in_secs} s); {bad} is not"),
+                ));
+            }
+        }
+        if let Some(escalation) = &self.escalate {
+            if !self.is_assigned() {
+                return Err(needs_assignees("escalate_after"));
+            }
+            if escalation.after_secs == 0 || escalation.after_secs >= expires_in_secs {
+                return Err((
+                    "escalate_after.after",
+                    format!("must be from 1 second after the ask to before it expires ({expires_in_secs} s)"),
+                ));
+            }
+            if escalation.to.is_empty() {
+                return Err(("escalate_after.to", "names nobody".to_owned()));
+            }
+            if self.assignees.len() + escalation.to.len() > MAX_ASSIGNEES {
+                return Err((
+                    "escalate_after.to",
+                    format!("at most {MAX_ASSIGNEES} assignees in all, with the escalation"),
+                ));
+            }
+            for (index, address) in escalation.to.iter().enumerate() {
+                let lowered = address.to_ascii_lowercase();
+                let named_before = self
+                    .assignees
+                    .iter()
+                    .chain(&escalation.to[..index])
+                    .any(|earlier| earlier.to_ascii_lowercase() == lowered);
+                if named_before {
+                    return Err((
+                        "escalate_after.to",
+                        format!("`{address}` is already asked"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether the page has named assignees (one link each) rather than one anonymous link.
@@ -292,8 +405,9 @@ pub fn answers_of(
 
 /// E-mails each assignee their own link, when the server can send e-mail (`notifier_for`
 /// refuses without SMTP, and then nobody is mailed). A failure never fails the caller's step:
-/// whoever started it has the links, and can reissue them.
-pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) {
+/// whoever started it has the links, and can reissue them. The addresses the mail reached.
+pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) -> Vec<String> {
+    let mut reached = Vec::new();
     for link in links {
         let recipient = AskRecipients {
             email: vec![link.assignee.clone()],
@@ -301,15 +415,19 @@ pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink])
         };
         match notifier_for(&recipient) {
             Ok(mail) => {
-                send_link(Some(&mail), "Your answer is requested", &link.link).await;
+                let report = send_link(Some(&mail), "Your answer is requested", &link.link).await;
+                if report.all_delivered() && !report.delivered().is_empty() {
+                    reached.push(link.assignee.clone());
+                }
             }
             Err(NotifyError::BadConfig { .. }) => {
                 tracing::debug!("no SMTP server configured: the assignees' links are not e-mailed");
-                return;
+                return reached;
             }
             Err(error) => tracing::warn!(error = %error, "an assignee cannot be e-mailed"),
         }
     }
+    reached
 }
 
 /// A reason as kept: trimmed, `None` when empty, at most [`MAX_REASON_CHARS`] characters.

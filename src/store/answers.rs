@@ -10,11 +10,13 @@
 
 use super::{
     begin_write, decode_json, decode_uuid,
+    history::INSERT_EVENT,
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
 };
 use crate::{
     pages::{
+        history::EventKind,
         page::{Page, PageId, PageStatus},
         people::{AnswerRecord, Assignee, Given, Outcome, Settled, Tally},
         token::TokenHash,
@@ -210,6 +212,18 @@ impl Store {
             if written == 0 {
                 return Ok(AssigneeAnswered::AlreadyAnswered);
             }
+            let event = match given {
+                Given::Answer(_) => EventKind::Answered,
+                Given::Decline(_) => EventKind::Declined,
+            };
+            sqlx::query(INSERT_EVENT)
+                .bind(&page_id)
+                .bind(now)
+                .bind(event.as_str())
+                .bind(&assignee)
+                .bind(reason.clone())
+                .execute(&mut *transaction)
+                .await?;
             let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(
                 "SELECT CAST(COUNT(*) AS BIGINT), \
                  CAST(COALESCE(SUM(CASE WHEN outcome = 'submitted' THEN 1 ELSE 0 END), 0) AS BIGINT), \

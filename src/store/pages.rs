@@ -9,9 +9,13 @@
 //! already holds the page it validated against. Only a refused submission reads the page again,
 //! to say why.
 
-use super::{begin_write, decode_json, decode_uuid, now_ms, Result, Store, StoreError};
+use super::{
+    begin_write, decode_json, decode_uuid, history::INSERT_EVENT, now_ms, timers::NewTimer,
+    Result, Store, StoreError,
+};
 use crate::{
     pages::{
+        history::EventKind,
         page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
         token::TokenHash,
     },
@@ -163,6 +167,20 @@ impl Store {
                 .execute(&mut *transaction)
                 .await?;
             }
+            super::timers::insert_timers!(transaction, id.to_string(), &people.timers);
+            let asked: Vec<&str> = people
+                .assignees
+                .iter()
+                .map(|assignee| assignee.email.as_str())
+                .collect();
+            sqlx::query(INSERT_EVENT)
+                .bind(id.to_string())
+                .bind(now)
+                .bind(EventKind::Created.as_str())
+                .bind(None::<String>)
+                .bind((!asked.is_empty()).then(|| asked.join(", ")))
+                .execute(&mut *transaction)
+                .await?;
             transaction.commit().await?;
             row
         });
@@ -341,6 +359,8 @@ pub struct PagePeople {
     pub required: u32,
     /// Whether a Decline must say why.
     pub decline_reason_required: bool,
+    /// Its reminders and escalation, made with it.
+    pub timers: Vec<NewTimer>,
 }
 
 impl Default for PagePeople {
@@ -349,6 +369,7 @@ impl Default for PagePeople {
             assignees: Vec::new(),
             required: 1,
             decline_reason_required: false,
+            timers: Vec::new(),
         }
     }
 }

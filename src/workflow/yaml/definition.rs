@@ -97,9 +97,27 @@ impl YamlWorkflow {
         allowlist: &crate::notify::RecipientAllowlist,
     ) -> Result<(), LoadError> {
         for step in &self.steps {
-            let StepSpec::Ui { assignees, .. } = &step.kind else {
+            let StepSpec::Ui {
+                assignees,
+                escalate,
+                ..
+            } = &step.kind
+            else {
                 continue;
             };
+            let escalated = escalate.iter().flat_map(|escalation| &escalation.to);
+            for (index, address) in escalated.enumerate() {
+                if !allowlist.allows_email(address) {
+                    return Err(LoadError {
+                        file: self.file.clone(),
+                        step: Some(step.name.clone()),
+                        field: format!("ui.escalate_after.to[{index}]"),
+                        reason: format!(
+                            "`{address}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
+                        ),
+                    });
+                }
+            }
             for (index, address) in assignees.iter().enumerate() {
                 if !address.contains("{{") && !allowlist.allows_email(address) {
                     return Err(LoadError {
@@ -169,6 +187,10 @@ pub(crate) enum StepSpec {
         assignees: Vec<String>,
         approvals: u32,
         decline_reason_required: bool,
+        /// Seconds after the page is made at which those who have not answered are reminded.
+        remind_after: Vec<u64>,
+        /// Who else is asked, and when.
+        escalate: Option<crate::pages::people::Escalation>,
     },
     Wait {
         timeout: Option<Duration>,
@@ -195,6 +217,7 @@ pub(crate) enum OnTimeoutSpec {
     Fail,
     Cancel,
     Continue(Value),
+    Decline,
 }
 
 /// A checked `http` step.

@@ -191,6 +191,8 @@ impl Compiled {
                 assignees,
                 approvals,
                 decline_reason_required,
+                remind_after,
+                escalate,
             } => {
                 let people = People {
                     assignees: assignees
@@ -200,6 +202,8 @@ impl Compiled {
                         .collect::<StepResult<_>>()?,
                     required: *approvals,
                     decline_reason_required: *decline_reason_required,
+                    remind_after: remind_after.clone(),
+                    escalate: escalate.clone(),
                 };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;
@@ -256,6 +260,7 @@ impl Compiled {
                     let then = match on_timeout {
                         OnTimeoutSpec::Fail => OnTimeout::Fail,
                         OnTimeoutSpec::Cancel => OnTimeout::Cancel,
+                        OnTimeoutSpec::Decline => OnTimeout::Decline,
                         OnTimeoutSpec::Continue(default) => OnTimeout::Continue(default.clone()),
                     };
                     wait = wait.timeout(*timeout, then);
@@ -356,7 +361,7 @@ impl Compiled {
         };
         if let (Some(links), Some(mail)) = (&links, &self.services.assignee_mail) {
             // Each person's own link goes to that person only; the channels get the run page.
-            email_assignees(mail, links.assigned()).await;
+            let _reached = email_assignees(mail, links.assigned()).await;
         }
         let link = links
             .as_ref()

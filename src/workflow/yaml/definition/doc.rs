@@ -55,6 +55,16 @@ pub(super) struct UiDoc {
     pub(super) assignees: Vec<String>,
     pub(super) approvals: Option<ApprovalsDoc>,
     pub(super) decline: Option<DeclineDoc>,
+    #[serde(default)]
+    pub(super) remind_after: Vec<String>,
+    pub(super) escalate_after: Option<EscalateDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EscalateDoc {
+    pub(super) after: String,
+    pub(super) to: Vec<String>,
 }
 
 #[derive(Deserialize)]
