@@ -6,9 +6,9 @@
 //! | `waiting` | the link is open |
 //! | `submitted` | the person answered (with assignees: enough of them approved); `response` is the typed value |
 //! | `declined` | the person declined (with assignees: so many declined that the approvals can no longer come) |
-//! | `expired` | the link expired unanswered |
+//! | `expired` | the link expired unanswered (`on_timeout: cancel`, the default; `decline` reports `declined`, `continue` `submitted` with the `default` answer) |
 //! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
-//! | `failed` | the page could not be made; `error` says why |
+//! | `failed` | the page could not be made, or the deadline passed with `on_timeout: fail`; `error` says why |
 //!
 //! `callback` (when the ask has a `callback_url`) is `pending` until the person answers (or the
 //! link expires, or the person presses Cancel: the callback reports those too), then `sending`,
@@ -252,10 +252,17 @@ pub fn view(overview: &RunOverview) -> AskView {
         (None, Some("decline")) => (None, true),
         (response, _) => (response, declined),
     };
+    let expiry_ends_it = serde_json::from_value::<AskState>(run.state.clone())
+        .map_or(true, |state| state.on_timeout == AskTimeout::Cancel);
     let status = if response.is_some() {
         AskStatus::Submitted
     } else if declined {
         AskStatus::Declined
+    } else if deadline == Some("fail") && run.status == RunStatus::Failed {
+        AskStatus::Failed
+    } else if expired && run.status == RunStatus::Waiting && !expiry_ends_it {
+        // The page ran out; the deadline the run waits on (a moment later) settles it.
+        AskStatus::Waiting
     } else if expired {
         AskStatus::Expired
     } else if pressed_cancel {

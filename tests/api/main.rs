@@ -38,6 +38,7 @@ mod router;
 mod runs;
 mod selections;
 mod store;
+mod timers;
 mod tokens;
 mod upgrade;
 mod workflow;

@@ -119,6 +119,7 @@ async fn assigned_page(
                 assignees,
                 required,
                 decline_reason_required: false,
+                timers: Vec::new(),
             },
         )
         .await?;
