@@ -20,6 +20,7 @@
 //! | `TESSERA_LOG_FORMAT` | `log_format` | `text` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
 //! | `TESSERA_TIMER_POLL_MS` | `timer_poll_ms` | `1000` |
+//! | `TESSERA_GROUPS` | `groups` | unset (no groups) |
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
@@ -139,6 +140,8 @@ pub struct Config {
     pub runner_lease: Duration,
     /// How often each process looks for due reminders and escalations.
     pub timer_poll: Duration,
+    /// The groups an ask may name as one assignee (`pages::groups`).
+    pub groups: crate::pages::groups::Groups,
     /// When set, the `crash-drill` workflow is registered and every execution of its steps is
     /// appended to this file (see `demo::drill`); never set in production.
     pub drill_log: Option<PathBuf>,
@@ -265,6 +268,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "timer_poll_ms",
         default: "1000",
         help: "milliseconds between each process's looks for due reminders and escalations of asks",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_GROUPS",
+        key: "groups",
+        default: "(unset: no groups)",
+        help: "groups an ask may name as one assignee, any member answering for it: name=address|address;name=address",
         secret: false,
     },
     Setting {
@@ -560,6 +570,12 @@ impl Config {
             },
             None => DEFAULT_TIMER_POLL,
         };
+        let groups = match lookup("TESSERA_GROUPS") {
+            Some((name, raw)) => {
+                crate::pages::groups::Groups::parse(&raw).map_err(|reason| invalid(name, reason))?
+            }
+            None => crate::pages::groups::Groups::default(),
+        };
         let drill_log = lookup("TESSERA_DRILL_LOG")
             .map(|(_, raw)| raw.trim().to_owned())
             .filter(|raw| !raw.is_empty())
@@ -617,6 +633,7 @@ impl Config {
             notify,
             runner_lease,
             timer_poll,
+            groups,
             drill_log,
             workflows_dir,
             workflow_http_hosts,
@@ -646,6 +663,7 @@ impl Config {
             runner_lease: DEFAULT_RUNNER_LEASE,
             // Tests wait on reminders of a second or two: a tenth of that is plenty.
             timer_poll: Duration::from_millis(100),
+            groups: crate::pages::groups::Groups::default(),
             drill_log: None,
             workflows_dir: None,
             workflow_http_hosts: "self".to_owned(),

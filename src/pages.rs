@@ -6,6 +6,7 @@
 pub mod component_set;
 pub mod csrf;
 pub mod factory;
+pub mod groups;
 pub mod history;
 pub mod lifecycle;
 pub mod links;

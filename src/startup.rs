@@ -239,7 +239,8 @@ fn build_runner(
             Arc::new(models.clone()),
             config.public_url.clone(),
         )
-        .with_assignee_allowlist(config.notify.ask_recipients.clone()),
+        .with_assignee_allowlist(config.notify.ask_recipients.clone())
+        .with_groups(config.groups.clone()),
     );
     if let Some(path) = &config.drill_log {
         // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
@@ -299,7 +300,7 @@ fn register_yaml(
     };
     for workflow in workflows {
         workflow
-            .check_assignees(&config.notify.ask_recipients)
+            .check_people(&config.notify.ask_recipients, &config.groups)
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         if demo_key.is_none() && workflow.calls_own_path(DEMO_SITE_PATH) {
             tracing::warn!(workflow.name = %workflow.name, workflow.file = %workflow.file, "YAML workflow not registered: it calls the demo site, which is off (TESSERA_DEMO=false)");

@@ -75,6 +75,7 @@ use crate::{
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::{
         factory::DEFAULT_EXPIRY,
+        groups::Groups,
         people::{Escalation, People, MAX_ASSIGNEES, MAX_REMINDERS},
     },
     util::templates::{self, Exhausted},
@@ -120,6 +121,8 @@ pub struct AskCapabilities {
     pub recipients: RecipientAllowlist,
     /// The internal hosts a callback or webhook may reach (`TESSERA_OUTBOUND_ALLOW`).
     pub outbound: OutboundAllow,
+    /// The groups an ask may name as one assignee (`TESSERA_GROUPS`).
+    pub groups: Groups,
 }
 
 impl AskCapabilities {
@@ -133,7 +136,15 @@ impl AskCapabilities {
             callbacks: notify.webhook_secret.is_some(),
             recipients: notify.ask_recipients.clone(),
             outbound: outbound.clone(),
+            groups: Groups::default(),
         }
+    }
+
+    /// The same capabilities, with the operator's `groups` as possible assignees.
+    #[must_use]
+    pub fn with_groups(mut self, groups: Groups) -> Self {
+        self.groups = groups;
+        self
     }
 }
 
@@ -273,13 +284,32 @@ impl NewAsk {
             body.remove("assignees"),
             body.remove("approvals"),
             body.remove("decline"),
-            &can.recipients,
+            can,
         )?;
         people.remind_after = parse_reminders(body.remove("remind_after"))?;
-        people.escalate = parse_escalation(body.remove("escalate_after"), &can.recipients)?;
+        people.escalate = parse_escalation(body.remove("escalate_after"), can)?;
         people
             .check_timers(expires_in.as_secs())
             .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        let everyone = people
+            .assignees
+            .iter()
+            .chain(people.escalate.iter().flat_map(|escalation| &escalation.to));
+        let asked = can
+            .groups
+            .expand(everyone)
+            .map_err(|reason| AskError::invalid("assignees", reason))?;
+        for (index, member) in asked.iter().enumerate() {
+            if asked[..index]
+                .iter()
+                .any(|earlier| earlier.email.eq_ignore_ascii_case(&member.email))
+            {
+                return Err(AskError::invalid(
+                    "assignees",
+                    format!("`{}` is asked twice (alone or in a group)", member.email),
+                ));
+            }
+        }
         let on_timeout = parse_on_timeout(
             body.remove("on_timeout"),
             body.remove("default"),
@@ -646,12 +676,29 @@ fn allowed_address(
     Ok(address.to_owned())
 }
 
-/// `assignees`, `approvals` and `decline`, each checked (addresses against `allowlist`).
+/// One person or group an ask names at `field`: a group's name (no `@`) must be one of the
+/// operator's groups; an address must be within the allowlist.
+fn assignee(entry: &Value, field: &str, can: &AskCapabilities) -> Result<String, AskError> {
+    match entry.as_str().map(str::trim) {
+        Some(name) if Groups::is_group_name(name) => {
+            if can.groups.members(name).is_none() {
+                return Err(AskError::invalid(
+                    field,
+                    format!("`{name}` is neither an e-mail address nor a group (TESSERA_GROUPS)"),
+                ));
+            }
+            Ok(name.to_owned())
+        }
+        _ => allowed_address(entry, field, &can.recipients),
+    }
+}
+
+/// `assignees`, `approvals` and `decline`, each checked (see [`assignee`]).
 fn parse_people(
     assignees: Option<Value>,
     approvals: Option<Value>,
     decline: Option<Value>,
-    allowlist: &RecipientAllowlist,
+    can: &AskCapabilities,
 ) -> Result<People, AskError> {
     let mut people = People::default();
     match assignees {
@@ -665,9 +712,7 @@ fn parse_people(
             }
             for (index, address) in addresses.iter().enumerate() {
                 let field = format!("assignees[{index}]");
-                people
-                    .assignees
-                    .push(allowed_address(address, &field, allowlist)?);
+                people.assignees.push(assignee(address, &field, can)?);
             }
         }
         Some(_) => {
@@ -778,10 +823,10 @@ fn parse_reminders(value: Option<Value>) -> Result<Vec<u64>, AskError> {
         .collect()
 }
 
-/// `escalate_after: {"after": seconds, "to": [addresses]}`, addresses within `allowlist`.
+/// `escalate_after: {"after": seconds, "to": [addresses or groups]}`, each checked by [`assignee`].
 fn parse_escalation(
     value: Option<Value>,
-    allowlist: &RecipientAllowlist,
+    can: &AskCapabilities,
 ) -> Result<Option<Escalation>, AskError> {
     let mut escalation = match value {
         None | Some(Value::Null) => return Ok(None),
@@ -827,9 +872,7 @@ fn parse_escalation(
     let to = addresses
         .iter()
         .enumerate()
-        .map(|(index, address)| {
-            allowed_address(address, &format!("escalate_after.to[{index}]"), allowlist)
-        })
+        .map(|(index, address)| assignee(address, &format!("escalate_after.to[{index}]"), can))
         .collect::<Result<_, _>>()?;
     Ok(Some(Escalation { after_secs, to }))
 }

@@ -11,6 +11,7 @@ use super::{
     component_set::ComponentSet,
     links::{page_link, reissue_links, AssigneeLink, LinkChange, PageLinks},
     page::{NewPage, PageId},
+    groups::{Groups, Member},
     people::People,
     token::PageToken,
 };
@@ -39,6 +40,7 @@ pub struct GeneratedPageFactory {
     models: Arc<AllowedModels>,
     public_url: String,
     assignees: RecipientAllowlist,
+    groups: Groups,
 }
 
 impl GeneratedPageFactory {
@@ -50,7 +52,15 @@ impl GeneratedPageFactory {
             models,
             public_url: public_url.into(),
             assignees: RecipientAllowlist::default(),
+            groups: Groups::default(),
         }
+    }
+
+    /// The same factory, resolving the operator's `groups` where a step names an assignee.
+    #[must_use]
+    pub fn with_groups(mut self, groups: Groups) -> Self {
+        self.groups = groups;
+        self
     }
 
     /// The same factory, making pages for assignees within `allowlist` (the operator's
@@ -74,27 +84,42 @@ impl GeneratedPageFactory {
         people
             .check_timers(expires_in.as_secs())
             .map_err(|(field, reason)| StepError::fatal(anyhow::anyhow!("{field}: {reason}")))?;
-        let escalated = people.escalate.iter().flat_map(|escalation| &escalation.to);
-        if let Some(email) = escalated.clone().find(|email| !self.assignees.allows_email(email)) {
-            return Err(StepError::fatal(anyhow::anyhow!(
-                "escalation to `{email}`: not an address pages may name (TESSERA_ASK_EMAIL_TO)"
-            )));
+        let refused = |reason: String| StepError::fatal(anyhow::anyhow!("{reason}"));
+        let asked = self.groups.expand(&people.assignees).map_err(refused)?;
+        let escalated = match &people.escalate {
+            Some(escalation) => self.groups.expand(&escalation.to).map_err(refused)?,
+            None => Vec::new(),
+        };
+        let mut seen: Vec<String> = Vec::new();
+        for member in asked.iter().chain(&escalated) {
+            // Operators vouch for their groups' members; an address the step names itself must
+            // be within the allowlist.
+            if member.group.is_none() && !self.assignees.allows_email(&member.email) {
+                return Err(refused(format!(
+                    "assignee `{}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)",
+                    member.email
+                )));
+            }
+            let lowered = member.email.to_ascii_lowercase();
+            if seen.contains(&lowered) {
+                return Err(refused(format!(
+                    "`{}` is asked twice (alone or in a group)",
+                    member.email
+                )));
+            }
+            seen.push(lowered);
         }
         let mut assignees = Vec::new();
         let mut links = Vec::new();
-        for email in &people.assignees {
-            if !self.assignees.allows_email(email) {
-                return Err(StepError::fatal(anyhow::anyhow!(
-                    "assignee `{email}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
-                )));
-            }
+        for member in asked {
             let token = PageToken::generate();
             assignees.push(NewAssignee {
-                email: email.clone(),
+                email: member.email.clone(),
                 token_hash: token.hash(),
+                group: member.group,
             });
             links.push(AssigneeLink {
-                assignee: email.clone(),
+                assignee: member.email,
                 link: page_link(&self.public_url, &token),
             });
         }
@@ -102,7 +127,7 @@ impl GeneratedPageFactory {
             assignees,
             required: people.required,
             decline_reason_required: people.decline_reason_required,
-            timers: timers_of(people, now_ms()),
+            timers: timers_of(people, escalated, now_ms()),
         };
         Ok((page_people, links))
     }
@@ -110,7 +135,7 @@ impl GeneratedPageFactory {
 
 /// The timers of a page made at `now` for `people`: its reminders and its escalation.
 #[must_use]
-pub fn timers_of(people: &People, now: i64) -> Vec<NewTimer> {
+pub fn timers_of(people: &People, escalated: Vec<Member>, now: i64) -> Vec<NewTimer> {
     let at = |secs: u64| now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX / 2));
     let reminders = people.remind_after.iter().map(|&after| NewTimer {
         kind: TimerKind::Remind,
@@ -120,7 +145,7 @@ pub fn timers_of(people: &People, now: i64) -> Vec<NewTimer> {
     let escalation = people.escalate.iter().map(|escalation| NewTimer {
         kind: TimerKind::Escalate,
         due_at_ms: at(escalation.after_secs),
-        to: escalation.to.clone(),
+        to: escalated.clone(),
     });
     reminders.chain(escalation).collect()
 }

@@ -100,8 +100,17 @@ pub async fn open_page(
             people: Vec::new(),
         },
         Err(StoreError::NotFound) => match store.assignee_by_token(&token.hash()).await {
-            Ok((page, holder)) => {
+            Ok((page, mut holder)) => {
                 let people = store.assignees_of(page.id).await?;
+                // A group votes once: a member whose group has answered sees its answer.
+                if holder.answer.is_none() {
+                    holder.answer = holder.group.as_ref().and_then(|group| {
+                        people
+                            .iter()
+                            .filter(|person| person.group.as_ref() == Some(group))
+                            .find_map(|person| person.answer.clone())
+                    });
+                }
                 Link {
                     page,
                     holder: Some(holder),

@@ -318,6 +318,8 @@ pub struct Assignee {
     pub position: i64,
     /// Their e-mail address.
     pub email: String,
+    /// The group they answer for, when asked as one of its members (`pages::groups`).
+    pub group: Option<String>,
     /// What they answered, if they did.
     pub answer: Option<AnswerRecord>,
 }

@@ -35,6 +35,7 @@ struct AssigneeRow {
     response: Option<String>,
     reason: Option<String>,
     answered_at: Option<i64>,
+    assignee_group: Option<String>,
 }
 
 impl TryFrom<AssigneeRow> for Assignee {
@@ -64,6 +65,7 @@ impl TryFrom<AssigneeRow> for Assignee {
         Ok(Self {
             position: row.position,
             email: row.assignee,
+            group: row.assignee_group,
             answer,
         })
     }
@@ -110,7 +112,8 @@ pub enum AssigneeAnswered {
     NotFound,
 }
 
-const ASSIGNEE_COLUMNS: &str = "position, assignee, outcome, response, reason, answered_at";
+const ASSIGNEE_COLUMNS: &str =
+    "position, assignee, outcome, response, reason, answered_at, assignee_group";
 
 impl Store {
     /// The page and the assignee behind a person's link.
@@ -174,13 +177,13 @@ impl Store {
         };
         on_pool!(self, |pool| {
             let mut transaction = begin_write(pool).await?;
-            let found: Option<(String, String)> = sqlx::query_as(
-                "SELECT page_id, assignee FROM page_assignees WHERE token_hash = $1",
+            let found: Option<(String, String, Option<String>)> = sqlx::query_as(
+                "SELECT page_id, assignee, assignee_group FROM page_assignees WHERE token_hash = $1",
             )
             .bind(&token_hash.0)
             .fetch_optional(&mut *transaction)
             .await?;
-            let Some((page_id, assignee)) = found else {
+            let Some((page_id, assignee, group)) = found else {
                 return Ok(AssigneeAnswered::NotFound);
             };
             // Every answer to this page queues here, so the count below sees every answer
@@ -196,6 +199,20 @@ impl Store {
                 PageStatus::Revoked => return Ok(AssigneeAnswered::Revoked),
                 PageStatus::Open if page.is_expired(now) => return Ok(AssigneeAnswered::Expired),
                 PageStatus::Open => {}
+            }
+            if let Some(group) = &group {
+                // A group has one vote: its first member's answer, counted under the page's lock.
+                let voted: Option<i64> = sqlx::query_scalar(
+                    "SELECT position FROM page_assignees \
+                     WHERE page_id = $1 AND assignee_group = $2 AND outcome IS NOT NULL",
+                )
+                .bind(&page_id)
+                .bind(group)
+                .fetch_optional(&mut *transaction)
+                .await?;
+                if voted.is_some() {
+                    return Ok(AssigneeAnswered::AlreadyAnswered);
+                }
             }
             let written = sqlx::query(
                 "UPDATE page_assignees SET outcome = $1, response = $2, reason = $3, \
@@ -225,9 +242,12 @@ impl Store {
                 .execute(&mut *transaction)
                 .await?;
             let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(
-                "SELECT CAST(COUNT(*) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN outcome = 'submitted' THEN 1 ELSE 0 END), 0) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN outcome = 'declined' THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                // One vote per person asked alone and one per group, however many members.
+                "SELECT CAST(COUNT(DISTINCT COALESCE('g:' || assignee_group, 'p:' || assignee)) AS BIGINT), \
+                 CAST(COUNT(DISTINCT CASE WHEN outcome = 'submitted' \
+                     THEN COALESCE('g:' || assignee_group, 'p:' || assignee) END) AS BIGINT), \
+                 CAST(COUNT(DISTINCT CASE WHEN outcome = 'declined' \
+                     THEN COALESCE('g:' || assignee_group, 'p:' || assignee) END) AS BIGINT) \
                  FROM page_assignees WHERE page_id = $1",
             )
             .bind(&page_id)

@@ -157,28 +157,25 @@ impl Store {
                 .await?;
             for (position, assignee) in people.assignees.iter().enumerate() {
                 sqlx::query(
-                    "INSERT INTO page_assignees (page_id, position, assignee, token_hash) \
-                     VALUES ($1, $2, $3, $4)",
+                    "INSERT INTO page_assignees (page_id, position, assignee, token_hash, \
+                     assignee_group) VALUES ($1, $2, $3, $4, $5)",
                 )
                 .bind(id.to_string())
                 .bind(i64::try_from(position).unwrap_or(i64::MAX))
                 .bind(&assignee.email)
                 .bind(&assignee.token_hash.0)
+                .bind(&assignee.group)
                 .execute(&mut *transaction)
                 .await?;
             }
             super::timers::insert_timers!(transaction, id.to_string(), &people.timers);
-            let asked: Vec<&str> = people
-                .assignees
-                .iter()
-                .map(|assignee| assignee.email.as_str())
-                .collect();
+            let asked = asked_in_words(&people.assignees);
             sqlx::query(INSERT_EVENT)
                 .bind(id.to_string())
                 .bind(now)
                 .bind(EventKind::Created.as_str())
                 .bind(None::<String>)
-                .bind((!asked.is_empty()).then(|| asked.join(", ")))
+                .bind((!asked.is_empty()).then_some(asked))
                 .execute(&mut *transaction)
                 .await?;
             transaction.commit().await?;
@@ -350,6 +347,27 @@ impl Store {
     }
 }
 
+/// Who a page asks, for its history: `ana@example.com, finance (ann@example.com, bob@example.com)`.
+fn asked_in_words(assignees: &[NewAssignee]) -> String {
+    let mut parts: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for assignee in assignees {
+        match (assignee.group.as_deref(), parts.last_mut()) {
+            (Some(group), Some((Some(last), members))) if *last == group => {
+                members.push(&assignee.email);
+            }
+            (group, _) => parts.push((group, vec![&assignee.email])),
+        }
+    }
+    parts
+        .iter()
+        .map(|(group, members)| match group {
+            Some(group) => format!("{group} ({})", members.join(", ")),
+            None => members.join(", "),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Who answers a new page (see `pages::people`): no assignees for one anonymous link.
 #[derive(Clone, Debug)]
 pub struct PagePeople {
@@ -381,6 +399,8 @@ pub struct NewAssignee {
     pub email: String,
     /// The hash of their link's token.
     pub token_hash: TokenHash,
+    /// The group they answer for, when they were asked as one of its members.
+    pub group: Option<String>,
 }
 
 /// How a submission names its page.

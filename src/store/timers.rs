@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{begin_write, decode_uuid, history::INSERT_EVENT, Result, Store, StoreError};
 use crate::pages::{
+    groups::Member,
     history::{EventKind, NewEvent},
     page::PageId,
     token::PageToken,
@@ -61,8 +62,8 @@ pub struct NewTimer {
     pub kind: TimerKind,
     /// When it is due, unix ms.
     pub due_at_ms: i64,
-    /// Whom an escalation adds (empty for a reminder).
-    pub to: Vec<String>,
+    /// Whom an escalation adds (empty for a reminder), groups' members with their group.
+    pub to: Vec<Member>,
 }
 
 /// One message a fired timer sends: a person's fresh link. It holds their secret token, so it
@@ -227,14 +228,14 @@ impl Store {
                         }
                     }
                     TimerKind::Escalate => {
-                        let to: Vec<String> =
+                        let to: Vec<Member> =
                             serde_json::from_str(&targets).map_err(|error| {
                                 StoreError::Corrupt {
                                     column: "ask_timers.targets",
                                     reason: error.to_string(),
                                 }
                             })?;
-                        for address in to {
+                        for Member { email: address, group } in to {
                             let taken: Option<i64> = sqlx::query_scalar(
                                 "SELECT position FROM page_assignees \
                                  WHERE page_id = $1 AND LOWER(assignee) = LOWER($2)",
@@ -248,13 +249,15 @@ impl Store {
                             }
                             let token = PageToken::generate();
                             sqlx::query(
-                                "INSERT INTO page_assignees (page_id, position, assignee, token_hash) \
-                                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3 \
+                                "INSERT INTO page_assignees \
+                                 (page_id, position, assignee, token_hash, assignee_group) \
+                                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3, $4 \
                                  FROM page_assignees WHERE page_id = $1",
                             )
                             .bind(&page_id)
                             .bind(&address)
                             .bind(&token.hash().0)
+                            .bind(&group)
                             .execute(&mut *transaction)
                             .await?;
                             events.push(NewEvent::new(EventKind::Escalated).by(address.clone()));

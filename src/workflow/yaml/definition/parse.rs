@@ -253,7 +253,9 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                 for (position, address) in spec.assignees.iter().enumerate() {
                     let field = format!("ui.assignees[{position}]");
                     known.template(address, &field, &fail)?;
-                    if !address.contains("{{") && address.parse::<lettre::Address>().is_err() {
+                    // A name without an `@` is a group's, checked against the operator's at start.
+                    let group = crate::pages::groups::Groups::is_group_name(address);
+                    if !address.contains("{{") && !group && address.parse::<lettre::Address>().is_err() {
                         return Err(fail(
                             &field,
                             format!("`{address}` is not an e-mail address"),
