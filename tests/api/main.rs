@@ -17,6 +17,7 @@ mod components;
 mod crash;
 mod demo_items;
 mod eval;
+mod groups;
 mod health;
 mod helpers;
 mod home;

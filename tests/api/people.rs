@@ -102,6 +102,7 @@ async fn assigned_page(
         .map(|(index, token)| NewAssignee {
             email: format!("person{index}@example.com"),
             token_hash: token.hash(),
+            group: None,
         })
         .collect();
     let page = store
