@@ -1,6 +1,7 @@
 -- Reminders, escalations and each ask's history (issue 31).
 --
--- `ask_timers`: one row per reminder or escalation of a page with assignees, made with the page.
+-- `ask_timers`: one row per reminder or escalation of a page with assignees, made with the page,
+-- and one per approval stage started after the first (born `fired`: its outbox holds the links).
 -- `state` changes `pending → fired` exactly once, by a conditional UPDATE in the transaction
 -- that applies what the timer does (fresh links for a reminder, new assignees for an
 -- escalation) and fills `outbox` with the mail to send (the fresh links, until delivered).
@@ -12,7 +13,7 @@
 CREATE TABLE ask_timers (
     id                TEXT PRIMARY KEY,
     page_id           TEXT NOT NULL REFERENCES pages (id) ON DELETE CASCADE,
-    kind              TEXT NOT NULL CHECK (kind IN ('remind', 'escalate')),
+    kind              TEXT NOT NULL CHECK (kind IN ('remind', 'escalate', 'stage')),
     due_at            INTEGER NOT NULL,
     targets           TEXT NOT NULL DEFAULT '[]',
     state             TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'fired', 'done')),

@@ -76,7 +76,7 @@ use crate::{
     pages::{
         factory::DEFAULT_EXPIRY,
         groups::Groups,
-        people::{Escalation, People, MAX_ASSIGNEES, MAX_REMINDERS},
+        people::{Escalation, OnDecline, People, Stage, MAX_ASSIGNEES, MAX_REMINDERS},
     },
     util::templates::{self, Exhausted},
 };
@@ -291,9 +291,11 @@ impl NewAsk {
         people
             .check_timers(expires_in.as_secs())
             .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        let later_stages = people.stages.iter().skip(1).flat_map(|stage| &stage.assignees);
         let everyone = people
             .assignees
             .iter()
+            .chain(later_stages)
             .chain(people.escalate.iter().flat_map(|escalation| &escalation.to));
         let asked = can
             .groups
@@ -693,6 +695,60 @@ fn assignee(entry: &Value, field: &str, can: &AskCapabilities) -> Result<String,
     }
 }
 
+/// One of `approvals.stages`: `{"assignees": [...], "required": N, "on_decline": "settle" |
+/// "continue"}` (`required` defaults to 1, `on_decline` to `settle`).
+fn parse_stage(stage: &Value, index: usize, can: &AskCapabilities) -> Result<Stage, AskError> {
+    let field = format!("approvals.stages[{index}]");
+    let Value::Object(stage) = stage else {
+        return Err(AskError::invalid(field, "must be an object with assignees"));
+    };
+    if let Some(unknown) = stage
+        .keys()
+        .find(|key| !matches!(key.as_str(), "assignees" | "required" | "on_decline"))
+    {
+        return Err(AskError::invalid(
+            format!("{field}.{unknown}"),
+            "unknown field; the fields are assignees, required and on_decline",
+        ));
+    }
+    let Some(Value::Array(entries)) = stage.get("assignees") else {
+        return Err(AskError::invalid(
+            format!("{field}.assignees"),
+            "must be a list of e-mail addresses or groups",
+        ));
+    };
+    let assignees = entries
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| assignee(entry, &format!("{field}.assignees[{position}]"), can))
+        .collect::<Result<Vec<_>, _>>()?;
+    let required = match stage.get("required") {
+        None | Some(Value::Null) => 1,
+        Some(required) => required
+            .as_u64()
+            .and_then(|required| u32::try_from(required).ok())
+            .ok_or_else(|| {
+                AskError::invalid(format!("{field}.required"), "must be a whole number from 1")
+            })?,
+    };
+    let on_decline = match stage.get("on_decline").and_then(Value::as_str) {
+        None => OnDecline::Settle,
+        Some("settle") => OnDecline::Settle,
+        Some("continue") => OnDecline::Continue,
+        Some(other) => {
+            return Err(AskError::invalid(
+                format!("{field}.on_decline"),
+                format!("must be settle or continue, not `{other}`"),
+            ))
+        }
+    };
+    Ok(Stage {
+        assignees,
+        required,
+        on_decline,
+    })
+}
+
 /// `assignees`, `approvals` and `decline`, each checked (see [`assignee`]).
 fn parse_people(
     assignees: Option<Value>,
@@ -724,11 +780,34 @@ fn parse_people(
     }
     match approvals {
         None | Some(Value::Null) => {}
+        Some(Value::Object(mut approvals)) if approvals.contains_key("stages") => {
+            if !people.assignees.is_empty() || approvals.len() > 1 {
+                return Err(AskError::invalid(
+                    "approvals.stages",
+                    "stages name their own assignees and required: drop `assignees` and `approvals.required`",
+                ));
+            }
+            let Some(Value::Array(stages)) = approvals.remove("stages") else {
+                return Err(AskError::invalid(
+                    "approvals.stages",
+                    "must be a list such as [{\"assignees\": [\"a@example.com\"], \"required\": 1}]",
+                ));
+            };
+            let stages = stages
+                .iter()
+                .enumerate()
+                .map(|(index, stage)| parse_stage(stage, index, can))
+                .collect::<Result<Vec<_>, _>>()?;
+            people = People::in_stages(stages);
+            people
+                .check_stages()
+                .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        }
         Some(Value::Object(mut approvals)) => {
             if let Some(unknown) = approvals.keys().find(|key| key.as_str() != "required") {
                 return Err(AskError::invalid(
                     format!("approvals.{unknown}"),
-                    "unknown field; the only field is required",
+                    "unknown field; the fields are required and stages",
                 ));
             }
             people.required = match approvals.remove("required") {

@@ -23,7 +23,7 @@ use crate::{
     notify::RecipientAllowlist,
     store::{
         now_ms,
-        pages::{NewAssignee, PagePeople},
+        pages::{NewAssignee, NewStage, PagePeople},
         timers::{NewTimer, TimerKind},
         Store,
     },
@@ -90,8 +90,26 @@ impl GeneratedPageFactory {
             Some(escalation) => self.groups.expand(&escalation.to).map_err(refused)?,
             None => Vec::new(),
         };
+        let mut stages = Vec::new();
+        for (index, stage) in people.stages.iter().enumerate() {
+            let members = if index == 0 {
+                asked.clone()
+            } else {
+                self.groups.expand(&stage.assignees).map_err(refused)?
+            };
+            stages.push(NewStage {
+                required: stage.required,
+                on_decline: stage.on_decline,
+                members,
+            });
+        }
+        let later: Vec<Member> = stages
+            .iter()
+            .skip(1)
+            .flat_map(|stage| stage.members.clone())
+            .collect();
         let mut seen: Vec<String> = Vec::new();
-        for member in asked.iter().chain(&escalated) {
+        for member in asked.iter().chain(&later).chain(&escalated) {
             // Operators vouch for their groups' members; an address the step names itself must
             // be within the allowlist.
             if member.group.is_none() && !self.assignees.allows_email(&member.email) {
@@ -128,6 +146,7 @@ impl GeneratedPageFactory {
             required: people.required,
             decline_reason_required: people.decline_reason_required,
             timers: timers_of(people, escalated, now_ms()),
+            stages,
         };
         Ok((page_people, links))
     }

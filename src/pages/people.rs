@@ -48,6 +48,47 @@ pub struct People {
     /// Who else is asked, and when, if the page is still open then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalate: Option<Escalation>,
+    /// Ordered stages, when the people are asked in turn: then `assignees` and `required` are
+    /// the first stage's, and each later stage is asked once the one before is settled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+/// The most stages one page may have.
+pub const MAX_STAGES: usize = 5;
+
+/// One stage of approvals.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    /// Its people: addresses or groups.
+    pub assignees: Vec<String>,
+    /// How many of them must approve.
+    pub required: u32,
+    /// What enough declines in this stage do.
+    #[serde(default)]
+    pub on_decline: OnDecline,
+}
+
+/// What a stage's declines do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnDecline {
+    /// The whole ask is declined.
+    #[default]
+    Settle,
+    /// The next stage is asked anyway (the last stage's declines still decline the ask).
+    Continue,
+}
+
+impl OnDecline {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Settle => "settle",
+            Self::Continue => "continue",
+        }
+    }
 }
 
 /// People added to a page still open `after_secs` after it was made; they get links of their
@@ -72,6 +113,7 @@ impl Default for People {
             decline_reason_required: false,
             remind_after: Vec::new(),
             escalate: None,
+            stages: Vec::new(),
         }
     }
 }
@@ -188,6 +230,38 @@ impl People {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// People asked in ordered `stages`: the first stage's are asked at once, each next one
+    /// once the one before is settled.
+    #[must_use]
+    pub fn in_stages(stages: Vec<Stage>) -> Self {
+        let first = stages.first().cloned();
+        Self {
+            assignees: first.as_ref().map(|stage| stage.assignees.clone()).unwrap_or_default(),
+            required: first.map_or(1, |stage| stage.required),
+            stages,
+            ..Self::default()
+        }
+    }
+
+    /// Checks each stage as [`People::check`] checks one list, and their number.
+    ///
+    /// # Errors
+    /// The field at fault and a sentence.
+    pub fn check_stages(&self) -> Result<(), (String, String)> {
+        if self.stages.len() > MAX_STAGES {
+            return Err(("approvals.stages".to_owned(), format!("at most {MAX_STAGES} stages")));
+        }
+        for (index, stage) in self.stages.iter().enumerate() {
+            let field = format!("approvals.stages[{index}]");
+            if stage.assignees.is_empty() {
+                return Err((format!("{field}.assignees"), "names nobody".to_owned()));
+            }
+            let one = Self::assigned(stage.assignees.clone()).required(stage.required);
+            one.check().map_err(|reason| (field.clone(), reason))?;
         }
         Ok(())
     }

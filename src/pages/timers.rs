@@ -104,6 +104,10 @@ impl TimerWorker {
                 "Your answer is requested",
                 "You are asked too: the people asked first have not settled it yet.",
             ),
+            TimerKind::Stage => (
+                "Your answer is requested",
+                "The stage before yours is settled: it is your turn to answer.",
+            ),
         };
         let mut notified = Vec::new();
         let mut failed = false;

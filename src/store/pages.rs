@@ -15,7 +15,9 @@ use super::{
 };
 use crate::{
     pages::{
+        groups::Member,
         history::EventKind,
+        people::OnDecline,
         page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
         token::TokenHash,
     },
@@ -169,6 +171,26 @@ impl Store {
                 .await?;
             }
             super::timers::insert_timers!(transaction, id.to_string(), &people.timers);
+            for (index, stage) in people.stages.iter().enumerate() {
+                let members = serde_json::to_string(&stage.members).map_err(|error| {
+                    StoreError::Corrupt {
+                        column: "page_stages.members",
+                        reason: error.to_string(),
+                    }
+                })?;
+                sqlx::query(
+                    "INSERT INTO page_stages (page_id, stage, required, on_decline, members, \
+                     started_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(id.to_string())
+                .bind(i64::try_from(index).unwrap_or(i64::MAX))
+                .bind(i64::from(stage.required))
+                .bind(stage.on_decline.as_str())
+                .bind(members)
+                .bind((index == 0).then_some(now))
+                .execute(&mut *transaction)
+                .await?;
+            }
             let asked = asked_in_words(&people.assignees);
             sqlx::query(INSERT_EVENT)
                 .bind(id.to_string())
@@ -379,6 +401,20 @@ pub struct PagePeople {
     pub decline_reason_required: bool,
     /// Its reminders and escalation, made with it.
     pub timers: Vec<NewTimer>,
+    /// Its stages, when its people are asked in turn (the first stage's members are
+    /// `assignees`); empty otherwise.
+    pub stages: Vec<NewStage>,
+}
+
+/// One stage of a new page's approvals.
+#[derive(Clone, Debug)]
+pub struct NewStage {
+    /// Approvals that settle it.
+    pub required: u32,
+    /// What its declines do.
+    pub on_decline: OnDecline,
+    /// Whom it asks.
+    pub members: Vec<Member>,
 }
 
 impl Default for PagePeople {
@@ -388,6 +424,7 @@ impl Default for PagePeople {
             required: 1,
             decline_reason_required: false,
             timers: Vec::new(),
+            stages: Vec::new(),
         }
     }
 }

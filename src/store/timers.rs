@@ -31,6 +31,8 @@ pub enum TimerKind {
     Remind,
     /// Asks more people.
     Escalate,
+    /// Asks the next stage's people (born fired, by the answer that settled the stage before).
+    Stage,
 }
 
 impl TimerKind {
@@ -40,6 +42,7 @@ impl TimerKind {
         match self {
             Self::Remind => "remind",
             Self::Escalate => "escalate",
+            Self::Stage => "stage",
         }
     }
 
@@ -47,6 +50,7 @@ impl TimerKind {
         match text {
             "remind" => Ok(Self::Remind),
             "escalate" => Ok(Self::Escalate),
+            "stage" => Ok(Self::Stage),
             other => Err(StoreError::Corrupt {
                 column: "ask_timers.kind",
                 reason: other.to_owned(),
@@ -200,10 +204,14 @@ impl Store {
             let mut events = Vec::new();
             if open {
                 match kind {
+                    TimerKind::Stage => {}
                     TimerKind::Remind => {
                         let waiting: Vec<(i64, String)> = sqlx::query_as(
                             "SELECT position, assignee FROM page_assignees \
-                             WHERE page_id = $1 AND outcome IS NULL ORDER BY position",
+                             WHERE page_id = $1 AND outcome IS NULL AND stage = \
+                             (SELECT COALESCE(MAX(stage), 0) FROM page_stages \
+                              WHERE page_id = $1 AND started_at IS NOT NULL) \
+                             ORDER BY position",
                         )
                         .bind(&page_id)
                         .fetch_all(&mut *transaction)
@@ -250,8 +258,10 @@ impl Store {
                             let token = PageToken::generate();
                             sqlx::query(
                                 "INSERT INTO page_assignees \
-                                 (page_id, position, assignee, token_hash, assignee_group) \
-                                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3, $4 \
+                                 (page_id, position, assignee, token_hash, assignee_group, stage) \
+                                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3, $4, \
+                                 (SELECT COALESCE(MAX(stage), 0) FROM page_stages \
+                                  WHERE page_id = $1 AND started_at IS NOT NULL) \
                                  FROM page_assignees WHERE page_id = $1",
                             )
                             .bind(&page_id)

@@ -126,6 +126,28 @@ impl Mailbox {
         ]
     }
 
+    /// The same, for an app configured in code.
+    pub fn notify_config(
+        &self,
+        ask_email_to: &str,
+    ) -> anyhow::Result<tessera::notify::NotifyConfig> {
+        use tessera::notify::{EmailConfig, NotifyConfig, RecipientAllowlist, SmtpTls};
+        Ok(NotifyConfig {
+            email: Some(EmailConfig {
+                host: "127.0.0.1".to_owned(),
+                port: self.port,
+                tls: SmtpTls::None,
+                login: None,
+                from: "Tessera <tessera@example.com>".parse()?,
+                to: vec!["ops@example.com".parse()?],
+            }),
+            ask_recipients: RecipientAllowlist {
+                email: vec![ask_email_to.to_owned()],
+                ..RecipientAllowlist::default()
+            },
+            ..NotifyConfig::default()
+        })
+    }
 
     /// Every message delivered so far, oldest first.
     pub fn messages(&self) -> anyhow::Result<Vec<Delivered>> {

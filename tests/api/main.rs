@@ -38,6 +38,7 @@ mod quality;
 mod router;
 mod runs;
 mod selections;
+mod stages;
 mod store;
 mod timers;
 mod tokens;

@@ -121,6 +121,7 @@ async fn assigned_page(
                 required,
                 decline_reason_required: false,
                 timers: Vec::new(),
+                stages: Vec::new(),
             },
         )
         .await?;

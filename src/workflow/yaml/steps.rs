@@ -204,6 +204,7 @@ impl Compiled {
                     decline_reason_required: *decline_reason_required,
                     remind_after: remind_after.clone(),
                     escalate: escalate.clone(),
+                    stages: Vec::new(),
                 };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;

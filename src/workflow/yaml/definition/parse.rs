@@ -296,6 +296,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     decline_reason_required: false,
                     remind_after: remind_after.clone(),
                     escalate: escalate.clone(),
+                    stages: Vec::new(),
                 };
                 if let Err(reason) = people.check() {
                     return Err(fail("ui.approvals.required", reason));
