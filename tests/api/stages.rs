@@ -104,6 +104,20 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
         ask["history"]
     );
 
+    // The run page shows the history as a readable timeline.
+    let cookie = app.admin_cookie().await?;
+    let run_page = app.get_with(&format!("/runs/{id}"), &cookie).await?.text().await?;
+    assert!(run_page.contains("data-testid=\"page-history\""), "{run_page}");
+    for sentence in [
+        "Asked ana@example.com.",
+        "Sent ana@example.com their link by e-mail.",
+        "ana@example.com answered.",
+        "Stage 2 began.",
+        "bo@example.com answered.",
+    ] {
+        assert!(run_page.contains(sentence), "{sentence} in {run_page}");
+    }
+
     // Ana declines: the whole ask is declined and cy is never asked.
     let (id, ana) = two_stage_ask(&app, "cy@example.com", "settle").await?;
     assert_eq!(post_page(&app, &ana, "_action=decline&_reason=No").await?, 303);

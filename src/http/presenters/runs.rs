@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use tessera_app::runs::{AnswerLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView};
+use tessera_app::runs::{
+    AnswerLine, HistoryLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView,
+};
 
 use crate::{
     pages::{
@@ -100,6 +102,14 @@ pub fn run_detail(
                     .iter()
                     .filter(|assignee| assignee.answer.is_none())
                     .map(|assignee| assignee.email.clone())
+                    .collect(),
+                history: overview
+                    .history_of(page.id)
+                    .iter()
+                    .map(|event| HistoryLine {
+                        at: format_utc(event.at_ms),
+                        text: event.sentence(),
+                    })
                     .collect(),
             })
             .collect(),
