@@ -54,6 +54,11 @@
 //!   (within `TESSERA_ASK_EMAIL_TO`, not asked already) if the ask is still open `after` seconds
 //!   from creation: they get links of their own, by e-mail, and the approvals count them. Both
 //!   are durable timers (`store::timers`): each fires once, across processes and restarts.
+//! - `assignees` may name groups (`TESSERA_GROUPS`, a name without an `@`): each member gets a
+//!   link of their own and the group is one vote (`pages::groups`). `approvals.stages` (instead
+//!   of `assignees`) asks ordered stages, `[{"assignees", "required", "on_decline": "settle" |
+//!   "continue"}]`, at most [`MAX_STAGES`](crate::pages::people::MAX_STAGES): each next stage
+//!   is asked once the one before is settled.
 //! - `on_timeout` is what the deadline (`expires_in`) does if the ask is still open, in the
 //!   vocabulary of the YAML `wait` step: `cancel` (the default) reports `expired`, `fail` fails
 //!   the run (no callback), `continue` goes on as if `default` (checked against the schema now)
