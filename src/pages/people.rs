@@ -394,6 +394,8 @@ pub struct Assignee {
     pub email: String,
     /// The group they answer for, when asked as one of its members (`pages::groups`).
     pub group: Option<String>,
+    /// The approval stage they were asked in, from 0 (0 on a page without stages).
+    pub stage: i64,
     /// What they answered, if they did.
     pub answer: Option<AnswerRecord>,
 }
@@ -436,6 +438,24 @@ impl Tally {
             Settled::Open
         }
     }
+}
+
+/// How many votes the stage under way has (the last stage anyone was asked in): one per person
+/// asked alone and one per group; and that stage, from 0.
+#[must_use]
+pub fn current_votes(assignees: &[Assignee]) -> (usize, i64) {
+    let stage = assignees.iter().map(|assignee| assignee.stage).max().unwrap_or(0);
+    let mut voters: Vec<(bool, &str)> = assignees
+        .iter()
+        .filter(|assignee| assignee.stage == stage)
+        .map(|assignee| match &assignee.group {
+            Some(group) => (true, group.as_str()),
+            None => (false, assignee.email.as_str()),
+        })
+        .collect();
+    voters.sort_unstable();
+    voters.dedup();
+    (voters.len(), stage)
 }
 
 /// The answers a page holds, oldest first: its assignees' answers, or for a page without

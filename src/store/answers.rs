@@ -38,6 +38,7 @@ struct AssigneeRow {
     reason: Option<String>,
     answered_at: Option<i64>,
     assignee_group: Option<String>,
+    stage: i64,
 }
 
 impl TryFrom<AssigneeRow> for Assignee {
@@ -68,6 +69,7 @@ impl TryFrom<AssigneeRow> for Assignee {
             position: row.position,
             email: row.assignee,
             group: row.assignee_group,
+            stage: row.stage,
             answer,
         })
     }
@@ -115,7 +117,7 @@ pub enum AssigneeAnswered {
 }
 
 const ASSIGNEE_COLUMNS: &str =
-    "position, assignee, outcome, response, reason, answered_at, assignee_group";
+    "position, assignee, outcome, response, reason, answered_at, assignee_group, stage";
 
 impl Store {
     /// The page and the assignee behind a person's link.
@@ -328,6 +330,16 @@ impl Store {
                         .bind(next)
                         .execute(&mut *transaction)
                         .await?;
+                    // The page says what settles the stage under way.
+                    sqlx::query(
+                        "UPDATE pages SET approvals_required = \
+                         (SELECT required FROM page_stages WHERE page_id = $1 AND stage = $2) \
+                         WHERE id = $1",
+                    )
+                    .bind(&page_id)
+                    .bind(next)
+                    .execute(&mut *transaction)
+                    .await?;
                     sqlx::query(INSERT_EVENT)
                         .bind(&page_id)
                         .bind(now)

@@ -108,6 +108,10 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
     let cookie = app.admin_cookie().await?;
     let run_page = app.get_with(&format!("/runs/{id}"), &cookie).await?.text().await?;
     assert!(run_page.contains("data-testid=\"page-history\""), "{run_page}");
+    assert!(
+        run_page.contains("Stage 2: 1 of 1 approvals needed"),
+        "the stage under way: {run_page}"
+    );
     for sentence in [
         "Asked ana@example.com.",
         "Sent ana@example.com their link by e-mail.",

@@ -11,7 +11,7 @@ use crate::{
     pages::{
         links::{PageLinks, RunPageChange},
         page::{PageId, PageStatus},
-        people::{AnswerRecord, Outcome},
+        people::{current_votes, AnswerRecord, Outcome},
         receipt::format_utc,
     },
     workflow::{
@@ -81,8 +81,13 @@ pub fn run_detail(
                 expires: format_utc(page.expires_at_ms),
                 response: page.response.as_ref().map(pretty),
                 approvals: page.approvals_required.map(|required| {
-                    let people = overview.assignees_of(page.id).len();
-                    format!("{required} of {people} approvals needed")
+                    let (votes, stage) = current_votes(overview.assignees_of(page.id));
+                    let approvals = format!("{required} of {votes} approvals needed");
+                    if stage > 0 {
+                        format!("Stage {}: {approvals}", stage + 1)
+                    } else {
+                        approvals
+                    }
                 }),
                 answers: overview
                     .answers_on(page)
