@@ -36,10 +36,10 @@ macro_rules! on_pool {
 }
 
 pub mod answers;
-pub mod history;
 pub mod chat;
 pub mod chat_bus;
 pub mod generations;
+pub mod history;
 pub mod items;
 pub mod metrics;
 pub mod page_cache;

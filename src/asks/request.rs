@@ -296,7 +296,11 @@ impl NewAsk {
         people
             .check_timers(expires_in.as_secs())
             .map_err(|(field, reason)| AskError::invalid(field, reason))?;
-        let later_stages = people.stages.iter().skip(1).flat_map(|stage| &stage.assignees);
+        let later_stages = people
+            .stages
+            .iter()
+            .skip(1)
+            .flat_map(|stage| &stage.assignees);
         let everyone = people
             .assignees
             .iter()
@@ -1056,6 +1060,7 @@ mod tests {
             webhook_prefixes: Vec::new(),
         },
         outbound: OutboundAllow::NONE,
+        groups: Groups::NONE,
     };
 
     #[test]

@@ -19,16 +19,16 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    undelivered::Undelivered,
     request::AskTimeout,
+    undelivered::Undelivered,
     workflow::{AskState, ASK_WORKFLOW, CALLBACK_STEP},
     AskError,
 };
 use crate::{
     pages::{
+        history::{AskEvent, EventKind},
         links::{AssigneeLink, PageLinks},
         page::PageStatus,
-        history::{AskEvent, EventKind},
         people::AnswerRecord,
     },
     store::{now_ms, Store},

@@ -9,9 +9,9 @@ use tessera_app::catalog::Catalog;
 
 use super::{
     component_set::ComponentSet,
+    groups::{Groups, Member},
     links::{page_link, reissue_links, AssigneeLink, LinkChange, PageLinks},
     page::{NewPage, PageId},
-    groups::{Groups, Member},
     people::People,
     token::PageToken,
 };
@@ -145,7 +145,7 @@ impl GeneratedPageFactory {
             assignees,
             required: people.required,
             decline_reason_required: people.decline_reason_required,
-            timers: timers_of(people, escalated, now_ms()),
+            timers: timers_of(people, &escalated, now_ms()),
             stages,
         };
         Ok((page_people, links))
@@ -154,8 +154,10 @@ impl GeneratedPageFactory {
 
 /// The timers of a page made at `now` for `people`: its reminders and its escalation.
 #[must_use]
-pub fn timers_of(people: &People, escalated: Vec<Member>, now: i64) -> Vec<NewTimer> {
-    let at = |secs: u64| now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX / 2));
+pub fn timers_of(people: &People, escalated: &[Member], now: i64) -> Vec<NewTimer> {
+    let at = |secs: u64| {
+        now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX / 2))
+    };
     let reminders = people.remind_after.iter().map(|&after| NewTimer {
         kind: TimerKind::Remind,
         due_at_ms: at(after),
@@ -164,7 +166,7 @@ pub fn timers_of(people: &People, escalated: Vec<Member>, now: i64) -> Vec<NewTi
     let escalation = people.escalate.iter().map(|escalation| NewTimer {
         kind: TimerKind::Escalate,
         due_at_ms: at(escalation.after_secs),
-        to: escalated.clone(),
+        to: escalated.to_vec(),
     });
     reminders.chain(escalation).collect()
 }

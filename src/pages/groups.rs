@@ -24,6 +24,9 @@ pub struct Member {
 }
 
 impl Groups {
+    /// No groups.
+    pub const NONE: Self = Self(BTreeMap::new());
+
     /// Parses `TESSERA_GROUPS`.
     ///
     /// # Errors
@@ -31,7 +34,11 @@ impl Groups {
     /// characters, a member that is not an e-mail address, a group named twice.
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut groups = BTreeMap::new();
-        for entry in text.split(';').map(str::trim).filter(|entry| !entry.is_empty()) {
+        for entry in text
+            .split(';')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+        {
             let (name, members) = entry
                 .split_once('=')
                 .ok_or_else(|| format!("`{entry}` is not name=address|address"))?;
@@ -58,7 +65,9 @@ impl Groups {
                 .iter()
                 .find(|member| member.parse::<lettre::Address>().is_err())
             {
-                return Err(format!("`{bad}` in group `{name}` is not an e-mail address"));
+                return Err(format!(
+                    "`{bad}` in group `{name}` is not an e-mail address"
+                ));
             }
             if groups.insert(name.to_owned(), members).is_some() {
                 return Err(format!("group `{name}` is defined twice"));
@@ -84,7 +93,10 @@ impl Groups {
     ///
     /// # Errors
     /// The first entry that names no known group.
-    pub fn expand<'a>(&self, entries: impl IntoIterator<Item = &'a String>) -> Result<Vec<Member>, String> {
+    pub fn expand<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a String>,
+    ) -> Result<Vec<Member>, String> {
         let mut people = Vec::new();
         for entry in entries {
             if Self::is_group_name(entry) {

@@ -181,10 +181,7 @@ impl People {
                 return Err(needs_assignees("remind_after"));
             }
             if self.remind_after.len() > MAX_REMINDERS {
-                return Err((
-                    "remind_after",
-                    format!("at most {MAX_REMINDERS} reminders"),
-                ));
+                return Err(("remind_after", format!("at most {MAX_REMINDERS} reminders")));
             }
             if let Some(bad) = self
                 .remind_after
@@ -224,10 +221,7 @@ impl People {
                     .chain(&escalation.to[..index])
                     .any(|earlier| earlier.to_ascii_lowercase() == lowered);
                 if named_before {
-                    return Err((
-                        "escalate_after.to",
-                        format!("`{address}` is already asked"),
-                    ));
+                    return Err(("escalate_after.to", format!("`{address}` is already asked")));
                 }
             }
         }
@@ -240,7 +234,10 @@ impl People {
     pub fn in_stages(stages: Vec<Stage>) -> Self {
         let first = stages.first().cloned();
         Self {
-            assignees: first.as_ref().map(|stage| stage.assignees.clone()).unwrap_or_default(),
+            assignees: first
+                .as_ref()
+                .map(|stage| stage.assignees.clone())
+                .unwrap_or_default(),
             required: first.map_or(1, |stage| stage.required),
             stages,
             ..Self::default()
@@ -253,7 +250,10 @@ impl People {
     /// The field at fault and a sentence.
     pub fn check_stages(&self) -> Result<(), (String, String)> {
         if self.stages.len() > MAX_STAGES {
-            return Err(("approvals.stages".to_owned(), format!("at most {MAX_STAGES} stages")));
+            return Err((
+                "approvals.stages".to_owned(),
+                format!("at most {MAX_STAGES} stages"),
+            ));
         }
         for (index, stage) in self.stages.iter().enumerate() {
             let field = format!("approvals.stages[{index}]");
@@ -444,7 +444,11 @@ impl Tally {
 /// asked alone and one per group; and that stage, from 0.
 #[must_use]
 pub fn current_votes(assignees: &[Assignee]) -> (usize, i64) {
-    let stage = assignees.iter().map(|assignee| assignee.stage).max().unwrap_or(0);
+    let stage = assignees
+        .iter()
+        .map(|assignee| assignee.stage)
+        .max()
+        .unwrap_or(0);
     let mut voters: Vec<(bool, &str)> = assignees
         .iter()
         .filter(|assignee| assignee.stage == stage)

@@ -125,7 +125,9 @@ impl TimerWorker {
             let notifier = match (self.notifier_for)(&recipient) {
                 Ok(notifier) => notifier,
                 Err(NotifyError::BadConfig { .. }) => {
-                    tracing::debug!("no SMTP server configured: reminders and escalations are not e-mailed");
+                    tracing::debug!(
+                        "no SMTP server configured: reminders and escalations are not e-mailed"
+                    );
                     continue;
                 }
                 Err(error) => {
@@ -137,7 +139,11 @@ impl TimerWorker {
                 .with_message_id(format!("{}.{index}.tessera@{host}", leased.timer_id));
             let report = notifier.notify(&notification).await;
             if report.all_delivered() && !report.delivered().is_empty() {
-                notified.push(NewEvent::new(EventKind::Notified).by(mail.to.clone()).detail("e-mail"));
+                notified.push(
+                    NewEvent::new(EventKind::Notified)
+                        .by(mail.to.clone())
+                        .detail("e-mail"),
+                );
             } else {
                 for (channel, error) in report.failures() {
                     tracing::warn!(notify.channel = ?channel, error = %error, "a reminder or escalation was not delivered");

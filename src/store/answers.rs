@@ -8,13 +8,13 @@
 //! settled it. Two people answering at once on two processes queue on the page's lock; the
 //! second counts the first's answer, so the quorum is neither reached twice nor missed.
 
+use super::timers::OutgoingMail;
 use super::{
     begin_write, decode_json, decode_uuid,
     history::INSERT_EVENT,
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
 };
-use super::timers::OutgoingMail;
 use crate::{
     pages::{
         groups::Member,
@@ -213,7 +213,10 @@ impl Store {
             .bind(&page_id)
             .fetch_optional(&mut *transaction)
             .await?;
-            if stage.as_ref().is_some_and(|(current, _, _)| *current != their_stage) {
+            if stage
+                .as_ref()
+                .is_some_and(|(current, _, _)| *current != their_stage)
+            {
                 return Ok(AssigneeAnswered::Decided);
             }
             if let Some(group) = &group {
@@ -324,12 +327,14 @@ impl Store {
                             token: token.as_str().to_owned(),
                         });
                     }
-                    sqlx::query("UPDATE page_stages SET started_at = $1 WHERE page_id = $2 AND stage = $3")
-                        .bind(now)
-                        .bind(&page_id)
-                        .bind(next)
-                        .execute(&mut *transaction)
-                        .await?;
+                    sqlx::query(
+                        "UPDATE page_stages SET started_at = $1 WHERE page_id = $2 AND stage = $3",
+                    )
+                    .bind(now)
+                    .bind(&page_id)
+                    .bind(next)
+                    .execute(&mut *transaction)
+                    .await?;
                     // The page says what settles the stage under way.
                     sqlx::query(
                         "UPDATE pages SET approvals_required = \
@@ -349,12 +354,11 @@ impl Store {
                         .execute(&mut *transaction)
                         .await?;
                     // The timers' outbox sends their links, at least once, like an escalation's.
-                    let outbox = serde_json::to_string(&mails).map_err(|error| {
-                        StoreError::Corrupt {
+                    let outbox =
+                        serde_json::to_string(&mails).map_err(|error| StoreError::Corrupt {
                             column: "ask_timers.outbox",
                             reason: error.to_string(),
-                        }
-                    })?;
+                        })?;
                     sqlx::query(
                         "INSERT INTO ask_timers (id, page_id, kind, due_at, state, fired_at, outbox) \
                          VALUES ($1, $2, 'stage', $3, 'fired', $3, $4)",

@@ -43,7 +43,12 @@ impl Store {
     ///
     /// # Errors
     /// Database failures.
-    pub async fn record_ask_event(&self, page_id: PageId, event: &NewEvent, now: i64) -> Result<()> {
+    pub async fn record_ask_event(
+        &self,
+        page_id: PageId,
+        event: &NewEvent,
+        now: i64,
+    ) -> Result<()> {
         on_pool!(self, |pool| {
             sqlx::query(INSERT_EVENT)
                 .bind(page_id.to_string())

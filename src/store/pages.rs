@@ -10,15 +10,15 @@
 //! to say why.
 
 use super::{
-    begin_write, decode_json, decode_uuid, history::INSERT_EVENT, now_ms, timers::NewTimer,
-    Result, Store, StoreError,
+    begin_write, decode_json, decode_uuid, history::INSERT_EVENT, now_ms, timers::NewTimer, Result,
+    Store, StoreError,
 };
 use crate::{
     pages::{
         groups::Member,
         history::EventKind,
-        people::OnDecline,
         page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
+        people::OnDecline,
         token::TokenHash,
     },
     workflow::run::RunId,
@@ -172,12 +172,11 @@ impl Store {
             }
             super::timers::insert_timers!(transaction, id.to_string(), &people.timers);
             for (index, stage) in people.stages.iter().enumerate() {
-                let members = serde_json::to_string(&stage.members).map_err(|error| {
-                    StoreError::Corrupt {
+                let members =
+                    serde_json::to_string(&stage.members).map_err(|error| StoreError::Corrupt {
                         column: "page_stages.members",
                         reason: error.to_string(),
-                    }
-                })?;
+                    })?;
                 sqlx::query(
                     "INSERT INTO page_stages (page_id, stage, required, on_decline, members, \
                      started_at) VALUES ($1, $2, $3, $4, $5, $6)",

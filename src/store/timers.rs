@@ -120,8 +120,8 @@ pub enum Fired {
 macro_rules! insert_timers {
     ($transaction:expr, $page_id:expr, $timers:expr) => {
         for timer in $timers {
-            let targets = serde_json::to_string(&timer.to)
-                .map_err(|error| StoreError::Corrupt {
+            let targets =
+                serde_json::to_string(&timer.to).map_err(|error| StoreError::Corrupt {
                     column: "ask_timers.targets",
                     reason: error.to_string(),
                 })?;
@@ -187,7 +187,8 @@ impl Store {
             .bind(&page_id)
             .fetch_optional(&mut *transaction)
             .await?;
-            let open = page.is_some_and(|(status, expires_at)| status == "open" && expires_at > now);
+            let open =
+                page.is_some_and(|(status, expires_at)| status == "open" && expires_at > now);
             let claimed = sqlx::query(
                 "UPDATE ask_timers SET state = 'fired', fired_at = $1 \
                  WHERE id = $2 AND state = 'pending'",
@@ -236,14 +237,17 @@ impl Store {
                         }
                     }
                     TimerKind::Escalate => {
-                        let to: Vec<Member> =
-                            serde_json::from_str(&targets).map_err(|error| {
-                                StoreError::Corrupt {
-                                    column: "ask_timers.targets",
-                                    reason: error.to_string(),
-                                }
-                            })?;
-                        for Member { email: address, group } in to {
+                        let to: Vec<Member> = serde_json::from_str(&targets).map_err(|error| {
+                            StoreError::Corrupt {
+                                column: "ask_timers.targets",
+                                reason: error.to_string(),
+                            }
+                        })?;
+                        for Member {
+                            email: address,
+                            group,
+                        } in to
+                        {
                             let taken: Option<i64> = sqlx::query_scalar(
                                 "SELECT position FROM page_assignees \
                                  WHERE page_id = $1 AND LOWER(assignee) = LOWER($2)",
@@ -285,10 +289,11 @@ impl Store {
                     .execute(&mut *transaction)
                     .await?;
             } else {
-                let outbox = serde_json::to_string(&mails).map_err(|error| StoreError::Corrupt {
-                    column: "ask_timers.outbox",
-                    reason: error.to_string(),
-                })?;
+                let outbox =
+                    serde_json::to_string(&mails).map_err(|error| StoreError::Corrupt {
+                        column: "ask_timers.outbox",
+                        reason: error.to_string(),
+                    })?;
                 sqlx::query("UPDATE ask_timers SET outbox = $1 WHERE id = $2")
                     .bind(outbox)
                     .bind(timer_id)
@@ -315,7 +320,12 @@ impl Store {
     ///
     /// # Errors
     /// Database failures; [`StoreError::Corrupt`] for an outbox that does not decode.
-    pub async fn claim_outbox(&self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<LeasedMail>> {
+    pub async fn claim_outbox(
+        &self,
+        now: i64,
+        lease_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<LeasedMail>> {
         let free = "state = 'fired' AND (send_lease_until IS NULL OR send_lease_until <= $1)";
         let rows: Vec<(String, String, String, Option<String>, i64)> = on_pool!(self, |pool| {
             let ids: Vec<String> = sqlx::query_scalar(&format!(
@@ -346,12 +356,12 @@ impl Store {
         rows.into_iter()
             .map(|(timer_id, page_id, kind, outbox, attempts)| {
                 let mails = match outbox {
-                    Some(text) => serde_json::from_str(&text).map_err(|error| {
-                        StoreError::Corrupt {
+                    Some(text) => {
+                        serde_json::from_str(&text).map_err(|error| StoreError::Corrupt {
                             column: "ask_timers.outbox",
                             reason: error.to_string(),
-                        }
-                    })?,
+                        })?
+                    }
                     None => Vec::new(),
                 };
                 Ok(LeasedMail {

@@ -74,11 +74,20 @@ async fn a_group_votes_once_whichever_member_answers(backend: Backend) -> anyhow
         "each member has a link of their own"
     );
 
-    assert_eq!(post_page(&app, &links[0].1, "note=ann").await?.status(), 303);
+    assert_eq!(
+        post_page(&app, &links[0].1, "note=ann").await?.status(),
+        303
+    );
     // Bob's link now shows the group's answer, and takes none of his.
     let bob = app.get(&links[1].1).await?.text().await?;
-    assert!(bob.contains("finance has answered (by ann@corp.test)"), "{bob}");
-    assert_eq!(post_page(&app, &links[1].1, "note=bob").await?.status(), 409);
+    assert!(
+        bob.contains("finance has answered (by ann@corp.test)"),
+        "{bob}"
+    );
+    assert_eq!(
+        post_page(&app, &links[1].1, "note=bob").await?.status(),
+        409
+    );
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(ask["status"], "waiting", "one vote of two: {ask:#}");
 

@@ -120,7 +120,10 @@ impl Mailbox {
             ("TESSERA_SMTP_HOST", "127.0.0.1".to_owned()),
             ("TESSERA_SMTP_PORT", self.port.to_string()),
             ("TESSERA_SMTP_TLS", "none".to_owned()),
-            ("TESSERA_SMTP_FROM", "Tessera <tessera@example.com>".to_owned()),
+            (
+                "TESSERA_SMTP_FROM",
+                "Tessera <tessera@example.com>".to_owned(),
+            ),
             ("TESSERA_NOTIFY_EMAIL_TO", "ops@example.com".to_owned()),
             ("TESSERA_ASK_EMAIL_TO", ask_email_to.to_owned()),
         ]

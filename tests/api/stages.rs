@@ -47,7 +47,11 @@ async fn two_stage_ask(
     assert_eq!(response.status(), 201);
     let created: Value = response.json().await?;
     let links = created["links"].as_array().context("links")?;
-    assert_eq!(links.len(), 1, "the second stage has no links yet: {created:#}");
+    assert_eq!(
+        links.len(),
+        1,
+        "the second stage has no links yet: {created:#}"
+    );
     assert_eq!(links[0]["assignee"], "ana@example.com");
     Ok((
         created["id"].as_str().context("id")?.to_owned(),
@@ -71,15 +75,23 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
 
     // Ana approves: only then is bo asked, by e-mail, and his answer settles the ask.
     let (id, ana) = two_stage_ask(&app, "bo@example.com", "settle").await?;
-    mailbox.wait_until(Duration::from_secs(20), mail_to("ana@example.com")).await?;
+    mailbox
+        .wait_until(Duration::from_secs(20), mail_to("ana@example.com"))
+        .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
-        !mailbox.messages()?.iter().any(|message| message.is_to("bo@example.com")),
+        !mailbox
+            .messages()?
+            .iter()
+            .any(|message| message.is_to("bo@example.com")),
         "bo is not asked before ana's stage is settled"
     );
     assert_eq!(post_page(&app, &ana, "note=ok").await?, 303);
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
-    assert_eq!(ask["status"], "waiting", "the second stage is open: {ask:#}");
+    assert_eq!(
+        ask["status"], "waiting",
+        "the second stage is open: {ask:#}"
+    );
     let messages = mailbox
         .wait_until(Duration::from_secs(20), mail_to("bo@example.com"))
         .await?;
@@ -99,15 +111,29 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
         .collect();
     assert_eq!(
         events,
-        ["created", "notified", "answered", "stage_started", "notified", "answered"],
+        [
+            "created",
+            "notified",
+            "answered",
+            "stage_started",
+            "notified",
+            "answered"
+        ],
         "{:#}",
         ask["history"]
     );
 
     // The run page shows the history as a readable timeline.
     let cookie = app.admin_cookie().await?;
-    let run_page = app.get_with(&format!("/runs/{id}"), &cookie).await?.text().await?;
-    assert!(run_page.contains("data-testid=\"page-history\""), "{run_page}");
+    let run_page = app
+        .get_with(&format!("/runs/{id}"), &cookie)
+        .await?
+        .text()
+        .await?;
+    assert!(
+        run_page.contains("data-testid=\"page-history\""),
+        "{run_page}"
+    );
     assert!(
         run_page.contains("Stage 2: 1 of 1 approvals needed"),
         "the stage under way: {run_page}"
@@ -124,7 +150,10 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
 
     // Ana declines: the whole ask is declined and cy is never asked.
     let (id, ana) = two_stage_ask(&app, "cy@example.com", "settle").await?;
-    assert_eq!(post_page(&app, &ana, "_action=decline&_reason=No").await?, 303);
+    assert_eq!(
+        post_page(&app, &ana, "_action=decline&_reason=No").await?,
+        303
+    );
     let ask = wait_for_ask(&app, &id, |ask| ask["status"] == "declined").await?;
     assert_eq!(ask["assignees"], json!(["ana@example.com"]), "{ask:#}");
 
@@ -133,7 +162,12 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
     assert_eq!(post_page(&app, &ana, "_action=decline").await?, 303);
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(ask["status"], "waiting", "{ask:#}");
-    assert_eq!(ask["assignees"], json!(["ana@example.com", "dee@example.com"]));
-    mailbox.wait_until(Duration::from_secs(20), mail_to("dee@example.com")).await?;
+    assert_eq!(
+        ask["assignees"],
+        json!(["ana@example.com", "dee@example.com"])
+    );
+    mailbox
+        .wait_until(Duration::from_secs(20), mail_to("dee@example.com"))
+        .await?;
     app.cleanup().await
 }

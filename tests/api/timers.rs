@@ -51,7 +51,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(database_url: String, env: Vec<(&'static str, String)>) -> anyhow::Result<Self> {
+    pub(crate) fn new(
+        database_url: String,
+        env: Vec<(&'static str, String)>,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             port: restartable_port()?,
             database_url,
@@ -269,7 +272,11 @@ async fn a_reminder_and_an_escalation_each_fire_once_across_a_kill_and_restart(
         .await?;
     // Long enough for a second firing, were there one.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let messages = mailbox.messages()?.into_iter().chain(messages).collect::<Vec<_>>();
+    let messages = mailbox
+        .messages()?
+        .into_iter()
+        .chain(messages)
+        .collect::<Vec<_>>();
     let unique = |found: Vec<&Delivered>| {
         let mut ids: Vec<String> = found
             .iter()
@@ -305,7 +312,10 @@ async fn a_reminder_and_an_escalation_each_fire_once_across_a_kill_and_restart(
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(ask["status"], "submitted", "{ask:#}");
-    assert_eq!(ask["assignees"], json!(["ana@example.com", "bo@example.com", "cy@example.com"]));
+    assert_eq!(
+        ask["assignees"],
+        json!(["ana@example.com", "bo@example.com", "cy@example.com"])
+    );
     let history = events(&ask);
     let pair = |event: &str, who: &str| (event.to_owned(), who.to_owned());
     // The changes of state, in order (each exactly once).
@@ -335,7 +345,12 @@ async fn a_reminder_and_an_escalation_each_fire_once_across_a_kill_and_restart(
     notified.sort_unstable();
     assert_eq!(
         notified,
-        ["ana@example.com", "bo@example.com", "bo@example.com", "cy@example.com"]
+        [
+            "ana@example.com",
+            "bo@example.com",
+            "bo@example.com",
+            "cy@example.com"
+        ]
     );
     let at = |wanted: (String, String)| history.iter().position(|entry| *entry == wanted);
     assert!(at(pair("escalated", "cy@example.com")) < at(pair("notified", "cy@example.com")));
@@ -389,7 +404,11 @@ async fn deadlines_decline_continue_with_the_default_or_fail_an_ask(
     assert_eq!(continued["response"], json!({"approved": false}));
     let failed = wait_for_ask(&app, &ids[2], |ask| ask["status"] == "failed").await?;
     assert_eq!(failed["status"], "failed", "{failed:#}");
-    for (ask, outcome) in [(&declined, "decline"), (&continued, "continue"), (&failed, "fail")] {
+    for (ask, outcome) in [
+        (&declined, "decline"),
+        (&continued, "continue"),
+        (&failed, "fail"),
+    ] {
         let last = ask["history"]
             .as_array()
             .and_then(|history| history.last())
@@ -400,15 +419,33 @@ async fn deadlines_decline_continue_with_the_default_or_fail_an_ask(
 
     // Checked when the ask is made, naming the field.
     for (body, field) in [
-        (json!({"prompt": "q", "schema": schema, "on_timeout": "continue", "default": {"approved": "maybe"}}), "default"),
+        (
+            json!({"prompt": "q", "schema": schema, "on_timeout": "continue", "default": {"approved": "maybe"}}),
+            "default",
+        ),
         (json!({"prompt": "q", "on_timeout": "continue"}), "default"),
         (json!({"prompt": "q", "on_timeout": "later"}), "on_timeout"),
-        (json!({"prompt": "q", "assignees": ["a@example.com"], "remind_after": [0]}), "remind_after[0]"),
-        (json!({"prompt": "q", "assignees": ["a@example.com"], "expires_in": 60, "remind_after": [60]}), "remind_after"),
-        (json!({"prompt": "q", "assignees": ["a@example.com"], "remind_after": [1,2,3,4,5,6,7,8,9,10,11]}), "remind_after"),
+        (
+            json!({"prompt": "q", "assignees": ["a@example.com"], "remind_after": [0]}),
+            "remind_after[0]",
+        ),
+        (
+            json!({"prompt": "q", "assignees": ["a@example.com"], "expires_in": 60, "remind_after": [60]}),
+            "remind_after",
+        ),
+        (
+            json!({"prompt": "q", "assignees": ["a@example.com"], "remind_after": [1,2,3,4,5,6,7,8,9,10,11]}),
+            "remind_after",
+        ),
         (json!({"prompt": "q", "remind_after": [5]}), "remind_after"),
-        (json!({"prompt": "q", "assignees": ["a@example.com"], "escalate_after": {"after": 5, "to": ["x@elsewhere.org"]}}), "escalate_after.to[0]"),
-        (json!({"prompt": "q", "assignees": ["a@example.com"], "escalate_after": {"after": 5, "to": ["a@example.com"]}}), "escalate_after.to"),
+        (
+            json!({"prompt": "q", "assignees": ["a@example.com"], "escalate_after": {"after": 5, "to": ["x@elsewhere.org"]}}),
+            "escalate_after.to[0]",
+        ),
+        (
+            json!({"prompt": "q", "assignees": ["a@example.com"], "escalate_after": {"after": 5, "to": ["a@example.com"]}}),
+            "escalate_after.to",
+        ),
     ] {
         let response = app.api_post("/api/asks", &body).await?;
         let status = response.status().as_u16();
@@ -441,7 +478,10 @@ steps:
         return Ok(());
     };
     let started = app
-        .api_post("/api/runs", &json!({"workflow": "deadline-decline", "input": {}}))
+        .api_post(
+            "/api/runs",
+            &json!({"workflow": "deadline-decline", "input": {}}),
+        )
         .await?;
     let started: Value = started.json().await?;
     let id = started["id"].as_str().context("run id")?.to_owned();

@@ -437,7 +437,10 @@ pub(super) async fn expire_waits(pool: &SqlitePool, now: i64) -> Result<u64> {
     let mut transaction = super::super::begin_write(pool).await?;
     // The history says which outcome the deadline had, read off the waiting step's output
     // (a `continue` carries the marker of a decline or an expiry when it stands for one).
-    sqlx::query(super::DEADLINE_EVENTS).bind(now).execute(&mut *transaction).await?;
+    sqlx::query(super::DEADLINE_EVENTS)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
     let done = sqlx::query(
         "UPDATE runs SET \
              status = CASE wait_on_timeout WHEN 'continue' THEN 'ready' \

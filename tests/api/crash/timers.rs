@@ -90,7 +90,9 @@ async fn reminders_escalations_and_stages_survive_kills_once_each(
             }))
             .await?;
         anyhow::ensure!(status == 201, "{created:#}");
-        let link = created["links"][0]["link"].as_str().context("the first stage's link")?;
+        let link = created["links"][0]["link"]
+            .as_str()
+            .context("the first stage's link")?;
         asks.push((
             created["id"].as_str().context("id")?.to_owned(),
             page_path(link)?,
@@ -100,7 +102,7 @@ async fn reminders_escalations_and_stages_survive_kills_once_each(
     // Kills at random moments; between them, the first stage's people answer (each once: a
     // POST whose reply was lost to a kill answers 409 when tried again).
     let started = Instant::now();
-    let mut answered = vec![false; ASKS];
+    let mut answered = [false; ASKS];
     let mut kills = 0;
     while started.elapsed() < KILLING {
         let until = Instant::now() + Duration::from_millis(rng.gen_range(300..1200));
@@ -158,7 +160,10 @@ async fn reminders_escalations_and_stages_survive_kills_once_each(
             let extra = address("extra", index);
             let first = address("first", index);
             // Applied once each, whatever the kills.
-            assert!(stages <= 1, "ask {index}: stage 2 started {stages} times: {ask:#}");
+            assert!(
+                stages <= 1,
+                "ask {index}: stage 2 started {stages} times: {ask:#}"
+            );
             assert!(count("escalated", &extra) <= 1, "ask {index}: {ask:#}");
             // Two reminders: nobody is reminded more often.
             assert!(count("reminded", &first) <= 2 && count("reminded", &second) <= 2);
@@ -166,9 +171,15 @@ async fn reminders_escalations_and_stages_survive_kills_once_each(
             let reminded = count("reminded", &first) + count("reminded", &second);
             let reminder_ids = message_ids(&messages, &first, "Reminder").len()
                 + message_ids(&messages, &second, "Reminder").len();
-            assert!(reminder_ids <= reminded, "ask {index}: a reminder mail without its change");
+            assert!(
+                reminder_ids <= reminded,
+                "ask {index}: a reminder mail without its change"
+            );
             let asked_second = message_ids(&messages, &second, "Your answer").len();
-            assert!(asked_second <= stages, "ask {index}: {asked_second} stage mails");
+            assert!(
+                asked_second <= stages,
+                "ask {index}: {asked_second} stage mails"
+            );
             let asked_extra = message_ids(&messages, &extra, "Your answer").len();
             assert!(asked_extra <= count("escalated", &extra));
             // Nothing lost: once the drill is over every change happened and was mailed.

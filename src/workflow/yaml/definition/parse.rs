@@ -255,7 +255,10 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     known.template(address, &field, &fail)?;
                     // A name without an `@` is a group's, checked against the operator's at start.
                     let group = crate::pages::groups::Groups::is_group_name(address);
-                    if !address.contains("{{") && !group && address.parse::<lettre::Address>().is_err() {
+                    if !address.contains("{{")
+                        && !group
+                        && address.parse::<lettre::Address>().is_err()
+                    {
                         return Err(fail(
                             &field,
                             format!("`{address}` is not an e-mail address"),
@@ -282,12 +285,12 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                 let escalate = spec
                     .escalate_after
                     .map(|escalation| {
-                        duration(&escalation.after, "ui.escalate_after.after", &fail).map(
-                            |after| Escalation {
+                        duration(&escalation.after, "ui.escalate_after.after", &fail).map(|after| {
+                            Escalation {
                                 after_secs: after.as_secs(),
                                 to: escalation.to,
-                            },
-                        )
+                            }
+                        })
                     })
                     .transpose()?;
                 let people = People {
