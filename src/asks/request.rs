@@ -5,7 +5,7 @@
 //!   "schema": { "type": "object", "properties": {…}, "required": […] },   // optional
 //!   "display": false,                               // optional: true for a page with no form
 //!   "data": { … },                                  // optional, shown on the page
-//!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
+//!   "expires_in": 86400,                            // optional, seconds, 1 to 2,592,000
 //!   "notify": true,                                 // optional, default false, or recipients:
 //!   // "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://…"},
 //!   "callback_url": "https://example.com/hooks/ask",   // optional, http(s)
@@ -1193,7 +1193,7 @@ mod tests {
             Some("callbackUrl")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": 5}), &ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": 0}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(
