@@ -122,7 +122,8 @@ impl AskEvent {
     /// The event in a sentence, for a person reading the run page.
     #[must_use]
     pub fn sentence(&self) -> String {
-        let who = self.who.as_deref().unwrap_or("someone");
+        // Without a name, the answer came through a page's one anonymous link.
+        let who = self.who.as_deref().unwrap_or("The link's holder");
         let detail = self.detail.as_deref();
         match self.kind {
             EventKind::Created => match detail {

@@ -574,6 +574,20 @@ async fn a_page_without_assignees_is_declined_with_its_reason(
     assert_eq!(ask["answers"][0]["answered_by"], Value::Null);
     assert_eq!(ask["answers"][0]["outcome"], "declined");
     assert_eq!(ask["answers"][0]["reason"], "Wrong quarter");
+    let last = &ask["history"][ask["history"]
+        .as_array()
+        .map_or(0, Vec::len)
+        .saturating_sub(1)];
+    assert_eq!(
+        (&last["event"], &last["detail"], &last["text"]),
+        (
+            &json!("declined"),
+            &json!("Wrong quarter"),
+            &json!("The link's holder declined: “Wrong quarter”.")
+        ),
+        "{:#}",
+        ask["history"]
+    );
     let receipt = app.get(&path).await?.text().await?;
     assert!(receipt.contains("Declined") && receipt.contains("Wrong quarter"));
     app.cleanup().await
