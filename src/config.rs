@@ -19,6 +19,8 @@
 //! | `TESSERA_LOG` | `log` | `info,tessera=debug` |
 //! | `TESSERA_LOG_FORMAT` | `log_format` | `text` |
 //! | `TESSERA_RUNNER_LEASE_SECS` | `runner_lease_secs` | `30` |
+//! | `TESSERA_TIMER_POLL_MS` | `timer_poll_ms` | `1000` |
+//! | `TESSERA_GROUPS` | `groups` | unset (no groups) |
 //! | `TESSERA_DRILL_LOG` | `drill_log` | unset (no drill workflow) |
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
@@ -136,6 +138,10 @@ pub struct Config {
     /// How long a runner's claim on a run holds without a heartbeat: after a crash, the runs the
     /// dead process held wait this long before another runner takes them.
     pub runner_lease: Duration,
+    /// How often each process looks for due reminders and escalations.
+    pub timer_poll: Duration,
+    /// The groups an ask may name as one assignee (`pages::groups`).
+    pub groups: crate::pages::groups::Groups,
     /// When set, the `crash-drill` workflow is registered and every execution of its steps is
     /// appended to this file (see `demo::drill`); never set in production.
     pub drill_log: Option<PathBuf>,
@@ -160,6 +166,9 @@ pub struct Config {
 
 /// The runner lease when `TESSERA_RUNNER_LEASE_SECS` is not set.
 pub const DEFAULT_RUNNER_LEASE: Duration = Duration::from_secs(30);
+
+/// How often due reminders and escalations are looked for when `TESSERA_TIMER_POLL_MS` is not set.
+pub const DEFAULT_TIMER_POLL: Duration = Duration::from_millis(1000);
 
 /// One configurable setting: the single source for `--help`, the file keys and errors.
 pub struct Setting {
@@ -252,6 +261,20 @@ pub const SETTINGS: &[Setting] = &[
         key: "runner_lease_secs",
         default: "30",
         help: "seconds a runner's claim on a run holds without a heartbeat (how long a crashed process's runs wait)",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_TIMER_POLL_MS",
+        key: "timer_poll_ms",
+        default: "1000",
+        help: "milliseconds between each process's looks for due reminders and escalations of asks",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_GROUPS",
+        key: "groups",
+        default: "(unset: no groups)",
+        help: "groups an ask may name as one assignee, any member answering for it: name=address|address;name=address",
         secret: false,
     },
     Setting {
@@ -545,6 +568,24 @@ impl Config {
             },
             None => DEFAULT_RUNNER_LEASE,
         };
+        let timer_poll = match lookup("TESSERA_TIMER_POLL_MS") {
+            Some((name, raw)) => match raw.trim().parse::<u64>() {
+                Ok(millis) if (10..=60_000).contains(&millis) => Duration::from_millis(millis),
+                _ => {
+                    return Err(invalid(
+                        name,
+                        format!("`{raw}` must be a whole number of milliseconds from 10 to 60000"),
+                    ))
+                }
+            },
+            None => DEFAULT_TIMER_POLL,
+        };
+        let groups = match lookup("TESSERA_GROUPS") {
+            Some((name, raw)) => {
+                crate::pages::groups::Groups::parse(&raw).map_err(|reason| invalid(name, reason))?
+            }
+            None => crate::pages::groups::Groups::default(),
+        };
         let drill_log = lookup("TESSERA_DRILL_LOG")
             .map(|(_, raw)| raw.trim().to_owned())
             .filter(|raw| !raw.is_empty())
@@ -601,6 +642,8 @@ impl Config {
             log_format,
             notify,
             runner_lease,
+            timer_poll,
+            groups,
             drill_log,
             workflows_dir,
             workflow_http_hosts,
@@ -628,6 +671,9 @@ impl Config {
             log_format: crate::telemetry::LogFormat::Text,
             notify: crate::notify::NotifyConfig::default(),
             runner_lease: DEFAULT_RUNNER_LEASE,
+            // Tests wait on reminders of a second or two: a tenth of that is plenty.
+            timer_poll: Duration::from_millis(100),
+            groups: crate::pages::groups::Groups::default(),
             drill_log: None,
             workflows_dir: None,
             workflow_http_hosts: "self".to_owned(),

@@ -65,6 +65,10 @@ pub struct Notification {
     /// Short labels; ntfy shows them as tags or emojis, e-mail ignores them.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The e-mail's `Message-ID` (without the angle brackets), when the sender must make a
+    /// repeat recognisable: a timer's mail sent again after a crash carries the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
 }
 
 impl Notification {
@@ -77,7 +81,15 @@ impl Notification {
             link,
             priority: Priority::Default,
             tags: Vec::new(),
+            message_id: None,
         }
+    }
+
+    /// The same notification with this e-mail `Message-ID` (`left@right`, no brackets).
+    #[must_use]
+    pub fn with_message_id(mut self, message_id: impl Into<String>) -> Self {
+        self.message_id = Some(message_id.into());
+        self
     }
 
     /// The same notification with another priority.

@@ -6,6 +6,8 @@
 pub mod component_set;
 pub mod csrf;
 pub mod factory;
+pub mod groups;
+pub mod history;
 pub mod inbox;
 pub mod lifecycle;
 pub mod links;
@@ -14,4 +16,5 @@ pub mod people;
 pub mod preview;
 pub mod receipt;
 pub mod submission;
+pub mod timers;
 pub mod token;

@@ -18,7 +18,7 @@ use crate::{
     },
     http::{router, AppState},
     notify::{Notifier, Notify},
-    pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory},
+    pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory, timers::TimerWorker},
     store::{sqlite_file::DatabaseLock, Store},
     workflow::{
         yaml::{load_dir, HostAllowlist, YamlServices, YamlWorkflow},
@@ -170,6 +170,18 @@ impl Application {
             Some(chat) => Some(chat.spawn(&shutdown).await),
             None => None,
         };
+        // Reminders and escalations fire in every process: each timer's change happens once.
+        let timers = self.state.runner().is_some().then(|| {
+            let config = &self.state.config;
+            TimerWorker::new(
+                store.clone(),
+                config.public_url.clone(),
+                notifier_for(config),
+                config.timer_poll,
+                config.runner_lease,
+            )
+            .spawn(shutdown.clone())
+        });
         let sessions = self.state.shutdown().clone();
         // The connection's address is what the login throttle counts a client by.
         let app = router(self.state).into_make_service_with_connect_info::<SocketAddr>();
@@ -187,6 +199,9 @@ impl Application {
         }
         if let Some(chat) = chat {
             let _ = chat.await;
+        }
+        if let Some(timers) = timers {
+            let _ = timers.await;
         }
         store.close().await;
         Ok(())
@@ -224,7 +239,8 @@ fn build_runner(
             Arc::new(models.clone()),
             config.public_url.clone(),
         )
-        .with_assignee_allowlist(config.notify.ask_recipients.clone()),
+        .with_assignee_allowlist(config.notify.ask_recipients.clone())
+        .with_groups(config.groups.clone()),
     );
     if let Some(path) = &config.drill_log {
         // Crash drills only (TESSERA_DRILL_LOG): never registered otherwise.
@@ -284,7 +300,7 @@ fn register_yaml(
     };
     for workflow in workflows {
         workflow
-            .check_assignees(&config.notify.ask_recipients)
+            .check_people(&config.notify.ask_recipients, &config.groups)
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         if demo_key.is_none() && workflow.calls_own_path(DEMO_SITE_PATH) {
             tracing::warn!(workflow.name = %workflow.name, workflow.file = %workflow.file, "YAML workflow not registered: it calls the demo site, which is off (TESSERA_DEMO=false)");

@@ -39,6 +39,7 @@ pub mod answers;
 pub mod chat;
 pub mod chat_bus;
 pub mod generations;
+pub mod history;
 pub mod items;
 pub mod metrics;
 pub mod page_cache;
@@ -48,6 +49,7 @@ pub mod sessions;
 pub mod settings;
 pub mod sign_in;
 pub mod sqlite_file;
+pub mod timers;
 
 use std::{str::FromStr, time::Duration};
 

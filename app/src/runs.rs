@@ -199,6 +199,17 @@ pub struct PageView {
     pub answers: Vec<AnswerLine>,
     /// Assignees who have not answered yet.
     pub waiting_on: Vec<String>,
+    /// What happened to the page, oldest first.
+    pub history: Vec<HistoryLine>,
+}
+
+/// One event in a page's history, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryLine {
+    /// When, formatted.
+    pub at: String,
+    /// What happened, as a sentence.
+    pub text: String,
 }
 
 /// One person's answer on a run's page.
@@ -337,6 +348,21 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                     })}
                     {page.response.map(|response| view! {
                         <pre class="mt-2 overflow-auto rounded bg-slate-900 p-2 text-xs text-slate-100" data-testid="page-response"><code>{response}</code></pre>
+                    })}
+                    {(!page.history.is_empty()).then(|| {
+                        let events = page.history.into_iter().map(|event| view! {
+                            <li class="relative border-l-2 border-slate-300 pb-2 pl-4 dark:border-slate-600" data-testid="history-event">
+                                <span class="absolute -left-[5px] top-1.5 h-2 w-2 rounded-full bg-indigo-600 dark:bg-indigo-300" aria-hidden="true"></span>
+                                <span class="block text-xs text-slate-600 dark:text-slate-300">{event.at}</span>
+                                <span class="text-sm">{event.text}</span>
+                            </li>
+                        }).collect_view();
+                        view! {
+                            <section class="mt-3" aria-label="History">
+                                <h3 class="mb-1 text-sm font-semibold">"History"</h3>
+                                <ol class="ml-1" data-testid="page-history">{events}</ol>
+                            </section>
+                        }
                     })}
                     {open.then(|| view! {
                         <div class="mt-2 flex flex-wrap gap-2">

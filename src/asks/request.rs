@@ -5,7 +5,7 @@
 //!   "schema": { "type": "object", "properties": {…}, "required": […] },   // optional
 //!   "display": false,                               // optional: true for a page with no form
 //!   "data": { … },                                  // optional, shown on the page
-//!   "expires_in": 86400,                            // optional, seconds, 60 to 2,592,000
+//!   "expires_in": 86400,                            // optional, seconds, 1 to 2,592,000
 //!   "notify": true,                                 // optional, default false, or recipients:
 //!   // "notify": {"ntfy": {"topic": "ops"}, "email": ["a@example.com"], "webhook": "https://…"},
 //!   "callback_url": "https://example.com/hooks/ask",   // optional, http(s)
@@ -13,7 +13,11 @@
 //!   "assignees": ["ana@example.com", "bo@example.com", "cy@example.com"],   // optional
 //!   "approvals": {"required": 2},                   // optional, with assignees: N of them
 //!   "decline": {"reason": "required"},              // optional: "optional" (default) or "required"
-//!   "sign_in": "required" }                         // optional, with assignees: "optional" (default) or "required"
+//!   "sign_in": "required",                          // optional, with assignees: "optional" (default) or "required"
+//!   "remind_after": [86400, 172800],                // optional, with assignees: seconds from creation
+//!   "escalate_after": {"after": 259200, "to": ["dee@example.com"]},   // optional, with assignees
+//!   "on_timeout": "decline",                        // optional: cancel (default), fail, continue, decline
+//!   "default": {"approved": false} }                // with on_timeout: continue, the answer to go on with
 //! ```
 //!
 //! - `prompt` is a minijinja template rendered against `data` before anything else, strictly: an
@@ -48,11 +52,28 @@
 //!   themselves through an e-mailed sign-in link, so `answered_by` is a signed-in identity, not
 //!   whoever holds the link.
 //!
+//! - `remind_after` (at most [`MAX_REMINDERS`], each from 1 second to before `expires_in`) mails
+//!   everyone who has not answered yet a fresh link at each of those moments (their earlier link
+//!   stops working: only a link's hash is stored). `escalate_after` adds the people in `to`
+//!   (within `TESSERA_ASK_EMAIL_TO`, not asked already) if the ask is still open `after` seconds
+//!   from creation: they get links of their own, by e-mail, and the approvals count them. Both
+//!   are durable timers (`store::timers`): each fires once, across processes and restarts.
+//! - `assignees` may name groups (`TESSERA_GROUPS`, a name without an `@`): each member gets a
+//!   link of their own and the group is one vote (`pages::groups`). `approvals.stages` (instead
+//!   of `assignees`) asks ordered stages, `[{"assignees", "required", "on_decline": "settle" |
+//!   "continue"}]`, at most [`MAX_STAGES`](crate::pages::people::MAX_STAGES): each next stage
+//!   is asked once the one before is settled.
+//! - `on_timeout` is what the deadline (`expires_in`) does if the ask is still open, in the
+//!   vocabulary of the YAML `wait` step: `cancel` (the default) reports `expired`, `fail` fails
+//!   the run (no callback), `continue` goes on as if `default` (checked against the schema now)
+//!   had been submitted, `decline` reports `declined` as a person's decline would.
+//!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
 use std::time::Duration;
 
 use minijinja::ErrorKind;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{workflow::AskState, AskError};
@@ -63,13 +84,14 @@ use crate::{
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::{
         factory::DEFAULT_EXPIRY,
-        people::{People, MAX_ASSIGNEES},
+        groups::Groups,
+        people::{Escalation, OnDecline, People, Stage, MAX_ASSIGNEES, MAX_REMINDERS},
     },
     util::templates::{self, Exhausted},
 };
 
 /// The fields a request may have.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 16] = [
     "prompt",
     "schema",
     "display",
@@ -82,11 +104,15 @@ const FIELDS: [&str; 12] = [
     "approvals",
     "decline",
     "sign_in",
+    "remind_after",
+    "escalate_after",
+    "on_timeout",
+    "default",
 ];
 /// The longest prompt accepted, in characters.
 pub const MAX_PROMPT_CHARS: usize = 10_000;
-/// The shortest expiry accepted.
-pub const MIN_EXPIRES_IN: Duration = Duration::from_secs(60);
+/// The shortest expiry accepted: a second, so reminders and deadlines can be tried quickly.
+pub const MIN_EXPIRES_IN: Duration = Duration::from_secs(1);
 /// The longest expiry accepted (30 days).
 pub const MAX_EXPIRES_IN: Duration = Duration::from_secs(30 * 24 * 3600);
 
@@ -105,6 +131,8 @@ pub struct AskCapabilities {
     pub recipients: RecipientAllowlist,
     /// The internal hosts a callback or webhook may reach (`TESSERA_OUTBOUND_ALLOW`).
     pub outbound: OutboundAllow,
+    /// The groups an ask may name as one assignee (`TESSERA_GROUPS`).
+    pub groups: Groups,
 }
 
 impl AskCapabilities {
@@ -118,7 +146,15 @@ impl AskCapabilities {
             callbacks: notify.webhook_secret.is_some(),
             recipients: notify.ask_recipients.clone(),
             outbound: outbound.clone(),
+            groups: Groups::default(),
         }
+    }
+
+    /// The same capabilities, with the operator's `groups` as possible assignees.
+    #[must_use]
+    pub fn with_groups(mut self, groups: Groups) -> Self {
+        self.groups = groups;
+        self
     }
 }
 
@@ -145,6 +181,23 @@ pub struct NewAsk {
     pub cache: CachePolicy,
     /// Who answers and what settles the ask.
     pub people: People,
+    /// What the deadline does if the ask is still open.
+    pub on_timeout: AskTimeout,
+}
+
+/// What an ask's deadline does (`on_timeout`), in the YAML `wait` step's words.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "then", content = "default", rename_all = "lowercase")]
+pub enum AskTimeout {
+    /// Report `expired` and end the run cancelled.
+    #[default]
+    Cancel,
+    /// Fail the run.
+    Fail,
+    /// Go on as if this answer had been submitted.
+    Continue(Value),
+    /// Report `declined`, as a person's decline would.
+    Decline,
 }
 
 /// The schema used when a request has none: one required free-text field, `answer`.
@@ -237,12 +290,47 @@ impl NewAsk {
         };
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         let cache = parse_cache(body.remove("cache"))?;
-        let people = parse_people(
+        let mut people = parse_people(
             body.remove("assignees"),
             body.remove("approvals"),
             body.remove("decline"),
             body.remove("sign_in"),
-            &can.recipients,
+            can,
+        )?;
+        people.remind_after = parse_reminders(body.remove("remind_after"))?;
+        people.escalate = parse_escalation(body.remove("escalate_after"), can)?;
+        people
+            .check_timers(expires_in.as_secs())
+            .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        let later_stages = people
+            .stages
+            .iter()
+            .skip(1)
+            .flat_map(|stage| &stage.assignees);
+        let everyone = people
+            .assignees
+            .iter()
+            .chain(later_stages)
+            .chain(people.escalate.iter().flat_map(|escalation| &escalation.to));
+        let asked = can
+            .groups
+            .expand(everyone)
+            .map_err(|reason| AskError::invalid("assignees", reason))?;
+        for (index, member) in asked.iter().enumerate() {
+            if asked[..index]
+                .iter()
+                .any(|earlier| earlier.email.eq_ignore_ascii_case(&member.email))
+            {
+                return Err(AskError::invalid(
+                    "assignees",
+                    format!("`{}` is asked twice (alone or in a group)", member.email),
+                ));
+            }
+        }
+        let on_timeout = parse_on_timeout(
+            body.remove("on_timeout"),
+            body.remove("default"),
+            schema.as_ref(),
         )?;
         if people.is_assigned() && (notify || recipients.is_some()) {
             return Err(AskError::invalid(
@@ -267,6 +355,7 @@ impl NewAsk {
             callback_url,
             cache,
             people,
+            on_timeout,
         })
     }
 
@@ -286,6 +375,7 @@ impl NewAsk {
             callback_url: self.callback_url.map(String::from),
             cache: self.cache,
             people: self.people,
+            on_timeout: self.on_timeout,
         }
     }
 }
@@ -618,14 +708,84 @@ fn allowed_address(
     Ok(address.to_owned())
 }
 
-/// `assignees`, `approvals`, `decline` and `sign_in`, each checked (addresses against
-/// `allowlist`).
+/// One person or group an ask names at `field`: a group's name (no `@`) must be one of the
+/// operator's groups; an address must be within the allowlist.
+fn assignee(entry: &Value, field: &str, can: &AskCapabilities) -> Result<String, AskError> {
+    match entry.as_str().map(str::trim) {
+        Some(name) if Groups::is_group_name(name) => {
+            if can.groups.members(name).is_none() {
+                return Err(AskError::invalid(
+                    field,
+                    format!("`{name}` is neither an e-mail address nor a group (TESSERA_GROUPS)"),
+                ));
+            }
+            Ok(name.to_owned())
+        }
+        _ => allowed_address(entry, field, &can.recipients),
+    }
+}
+
+/// One of `approvals.stages`: `{"assignees": [...], "required": N, "on_decline": "settle" |
+/// "continue"}` (`required` defaults to 1, `on_decline` to `settle`).
+fn parse_stage(stage: &Value, index: usize, can: &AskCapabilities) -> Result<Stage, AskError> {
+    let field = format!("approvals.stages[{index}]");
+    let Value::Object(stage) = stage else {
+        return Err(AskError::invalid(field, "must be an object with assignees"));
+    };
+    if let Some(unknown) = stage
+        .keys()
+        .find(|key| !matches!(key.as_str(), "assignees" | "required" | "on_decline"))
+    {
+        return Err(AskError::invalid(
+            format!("{field}.{unknown}"),
+            "unknown field; the fields are assignees, required and on_decline",
+        ));
+    }
+    let Some(Value::Array(entries)) = stage.get("assignees") else {
+        return Err(AskError::invalid(
+            format!("{field}.assignees"),
+            "must be a list of e-mail addresses or groups",
+        ));
+    };
+    let assignees = entries
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| assignee(entry, &format!("{field}.assignees[{position}]"), can))
+        .collect::<Result<Vec<_>, _>>()?;
+    let required = match stage.get("required") {
+        None | Some(Value::Null) => 1,
+        Some(required) => required
+            .as_u64()
+            .and_then(|required| u32::try_from(required).ok())
+            .ok_or_else(|| {
+                AskError::invalid(format!("{field}.required"), "must be a whole number from 1")
+            })?,
+    };
+    let on_decline = match stage.get("on_decline").and_then(Value::as_str) {
+        None => OnDecline::Settle,
+        Some("settle") => OnDecline::Settle,
+        Some("continue") => OnDecline::Continue,
+        Some(other) => {
+            return Err(AskError::invalid(
+                format!("{field}.on_decline"),
+                format!("must be settle or continue, not `{other}`"),
+            ))
+        }
+    };
+    Ok(Stage {
+        assignees,
+        required,
+        on_decline,
+    })
+}
+
+/// `assignees`, `approvals`, `decline` and `sign_in`, each checked (see [`assignee`]).
 fn parse_people(
     assignees: Option<Value>,
     approvals: Option<Value>,
     decline: Option<Value>,
     sign_in: Option<Value>,
-    allowlist: &RecipientAllowlist,
+    can: &AskCapabilities,
 ) -> Result<People, AskError> {
     let sign_in_required = match sign_in {
         None | Some(Value::Null) => false,
@@ -653,9 +813,7 @@ fn parse_people(
             }
             for (index, address) in addresses.iter().enumerate() {
                 let field = format!("assignees[{index}]");
-                people
-                    .assignees
-                    .push(allowed_address(address, &field, allowlist)?);
+                people.assignees.push(assignee(address, &field, can)?);
             }
         }
         Some(_) => {
@@ -667,11 +825,37 @@ fn parse_people(
     }
     match approvals {
         None | Some(Value::Null) => {}
+        Some(Value::Object(mut approvals)) if approvals.contains_key("stages") => {
+            if !people.assignees.is_empty() || approvals.len() > 1 {
+                return Err(AskError::invalid(
+                    "approvals.stages",
+                    "stages name their own assignees and required: drop `assignees` and `approvals.required`",
+                ));
+            }
+            let Some(Value::Array(stages)) = approvals.remove("stages") else {
+                return Err(AskError::invalid(
+                    "approvals.stages",
+                    "must be a list such as [{\"assignees\": [\"a@example.com\"], \"required\": 1}]",
+                ));
+            };
+            let stages = stages
+                .iter()
+                .enumerate()
+                .map(|(index, stage)| parse_stage(stage, index, can))
+                .collect::<Result<Vec<_>, _>>()?;
+            people = People {
+                sign_in_required,
+                ..People::in_stages(stages)
+            };
+            people
+                .check_stages()
+                .map_err(|(field, reason)| AskError::invalid(field, reason))?;
+        }
         Some(Value::Object(mut approvals)) => {
             if let Some(unknown) = approvals.keys().find(|key| key.as_str() != "required") {
                 return Err(AskError::invalid(
                     format!("approvals.{unknown}"),
-                    "unknown field; the only field is required",
+                    "unknown field; the fields are required and stages",
                 ));
             }
             people.required = match approvals.remove("required") {
@@ -736,6 +920,147 @@ fn parse_people(
     Ok(people)
 }
 
+/// `remind_after`: seconds from creation, at most [`MAX_REMINDERS`] (their range is checked
+/// against the expiry by `People::check_timers`).
+fn parse_reminders(value: Option<Value>) -> Result<Vec<u64>, AskError> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "remind_after",
+                "must be a list of seconds from creation, such as [86400]",
+            ))
+        }
+    };
+    if list.len() > MAX_REMINDERS {
+        return Err(AskError::invalid(
+            "remind_after",
+            format!("at most {MAX_REMINDERS} reminders"),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(index, after)| {
+            after.as_u64().filter(|&after| after > 0).ok_or_else(|| {
+                AskError::invalid(
+                    format!("remind_after[{index}]"),
+                    "must be a whole number of seconds from 1",
+                )
+            })
+        })
+        .collect()
+}
+
+/// `escalate_after: {"after": seconds, "to": [addresses or groups]}`, each checked by [`assignee`].
+fn parse_escalation(
+    value: Option<Value>,
+    can: &AskCapabilities,
+) -> Result<Option<Escalation>, AskError> {
+    let mut escalation = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(escalation)) => escalation,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "escalate_after",
+                "must be an object such as {\"after\": 86400, \"to\": [\"a@example.com\"]}",
+            ))
+        }
+    };
+    if let Some(unknown) = escalation
+        .keys()
+        .find(|key| !matches!(key.as_str(), "after" | "to"))
+    {
+        return Err(AskError::invalid(
+            format!("escalate_after.{unknown}"),
+            "unknown field; the fields are after and to",
+        ));
+    }
+    let after_secs = escalation
+        .remove("after")
+        .and_then(|after| after.as_u64())
+        .filter(|&after| after > 0)
+        .ok_or_else(|| {
+            AskError::invalid(
+                "escalate_after.after",
+                "must be a whole number of seconds from 1",
+            )
+        })?;
+    let Some(Value::Array(addresses)) = escalation.remove("to") else {
+        return Err(AskError::invalid(
+            "escalate_after.to",
+            "must be a list of e-mail addresses",
+        ));
+    };
+    if addresses.len() > MAX_ASSIGNEES {
+        return Err(AskError::invalid(
+            "escalate_after.to",
+            format!("names at most {MAX_ASSIGNEES} people"),
+        ));
+    }
+    let to = addresses
+        .iter()
+        .enumerate()
+        .map(|(index, address)| assignee(address, &format!("escalate_after.to[{index}]"), can))
+        .collect::<Result<_, _>>()?;
+    Ok(Some(Escalation { after_secs, to }))
+}
+
+/// `on_timeout` and its `default` answer, checked against the ask's `schema`.
+fn parse_on_timeout(
+    on_timeout: Option<Value>,
+    default: Option<Value>,
+    schema: Option<&FormSchema>,
+) -> Result<AskTimeout, AskError> {
+    let then = match on_timeout {
+        None | Some(Value::Null) => None,
+        Some(Value::String(then)) => Some(then),
+        Some(_) => {
+            return Err(AskError::invalid(
+                "on_timeout",
+                "must be one of cancel, fail, continue, decline",
+            ))
+        }
+    };
+    let default = default.filter(|default| !default.is_null());
+    match (then.as_deref(), default) {
+        (None | Some("cancel"), None) => Ok(AskTimeout::Cancel),
+        (Some("fail"), None) => Ok(AskTimeout::Fail),
+        (Some("decline"), None) => Ok(AskTimeout::Decline),
+        (Some("continue"), Some(default)) => {
+            let Some(schema) = schema else {
+                return Err(AskError::invalid(
+                    "on_timeout",
+                    "a display-only ask takes no answer, so it has no default to continue with",
+                ));
+            };
+            let checked = default
+                .as_object()
+                .ok_or_else(|| "must be an object of the schema's fields".to_owned())
+                .and_then(|fields| {
+                    crate::forms::validate::validate(schema, fields)
+                        .map_err(|errors| errors.to_string())
+                });
+            checked.map_err(|reason| {
+                AskError::invalid("default", format!("does not fit the schema: {reason}"))
+            })?;
+            Ok(AskTimeout::Continue(default))
+        }
+        (Some("continue"), None) => Err(AskError::invalid(
+            "default",
+            "`on_timeout: continue` needs the `default` answer to continue with",
+        )),
+        (Some("cancel" | "fail" | "decline") | None, Some(_)) => Err(AskError::invalid(
+            "default",
+            "a default answer is only used with `on_timeout: continue`",
+        )),
+        (Some(other), _) => Err(AskError::invalid(
+            "on_timeout",
+            format!("`{other}` is not cancel, fail, continue or decline"),
+        )),
+    }
+}
+
 fn parse_callback_url(
     value: Option<Value>,
     can: &AskCapabilities,
@@ -776,6 +1101,7 @@ mod tests {
             webhook_prefixes: Vec::new(),
         },
         outbound: OutboundAllow::NONE,
+        groups: Groups::NONE,
     };
 
     #[test]
@@ -924,7 +1250,7 @@ mod tests {
             Some("callbackUrl")
         );
         assert_eq!(
-            field_of(json!({"prompt": "q", "expires_in": 5}), &ALL).as_deref(),
+            field_of(json!({"prompt": "q", "expires_in": 0}), &ALL).as_deref(),
             Some("expires_in")
         );
         assert_eq!(

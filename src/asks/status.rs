@@ -6,9 +6,9 @@
 //! | `waiting` | the link is open |
 //! | `submitted` | the person answered (with assignees: enough of them approved); `response` is the typed value |
 //! | `declined` | the person declined (with assignees: so many declined that the approvals can no longer come) |
-//! | `expired` | the link expired unanswered |
+//! | `expired` | the link expired unanswered (`on_timeout: cancel`, the default; `decline` reports `declined`, `continue` `submitted` with the `default` answer) |
 //! | `cancelled` | cancelled (by an admin, or the person pressed Cancel) |
-//! | `failed` | the page could not be made; `error` says why |
+//! | `failed` | the page could not be made, or the deadline passed with `on_timeout: fail`; `error` says why |
 //!
 //! `callback` (when the ask has a `callback_url`) is `pending` until the person answers (or the
 //! link expires, or the person presses Cancel: the callback reports those too), then `sending`,
@@ -19,12 +19,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
+    request::AskTimeout,
     undelivered::Undelivered,
     workflow::{AskState, ASK_WORKFLOW, CALLBACK_STEP},
     AskError,
 };
 use crate::{
     pages::{
+        history::{AskEvent, EventKind},
         links::{AssigneeLink, PageLinks},
         page::PageStatus,
         people::AnswerRecord,
@@ -144,6 +146,10 @@ pub struct AskView {
     /// reason they declined.
     #[schema(value_type = Vec<crate::pages::people::AnswerRecordSchema>)]
     pub answers: Vec<AnswerRecord>,
+    /// What happened to it, oldest first: created, notified, reminded, escalated, each
+    /// answer, the deadline (see `pages::history`).
+    #[schema(value_type = Vec<crate::pages::history::AskEventSchema>)]
+    pub history: Vec<AskEvent>,
     /// Why it failed.
     pub error: Option<String>,
     /// The callback's delivery, when the ask has a `callback_url`.
@@ -230,10 +236,38 @@ pub fn view(overview: &RunOverview) -> AskView {
     let response = stored.filter(|_| !pressed_cancel).cloned();
     let now = now_ms();
     let expired = page.is_some_and(|page| page.status == PageStatus::Open && page.is_expired(now));
+    let history = page
+        .map(|page| overview.history_of(page.id).to_vec())
+        .unwrap_or_default();
+    // The deadline of an open page may have settled the ask as `on_timeout` said.
+    let deadline = history
+        .iter()
+        .find(|event| event.kind == EventKind::Deadline)
+        .and_then(|event| event.detail.as_deref());
+    let (response, declined) = match (response, deadline) {
+        (None, Some("continue")) => (
+            serde_json::from_value::<AskState>(run.state.clone())
+                .ok()
+                .and_then(|state| match state.on_timeout {
+                    AskTimeout::Continue(default) => Some(default),
+                    _ => None,
+                }),
+            declined,
+        ),
+        (None, Some("decline")) => (None, true),
+        (response, _) => (response, declined),
+    };
+    let expiry_ends_it = serde_json::from_value::<AskState>(run.state.clone())
+        .map_or(true, |state| state.on_timeout == AskTimeout::Cancel);
     let status = if response.is_some() {
         AskStatus::Submitted
     } else if declined {
         AskStatus::Declined
+    } else if deadline == Some("fail") && run.status == RunStatus::Failed {
+        AskStatus::Failed
+    } else if expired && run.status == RunStatus::Waiting && !expiry_ends_it {
+        // The page ran out; the deadline the run waits on (a moment later) settles it.
+        AskStatus::Waiting
     } else if expired {
         AskStatus::Expired
     } else if pressed_cancel {
@@ -292,6 +326,7 @@ pub fn view(overview: &RunOverview) -> AskView {
         answers: page
             .map(|page| overview.answers_on(page))
             .unwrap_or_default(),
+        history,
         error: (status == AskStatus::Failed)
             .then(|| run.error.clone())
             .flatten(),

@@ -33,13 +33,16 @@ use std::{sync::Arc, time::Duration};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::undelivered::Undelivered;
+use super::{request::AskTimeout, undelivered::Undelivered};
 use crate::{
     agent::CachePolicy,
     forms::FormSchema,
     notify::{send_link, AskRecipients, Notify, NotifyError, WebhookSender},
-    pages::people::{email_assignees, People},
-    store::Store,
+    pages::{
+        history::{EventKind, NewEvent},
+        people::{email_assignees, People},
+    },
+    store::{now_ms, Store},
     workflow::{
         overview::run_overview, run::RunId, wait_for, workflow, Answer, DynamicPage, OnTimeout,
         PageHandle, RetryPolicy, StepError, UiOptions, Workflow, WorkflowError,
@@ -80,6 +83,10 @@ pub struct AskState {
     /// Who answers and what settles the ask (one anonymous link in asks made before assignees).
     #[serde(default)]
     pub people: People,
+    /// What the deadline does if the ask is still open (cancel in asks made before it was an
+    /// option).
+    #[serde(default)]
+    pub on_timeout: AskTimeout,
 }
 
 /// What the callback POSTs.
@@ -122,6 +129,7 @@ pub fn ask_workflow(
     notifier_for: NotifierFor,
     callbacks: Option<WebhookSender>,
 ) -> Result<Workflow<AskState>, WorkflowError> {
+    let notify_store = store.clone();
     workflow::<AskState>(ASK_WORKFLOW)
         .ui_from_state("Ask", |state: &AskState| {
             let schema = match &state.schema {
@@ -147,11 +155,18 @@ pub fn ask_workflow(
         .step_with_page("Notify", move |state: AskState, page: PageHandle<Value>| {
             let notifier = notifier.clone();
             let notifier_for = Arc::clone(&notifier_for);
+            let store = notify_store.clone();
             async move {
                 if state.notify {
                     send_link(notifier.as_ref(), "Your answer is requested", &page.link).await;
                 }
-                email_assignees(&notifier_for, &page.assigned).await;
+                for address in email_assignees(&notifier_for, &page.assigned).await {
+                    let event = NewEvent::new(EventKind::Notified).by(address).detail("e-mail");
+                    // The history is a record, not the mail: a failure to write it is logged.
+                    if let Err(error) = store.record_ask_event(page.page_id, &event, now_ms()).await {
+                        tracing::warn!(error = %error, "recording a notification in the ask's history failed");
+                    }
+                }
                 if let Some(recipients) = &state.recipients {
                     match notifier_for(recipients) {
                         Ok(named) => {
@@ -164,10 +179,13 @@ pub fn ask_workflow(
                 // The run stops waiting when the link expires (the callback still says so);
                 // the page's own expiry (a moment earlier) is what the person sees.
                 let expires_in = Duration::from_secs(state.expires_in_secs);
-                Ok((
-                    state,
-                    wait_for(page.webhook).timeout(expires_in, OnTimeout::Cancel),
-                ))
+                let then = match &state.on_timeout {
+                    AskTimeout::Cancel => OnTimeout::Cancel,
+                    AskTimeout::Fail => OnTimeout::Fail,
+                    AskTimeout::Continue(default) => OnTimeout::Continue(default.clone()),
+                    AskTimeout::Decline => OnTimeout::Decline,
+                };
+                Ok((state, wait_for(page.webhook).timeout(expires_in, then)))
             }
         })
         .step_with_answer_in_run(

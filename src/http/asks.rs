@@ -44,6 +44,7 @@ impl From<AskError> for AppError {
 
 fn capabilities(state: &AppState) -> AskCapabilities {
     AskCapabilities::of(&state.config.notify, &state.config.outbound_allow)
+        .with_groups(state.config.groups.clone())
 }
 
 fn runner(state: &AppState) -> Result<&Runner, AppError> {

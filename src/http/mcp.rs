@@ -24,7 +24,8 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     let server = TesseraMcp::new(
         runner.clone(),
         state.config.public_url.clone(),
-        AskCapabilities::of(&state.config.notify, &state.config.outbound_allow),
+        AskCapabilities::of(&state.config.notify, &state.config.outbound_allow)
+            .with_groups(state.config.groups.clone()),
     );
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(state))

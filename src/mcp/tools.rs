@@ -133,9 +133,30 @@ fn ask_person_input() -> Value {
             "callback_url": {"type": "string", "description": "An http(s) URL the server POSTs the answer to, signed."},
             "assignees": {
                 "type": "array",
-                "items": {"type": "string", "format": "email"},
-                "description": "The people who answer, by e-mail address (within the operator's allowlist): each gets a link of their own. Cannot be combined with notify or elicit.",
+                "items": {"type": "string"},
+                "description": "The people who answer, by e-mail address (within the operator's allowlist) or the name of an operator-defined group (one vote any member gives): each person gets a link of their own. Cannot be combined with notify or elicit.",
             },
+            "remind_after": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1},
+                "maxItems": 10,
+                "description": "With assignees: seconds after the ask at which everyone who has not answered is e-mailed a fresh link.",
+            },
+            "escalate_after": {
+                "type": "object",
+                "properties": {
+                    "after": {"type": "integer", "minimum": 1, "description": "Seconds after the ask."},
+                    "to": {"type": "array", "items": {"type": "string"}, "description": "Addresses or groups asked too if the ask is still open then."},
+                },
+                "required": ["after", "to"],
+                "additionalProperties": false,
+            },
+            "on_timeout": {
+                "type": "string",
+                "enum": ["cancel", "fail", "continue", "decline"],
+                "description": "What the deadline (expires_in) does if the ask is still open: cancel (reported as expired, the default), fail, continue with `default`, decline.",
+            },
+            "default": {"type": "object", "description": "With on_timeout continue: the answer to go on with, checked against the schema."},
             "approvals": {
                 "type": "object",
                 "properties": {"required": {"type": "integer", "minimum": 1, "description": "How many assignees must approve (default 1)."}},

@@ -164,6 +164,9 @@ impl EmailSender {
         let mut builder = Message::builder()
             .from(self.from.clone())
             .subject(one_line(&notification.title));
+        if let Some(message_id) = &notification.message_id {
+            builder = builder.message_id(Some(format!("<{message_id}>")));
+        }
         for recipient in &self.to {
             builder = builder.to(recipient.clone());
         }

@@ -9,6 +9,7 @@ use tessera_app::catalog::Catalog;
 
 use super::{
     component_set::ComponentSet,
+    groups::{Groups, Member},
     links::{page_link, reissue_links, AssigneeLink, LinkChange, PageLinks},
     page::{NewPage, PageId},
     people::People,
@@ -22,7 +23,8 @@ use crate::{
     notify::RecipientAllowlist,
     store::{
         now_ms,
-        pages::{NewAssignee, PagePeople},
+        pages::{NewAssignee, NewStage, PagePeople},
+        timers::{NewTimer, TimerKind},
         Store,
     },
     workflow::{step::StepError, PageFactory, PageHandle, PageRequest},
@@ -38,6 +40,7 @@ pub struct GeneratedPageFactory {
     models: Arc<AllowedModels>,
     public_url: String,
     assignees: RecipientAllowlist,
+    groups: Groups,
 }
 
 impl GeneratedPageFactory {
@@ -49,7 +52,15 @@ impl GeneratedPageFactory {
             models,
             public_url: public_url.into(),
             assignees: RecipientAllowlist::default(),
+            groups: Groups::default(),
         }
+    }
+
+    /// The same factory, resolving the operator's `groups` where a step names an assignee.
+    #[must_use]
+    pub fn with_groups(mut self, groups: Groups) -> Self {
+        self.groups = groups;
+        self
     }
 
     /// The same factory, making pages for assignees within `allowlist` (the operator's
@@ -62,25 +73,71 @@ impl GeneratedPageFactory {
     }
 
     /// The page's people checked against the allowlist, each with a fresh token.
-    fn mint_people(&self, people: &People) -> Result<(PagePeople, Vec<AssigneeLink>), StepError> {
+    fn mint_people(
+        &self,
+        people: &People,
+        expires_in: Duration,
+    ) -> Result<(PagePeople, Vec<AssigneeLink>), StepError> {
         people.check().map_err(|reason| {
             StepError::fatal(anyhow::anyhow!("the page's assignees: {reason}"))
         })?;
-        let mut assignees = Vec::new();
-        let mut links = Vec::new();
-        for email in &people.assignees {
-            if !self.assignees.allows_email(email) {
-                return Err(StepError::fatal(anyhow::anyhow!(
-                    "assignee `{email}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
+        people
+            .check_timers(expires_in.as_secs())
+            .map_err(|(field, reason)| StepError::fatal(anyhow::anyhow!("{field}: {reason}")))?;
+        let refused = |reason: String| StepError::fatal(anyhow::anyhow!("{reason}"));
+        let asked = self.groups.expand(&people.assignees).map_err(refused)?;
+        let escalated = match &people.escalate {
+            Some(escalation) => self.groups.expand(&escalation.to).map_err(refused)?,
+            None => Vec::new(),
+        };
+        let mut stages = Vec::new();
+        for (index, stage) in people.stages.iter().enumerate() {
+            let members = if index == 0 {
+                asked.clone()
+            } else {
+                self.groups.expand(&stage.assignees).map_err(refused)?
+            };
+            stages.push(NewStage {
+                required: stage.required,
+                on_decline: stage.on_decline,
+                members,
+            });
+        }
+        let later: Vec<Member> = stages
+            .iter()
+            .skip(1)
+            .flat_map(|stage| stage.members.clone())
+            .collect();
+        let mut seen: Vec<String> = Vec::new();
+        for member in asked.iter().chain(&later).chain(&escalated) {
+            // Operators vouch for their groups' members; an address the step names itself must
+            // be within the allowlist.
+            if member.group.is_none() && !self.assignees.allows_email(&member.email) {
+                return Err(refused(format!(
+                    "assignee `{}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)",
+                    member.email
                 )));
             }
+            let lowered = member.email.to_ascii_lowercase();
+            if seen.contains(&lowered) {
+                return Err(refused(format!(
+                    "`{}` is asked twice (alone or in a group)",
+                    member.email
+                )));
+            }
+            seen.push(lowered);
+        }
+        let mut assignees = Vec::new();
+        let mut links = Vec::new();
+        for member in asked {
             let token = PageToken::generate();
             assignees.push(NewAssignee {
-                email: email.clone(),
+                email: member.email.clone(),
                 token_hash: token.hash(),
+                group: member.group,
             });
             links.push(AssigneeLink {
-                assignee: email.clone(),
+                assignee: member.email,
                 link: page_link(&self.public_url, &token),
             });
         }
@@ -89,16 +146,38 @@ impl GeneratedPageFactory {
             required: people.required,
             decline_reason_required: people.decline_reason_required,
             sign_in_required: people.sign_in_required,
+            timers: timers_of(people, &escalated, now_ms()),
+            stages,
         };
         Ok((page_people, links))
     }
+}
+
+/// The timers of a page made at `now` for `people`: its reminders and its escalation.
+#[must_use]
+pub fn timers_of(people: &People, escalated: &[Member], now: i64) -> Vec<NewTimer> {
+    let at = |secs: u64| {
+        now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX / 2))
+    };
+    let reminders = people.remind_after.iter().map(|&after| NewTimer {
+        kind: TimerKind::Remind,
+        due_at_ms: at(after),
+        to: Vec::new(),
+    });
+    let escalation = people.escalate.iter().map(|escalation| NewTimer {
+        kind: TimerKind::Escalate,
+        due_at_ms: at(escalation.after_secs),
+        to: escalated.to_vec(),
+    });
+    reminders.chain(escalation).collect()
 }
 
 #[async_trait::async_trait]
 impl PageFactory for GeneratedPageFactory {
     async fn create_page(&self, mut request: PageRequest) -> Result<PageHandle, StepError> {
         // Checked before any model call: a refused assignee fails the step at once.
-        let (people, assigned) = self.mint_people(&request.options.people)?;
+        let expires_in = request.options.expires_in.unwrap_or(DEFAULT_EXPIRY);
+        let (people, assigned) = self.mint_people(&request.options.people, expires_in)?;
         let model = self
             .models
             .choose(request.options.model.as_deref())
@@ -130,7 +209,6 @@ impl PageFactory for GeneratedPageFactory {
             .context("generating the page")
             .map_err(StepError::retryable)?;
         let token = PageToken::generate();
-        let expires_in = request.options.expires_in.unwrap_or(DEFAULT_EXPIRY);
         let expires_at_ms =
             now_ms().saturating_add(i64::try_from(expires_in.as_millis()).unwrap_or(i64::MAX / 2));
         let tree = serde_json::to_value(&generated.tree)

@@ -21,6 +21,7 @@ use tessera_app::{
 use super::{
     component_set::UnknownComponent,
     csrf::CsrfKey,
+    history::{EventKind, NewEvent},
     page::{Page, PageStatus, SubmitOutcome},
     people::{answers_of, clean_reason, AnswerRecord, Assignee, Given},
     receipt::cancelled_response,
@@ -30,7 +31,7 @@ use super::{
 use crate::{
     forms::{pairs, raw_values, FormSchema, Offered},
     store::{answers::AssigneeAnswered, Store, StoreError},
-    workflow::step::{declined_response, Decline},
+    workflow::step::{declined_by, declined_response, Decline, Unanswered},
 };
 
 /// The catalog a stored page renders with (the components it recorded): what its controls offer
@@ -135,8 +136,17 @@ pub async fn open_page(
             people: Vec::new(),
         },
         Err(StoreError::NotFound) => match store.assignee_by_token(&token.hash()).await {
-            Ok((page, holder)) => {
+            Ok((page, mut holder)) => {
                 let people = store.assignees_of(page.id).await?;
+                // A group votes once: a member whose group has answered sees its answer.
+                if holder.answer.is_none() {
+                    holder.answer = holder.group.as_ref().and_then(|group| {
+                        people
+                            .iter()
+                            .filter(|person| person.group.as_ref() == Some(group))
+                            .find_map(|person| person.answer.clone())
+                    });
+                }
                 Link {
                     page,
                     holder: Some(holder),
@@ -345,6 +355,27 @@ async fn record_anonymous(
         return Ok(Submitted::NotFound);
     };
     let outcome = store.submit_page(&token.hash(), response, now_ms).await?;
+    if matches!(outcome, SubmitOutcome::Submitted(_)) {
+        // The one anonymous answer in the history (a Cancel is no answer). Written after the
+        // answer's own statement: a failure here is logged, and the answer stands.
+        let event = match Unanswered::of(response) {
+            None => Some(NewEvent::new(EventKind::Answered)),
+            Some(Unanswered::Declined) => {
+                let decline = declined_by(response);
+                let event = NewEvent::new(EventKind::Declined);
+                Some(match decline.reason {
+                    Some(reason) => event.detail(reason),
+                    None => event,
+                })
+            }
+            Some(Unanswered::Cancelled | Unanswered::Expired) => None,
+        };
+        if let Some(event) = event {
+            if let Err(error) = store.record_ask_event(link.page.id, &event, now_ms).await {
+                tracing::warn!(error = %error, "recording an answer in the page's history failed");
+            }
+        }
+    }
     Ok(match outcome {
         // The statement returned only what it wrote; the rest is the page just validated.
         SubmitOutcome::Submitted(recorded) => Submitted::Accepted(Link {

@@ -25,6 +25,9 @@ use crate::{
 pub const MAX_ASSIGNEES: usize = 50;
 /// The longest decline reason kept, in characters.
 pub const MAX_REASON_CHARS: usize = 2_000;
+/// The most reminders one page may have: each mails everyone who has not answered, so the
+/// API token alone cannot make the server send mail without end.
+pub const MAX_REMINDERS: usize = 10;
 
 /// Who answers a page and what settles it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +46,63 @@ pub struct People {
     /// "required"`), so `answered_by` is a signed-in identity, not whoever holds the link.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sign_in_required: bool,
+    /// Seconds after the page is made at which whoever has not answered yet is reminded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remind_after: Vec<u64>,
+    /// Who else is asked, and when, if the page is still open then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<Escalation>,
+    /// Ordered stages, when the people are asked in turn: then `assignees` and `required` are
+    /// the first stage's, and each later stage is asked once the one before is settled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+/// The most stages one page may have.
+pub const MAX_STAGES: usize = 5;
+
+/// One stage of approvals.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    /// Its people: addresses or groups.
+    pub assignees: Vec<String>,
+    /// How many of them must approve.
+    pub required: u32,
+    /// What enough declines in this stage do.
+    #[serde(default)]
+    pub on_decline: OnDecline,
+}
+
+/// What a stage's declines do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnDecline {
+    /// The whole ask is declined.
+    #[default]
+    Settle,
+    /// The next stage is asked anyway (the last stage's declines still decline the ask).
+    Continue,
+}
+
+impl OnDecline {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Settle => "settle",
+            Self::Continue => "continue",
+        }
+    }
+}
+
+/// People added to a page still open `after_secs` after it was made; they get links of their
+/// own and the approvals count them like the others.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// Seconds after the page is made.
+    pub after_secs: u64,
+    /// Their e-mail addresses.
+    pub to: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -56,6 +116,9 @@ impl Default for People {
             required: 1,
             decline_reason_required: false,
             sign_in_required: false,
+            remind_after: Vec::new(),
+            escalate: None,
+            stages: Vec::new(),
         }
     }
 }
@@ -89,6 +152,130 @@ impl People {
     pub fn sign_in_required(mut self) -> Self {
         self.sign_in_required = true;
         self
+    }
+
+    /// The same people, reminded this long after the page is made if they have not answered.
+    #[must_use]
+    pub fn remind_after(mut self, after: impl IntoIterator<Item = std::time::Duration>) -> Self {
+        self.remind_after = after.into_iter().map(|after| after.as_secs()).collect();
+        self
+    }
+
+    /// The same people, with `to` asked too if the page is still open `after` it was made.
+    #[must_use]
+    pub fn escalate_after<S: Into<String>>(
+        mut self,
+        after: std::time::Duration,
+        to: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.escalate = Some(Escalation {
+            after_secs: after.as_secs(),
+            to: to.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// Checks the reminders and the escalation against the page's lifetime `expires_in_secs`:
+    /// each at least a second after the page is made and before it expires, at most
+    /// [`MAX_REMINDERS`], assignees to remind, and an escalation to new people only.
+    ///
+    /// # Errors
+    /// The field at fault (`remind_after`, `escalate_after`) and a sentence.
+    pub fn check_timers(&self, expires_in_secs: u64) -> Result<(), (&'static str, String)> {
+        let needs_assignees = |field: &'static str| {
+            (
+                field,
+                "needs `assignees`: it reaches people by their own links".to_owned(),
+            )
+        };
+        if !self.remind_after.is_empty() {
+            if !self.is_assigned() {
+                return Err(needs_assignees("remind_after"));
+            }
+            if self.remind_after.len() > MAX_REMINDERS {
+                return Err(("remind_after", format!("at most {MAX_REMINDERS} reminders")));
+            }
+            if let Some(bad) = self
+                .remind_after
+                .iter()
+                .find(|&&after| after == 0 || after >= expires_in_secs)
+            {
+                return Err((
+                    "remind_after",
+                    format!("each reminder must come from 1 second after the ask to before it expires ({expires_in_secs} s); {bad} is not"),
+                ));
+            }
+        }
+        if let Some(escalation) = &self.escalate {
+            if !self.is_assigned() {
+                return Err(needs_assignees("escalate_after"));
+            }
+            if escalation.after_secs == 0 || escalation.after_secs >= expires_in_secs {
+                return Err((
+                    "escalate_after.after",
+                    format!("must be from 1 second after the ask to before it expires ({expires_in_secs} s)"),
+                ));
+            }
+            if escalation.to.is_empty() {
+                return Err(("escalate_after.to", "names nobody".to_owned()));
+            }
+            if self.assignees.len() + escalation.to.len() > MAX_ASSIGNEES {
+                return Err((
+                    "escalate_after.to",
+                    format!("at most {MAX_ASSIGNEES} assignees in all, with the escalation"),
+                ));
+            }
+            for (index, address) in escalation.to.iter().enumerate() {
+                let lowered = address.to_ascii_lowercase();
+                let named_before = self
+                    .assignees
+                    .iter()
+                    .chain(&escalation.to[..index])
+                    .any(|earlier| earlier.to_ascii_lowercase() == lowered);
+                if named_before {
+                    return Err(("escalate_after.to", format!("`{address}` is already asked")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// People asked in ordered `stages`: the first stage's are asked at once, each next one
+    /// once the one before is settled.
+    #[must_use]
+    pub fn in_stages(stages: Vec<Stage>) -> Self {
+        let first = stages.first().cloned();
+        Self {
+            assignees: first
+                .as_ref()
+                .map(|stage| stage.assignees.clone())
+                .unwrap_or_default(),
+            required: first.map_or(1, |stage| stage.required),
+            stages,
+            ..Self::default()
+        }
+    }
+
+    /// Checks each stage as [`People::check`] checks one list, and their number.
+    ///
+    /// # Errors
+    /// The field at fault and a sentence.
+    pub fn check_stages(&self) -> Result<(), (String, String)> {
+        if self.stages.len() > MAX_STAGES {
+            return Err((
+                "approvals.stages".to_owned(),
+                format!("at most {MAX_STAGES} stages"),
+            ));
+        }
+        for (index, stage) in self.stages.iter().enumerate() {
+            let field = format!("approvals.stages[{index}]");
+            if stage.assignees.is_empty() {
+                return Err((format!("{field}.assignees"), "names nobody".to_owned()));
+            }
+            let one = Self::assigned(stage.assignees.clone()).required(stage.required);
+            one.check().map_err(|reason| (field.clone(), reason))?;
+        }
+        Ok(())
     }
 
     /// Whether the page has named assignees (one link each) rather than one anonymous link.
@@ -246,6 +433,10 @@ pub struct Assignee {
     pub position: i64,
     /// Their e-mail address.
     pub email: String,
+    /// The group they answer for, when asked as one of its members (`pages::groups`).
+    pub group: Option<String>,
+    /// The approval stage they were asked in, from 0 (0 on a page without stages).
+    pub stage: i64,
     /// What they answered, if they did.
     pub answer: Option<AnswerRecord>,
 }
@@ -288,6 +479,28 @@ impl Tally {
             Settled::Open
         }
     }
+}
+
+/// How many votes the stage under way has (the last stage anyone was asked in): one per person
+/// asked alone and one per group; and that stage, from 0.
+#[must_use]
+pub fn current_votes(assignees: &[Assignee]) -> (usize, i64) {
+    let stage = assignees
+        .iter()
+        .map(|assignee| assignee.stage)
+        .max()
+        .unwrap_or(0);
+    let mut voters: Vec<(bool, &str)> = assignees
+        .iter()
+        .filter(|assignee| assignee.stage == stage)
+        .map(|assignee| match &assignee.group {
+            Some(group) => (true, group.as_str()),
+            None => (false, assignee.email.as_str()),
+        })
+        .collect();
+    voters.sort_unstable();
+    voters.dedup();
+    (voters.len(), stage)
 }
 
 /// The answers a page holds, oldest first: its assignees' answers, or for a page without
@@ -333,8 +546,9 @@ pub fn answers_of(
 
 /// E-mails each assignee their own link, when the server can send e-mail (`notifier_for`
 /// refuses without SMTP, and then nobody is mailed). A failure never fails the caller's step:
-/// whoever started it has the links, and can reissue them.
-pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) {
+/// whoever started it has the links, and can reissue them. The addresses the mail reached.
+pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink]) -> Vec<String> {
+    let mut reached = Vec::new();
     for link in links {
         let recipient = AskRecipients {
             email: vec![link.assignee.clone()],
@@ -342,15 +556,19 @@ pub async fn email_assignees(notifier_for: &NotifierFor, links: &[AssigneeLink])
         };
         match notifier_for(&recipient) {
             Ok(mail) => {
-                send_link(Some(&mail), "Your answer is requested", &link.link).await;
+                let report = send_link(Some(&mail), "Your answer is requested", &link.link).await;
+                if report.all_delivered() && !report.delivered().is_empty() {
+                    reached.push(link.assignee.clone());
+                }
             }
             Err(NotifyError::BadConfig { .. }) => {
                 tracing::debug!("no SMTP server configured: the assignees' links are not e-mailed");
-                return;
+                return reached;
             }
             Err(error) => tracing::warn!(error = %error, "an assignee cannot be e-mailed"),
         }
     }
+    reached
 }
 
 /// A reason as kept: trimmed, `None` when empty, at most [`MAX_REASON_CHARS`] characters.

@@ -81,7 +81,10 @@ pub fn assignee_receipt_tree(
     );
     add(
         "for",
-        json!({"component": "Text", "props": {"text": format!("This link is for {}.", holder.email)}}),
+        json!({"component": "Text", "props": {"text": match &holder.group {
+            Some(group) => format!("This link is for {}, answering for {group}.", holder.email),
+            None => format!("This link is for {}.", holder.email),
+        }}}),
     );
     let (tone, status) = decision(page, people, answers);
     add(
@@ -105,9 +108,16 @@ pub fn assignee_receipt_tree(
                 items
             }
         };
+        // A group's one answer may be another member's.
+        let title = match (&holder.group, own.answered_by.as_deref()) {
+            (Some(group), Some(by)) if by != holder.email => {
+                format!("{group} has answered (by {by})")
+            }
+            _ => "Your answer".to_owned(),
+        };
         add(
             "own",
-            json!({"component": "Card", "props": {"title": "Your answer"}, "children": ["own-items"]}),
+            json!({"component": "Card", "props": {"title": title}, "children": ["own-items"]}),
         );
         add(
             "own-items",

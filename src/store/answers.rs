@@ -8,16 +8,20 @@
 //! settled it. Two people answering at once on two processes queue on the page's lock; the
 //! second counts the first's answer, so the quorum is neither reached twice nor missed.
 
+use super::timers::OutgoingMail;
 use super::{
     begin_write, decode_json, decode_uuid,
+    history::INSERT_EVENT,
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
 };
 use crate::{
     pages::{
+        groups::Member,
+        history::EventKind,
         page::{Page, PageId, PageStatus},
         people::{AnswerRecord, Assignee, Given, Outcome, Settled, Tally},
-        token::TokenHash,
+        token::{PageToken, TokenHash},
     },
     workflow::{
         run::RunId,
@@ -33,6 +37,8 @@ struct AssigneeRow {
     response: Option<String>,
     reason: Option<String>,
     answered_at: Option<i64>,
+    assignee_group: Option<String>,
+    stage: i64,
 }
 
 impl TryFrom<AssigneeRow> for Assignee {
@@ -62,6 +68,8 @@ impl TryFrom<AssigneeRow> for Assignee {
         Ok(Self {
             position: row.position,
             email: row.assignee,
+            group: row.assignee_group,
+            stage: row.stage,
             answer,
         })
     }
@@ -108,7 +116,8 @@ pub enum AssigneeAnswered {
     NotFound,
 }
 
-const ASSIGNEE_COLUMNS: &str = "position, assignee, outcome, response, reason, answered_at";
+const ASSIGNEE_COLUMNS: &str =
+    "position, assignee, outcome, response, reason, answered_at, assignee_group, stage";
 
 impl Store {
     /// The page and the assignee behind a person's link.
@@ -172,13 +181,14 @@ impl Store {
         };
         on_pool!(self, |pool| {
             let mut transaction = begin_write(pool).await?;
-            let found: Option<(String, String)> = sqlx::query_as(
-                "SELECT page_id, assignee FROM page_assignees WHERE token_hash = $1",
+            let found: Option<(String, String, Option<String>, i64)> = sqlx::query_as(
+                "SELECT page_id, assignee, assignee_group, stage FROM page_assignees \
+                 WHERE token_hash = $1",
             )
             .bind(&token_hash.0)
             .fetch_optional(&mut *transaction)
             .await?;
-            let Some((page_id, assignee)) = found else {
+            let Some((page_id, assignee, group, their_stage)) = found else {
                 return Ok(AssigneeAnswered::NotFound);
             };
             // Every answer to this page queues here, so the count below sees every answer
@@ -195,6 +205,34 @@ impl Store {
                 PageStatus::Open if page.is_expired(now) => return Ok(AssigneeAnswered::Expired),
                 PageStatus::Open => {}
             }
+            // With stages, only the stage under way takes answers: an earlier one is settled.
+            let stage: Option<(i64, i64, String)> = sqlx::query_as(
+                "SELECT stage, required, on_decline FROM page_stages \
+                 WHERE page_id = $1 AND started_at IS NOT NULL ORDER BY stage DESC LIMIT 1",
+            )
+            .bind(&page_id)
+            .fetch_optional(&mut *transaction)
+            .await?;
+            if stage
+                .as_ref()
+                .is_some_and(|(current, _, _)| *current != their_stage)
+            {
+                return Ok(AssigneeAnswered::Decided);
+            }
+            if let Some(group) = &group {
+                // A group has one vote: its first member's answer, counted under the page's lock.
+                let voted: Option<i64> = sqlx::query_scalar(
+                    "SELECT position FROM page_assignees \
+                     WHERE page_id = $1 AND assignee_group = $2 AND outcome IS NOT NULL",
+                )
+                .bind(&page_id)
+                .bind(group)
+                .fetch_optional(&mut *transaction)
+                .await?;
+                if voted.is_some() {
+                    return Ok(AssigneeAnswered::AlreadyAnswered);
+                }
+            }
             let written = sqlx::query(
                 "UPDATE page_assignees SET outcome = $1, response = $2, reason = $3, \
                  answered_at = $4 WHERE token_hash = $5 AND outcome IS NULL",
@@ -210,23 +248,130 @@ impl Store {
             if written == 0 {
                 return Ok(AssigneeAnswered::AlreadyAnswered);
             }
+            let event = match given {
+                Given::Answer(_) => EventKind::Answered,
+                Given::Decline(_) => EventKind::Declined,
+            };
+            sqlx::query(INSERT_EVENT)
+                .bind(&page_id)
+                .bind(now)
+                .bind(event.as_str())
+                .bind(&assignee)
+                .bind(reason.clone())
+                .execute(&mut *transaction)
+                .await?;
             let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(
-                "SELECT CAST(COUNT(*) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN outcome = 'submitted' THEN 1 ELSE 0 END), 0) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN outcome = 'declined' THEN 1 ELSE 0 END), 0) AS BIGINT) \
-                 FROM page_assignees WHERE page_id = $1",
+                // One vote per person asked alone and one per group, however many members.
+                "SELECT CAST(COUNT(DISTINCT COALESCE('g:' || assignee_group, 'p:' || assignee)) AS BIGINT), \
+                 CAST(COUNT(DISTINCT CASE WHEN outcome = 'submitted' \
+                     THEN COALESCE('g:' || assignee_group, 'p:' || assignee) END) AS BIGINT), \
+                 CAST(COUNT(DISTINCT CASE WHEN outcome = 'declined' \
+                     THEN COALESCE('g:' || assignee_group, 'p:' || assignee) END) AS BIGINT) \
+                 FROM page_assignees WHERE page_id = $1 AND stage = $2",
             )
             .bind(&page_id)
+            .bind(their_stage)
             .fetch_one(&mut *transaction)
             .await?;
             let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
+            let required = match &stage {
+                Some((_, required, _)) => *required,
+                None => page.approvals_required.unwrap_or(1),
+            };
             let tally = Tally {
                 assignees: count(assignees),
-                required: count(page.approvals_required.unwrap_or(1)),
+                required: count(required),
                 approvals: count(approvals),
                 declines: count(declines),
             };
-            let settled = tally.settles();
+            let mut settled = tally.settles();
+            let goes_on = match (&stage, settled) {
+                (Some(_), Settled::Submitted) => true,
+                (Some((_, _, on_decline)), Settled::Declined) => on_decline == "continue",
+                _ => false,
+            };
+            if goes_on {
+                let next = their_stage + 1;
+                let members: Option<String> = sqlx::query_scalar(
+                    "SELECT members FROM page_stages WHERE page_id = $1 AND stage = $2",
+                )
+                .bind(&page_id)
+                .bind(next)
+                .fetch_optional(&mut *transaction)
+                .await?;
+                if let Some(members) = members {
+                    let members: Vec<Member> =
+                        serde_json::from_str(&members).map_err(|error| StoreError::Corrupt {
+                            column: "page_stages.members",
+                            reason: error.to_string(),
+                        })?;
+                    let mut mails = Vec::new();
+                    for member in members {
+                        // Their links are made now: a later stage's people hold nothing before.
+                        let token = PageToken::generate();
+                        sqlx::query(
+                            "INSERT INTO page_assignees \
+                             (page_id, position, assignee, token_hash, assignee_group, stage) \
+                             SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3, $4, $5 \
+                             FROM page_assignees WHERE page_id = $1",
+                        )
+                        .bind(&page_id)
+                        .bind(&member.email)
+                        .bind(&token.hash().0)
+                        .bind(&member.group)
+                        .bind(next)
+                        .execute(&mut *transaction)
+                        .await?;
+                        mails.push(OutgoingMail {
+                            to: member.email,
+                            token: token.as_str().to_owned(),
+                        });
+                    }
+                    sqlx::query(
+                        "UPDATE page_stages SET started_at = $1 WHERE page_id = $2 AND stage = $3",
+                    )
+                    .bind(now)
+                    .bind(&page_id)
+                    .bind(next)
+                    .execute(&mut *transaction)
+                    .await?;
+                    // The page says what settles the stage under way.
+                    sqlx::query(
+                        "UPDATE pages SET approvals_required = \
+                         (SELECT required FROM page_stages WHERE page_id = $1 AND stage = $2) \
+                         WHERE id = $1",
+                    )
+                    .bind(&page_id)
+                    .bind(next)
+                    .execute(&mut *transaction)
+                    .await?;
+                    sqlx::query(INSERT_EVENT)
+                        .bind(&page_id)
+                        .bind(now)
+                        .bind(EventKind::StageStarted.as_str())
+                        .bind(None::<String>)
+                        .bind((next + 1).to_string())
+                        .execute(&mut *transaction)
+                        .await?;
+                    // The timers' outbox sends their links, at least once, like an escalation's.
+                    let outbox =
+                        serde_json::to_string(&mails).map_err(|error| StoreError::Corrupt {
+                            column: "ask_timers.outbox",
+                            reason: error.to_string(),
+                        })?;
+                    sqlx::query(
+                        "INSERT INTO ask_timers (id, page_id, kind, due_at, state, fired_at, outbox) \
+                         VALUES ($1, $2, 'stage', $3, 'fired', $3, $4)",
+                    )
+                    .bind(uuid::Uuid::new_v4().to_string())
+                    .bind(&page_id)
+                    .bind(now)
+                    .bind(outbox)
+                    .execute(&mut *transaction)
+                    .await?;
+                    settled = Settled::Open;
+                }
+            }
             let settling_response = match (settled, given) {
                 (Settled::Open, _) => None,
                 (Settled::Submitted, Given::Answer(value)) => Some(value.clone()),

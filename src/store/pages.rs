@@ -9,10 +9,16 @@
 //! already holds the page it validated against. Only a refused submission reads the page again,
 //! to say why.
 
-use super::{begin_write, decode_json, decode_uuid, now_ms, Result, Store, StoreError};
+use super::{
+    begin_write, decode_json, decode_uuid, history::INSERT_EVENT, now_ms, timers::NewTimer, Result,
+    Store, StoreError,
+};
 use crate::{
     pages::{
+        groups::Member,
+        history::EventKind,
         page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
+        people::OnDecline,
         token::TokenHash,
     },
     workflow::run::RunId,
@@ -156,16 +162,46 @@ impl Store {
                 .await?;
             for (position, assignee) in people.assignees.iter().enumerate() {
                 sqlx::query(
-                    "INSERT INTO page_assignees (page_id, position, assignee, token_hash) \
-                     VALUES ($1, $2, $3, $4)",
+                    "INSERT INTO page_assignees (page_id, position, assignee, token_hash, \
+                     assignee_group) VALUES ($1, $2, $3, $4, $5)",
                 )
                 .bind(id.to_string())
                 .bind(i64::try_from(position).unwrap_or(i64::MAX))
                 .bind(&assignee.email)
                 .bind(&assignee.token_hash.0)
+                .bind(&assignee.group)
                 .execute(&mut *transaction)
                 .await?;
             }
+            super::timers::insert_timers!(transaction, id.to_string(), &people.timers);
+            for (index, stage) in people.stages.iter().enumerate() {
+                let members =
+                    serde_json::to_string(&stage.members).map_err(|error| StoreError::Corrupt {
+                        column: "page_stages.members",
+                        reason: error.to_string(),
+                    })?;
+                sqlx::query(
+                    "INSERT INTO page_stages (page_id, stage, required, on_decline, members, \
+                     started_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(id.to_string())
+                .bind(i64::try_from(index).unwrap_or(i64::MAX))
+                .bind(i64::from(stage.required))
+                .bind(stage.on_decline.as_str())
+                .bind(members)
+                .bind((index == 0).then_some(now))
+                .execute(&mut *transaction)
+                .await?;
+            }
+            let asked = asked_in_words(&people.assignees);
+            sqlx::query(INSERT_EVENT)
+                .bind(id.to_string())
+                .bind(now)
+                .bind(EventKind::Created.as_str())
+                .bind(None::<String>)
+                .bind((!asked.is_empty()).then_some(asked))
+                .execute(&mut *transaction)
+                .await?;
             transaction.commit().await?;
             row
         });
@@ -335,6 +371,27 @@ impl Store {
     }
 }
 
+/// Who a page asks, for its history: `ana@example.com, finance (ann@example.com, bob@example.com)`.
+fn asked_in_words(assignees: &[NewAssignee]) -> String {
+    let mut parts: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for assignee in assignees {
+        match (assignee.group.as_deref(), parts.last_mut()) {
+            (Some(group), Some((Some(last), members))) if *last == group => {
+                members.push(&assignee.email);
+            }
+            (group, _) => parts.push((group, vec![&assignee.email])),
+        }
+    }
+    parts
+        .iter()
+        .map(|(group, members)| match group {
+            Some(group) => format!("{group} ({})", members.join(", ")),
+            None => members.join(", "),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Who answers a new page (see `pages::people`): no assignees for one anonymous link.
 #[derive(Clone, Debug)]
 pub struct PagePeople {
@@ -346,6 +403,22 @@ pub struct PagePeople {
     pub decline_reason_required: bool,
     /// Whether only the signed-in assignee may answer through their link.
     pub sign_in_required: bool,
+    /// Its reminders and escalation, made with it.
+    pub timers: Vec<NewTimer>,
+    /// Its stages, when its people are asked in turn (the first stage's members are
+    /// `assignees`); empty otherwise.
+    pub stages: Vec<NewStage>,
+}
+
+/// One stage of a new page's approvals.
+#[derive(Clone, Debug)]
+pub struct NewStage {
+    /// Approvals that settle it.
+    pub required: u32,
+    /// What its declines do.
+    pub on_decline: OnDecline,
+    /// Whom it asks.
+    pub members: Vec<Member>,
 }
 
 impl Default for PagePeople {
@@ -355,6 +428,8 @@ impl Default for PagePeople {
             required: 1,
             decline_reason_required: false,
             sign_in_required: false,
+            timers: Vec::new(),
+            stages: Vec::new(),
         }
     }
 }
@@ -366,6 +441,8 @@ pub struct NewAssignee {
     pub email: String,
     /// The hash of their link's token.
     pub token_hash: TokenHash,
+    /// The group they answer for, when they were asked as one of its members.
+    pub group: Option<String>,
 }
 
 /// How a submission names its page.

@@ -586,3 +586,19 @@ impl Store {
             .transpose()
     }
 }
+
+/// Records a `deadline` event in the history of each page whose wait times out at `$1` (unix
+/// ms), in the transaction that applies the timeouts: `fail`, `cancel`, `decline` or
+/// `continue`, as the wait said.
+const DEADLINE_EVENTS: &str = "INSERT INTO ask_events (page_id, at, kind, who, detail) \
+     SELECT runs.wait_page_id, $1, 'deadline', NULL, \
+         CASE WHEN runs.wait_on_timeout = 'continue' THEN \
+             CASE WHEN run_steps.output LIKE '%\"$declined\"%' THEN 'decline' \
+                 WHEN run_steps.output LIKE '%\"$expired\"%' THEN 'cancel' \
+                 ELSE 'continue' END \
+             ELSE runs.wait_on_timeout END \
+     FROM runs LEFT JOIN run_steps ON run_steps.run_id = runs.id \
+         AND run_steps.step_index = runs.cursor - 1 \
+     WHERE runs.status = 'waiting' AND runs.wait_deadline IS NOT NULL \
+         AND runs.wait_deadline <= $1 AND runs.wait_page_id IS NOT NULL \
+         AND EXISTS (SELECT 1 FROM pages WHERE pages.id = runs.wait_page_id)";

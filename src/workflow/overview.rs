@@ -11,6 +11,7 @@ use super::{
 };
 use crate::{
     pages::{
+        history::AskEvent,
         page::{Page, PageId, PageStatus},
         people::{answers_of, AnswerRecord, Assignee},
     },
@@ -30,6 +31,9 @@ pub struct RunOverview {
     /// The assignees of each of its pages that has them, with their answers.
     #[serde(skip)]
     pub assignees: Vec<(PageId, Vec<Assignee>)>,
+    /// The history of each of its pages, oldest event first.
+    #[serde(skip)]
+    pub history: Vec<(PageId, Vec<AskEvent>)>,
     /// The page the run's last `ui` step made, while it is open and the run unfinished (its
     /// link is never stored;
     /// `pages::links::reissue_links` gives working ones).
@@ -52,6 +56,10 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
     let mut assignees = Vec::new();
     for page in pages.iter().filter(|page| page.is_assigned()) {
         assignees.push((page.id, store.assignees_of(page.id).await?));
+    }
+    let mut history = Vec::new();
+    for page in &pages {
+        history.push((page.id, store.ask_events(page.id).await?));
     }
     let now = now_ms();
     // The `ui` step's output names the page the step after it sends; the run waits on it while
@@ -83,6 +91,7 @@ pub async fn run_overview(store: &Store, id: RunId) -> Result<RunOverview, Store
         steps,
         pages,
         assignees,
+        history,
         waiting_page,
         current_step,
         generations,
@@ -97,6 +106,15 @@ impl RunOverview {
             .iter()
             .find(|(page, _)| *page == page_id)
             .map_or(&[], |(_, people)| people.as_slice())
+    }
+
+    /// What happened to page `page_id`, oldest first.
+    #[must_use]
+    pub fn history_of(&self, page_id: PageId) -> &[AskEvent] {
+        self.history
+            .iter()
+            .find(|(page, _)| *page == page_id)
+            .map_or(&[], |(_, events)| events.as_slice())
     }
 
     /// The answers given on page `page` so far, oldest first.

@@ -240,7 +240,13 @@ pub enum OnTimeout<R> {
     /// Cancel the run. A next step added with `step_with_answer` still runs first, with
     /// [`Answer::Expired`], so it can tell whoever waits for the answer.
     Cancel,
+    /// Settle the page as declined, as a person's decline would ([`DEADLINE_REASON`]): a step
+    /// added with `step_with_answer` gets [`Answer::Declined`], a YAML step the decline.
+    Decline,
 }
+
+/// The reason a decline by the deadline ([`OnTimeout::Decline`]) records.
+pub const DEADLINE_REASON: &str = "No answer came before the deadline.";
 
 /// A step's request to suspend its run until a page is submitted (see [`wait_for`]).
 #[derive(Debug)]

@@ -26,6 +26,7 @@ use tokio::sync::broadcast;
 
 use crate::helpers::{restartable_port, spawn_app, FreshPostgres, API_TOKEN};
 
+mod timers;
 mod yaml;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_tessera");

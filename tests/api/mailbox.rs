@@ -67,6 +67,18 @@ impl Delivered {
             .map(str::to_owned)
     }
 
+    /// The first page link (`…/p/<token>`) in the message, its quoted-printable soft breaks
+    /// undone.
+    pub fn page_path(&self) -> Option<String> {
+        let text = self.text();
+        let start = text.find("/p/")?;
+        let token: String = text[start + 3..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        (token.len() == 48).then(|| format!("/p/{token}"))
+    }
+
     pub fn is_to(&self, address: &str) -> bool {
         self.rcpt_to
             .iter()
@@ -123,6 +135,45 @@ impl Mailbox {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The environment that makes a `tessera` process send its mail here (plain SMTP on
+    /// loopback), with `ask_email_to` as `TESSERA_ASK_EMAIL_TO`.
+    pub fn settings(&self, ask_email_to: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("TESSERA_SMTP_HOST", "127.0.0.1".to_owned()),
+            ("TESSERA_SMTP_PORT", self.port.to_string()),
+            ("TESSERA_SMTP_TLS", "none".to_owned()),
+            (
+                "TESSERA_SMTP_FROM",
+                "Tessera <tessera@example.com>".to_owned(),
+            ),
+            ("TESSERA_NOTIFY_EMAIL_TO", "ops@example.com".to_owned()),
+            ("TESSERA_ASK_EMAIL_TO", ask_email_to.to_owned()),
+        ]
+    }
+
+    /// The same, for an app configured in code.
+    pub fn notify_config(
+        &self,
+        ask_email_to: &str,
+    ) -> anyhow::Result<tessera::notify::NotifyConfig> {
+        use tessera::notify::{EmailConfig, NotifyConfig, RecipientAllowlist, SmtpTls};
+        Ok(NotifyConfig {
+            email: Some(EmailConfig {
+                host: "127.0.0.1".to_owned(),
+                port: self.port,
+                tls: SmtpTls::None,
+                login: None,
+                from: "Tessera <tessera@example.com>".parse()?,
+                to: vec!["ops@example.com".parse()?],
+            }),
+            ask_recipients: RecipientAllowlist {
+                email: vec![ask_email_to.to_owned()],
+                ..RecipientAllowlist::default()
+            },
+            ..NotifyConfig::default()
+        })
     }
 
     /// Every message delivered so far, oldest first.

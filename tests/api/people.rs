@@ -102,6 +102,7 @@ async fn assigned_page(
         .map(|(index, token)| NewAssignee {
             email: format!("person{index}@example.com"),
             token_hash: token.hash(),
+            group: None,
         })
         .collect();
     let page = store
@@ -120,6 +121,8 @@ async fn assigned_page(
                 required,
                 decline_reason_required: false,
                 sign_in_required: false,
+                timers: Vec::new(),
+                stages: Vec::new(),
             },
         )
         .await?;
@@ -572,6 +575,20 @@ async fn a_page_without_assignees_is_declined_with_its_reason(
     assert_eq!(ask["answers"][0]["answered_by"], Value::Null);
     assert_eq!(ask["answers"][0]["outcome"], "declined");
     assert_eq!(ask["answers"][0]["reason"], "Wrong quarter");
+    let last = &ask["history"][ask["history"]
+        .as_array()
+        .map_or(0, Vec::len)
+        .saturating_sub(1)];
+    assert_eq!(
+        (&last["event"], &last["detail"], &last["text"]),
+        (
+            &json!("declined"),
+            &json!("Wrong quarter"),
+            &json!("The link's holder declined: “Wrong quarter”.")
+        ),
+        "{:#}",
+        ask["history"]
+    );
     let receipt = app.get(&path).await?.text().await?;
     assert!(receipt.contains("Declined") && receipt.contains("Wrong quarter"));
     app.cleanup().await

@@ -536,6 +536,7 @@ async fn the_inbox_shows_fifty_asks_a_page(backend: Backend) -> anyhow::Result<(
                     assignees: vec![NewAssignee {
                         email: "ana@example.com".into(),
                         token_hash: PageToken::generate().hash(),
+                        group: None,
                     }],
                     ..PagePeople::default()
                 },

@@ -4,14 +4,16 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
-use tessera_app::runs::{AnswerLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView};
+use tessera_app::runs::{
+    AnswerLine, HistoryLine, NewLink, PageView, RunDetail, RunRow, RunsList, StepView,
+};
 use utoipa::ToSchema;
 
 use crate::{
     pages::{
         links::{AssigneeLink, PageLinks, RunPageChange},
         page::{PageId, PageStatus},
-        people::{AnswerRecord, Outcome},
+        people::{current_votes, AnswerRecord, Outcome},
         receipt::format_utc,
     },
     workflow::{
@@ -81,8 +83,13 @@ pub fn run_detail(
                 expires: format_utc(page.expires_at_ms),
                 response: page.response.as_ref().map(pretty),
                 approvals: page.approvals_required.map(|required| {
-                    let people = overview.assignees_of(page.id).len();
-                    format!("{required} of {people} approvals needed")
+                    let (votes, stage) = current_votes(overview.assignees_of(page.id));
+                    let approvals = format!("{required} of {votes} approvals needed");
+                    if stage > 0 {
+                        format!("Stage {}: {approvals}", stage + 1)
+                    } else {
+                        approvals
+                    }
                 }),
                 answers: overview
                     .answers_on(page)
@@ -102,6 +109,14 @@ pub fn run_detail(
                     .iter()
                     .filter(|assignee| assignee.answer.is_none())
                     .map(|assignee| assignee.email.clone())
+                    .collect(),
+                history: overview
+                    .history_of(page.id)
+                    .iter()
+                    .map(|event| HistoryLine {
+                        at: format_utc(event.at_ms),
+                        text: event.sentence(),
+                    })
                     .collect(),
             })
             .collect(),

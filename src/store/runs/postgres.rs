@@ -443,6 +443,12 @@ pub(super) async fn cancel(
 
 pub(super) async fn expire_waits(pool: &PgPool, now: i64) -> Result<u64> {
     let mut transaction = pool.begin().await?;
+    // The history says which outcome the deadline had, read off the waiting step's output
+    // (a `continue` carries the marker of a decline or an expiry when it stands for one).
+    sqlx::query(super::DEADLINE_EVENTS)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
     let statuses: Vec<String> = sqlx::query_scalar(
         "UPDATE runs SET \
              status = CASE wait_on_timeout WHEN 'continue' THEN 'ready' \

@@ -434,7 +434,13 @@ pub(super) async fn cancel(
 }
 
 pub(super) async fn expire_waits(pool: &SqlitePool, now: i64) -> Result<u64> {
-    // One statement, so SQLite runs it atomically without an explicit transaction.
+    let mut transaction = super::super::begin_write(pool).await?;
+    // The history says which outcome the deadline had, read off the waiting step's output
+    // (a `continue` carries the marker of a decline or an expiry when it stands for one).
+    sqlx::query(super::DEADLINE_EVENTS)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
     let done = sqlx::query(
         "UPDATE runs SET \
              status = CASE wait_on_timeout WHEN 'continue' THEN 'ready' \
@@ -452,8 +458,9 @@ pub(super) async fn expire_waits(pool: &SqlitePool, now: i64) -> Result<u64> {
     )
     .bind(WAIT_TIMED_OUT)
     .bind(now)
-    .execute(pool)
+    .execute(&mut *transaction)
     .await?;
+    transaction.commit().await?;
     Ok(done.rows_affected())
 }
 

@@ -12,8 +12,8 @@ use crate::{
         links::MintedLink,
         run::{RunId, TimeoutAction},
         step::{
-            declined_by, Answer, OnTimeout, Response, StepError, StepOutput, StepResult,
-            Unanswered, Wait,
+            declined_by, declined_response, Answer, Decline, OnTimeout, Response, StepError,
+            StepOutput, StepResult, Unanswered, Wait, DEADLINE_REASON,
         },
     },
 };
@@ -125,6 +125,13 @@ impl<R: Serialize + Send + 'static> Then for Wait<R> {
                     OnTimeout::Cancel => {
                         (TimeoutAction::Continue, Some(Unanswered::Expired.marker()))
                     }
+                    OnTimeout::Decline => (
+                        TimeoutAction::Continue,
+                        Some(declined_response(&Decline {
+                            reason: Some(DEADLINE_REASON.to_owned()),
+                            by: None,
+                        })),
+                    ),
                     OnTimeout::Continue(response) => (
                         TimeoutAction::Continue,
                         Some(encode("the default response", &response)?),

@@ -86,6 +86,8 @@ pub struct YamlWorkflow {
     pub(crate) steps: Vec<Step>,
 }
 
+use crate::pages::groups::Groups;
+
 impl YamlWorkflow {
     /// Checks every literal assignee (one without a template) against the operator's allowlist
     /// (`TESSERA_ASK_EMAIL_TO`), at start rather than at the first run; a templated one is
@@ -97,19 +99,54 @@ impl YamlWorkflow {
         &self,
         allowlist: &crate::notify::RecipientAllowlist,
     ) -> Result<(), LoadError> {
+        self.check_people(allowlist, &Groups::default())
+    }
+
+    /// As [`YamlWorkflow::check_assignees`], where a name without an `@` must be one of the
+    /// operator's `groups` (`TESSERA_GROUPS`), whose members need not be within the allowlist.
+    ///
+    /// # Errors
+    /// The first address outside the allowlist or unknown group.
+    pub fn check_people(
+        &self,
+        allowlist: &crate::notify::RecipientAllowlist,
+        groups: &Groups,
+    ) -> Result<(), LoadError> {
+        let refused = |entry: &str| {
+            if Groups::is_group_name(entry) {
+                (groups.members(entry).is_none())
+                    .then(|| format!("`{entry}` is not a group (TESSERA_GROUPS)"))
+            } else {
+                (!allowlist.allows_email(entry)).then(|| {
+                    format!("`{entry}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)")
+                })
+            }
+        };
         for step in &self.steps {
-            let StepSpec::Ui { assignees, .. } = &step.kind else {
+            let StepSpec::Ui {
+                assignees,
+                escalate,
+                ..
+            } = &step.kind
+            else {
                 continue;
             };
-            for (index, address) in assignees.iter().enumerate() {
-                if !address.contains("{{") && !allowlist.allows_email(address) {
+            let escalated = escalate.iter().flat_map(|escalation| &escalation.to);
+            let literal = assignees
+                .iter()
+                .enumerate()
+                .filter(|(_, entry)| !entry.contains("{{"))
+                .map(|(index, entry)| (format!("ui.assignees[{index}]"), entry));
+            let escalated = escalated
+                .enumerate()
+                .map(|(index, entry)| (format!("ui.escalate_after.to[{index}]"), entry));
+            for (field, entry) in literal.chain(escalated) {
+                if let Some(reason) = refused(entry) {
                     return Err(LoadError {
                         file: self.file.clone(),
                         step: Some(step.name.clone()),
-                        field: format!("ui.assignees[{index}]"),
-                        reason: format!(
-                            "`{address}` is not an address pages may name (TESSERA_ASK_EMAIL_TO)"
-                        ),
+                        field,
+                        reason,
                     });
                 }
             }
@@ -172,6 +209,10 @@ pub(crate) enum StepSpec {
         decline_reason_required: bool,
         /// Each assignee must be signed in as themselves to answer.
         sign_in_required: bool,
+        /// Seconds after the page is made at which those who have not answered are reminded.
+        remind_after: Vec<u64>,
+        /// Who else is asked, and when.
+        escalate: Option<crate::pages::people::Escalation>,
     },
     Wait {
         timeout: Option<Duration>,
@@ -198,6 +239,7 @@ pub(crate) enum OnTimeoutSpec {
     Fail,
     Cancel,
     Continue(Value),
+    Decline,
 }
 
 /// A checked `http` step.

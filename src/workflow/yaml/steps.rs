@@ -192,6 +192,8 @@ impl Compiled {
                 approvals,
                 decline_reason_required,
                 sign_in_required,
+                remind_after,
+                escalate,
             } => {
                 let people = People {
                     assignees: assignees
@@ -202,6 +204,9 @@ impl Compiled {
                     required: *approvals,
                     decline_reason_required: *decline_reason_required,
                     sign_in_required: *sign_in_required,
+                    remind_after: remind_after.clone(),
+                    escalate: escalate.clone(),
+                    stages: Vec::new(),
                 };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;
@@ -258,6 +263,7 @@ impl Compiled {
                     let then = match on_timeout {
                         OnTimeoutSpec::Fail => OnTimeout::Fail,
                         OnTimeoutSpec::Cancel => OnTimeout::Cancel,
+                        OnTimeoutSpec::Decline => OnTimeout::Decline,
                         OnTimeoutSpec::Continue(default) => OnTimeout::Continue(default.clone()),
                     };
                     wait = wait.timeout(*timeout, then);
@@ -358,7 +364,7 @@ impl Compiled {
         };
         if let (Some(links), Some(mail)) = (&links, &self.services.assignee_mail) {
             // Each person's own link goes to that person only; the channels get the run page.
-            email_assignees(mail, links.assigned()).await;
+            let _reached = email_assignees(mail, links.assigned()).await;
         }
         let link = links
             .as_ref()

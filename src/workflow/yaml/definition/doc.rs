@@ -57,6 +57,16 @@ pub(super) struct UiDoc {
     pub(super) decline: Option<DeclineDoc>,
     /// `required` or `optional` (the default).
     pub(super) sign_in: Option<String>,
+    #[serde(default)]
+    pub(super) remind_after: Vec<String>,
+    pub(super) escalate_after: Option<EscalateDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EscalateDoc {
+    pub(super) after: String,
+    pub(super) to: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -8,7 +8,7 @@ use tessera_app::catalog::Catalog;
 
 use crate::{
     forms::FormSchema,
-    pages::people::People,
+    pages::people::{Escalation, People},
     workflow::{retry::RetryPolicy, yaml::pointer},
 };
 
@@ -253,7 +253,12 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                 for (position, address) in spec.assignees.iter().enumerate() {
                     let field = format!("ui.assignees[{position}]");
                     known.template(address, &field, &fail)?;
-                    if !address.contains("{{") && address.parse::<lettre::Address>().is_err() {
+                    // A name without an `@` is a group's, checked against the operator's at start.
+                    let group = crate::pages::groups::Groups::is_group_name(address);
+                    if !address.contains("{{")
+                        && !group
+                        && address.parse::<lettre::Address>().is_err()
+                    {
                         return Err(fail(
                             &field,
                             format!("`{address}` is not an e-mail address"),
@@ -268,11 +273,34 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                             .into(),
                     ));
                 }
+                let remind_after = spec
+                    .remind_after
+                    .iter()
+                    .enumerate()
+                    .map(|(index, text)| {
+                        duration(text, &format!("ui.remind_after[{index}]"), &fail)
+                            .map(|after| after.as_secs())
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let escalate = spec
+                    .escalate_after
+                    .map(|escalation| {
+                        duration(&escalation.after, "ui.escalate_after.after", &fail).map(|after| {
+                            Escalation {
+                                after_secs: after.as_secs(),
+                                to: escalation.to,
+                            }
+                        })
+                    })
+                    .transpose()?;
                 let people = People {
                     assignees: spec.assignees.clone(),
                     required: approvals,
                     decline_reason_required: false,
                     sign_in_required: false,
+                    remind_after: remind_after.clone(),
+                    escalate: escalate.clone(),
+                    stages: Vec::new(),
                 };
                 if let Err(reason) = people.check() {
                     return Err(fail("ui.approvals.required", reason));
@@ -293,6 +321,10 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                             ))
                         }
                     };
+                let lifetime = expires_in.unwrap_or(crate::pages::factory::DEFAULT_EXPIRY);
+                if let Err((field, reason)) = people.check_timers(lifetime.as_secs()) {
+                    return Err(fail(&format!("ui.{field}"), reason));
+                }
                 let decline_reason_required =
                     match spec.decline.and_then(|decline| decline.reason).as_deref() {
                         None | Some("optional") => false,
@@ -316,6 +348,8 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     approvals,
                     decline_reason_required,
                     sign_in_required,
+                    remind_after,
+                    escalate,
                 }
             }
             "wait" => {
@@ -338,13 +372,14 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                         }
                         (None | Some("fail"), None) => OnTimeoutSpec::Fail,
                         (Some("cancel"), None) => OnTimeoutSpec::Cancel,
+                        (Some("decline"), None) => OnTimeoutSpec::Decline,
                         (Some("continue"), Some(default)) => OnTimeoutSpec::Continue(default),
                         (Some("continue"), None) => return Err(fail(
                             "wait.default",
                             "`on_timeout: continue` needs the `default` answer to continue with"
                                 .into(),
                         )),
-                        (Some("fail" | "cancel") | None, Some(_)) => {
+                        (Some("fail" | "cancel" | "decline") | None, Some(_)) => {
                             return Err(fail(
                                 "wait.default",
                                 "a default answer is only used with `on_timeout: continue`".into(),
@@ -353,7 +388,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                         (Some(other), _) => {
                             return Err(fail(
                                 "wait.on_timeout",
-                                format!("`{other}` is not fail, cancel or continue"),
+                                format!("`{other}` is not fail, cancel, continue or decline"),
                             ))
                         }
                     };
