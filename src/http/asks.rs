@@ -84,7 +84,7 @@ pub struct AskBody {
     /// The data shown on the page and the prompt's template variables.
     data: Option<Value>,
     /// Seconds until the link expires (default 7 days).
-    #[schema(minimum = 60, maximum = 2_592_000)]
+    #[schema(minimum = 1, maximum = 2_592_000)]
     expires_in: Option<i64>,
     /// `true` for every configured channel, or the ask's own recipients
     /// `{ntfy?: {topic}, email?: [..], webhook?: url}` within the operator's allowlist.
@@ -111,7 +111,7 @@ pub struct AskBody {
 )]
 pub struct ExtendBody {
     /// Seconds from now until the link expires.
-    #[schema(minimum = 60, maximum = 2_592_000)]
+    #[schema(minimum = 1, maximum = 2_592_000)]
     expires_in: i64,
 }
 
