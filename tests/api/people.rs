@@ -53,6 +53,7 @@ mod api {
         an_assignee_outside_the_allowlist_is_refused_naming_them,
         a_page_without_assignees_is_declined_with_its_reason,
         a_yaml_workflow_asks_two_people_and_branches_on_the_outcome,
+        a_yaml_workflow_asks_in_two_stages,
         a_rust_workflow_names_assignees_and_hears_a_decline,
     );
 }
@@ -643,6 +644,76 @@ async fn assignee_paths(app: &TestApp, id: &str) -> anyhow::Result<Vec<(String, 
             ))
         })
         .collect()
+}
+
+const STAGED_YAML: &str = r#"
+name: staged
+state: {second: cy@example.com}
+steps:
+  - name: ask
+    ui:
+      prompt: "Approve the offsite?"
+      schema: {type: object, properties: {note: {type: string}}}
+      approvals:
+        stages:
+          - {assignees: [ana@example.com]}
+          - {assignees: ["{{ second }}"], required: 1}
+  - name: answer
+    wait: {save: /answer, outcome: /review}
+  - name: done
+    notify: {title: "offsite {{ review.status }}"}
+"#;
+
+/// A YAML `ui` step's stages: the second stage's person (a template over the state) has no link
+/// until the first stage is settled, and their answer is the one the run goes on with.
+async fn a_yaml_workflow_asks_in_two_stages(backend: Backend) -> anyhow::Result<()> {
+    let options = Options {
+        yaml_workflows: Some(vec![parse_file("staged.yaml", "staged", STAGED_YAML)?]),
+        ..Options::default()
+    };
+    let Some(app) = spawn_app_on_with(
+        backend,
+        |config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        },
+        options,
+    )
+    .await?
+    else {
+        return Ok(());
+    };
+    let run: Value = app
+        .api_post("/api/runs", &json!({"workflow": "staged", "input": {}}))
+        .await?
+        .json()
+        .await?;
+    let id = run["id"].as_str().context("a run id")?.to_owned();
+    app.wait_for_status(&id, "waiting").await?;
+    let paths = assignee_paths(&app, &id).await?;
+    let people: Vec<&str> = paths.iter().map(|(person, _)| person.as_str()).collect();
+    assert_eq!(people, ["ana@example.com"], "only the first stage is asked");
+    assert_eq!(
+        post_page(&app, &paths[0].1, "note=fine").await?.status(),
+        303
+    );
+    assert_eq!(
+        app.api_json(&format!("/api/runs/{id}")).await?["status"],
+        "waiting",
+        "the second stage is still to answer"
+    );
+    let paths = assignee_paths(&app, &id).await?;
+    let second = paths
+        .iter()
+        .find(|(person, _)| person == "cy@example.com")
+        .context("the second stage asks cy once ana has answered")?;
+    assert_eq!(post_page(&app, &second.1, "note=go").await?.status(), 303);
+    let run = app.wait_for_status(&id, "succeeded").await?;
+    assert_eq!(run["state"]["review"], json!({"status": "submitted"}));
+    assert_eq!(run["state"]["answer"], json!({"note": "go"}));
+    app.cleanup().await
 }
 
 fn step_names(run: &Value) -> Vec<&str> {

@@ -126,6 +126,7 @@ impl YamlWorkflow {
             let StepSpec::Ui {
                 assignees,
                 escalate,
+                stages,
                 ..
             } = &step.kind
             else {
@@ -140,7 +141,20 @@ impl YamlWorkflow {
             let escalated = escalated
                 .enumerate()
                 .map(|(index, entry)| (format!("ui.escalate_after.to[{index}]"), entry));
-            for (field, entry) in literal.chain(escalated) {
+            let staged = stages.iter().enumerate().flat_map(|(stage, members)| {
+                members
+                    .assignees
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, entry)| !entry.contains("{{"))
+                    .map(move |(index, entry)| {
+                        (
+                            format!("ui.approvals.stages[{stage}].assignees[{index}]"),
+                            entry,
+                        )
+                    })
+            });
+            for (field, entry) in literal.chain(escalated).chain(staged) {
                 if let Some(reason) = refused(entry) {
                     return Err(LoadError {
                         file: self.file.clone(),
@@ -213,6 +227,8 @@ pub(crate) enum StepSpec {
         remind_after: Vec<u64>,
         /// Who else is asked, and when.
         escalate: Option<crate::pages::people::Escalation>,
+        /// Ordered stages (their assignees templates too); then `assignees` is empty.
+        stages: Vec<crate::pages::people::Stage>,
     },
     Wait {
         timeout: Option<Duration>,

@@ -21,7 +21,7 @@ use crate::{
     notify::Notification,
     pages::{
         links::PageLinks,
-        people::{email_assignees, People},
+        people::{email_assignees, People, Stage},
     },
     workflow::{
         builder::{
@@ -194,19 +194,38 @@ impl Compiled {
                 sign_in_required,
                 remind_after,
                 escalate,
+                stages,
             } => {
-                let people = People {
-                    assignees: assignees
+                let rendered = |addresses: &[String]| -> StepResult<Vec<String>> {
+                    addresses
                         .iter()
                         .map(|address| render(address, &state, "an assignee"))
                         .map(|address| address.map(|address| address.trim().to_owned()))
-                        .collect::<StepResult<_>>()?,
-                    required: *approvals,
+                        .collect()
+                };
+                let stages = stages
+                    .iter()
+                    .map(|stage| {
+                        Ok(Stage {
+                            assignees: rendered(&stage.assignees)?,
+                            ..stage.clone()
+                        })
+                    })
+                    .collect::<StepResult<Vec<_>>>()?;
+                let people = People {
                     decline_reason_required: *decline_reason_required,
                     sign_in_required: *sign_in_required,
                     remind_after: remind_after.clone(),
                     escalate: escalate.clone(),
-                    stages: Vec::new(),
+                    ..if stages.is_empty() {
+                        People {
+                            assignees: rendered(assignees)?,
+                            required: *approvals,
+                            ..People::default()
+                        }
+                    } else {
+                        People::in_stages(stages)
+                    }
                 };
                 let template = prompt;
                 let prompt = render(template, &state, "the prompt")?;

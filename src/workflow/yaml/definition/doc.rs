@@ -72,7 +72,16 @@ pub(super) struct EscalateDoc {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ApprovalsDoc {
-    pub(super) required: u32,
+    pub(super) required: Option<u32>,
+    pub(super) stages: Option<Vec<StageDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StageDoc {
+    pub(super) assignees: Vec<String>,
+    pub(super) required: Option<u32>,
+    pub(super) on_decline: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -8,7 +8,7 @@ use tessera_app::catalog::Catalog;
 
 use crate::{
     forms::FormSchema,
-    pages::people::{Escalation, People},
+    pages::people::{Escalation, OnDecline, People, Stage},
     workflow::{retry::RetryPolicy, yaml::pointer},
 };
 
@@ -250,22 +250,68 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     .as_deref()
                     .map(|text| duration(text, "ui.expires_in", &fail))
                     .transpose()?;
-                for (position, address) in spec.assignees.iter().enumerate() {
-                    let field = format!("ui.assignees[{position}]");
-                    known.template(address, &field, &fail)?;
+                let check_assignee = |address: &str, field: &str| -> Result<(), LoadError> {
+                    known.template(address, field, &fail)?;
                     // A name without an `@` is a group's, checked against the operator's at start.
                     let group = crate::pages::groups::Groups::is_group_name(address);
                     if !address.contains("{{")
                         && !group
                         && address.parse::<lettre::Address>().is_err()
                     {
+                        return Err(fail(field, format!("`{address}` is not an e-mail address")));
+                    }
+                    Ok(())
+                };
+                for (position, address) in spec.assignees.iter().enumerate() {
+                    check_assignee(address, &format!("ui.assignees[{position}]"))?;
+                }
+                let (approvals, stage_docs) = match spec.approvals {
+                    None => (1, Vec::new()),
+                    Some(approvals) => match (approvals.required, approvals.stages) {
+                        (_, None) => (approvals.required.unwrap_or(1), Vec::new()),
+                        (None, Some(stages)) if spec.assignees.is_empty() => (1, stages),
+                        (_, Some(_)) => {
+                            return Err(fail(
+                                "ui.approvals.stages",
+                                "stages name their own assignees and required: drop `assignees` and `approvals.required`".into(),
+                            ))
+                        }
+                    },
+                };
+                let mut stages = Vec::with_capacity(stage_docs.len());
+                for (index, stage) in stage_docs.into_iter().enumerate() {
+                    let field = format!("ui.approvals.stages[{index}]");
+                    for (position, address) in stage.assignees.iter().enumerate() {
+                        check_assignee(address, &format!("{field}.assignees[{position}]"))?;
+                    }
+                    let on_decline = match stage.on_decline.as_deref() {
+                        None | Some("settle") => OnDecline::Settle,
+                        Some("continue") => OnDecline::Continue,
+                        Some(other) => {
+                            return Err(fail(
+                                &format!("{field}.on_decline"),
+                                format!("`{other}` is not settle or continue"),
+                            ))
+                        }
+                    };
+                    stages.push(Stage {
+                        assignees: stage.assignees,
+                        required: stage.required.unwrap_or(1),
+                        on_decline,
+                    });
+                }
+                if !stages.is_empty() {
+                    if schema.is_none() {
                         return Err(fail(
-                            &field,
-                            format!("`{address}` is not an e-mail address"),
+                            "ui.approvals.stages",
+                            "a page without a schema takes no answer, so it has no one to ask in stages".into(),
                         ));
                     }
+                    if let Err((field, reason)) = People::in_stages(stages.clone()).check_stages() {
+                        return Err(fail(&format!("ui.{field}"), reason));
+                    }
                 }
-                let approvals = spec.approvals.map_or(1, |approvals| approvals.required);
+                let first_stage = stages.first();
                 if !spec.assignees.is_empty() && schema.is_none() {
                     return Err(fail(
                         "ui.assignees",
@@ -294,13 +340,14 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     })
                     .transpose()?;
                 let people = People {
-                    assignees: spec.assignees.clone(),
-                    required: approvals,
+                    assignees: first_stage
+                        .map_or_else(|| spec.assignees.clone(), |stage| stage.assignees.clone()),
+                    required: first_stage.map_or(approvals, |stage| stage.required),
                     decline_reason_required: false,
                     sign_in_required: false,
                     remind_after: remind_after.clone(),
                     escalate: escalate.clone(),
-                    stages: Vec::new(),
+                    stages: stages.clone(),
                 };
                 if let Err(reason) = people.check() {
                     return Err(fail("ui.approvals.required", reason));
@@ -308,7 +355,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                 let sign_in_required =
                     match spec.sign_in.as_deref() {
                         None | Some("optional") => false,
-                        Some("required") if spec.assignees.is_empty() => return Err(fail(
+                        Some("required") if !people.is_assigned() => return Err(fail(
                             "ui.sign_in",
                             "`required` needs assignees: the signed-in person must be one of them"
                                 .into(),
@@ -350,6 +397,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                     sign_in_required,
                     remind_after,
                     escalate,
+                    stages,
                 }
             }
             "wait" => {
@@ -678,6 +726,45 @@ steps:
         );
         assert!(workflow.digest.starts_with("sha256:"));
         Ok(())
+    }
+
+    #[test]
+    fn stages_load_in_order_and_exclude_assignees_beside_them() {
+        let staged = "      approvals:\n        stages:\n          - {assignees: [ana@example.com]}\n          - {assignees: [finance, \"{{ who }}\"], required: 2, on_decline: continue}\n";
+        let text = format!(
+            "name: s\nstate: {{who: bo@example.com}}\nsteps:\n  - name: ask\n    ui:\n      prompt: p\n      schema: {{type: object, properties: {{ok: {{type: boolean}}}}}}\n{staged}"
+        );
+        let workflow = parse_file("s.yaml", "s", &text).map_err(|error| error.to_string());
+        let stages = workflow
+            .as_ref()
+            .map(|workflow| match &workflow.steps[0].kind {
+                StepSpec::Ui { stages, .. } => stages.clone(),
+                _ => Vec::new(),
+            });
+        let stages = stages.unwrap_or_default();
+        assert_eq!(stages.len(), 2, "{workflow:?}");
+        assert_eq!(stages[1].assignees, ["finance", "{{ who }}"]);
+        assert_eq!(stages[1].required, 2);
+        assert_eq!(stages[1].on_decline, OnDecline::Continue);
+
+        let beside = text.replace(
+            "      approvals:",
+            "      assignees: [cy@example.com]\n      approvals:",
+        );
+        let error = parse_file("s.yaml", "s", &beside)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("ui.approvals.stages"), "{error}");
+        let bad = text.replace("on_decline: continue", "on_decline: later");
+        let error = parse_file("s.yaml", "s", &bad)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("ui.approvals.stages[1].on_decline"),
+            "{error}"
+        );
     }
 
     #[test]
