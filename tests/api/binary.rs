@@ -20,7 +20,10 @@ fn free_port() -> anyhow::Result<u16> {
     clippy::disallowed_methods,
     reason = "a sync test waiting for a child process, no executor to block"
 )]
-fn wait_until_listening(port: u16, child: &mut std::process::Child) -> anyhow::Result<()> {
+pub(crate) fn wait_until_listening(
+    port: u16,
+    child: &mut std::process::Child,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if started.elapsed() > Duration::from_secs(20) {

@@ -7,22 +7,11 @@ use serde_json::{json, Value};
 use tessera::pages::groups::Groups;
 
 use crate::{
-    asks::{csrf_of, page_path, wait_for_ask},
-    helpers::{on_both_backends, spawn_app_on, Backend, TestApp},
+    asks::{page_path, submit, wait_for_ask},
+    helpers::{on_both_backends, spawn_app_on, Backend},
 };
 
 on_both_backends!(a_group_votes_once_whichever_member_answers);
-
-async fn post_page(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwest::Response> {
-    let html = app.get(path).await?.text().await?;
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
-        .send()
-        .await?)
-}
 
 async fn a_group_votes_once_whichever_member_answers(backend: Backend) -> anyhow::Result<()> {
     let groups = Groups::parse("finance=ann@corp.test|bob@corp.test")
@@ -74,24 +63,18 @@ async fn a_group_votes_once_whichever_member_answers(backend: Backend) -> anyhow
         "each member has a link of their own"
     );
 
-    assert_eq!(
-        post_page(&app, &links[0].1, "note=ann").await?.status(),
-        303
-    );
+    assert_eq!(submit(&app, &links[0].1, "note=ann").await?.status(), 303);
     // Bob's link now shows the group's answer, and takes none of his.
     let bob = app.get(&links[1].1).await?.text().await?;
     assert!(
         bob.contains("finance has answered (by ann@corp.test)"),
         "{bob}"
     );
-    assert_eq!(
-        post_page(&app, &links[1].1, "note=bob").await?.status(),
-        409
-    );
+    assert_eq!(submit(&app, &links[1].1, "note=bob").await?.status(), 409);
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(ask["status"], "waiting", "one vote of two: {ask:#}");
 
-    assert_eq!(post_page(&app, &links[2].1, "note=cy").await?.status(), 303);
+    assert_eq!(submit(&app, &links[2].1, "note=cy").await?.status(), 303);
     let ask = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
     let answered: Vec<&str> = ask["answers"]
         .as_array()

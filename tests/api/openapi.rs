@@ -5,13 +5,15 @@
 use std::{
     collections::BTreeSet,
     process::{Command, Stdio},
-    time::{Duration, Instant},
 };
 
-use anyhow::{bail, ensure, Context as _};
+use anyhow::{ensure, Context as _};
 use serde_json::{json, Value};
 
-use crate::helpers::{restartable_port, Backend, TestApp, API_TOKEN};
+use crate::{
+    binary::wait_until_listening,
+    helpers::{restartable_port, Backend, TestApp, API_TOKEN},
+};
 
 /// The document as served, without credentials.
 async fn document(app: &TestApp) -> anyhow::Result<Value> {
@@ -485,23 +487,6 @@ mod postgres {
 /// The Schemathesis executable of the test tools (`scripts/setup.sh --test`).
 fn schemathesis() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/py/bin/schemathesis")
-}
-
-/// Polls until the child accepts connections; a sync test driving a real process.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "a sync test waiting for a child process, no executor to block"
-)]
-fn wait_until_listening(port: u16, child: &mut std::process::Child) -> anyhow::Result<()> {
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            bail!("server did not start listening on port {port}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
 }
 
 /// The fixed Schemathesis run: every operation, every check, a fixed seed, a bounded number

@@ -28,7 +28,7 @@ use tessera::{
 };
 
 use crate::{
-    asks::{csrf_of, page_path, wait_for_ask},
+    asks::{page_path, submit, wait_for_ask},
     helpers::{
         on_both_backends, spawn_app_on, spawn_app_on_with, store_contract, Backend, HttpSink,
         TestApp, TestDb,
@@ -334,17 +334,6 @@ async fn create_assigned(
     Ok((created["id"].as_str().context("an id")?.to_owned(), paths))
 }
 
-async fn post_page(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<reqwest::Response> {
-    let html = app.get(path).await?.text().await?;
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
-        .send()
-        .await?)
-}
-
 async fn three_assignees_two_required_answer_through_their_own_links(
     backend: Backend,
 ) -> anyhow::Result<()> {
@@ -382,10 +371,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         !ana.contains("value=\"cancel\""),
         "nobody cancels for everyone: the page for named people has no Cancel"
     );
-    assert_eq!(
-        post_page(&app, &paths[0].1, "note=fine").await?.status(),
-        303
-    );
+    assert_eq!(submit(&app, &paths[0].1, "note=fine").await?.status(), 303);
     let open = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(open["status"], "waiting", "one approval of two: {open:#}");
     assert_eq!(open["answers"].as_array().map(Vec::len), Some(1));
@@ -397,7 +383,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         .is_some_and(|at| at.ends_with('Z')));
 
     // A second POST on the same person's link is refused and changes nothing.
-    let again = post_page(&app, &paths[0].1, "note=changed").await?;
+    let again = submit(&app, &paths[0].1, "note=changed").await?;
     assert_eq!(again.status(), 409);
 
     // One person's link is reissued: theirs only; the earlier one stops working.
@@ -431,7 +417,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         "ana answered: no new link for her"
     );
 
-    assert_eq!(post_page(&app, &bo, "note=go").await?.status(), 303);
+    assert_eq!(submit(&app, &bo, "note=go").await?.status(), 303);
     let done = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
     assert_eq!(
         done["response"],
@@ -455,10 +441,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         cy.contains("approved by ana@example.com, bo@example.com"),
         "the third link shows the decision: {cy}"
     );
-    assert_eq!(
-        post_page(&app, &paths[2].1, "note=late").await?.status(),
-        409
-    );
+    assert_eq!(submit(&app, &paths[2].1, "note=late").await?.status(), 409);
     let after = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(after["answers"].as_array().map(Vec::len), Some(2));
 
@@ -497,7 +480,7 @@ async fn a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback(
     )
     .await?;
     // A Decline without the reason this ask requires is shown again, naming the box.
-    let bare = post_page(&app, &paths[1].1, "note=x&_action=decline&_reason=+").await?;
+    let bare = submit(&app, &paths[1].1, "note=x&_action=decline&_reason=+").await?;
     assert_eq!(bare.status(), 422);
     let html = bare.text().await?;
     assert!(html.contains("Say why you decline"), "{html}");
@@ -506,7 +489,7 @@ async fn a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback(
         "waiting"
     );
 
-    let declined = post_page(&app, &paths[1].1, "_action=decline&_reason=Not+tested+yet").await?;
+    let declined = submit(&app, &paths[1].1, "_action=decline&_reason=Not+tested+yet").await?;
     assert_eq!(declined.status(), 303);
     let ask = wait_for_ask(&app, &id, |ask| ask["callback"]["state"] == "delivered").await?;
     assert_eq!(
@@ -570,7 +553,7 @@ async fn a_page_without_assignees_is_declined_with_its_reason(
         !html.contains("data-testid=\"page-for\""),
         "an anonymous link is for no one in particular"
     );
-    let declined = post_page(&app, &path, "_action=decline&_reason=Wrong+quarter").await?;
+    let declined = submit(&app, &path, "_action=decline&_reason=Wrong+quarter").await?;
     assert_eq!(declined.status(), 303);
     let ask = wait_for_ask(&app, &id, |ask| ask["status"] == "declined").await?;
     assert_eq!(ask["answers"][0]["answered_by"], Value::Null);
@@ -646,6 +629,24 @@ async fn assignee_paths(app: &TestApp, id: &str) -> anyhow::Result<Vec<(String, 
         .collect()
 }
 
+/// The app with `options`, its assignees allowed anywhere `@example.com`.
+async fn spawn_for_example_com(
+    backend: Backend,
+    options: Options,
+) -> anyhow::Result<Option<TestApp>> {
+    spawn_app_on_with(
+        backend,
+        |config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        },
+        options,
+    )
+    .await
+}
+
 const STAGED_YAML: &str = r#"
 name: staged
 state: {second: cy@example.com}
@@ -671,18 +672,7 @@ async fn a_yaml_workflow_asks_in_two_stages(backend: Backend) -> anyhow::Result<
         yaml_workflows: Some(vec![parse_file("staged.yaml", "staged", STAGED_YAML)?]),
         ..Options::default()
     };
-    let Some(app) = spawn_app_on_with(
-        backend,
-        |config| {
-            config.notify.ask_recipients = RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            };
-        },
-        options,
-    )
-    .await?
-    else {
+    let Some(app) = spawn_for_example_com(backend, options).await? else {
         return Ok(());
     };
     let run: Value = app
@@ -695,10 +685,7 @@ async fn a_yaml_workflow_asks_in_two_stages(backend: Backend) -> anyhow::Result<
     let paths = assignee_paths(&app, &id).await?;
     let people: Vec<&str> = paths.iter().map(|(person, _)| person.as_str()).collect();
     assert_eq!(people, ["ana@example.com"], "only the first stage is asked");
-    assert_eq!(
-        post_page(&app, &paths[0].1, "note=fine").await?.status(),
-        303
-    );
+    assert_eq!(submit(&app, &paths[0].1, "note=fine").await?.status(), 303);
     assert_eq!(
         app.api_json(&format!("/api/runs/{id}")).await?["status"],
         "waiting",
@@ -709,7 +696,7 @@ async fn a_yaml_workflow_asks_in_two_stages(backend: Backend) -> anyhow::Result<
         .iter()
         .find(|(person, _)| person == "cy@example.com")
         .context("the second stage asks cy once ana has answered")?;
-    assert_eq!(post_page(&app, &second.1, "note=go").await?.status(), 303);
+    assert_eq!(submit(&app, &second.1, "note=go").await?.status(), 303);
     let run = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(run["state"]["review"], json!({"status": "submitted"}));
     assert_eq!(run["state"]["answer"], json!({"note": "go"}));
@@ -735,18 +722,7 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
         yaml_workflows: Some(vec![release()?]),
         ..Options::default()
     };
-    let Some(app) = spawn_app_on_with(
-        backend,
-        |config| {
-            config.notify.ask_recipients = RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            };
-        },
-        options,
-    )
-    .await?
-    else {
+    let Some(app) = spawn_for_example_com(backend, options).await? else {
         return Ok(());
     };
     let start = |input: Value| {
@@ -771,13 +747,13 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
         ["ana@example.com", "cy@example.com"],
         "the second from the input"
     );
-    assert_eq!(post_page(&app, &paths[0].1, "note=ok").await?.status(), 303);
+    assert_eq!(submit(&app, &paths[0].1, "note=ok").await?.status(), 303);
     assert_eq!(
         app.api_json(&format!("/api/runs/{id}")).await?["status"],
         "waiting",
         "one of two"
     );
-    assert_eq!(post_page(&app, &paths[1].1, "note=go").await?.status(), 303);
+    assert_eq!(submit(&app, &paths[1].1, "note=go").await?.status(), 303);
     let run = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(run["state"]["review"], json!({"status": "submitted"}));
     assert_eq!(run["state"]["answer"], json!({"note": "go"}));
@@ -787,7 +763,7 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
     let id = start(json!({})).await?;
     app.wait_for_status(&id, "waiting").await?;
     let paths = assignee_paths(&app, &id).await?;
-    let declined = post_page(
+    let declined = submit(
         &app,
         &paths[1].1,
         "_action=decline&_reason=Changelog+missing",
@@ -909,18 +885,7 @@ async fn a_rust_workflow_names_assignees_and_hears_a_decline(
         workflows: Some(release_workflow()?),
         ..Options::default()
     };
-    let Some(app) = spawn_app_on_with(
-        backend,
-        |config| {
-            config.notify.ask_recipients = RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            };
-        },
-        options,
-    )
-    .await?
-    else {
+    let Some(app) = spawn_for_example_com(backend, options).await? else {
         return Ok(());
     };
     let run: Value = app
@@ -941,7 +906,7 @@ async fn a_rust_workflow_names_assignees_and_hears_a_decline(
     let bo = links[1].as_str().context("a link")?;
     assert!(bo.starts_with("bo@example.com "), "{bo}");
     let path = page_path(bo.split_once(' ').context("address and link")?.1)?;
-    let declined = post_page(&app, &path, "_action=decline&_reason=Not+today").await?;
+    let declined = submit(&app, &path, "_action=decline&_reason=Not+today").await?;
     assert_eq!(declined.status(), 303);
     let run = app.wait_for_status(&id, "cancelled").await?;
     assert_eq!(

@@ -8,25 +8,12 @@ use anyhow::Context as _;
 use serde_json::{json, Value};
 
 use crate::{
-    asks::{csrf_of, page_path, wait_for_ask},
+    asks::{page_path, submit, wait_for_ask},
     helpers::{on_both_backends, spawn_app_on, Backend, TestApp},
     mailbox::Mailbox,
 };
 
 on_both_backends!(two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on);
-
-async fn post_page(app: &TestApp, path: &str, fields: &str) -> anyhow::Result<u16> {
-    let html = app.get(path).await?.text().await?;
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
-        .send()
-        .await?
-        .status()
-        .as_u16())
-}
 
 /// Creates a two-stage ask (ana, then `second`): its id and ana's page path.
 async fn two_stage_ask(
@@ -86,7 +73,7 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
             .any(|message| message.is_to("bo@example.com")),
         "bo is not asked before ana's stage is settled"
     );
-    assert_eq!(post_page(&app, &ana, "note=ok").await?, 303);
+    assert_eq!(submit(&app, &ana, "note=ok").await?.status(), 303);
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(
         ask["status"], "waiting",
@@ -100,7 +87,7 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
         .find(|message| message.is_to("bo@example.com"))
         .context("bo's mail")?;
     let bo = bo_mail.page_path().context("a link in bo's mail")?;
-    assert_eq!(post_page(&app, &bo, "note=go").await?, 303);
+    assert_eq!(submit(&app, &bo, "note=go").await?.status(), 303);
     let ask = wait_for_ask(&app, &id, |ask| ask["status"] == "submitted").await?;
     assert_eq!(ask["response"], json!({"note": "go"}));
     let events: Vec<&str> = ask["history"]
@@ -151,7 +138,9 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
     // Ana declines: the whole ask is declined and cy is never asked.
     let (id, ana) = two_stage_ask(&app, "cy@example.com", "settle").await?;
     assert_eq!(
-        post_page(&app, &ana, "_action=decline&_reason=No").await?,
+        submit(&app, &ana, "_action=decline&_reason=No")
+            .await?
+            .status(),
         303
     );
     let ask = wait_for_ask(&app, &id, |ask| ask["status"] == "declined").await?;
@@ -159,7 +148,7 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
 
     // With `on_decline: continue`, dee is asked after ana declines.
     let (id, ana) = two_stage_ask(&app, "dee@example.com", "continue").await?;
-    assert_eq!(post_page(&app, &ana, "_action=decline").await?, 303);
+    assert_eq!(submit(&app, &ana, "_action=decline").await?.status(), 303);
     let ask = app.api_json(&format!("/api/asks/{id}")).await?;
     assert_eq!(ask["status"], "waiting", "{ask:#}");
     assert_eq!(
