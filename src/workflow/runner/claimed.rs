@@ -115,6 +115,13 @@ impl Runner {
                 index: cursor,
                 name: step.name.clone(),
             };
+            if shutdown.is_cancelled() {
+                // A stopping runner (a claim in flight when shutdown came, or between steps) gives
+                // the run back before starting a step it would abandon at once: starting it would
+                // spend one of the step's attempts for nothing.
+                let _ = store.release_run(&lease, now_ms()).await?;
+                return Ok(());
+            }
             let Some(started) = store
                 .begin_step(&lease, cursor, &step.name, &input, now_ms())
                 .await?
