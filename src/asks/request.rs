@@ -419,7 +419,7 @@ fn parse_prompt(value: Option<Value>) -> Result<String, AskError> {
 /// Renders the caller's prompt template over `data`, strictly and bounded (see the module doc).
 fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
     let environment = templates::environment();
-    let compiled = environment.template_from_str(template).map_err(|error| {
+    let compiled = templates::compile(&environment, template).map_err(|error| {
         AskError::invalid(
             "prompt",
             format!(

@@ -7,9 +7,10 @@
 //! fuel is an error) and its output goes through a writer that refuses to grow past a cap, so
 //! a template that loops or writes without end fails fast instead.
 //!
-//! What fuel cannot see is one instruction's own cost: a filter over big data, or strings grown
-//! by `~` and kept in `set` variables without being written out. Prompt sources are short
-//! (`asks::request::MAX_PROMPT_CHARS`), which keeps those few.
+//! What fuel cannot see is one instruction's own cost: a value built in memory and never written
+//! out. [`compile`] refuses the constructs that could build one without bound before the template
+//! runs (`source_check`), and the filters that can grow a value are checked or removed
+//! (`filters`), so every value a template builds stays within a fixed multiple of its inputs.
 //!
 //! A template that writes a URL ([`url_environment`], a YAML `http` step's `url`) percent-encodes
 //! every value it prints, as auto-escaping does for HTML: a state value `../admin?x=1#y` becomes
@@ -17,6 +18,9 @@
 //! path or query of an allowed host. A value that is exactly `.` or `..` is refused (no encoding
 //! keeps a URL parser from reading it as a dot segment). `{{ value | safe }}` inserts a value as
 //! it is, for a template that means to insert a path or a whole URL.
+
+mod filters;
+mod source_check;
 
 use std::io;
 
@@ -31,13 +35,28 @@ use serde::Serialize;
 /// each fits many times over; a nested `range` does not.
 pub const FUEL: u64 = 200_000;
 
-/// A strict environment (an unknown variable is an error, not an empty string) with [`FUEL`].
+/// A strict environment (an unknown variable is an error, not an empty string) with [`FUEL`] and
+/// bounded filters. Compile templates for it with [`compile`].
 #[must_use]
 pub fn environment() -> Environment<'static> {
     let mut environment = Environment::new();
     environment.set_undefined_behavior(UndefinedBehavior::Strict);
     environment.set_fuel(Some(FUEL));
+    filters::install(&mut environment);
     environment
+}
+
+/// Compiles `source` for `environment`, first refusing what could build a value without bound
+/// (a block `set`, `*`, `namespace`, more than a few `~`: see `source_check`).
+///
+/// # Errors
+/// A syntax error, or a refused construct (a syntax error whose detail says what to do instead).
+pub fn compile<'env, 'source>(
+    environment: &'env Environment<'static>,
+    source: &'source str,
+) -> Result<Template<'env, 'source>, minijinja::Error> {
+    source_check::check(source)?;
+    environment.template_from_str(source)
 }
 
 /// The auto-escape mode of URL templates: values are percent-encoded.
@@ -128,7 +147,7 @@ pub fn render_str(
     max_bytes: usize,
 ) -> Result<String, minijinja::Error> {
     let environment = environment();
-    let template = environment.template_from_str(source)?;
+    let template = compile(&environment, source)?;
     render(&template, context, max_bytes)
 }
 
@@ -143,7 +162,7 @@ pub fn render_url_str(
     max_bytes: usize,
 ) -> Result<String, minijinja::Error> {
     let environment = url_environment();
-    let template = environment.template_from_str(source)?;
+    let template = compile(&environment, source)?;
     render(&template, context, max_bytes)
 }
 

@@ -67,9 +67,7 @@ pub(crate) struct Template(String);
 impl Template {
     /// Checks the template's syntax.
     pub(crate) fn check(&self) -> Result<(), minijinja::Error> {
-        templates::environment()
-            .template_from_str(&self.0)
-            .map(|_| ())
+        templates::compile(&templates::environment(), &self.0).map(|_| ())
     }
 
     /// The template's source text (the page cache keys on it, not on a rendering).

@@ -397,6 +397,7 @@ on_both_backends!(
     the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled,
     an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_only,
     a_prompt_that_loops_without_end_is_refused_naming_prompt,
+    a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt,
     a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders,
 );
 
@@ -415,6 +416,40 @@ async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
     let message = error["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("too much work") || message.contains("more than 10000 characters"),
+        "{message}"
+    );
+    let runs = app.api_json("/api/runs").await?;
+    assert_eq!(runs["total"], 0, "nothing was started");
+    app.cleanup().await
+}
+
+async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    // Few instructions, little output, but 100 MB doubled ten times if it ran.
+    let prompt =
+        "{% set a = 'x' * 100000000 %}{% set b = a ~ a %}{% set c = b ~ b %}{{ c | length }}";
+    let (status, error) = error_of(post_ask(&app, &json!({"prompt": prompt})).await?).await?;
+    assert_eq!(status, 422, "{error}");
+    assert_eq!(error["field"], "prompt", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`*` and `**` are not allowed"),
+        "{message}"
+    );
+    // The filter that squares its input is refused when it runs, whatever the source says.
+    let prompt = "{{ text | replace('y', text) | replace('y', text) | length }}";
+    let data = json!({"text": "y".repeat(20_000)});
+    let (status, error) =
+        error_of(post_ask(&app, &json!({"prompt": prompt, "data": data})).await?).await?;
+    assert_eq!(status, 422, "{error}");
+    assert_eq!(error["field"], "prompt", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`replace` would build more than 4 MiB"),
         "{message}"
     );
     let runs = app.api_json("/api/runs").await?;

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::{forms::FormSchema, workflow::yaml::pointer};
+use crate::{forms::FormSchema, util::templates, workflow::yaml::pointer};
 
 use super::{parse::check_syntax, LoadError};
 
@@ -18,7 +18,7 @@ pub(super) struct Known {
 }
 
 /// Names a template may use that the state does not provide.
-const TEMPLATE_GLOBALS: [&str; 6] = ["range", "dict", "namespace", "debug", "loop", "none"];
+const TEMPLATE_GLOBALS: [&str; 5] = ["range", "dict", "debug", "loop", "none"];
 
 impl Known {
     pub(super) fn new(initial: &serde_json::Map<String, Value>) -> Self {
@@ -100,9 +100,8 @@ impl Known {
         field: &str,
         fail: &dyn Fn(&str, String) -> LoadError,
     ) -> Result<(), LoadError> {
-        let environment = minijinja::Environment::new();
-        let template = environment
-            .template_from_str(source)
+        let environment = templates::environment();
+        let template = templates::compile(&environment, source)
             .map_err(|problem| fail(field, format!("the template does not parse: {problem}")))?;
         let roots = self.roots();
         let mut unknown: Vec<String> = template
