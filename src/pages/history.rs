@@ -28,12 +28,10 @@ pub enum EventKind {
     Deadline,
     /// A stage of the approvals began; `detail` is its number, from 1.
     StageStarted,
-    /// `who` signed in (kept for the sign-in door).
-    SignedIn,
 }
 
 impl EventKind {
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 8] = [
         Self::Created,
         Self::Notified,
         Self::Reminded,
@@ -42,7 +40,6 @@ impl EventKind {
         Self::Declined,
         Self::Deadline,
         Self::StageStarted,
-        Self::SignedIn,
     ];
 
     /// The stored spelling, also the API's `event`.
@@ -57,7 +54,6 @@ impl EventKind {
             Self::Declined => "declined",
             Self::Deadline => "deadline",
             Self::StageStarted => "stage_started",
-            Self::SignedIn => "signed_in",
         }
     }
 
@@ -153,7 +149,6 @@ impl AskEvent {
                 Some(stage) => format!("Stage {stage} began."),
                 None => "The next stage began.".to_owned(),
             },
-            EventKind::SignedIn => format!("{who} signed in."),
         }
     }
 }
