@@ -76,6 +76,26 @@ mod racing {
         database.cleanup().await?;
         outcome
     }
+
+    #[tokio::test]
+    async fn group_sqlite() -> anyhow::Result<()> {
+        let database = crate::helpers::TestDb::sqlite().await?;
+        let outcome =
+            super::two_members_of_one_group_answering_at_once_cast_one_vote(&database).await;
+        database.cleanup().await?;
+        outcome
+    }
+
+    #[tokio::test]
+    async fn group_postgres() -> anyhow::Result<()> {
+        let Some(database) = crate::helpers::TestDb::postgres().await? else {
+            return Ok(());
+        };
+        let outcome =
+            super::two_members_of_one_group_answering_at_once_cast_one_vote(&database).await;
+        database.cleanup().await?;
+        outcome
+    }
 }
 
 async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
@@ -96,14 +116,26 @@ async fn assigned_page(
     count: usize,
     required: u32,
 ) -> anyhow::Result<(tessera::pages::page::PageId, Vec<PageToken>)> {
-    let tokens: Vec<PageToken> = (0..count).map(|_| PageToken::generate()).collect();
+    assigned_page_in_groups(store, run_id, &vec![None; count], required).await
+}
+
+/// A page for one assignee per entry of `groups` (the group each answers for, if any), of which
+/// `required` votes must approve; their tokens, in order.
+async fn assigned_page_in_groups(
+    store: &Store,
+    run_id: RunId,
+    groups: &[Option<&str>],
+    required: u32,
+) -> anyhow::Result<(tessera::pages::page::PageId, Vec<PageToken>)> {
+    let tokens: Vec<PageToken> = groups.iter().map(|_| PageToken::generate()).collect();
     let assignees = tokens
         .iter()
+        .zip(groups)
         .enumerate()
-        .map(|(index, token)| NewAssignee {
+        .map(|(index, (token, group))| NewAssignee {
             email: format!("person{index}@example.com"),
             token_hash: token.hash(),
-            group: None,
+            group: group.map(str::to_owned),
         })
         .collect();
     let page = store
@@ -273,6 +305,52 @@ async fn two_processes_answering_at_once_settle_the_page_once(
             );
         }
         assert_eq!(store.page(page_id).await?.status, PageStatus::Submitted);
+        assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
+    }
+    other.close().await;
+    Ok(())
+}
+
+/// Two members of one group answer at the same moment through two pools, as two server
+/// processes would: the store counts one vote for the group, whichever commits first, so a page
+/// that needs two votes stays open until someone outside the group answers.
+async fn two_members_of_one_group_answering_at_once_cast_one_vote(
+    database: &TestDb,
+) -> anyhow::Result<()> {
+    let other = database.reopen().await?;
+    let store = &database.store;
+    for round in 0..8 {
+        let run_id = waiting_run(store).await?;
+        let groups = [Some("finance"), Some("finance"), None];
+        let (page_id, tokens) = assigned_page_in_groups(store, run_id, &groups, 2).await?;
+        let given = Given::Answer(json!({"ok": true}));
+        let (first_hash, second_hash) = (tokens[0].hash(), tokens[1].hash());
+        let (first, second) = tokio::join!(
+            store.answer_as_assignee(&first_hash, &given, now_ms()),
+            other.answer_as_assignee(&second_hash, &given, now_ms()),
+        );
+        let outcomes = [first?, second?];
+        let recorded = outcomes
+            .iter()
+            .filter(|outcome| settled(outcome) == Some(Settled::Open))
+            .count();
+        assert_eq!(
+            recorded, 1,
+            "round {round}: one vote for the group: {outcomes:?}"
+        );
+        assert!(
+            outcomes.contains(&AssigneeAnswered::AlreadyAnswered),
+            "round {round}: the other member finds the group has voted: {outcomes:?}"
+        );
+        assert_eq!(
+            store.page(page_id).await?.status,
+            PageStatus::Open,
+            "round {round}"
+        );
+        let third = store
+            .answer_as_assignee(&tokens[2].hash(), &given, now_ms())
+            .await?;
+        assert_eq!(settled(&third), Some(Settled::Submitted), "round {round}");
         assert_eq!(store.run(run_id).await?.status, RunStatus::Ready);
     }
     other.close().await;
