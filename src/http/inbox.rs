@@ -1,8 +1,8 @@
 //! `GET /inbox`: a signed-in person's asks, open first (each with a button to answer it), then
 //! the ones answered, decided, expired or withdrawn; [`INBOX_PAGE_SIZE`] a page, without
 //! JavaScript. `POST /inbox/{page}/answer` opens one: tokens are kept as hashes only, so the
-//! person's link is issued afresh (the one in their mail stops working, as with a reissue) and
-//! the browser is sent to it.
+//! person gets one more link of their own (the one in their mail keeps working) and the browser
+//! is sent to it.
 
 use axum::{
     extract::{Path, Query, State},
@@ -61,7 +61,8 @@ pub async fn show_inbox(
     )
 }
 
-/// `POST /inbox/{page}/answer`: the person's own link to that ask, issued afresh.
+/// `POST /inbox/{page}/answer`: a fresh link of the person's own to that ask; the one in their
+/// mail keeps working.
 ///
 /// # Errors
 /// Database failures.
@@ -87,12 +88,12 @@ pub async fn answer(
         return Ok(Redirect::to("/inbox").into_response());
     };
     let token = PageToken::generate();
-    let reissued = state
+    let given = state
         .store
-        .reissue_assignee_link(page_id, position, &token.hash())
+        .add_assignee_link(page_id, position, &token.hash(), now_ms())
         .await
         .map_err(unexpected)?;
-    if !reissued {
+    if !given {
         // Answered or settled meanwhile: the inbox shows where it stands.
         return Ok(Redirect::to("/inbox").into_response());
     }

@@ -7,6 +7,10 @@
 //! `pages_submitted_readies_run` trigger makes the run ready exactly once, by the answer that
 //! settled it. Two people answering at once on two processes queue on the page's lock; the
 //! second counts the first's answer, so the quorum is neither reached twice nor missed.
+//!
+//! A person may hold several working links (`assignee_links`, migration `20261130500000`): the
+//! first, in `page_assignees.token_hash`, and the [`MAX_LATER_LINKS`] newest a reminder or the
+//! inbox gave them since. [`BY_TOKEN`] finds the person behind any of them.
 
 use super::timers::OutgoingMail;
 use super::{
@@ -28,6 +32,28 @@ use crate::{
         step::{declined_response, Decline},
     },
 };
+
+/// How many later links (reminders, the inbox's "Answer") keep working beside the first.
+pub const MAX_LATER_LINKS: i64 = 4;
+
+/// The condition on `page_assignees` that picks the person whose link hashes to `$1`: their
+/// first link or a later one.
+pub(super) const BY_TOKEN: &str = "(page_id, position) IN (\
+     SELECT page_id, position FROM page_assignees WHERE token_hash = $1 \
+     UNION ALL SELECT page_id, position FROM assignee_links WHERE token_hash = $1)";
+
+/// Gives person `$3` (position) of page `$2` the later link `$1` at `$4`, if they have not
+/// answered and the page is open; [`PRUNE_LATER_LINKS`] then keeps the newest few.
+pub(super) const INSERT_LATER_LINK: &str = "INSERT INTO assignee_links \
+     (token_hash, page_id, position, created_at) \
+     SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM page_assignees a JOIN pages p ON p.id = a.page_id \
+     WHERE a.page_id = $2 AND a.position = $3 AND a.outcome IS NULL AND p.status = 'open')";
+
+/// Keeps the [`MAX_LATER_LINKS`] newest later links of person `$2` of page `$1`.
+pub(super) const PRUNE_LATER_LINKS: &str = "DELETE FROM assignee_links \
+     WHERE page_id = $1 AND position = $2 AND token_hash NOT IN (\
+     SELECT token_hash FROM assignee_links WHERE page_id = $1 AND position = $2 \
+     ORDER BY created_at DESC, token_hash LIMIT $3)";
 
 #[derive(sqlx::FromRow)]
 struct AssigneeRow {
@@ -126,7 +152,7 @@ impl Store {
     /// [`StoreError::NotFound`] when no assignee has this link.
     pub async fn assignee_by_token(&self, token_hash: &TokenHash) -> Result<(Page, Assignee)> {
         let sql =
-            format!("SELECT page_id, {ASSIGNEE_COLUMNS} FROM page_assignees WHERE token_hash = $1");
+            format!("SELECT page_id, {ASSIGNEE_COLUMNS} FROM page_assignees WHERE {BY_TOKEN}");
         let found: Option<(String, AssigneeRow)> = on_pool!(self, |pool| {
             sqlx::query_as::<_, PageIdOf>(&sql)
                 .bind(&token_hash.0)
@@ -181,14 +207,15 @@ impl Store {
         };
         on_pool!(self, |pool| {
             let mut transaction = begin_write(pool).await?;
-            let found: Option<(String, String, Option<String>, i64)> = sqlx::query_as(
-                "SELECT page_id, assignee, assignee_group, stage FROM page_assignees \
-                 WHERE token_hash = $1",
-            )
-            .bind(&token_hash.0)
-            .fetch_optional(&mut *transaction)
-            .await?;
-            let Some((page_id, assignee, group, their_stage)) = found else {
+            let found: Option<(String, i64, String, Option<String>, i64)> =
+                sqlx::query_as(&format!(
+                    "SELECT page_id, position, assignee, assignee_group, stage \
+                     FROM page_assignees WHERE {BY_TOKEN}"
+                ))
+                .bind(&token_hash.0)
+                .fetch_optional(&mut *transaction)
+                .await?;
+            let Some((page_id, position, assignee, group, their_stage)) = found else {
                 return Ok(AssigneeAnswered::NotFound);
             };
             // Every answer to this page queues here, so the count below sees every answer
@@ -235,13 +262,14 @@ impl Store {
             }
             let written = sqlx::query(
                 "UPDATE page_assignees SET outcome = $1, response = $2, reason = $3, \
-                 answered_at = $4 WHERE token_hash = $5 AND outcome IS NULL",
+                 answered_at = $4 WHERE page_id = $5 AND position = $6 AND outcome IS NULL",
             )
             .bind(given.outcome().as_str())
             .bind(response)
             .bind(reason.clone())
             .bind(now)
-            .bind(&token_hash.0)
+            .bind(&page_id)
+            .bind(position)
             .execute(&mut *transaction)
             .await?
             .rows_affected();
@@ -404,8 +432,9 @@ impl Store {
         })
     }
 
-    /// Gives assignee `position` of open page `page_id` a new link (by its token's hash), if
-    /// they have not answered; the old one stops working. Whether it changed.
+    /// Gives assignee `position` of open page `page_id` a new first link (by its token's hash),
+    /// if they have not answered; every earlier link of theirs stops working (an explicit
+    /// reissue: the caller fears a link went astray). Whether it changed.
     ///
     /// # Errors
     /// Database failures; [`StoreError::Conflict`] if the hash is already used.
@@ -415,8 +444,9 @@ impl Store {
         position: i64,
         token_hash: &TokenHash,
     ) -> Result<bool> {
-        Ok(on_pool!(self, |pool| {
-            sqlx::query(
+        on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            let changed = sqlx::query(
                 "UPDATE page_assignees SET token_hash = $1 \
                  WHERE page_id = $2 AND position = $3 AND outcome IS NULL \
                  AND EXISTS (SELECT 1 FROM pages WHERE id = $2 AND status = 'open')",
@@ -424,10 +454,54 @@ impl Store {
             .bind(&token_hash.0)
             .bind(page_id.to_string())
             .bind(position)
-            .execute(pool)
+            .execute(&mut *transaction)
             .await?
             .rows_affected()
-                == 1
-        }))
+                == 1;
+            if changed {
+                sqlx::query("DELETE FROM assignee_links WHERE page_id = $1 AND position = $2")
+                    .bind(page_id.to_string())
+                    .bind(position)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+            transaction.commit().await?;
+            Ok(changed)
+        })
+    }
+
+    /// Gives assignee `position` of open page `page_id` one more link, if they have not
+    /// answered, keeping their first and the [`MAX_LATER_LINKS`] newest (this one included)
+    /// working. Whether it was given.
+    ///
+    /// # Errors
+    /// Database failures; [`StoreError::Conflict`] if the hash is already used.
+    pub async fn add_assignee_link(
+        &self,
+        page_id: PageId,
+        position: i64,
+        token_hash: &TokenHash,
+        now: i64,
+    ) -> Result<bool> {
+        on_pool!(self, |pool| {
+            let mut transaction = begin_write(pool).await?;
+            let added = sqlx::query(INSERT_LATER_LINK)
+                .bind(&token_hash.0)
+                .bind(page_id.to_string())
+                .bind(position)
+                .bind(now)
+                .execute(&mut *transaction)
+                .await?
+                .rows_affected()
+                == 1;
+            sqlx::query(PRUNE_LATER_LINKS)
+                .bind(page_id.to_string())
+                .bind(position)
+                .bind(MAX_LATER_LINKS)
+                .execute(&mut *transaction)
+                .await?;
+            transaction.commit().await?;
+            Ok(added)
+        })
     }
 }

@@ -15,7 +15,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{begin_write, decode_uuid, history::INSERT_EVENT, Result, Store, StoreError};
+use super::{
+    answers::{INSERT_LATER_LINK, MAX_LATER_LINKS, PRUNE_LATER_LINKS},
+    begin_write, decode_uuid,
+    history::INSERT_EVENT,
+    Result, Store, StoreError,
+};
 use crate::pages::{
     groups::Member,
     history::{EventKind, NewEvent},
@@ -218,17 +223,22 @@ impl Store {
                         .fetch_all(&mut *transaction)
                         .await?;
                         for (position, assignee) in waiting {
-                            // Only the hash of a link is kept, so a reminder carries a fresh one.
+                            // Only the hash of a link is kept, so a reminder carries a fresh one;
+                            // the link in the first mail keeps working beside it.
                             let token = PageToken::generate();
-                            sqlx::query(
-                                "UPDATE page_assignees SET token_hash = $1 \
-                                 WHERE page_id = $2 AND position = $3",
-                            )
-                            .bind(&token.hash().0)
-                            .bind(&page_id)
-                            .bind(position)
-                            .execute(&mut *transaction)
-                            .await?;
+                            sqlx::query(INSERT_LATER_LINK)
+                                .bind(&token.hash().0)
+                                .bind(&page_id)
+                                .bind(position)
+                                .bind(now)
+                                .execute(&mut *transaction)
+                                .await?;
+                            sqlx::query(PRUNE_LATER_LINKS)
+                                .bind(&page_id)
+                                .bind(position)
+                                .bind(MAX_LATER_LINKS)
+                                .execute(&mut *transaction)
+                                .await?;
                             events.push(NewEvent::new(EventKind::Reminded).by(assignee.clone()));
                             mails.push(OutgoingMail {
                                 to: assignee,

@@ -41,6 +41,7 @@ mod store {
     store_contract!(
         two_of_three_stay_open_after_one_approval_and_settle_on_the_second,
         declines_settle_only_when_the_approvals_can_no_longer_come,
+        later_links_work_beside_the_first_until_a_reissue_ends_them,
     );
 }
 
@@ -266,6 +267,82 @@ async fn declines_settle_only_when_the_approvals_can_no_longer_come(
         .await?;
     assert_eq!(settled(&first_no), Some(Settled::Declined));
     assert_eq!(store.page(page_id).await?.status, PageStatus::Submitted);
+    Ok(())
+}
+
+/// A reminder or the inbox gives a person another link: the one in their first mail keeps
+/// working beside the newest few, and an explicit reissue ends every earlier one.
+async fn later_links_work_beside_the_first_until_a_reissue_ends_them(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let run_id = waiting_run(store).await?;
+    let (page_id, tokens) = assigned_page(store, run_id, 2, 2).await?;
+    let later: Vec<PageToken> = (0..6).map(|_| PageToken::generate()).collect();
+    for (at, token) in later.iter().enumerate() {
+        let given = store
+            .add_assignee_link(page_id, 1, &token.hash(), now_ms() + i64::try_from(at)?)
+            .await?;
+        assert!(given, "link {at} given");
+    }
+    let opens = |token: &PageToken| {
+        let hash = token.hash();
+        async move {
+            match store.assignee_by_token(&hash).await {
+                Ok((_, assignee)) => Some(assignee.email),
+                Err(_) => None,
+            }
+        }
+    };
+    let second = Some("person1@example.com".to_owned());
+    assert_eq!(
+        opens(&tokens[1]).await,
+        second,
+        "the first mail's link still works"
+    );
+    for (at, token) in later.iter().enumerate() {
+        let expected = if at >= 2 { second.clone() } else { None };
+        assert_eq!(
+            opens(token).await,
+            expected,
+            "later link {at}: only the newest four work"
+        );
+    }
+    // An explicit reissue: a fresh first link, every earlier one ended.
+    let fresh = PageToken::generate();
+    assert!(
+        store
+            .reissue_assignee_link(page_id, 1, &fresh.hash())
+            .await?
+    );
+    assert_eq!(opens(&tokens[1]).await, None);
+    assert_eq!(opens(&later[5]).await, None);
+    assert_eq!(opens(&fresh).await, second);
+    // An answer through a later link is that person's, once; then no more links are given.
+    let newer = PageToken::generate();
+    assert!(
+        store
+            .add_assignee_link(page_id, 1, &newer.hash(), now_ms())
+            .await?
+    );
+    let given = Given::Answer(json!({"ok": true}));
+    let answered = store
+        .answer_as_assignee(&newer.hash(), &given, now_ms())
+        .await?;
+    assert_eq!(settled(&answered), Some(Settled::Open), "{answered:?}");
+    let again = store
+        .answer_as_assignee(&fresh.hash(), &given, now_ms())
+        .await?;
+    assert_eq!(again, AssigneeAnswered::AlreadyAnswered);
+    let another = PageToken::generate();
+    assert!(
+        !store
+            .add_assignee_link(page_id, 1, &another.hash(), now_ms())
+            .await?
+    );
+    assert_eq!(
+        opens(&tokens[0]).await,
+        Some("person0@example.com".to_owned())
+    );
     Ok(())
 }
 
