@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 mod load;
+mod merge;
+pub mod openapi;
 mod operation;
 mod tag;
 

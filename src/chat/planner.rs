@@ -357,11 +357,7 @@ impl Planner {
             return ChatResponse::text("What would you like to do?");
         };
         let Some(intent) = parse(request, &self.manifest, (self.today)()) else {
-            return ChatResponse::text(
-                "Without a language model I understand requests like \"show items where status is open\", \
-                 \"mark all open items as done\" or \"delete all completed items from last month\". \
-                 For anything else, use the manual tools (type /tools, then /tool NAME --field value).",
-            );
+            return ChatResponse::text(not_understood(&self.manifest));
         };
         let Some(search) = search_operation(&self.manifest, &intent.entity) else {
             return ChatResponse::text("This site has no search operation for that.");
@@ -454,6 +450,47 @@ impl Planner {
             }
         }
     }
+}
+
+/// The answer to a request the planner cannot read: the phrasings it knows when the site has
+/// bulk operations it can plan, else (another site) the manual tools, with one spelled out.
+fn not_understood(manifest: &Manifest) -> String {
+    let plannable = manifest.operations().iter().find(|operation| {
+        operation.is_mutating()
+            && operation.has(Tag::Batch)
+            && search_operation(manifest, &operation.entity).is_some()
+    });
+    if let Some(operation) = plannable {
+        let entity = &operation.entity;
+        return format!(
+            "Without a language model I understand requests like \"show {entity} where status is open\", \
+             \"mark all open {entity} as done\" or \"delete all completed {entity} from last month\". \
+             For anything else, use the manual tools (type /tools, then /tool NAME --field value)."
+        );
+    }
+    let example = manifest
+        .operations()
+        .iter()
+        .find(|operation| operation.offered_manually())
+        .map(|operation| {
+            let required: Vec<String> = operation
+                .parameters
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|name| format!(" --{name} VALUE"))
+                .collect();
+            format!(" For example: /tool {}{}", operation.name, required.concat())
+        })
+        .unwrap_or_default();
+    format!(
+        "No language model is configured, so I cannot read requests in words on {site}. \
+         You can still do everything by hand: type /tools to list what {site} offers, then \
+         /tool NAME --field value to run one; changes still ask for your approval first.{example}",
+        site = manifest.site
+    )
 }
 
 /// The items of a search result: its `items` array, or the result itself when it is an array.

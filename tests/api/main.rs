@@ -39,6 +39,7 @@ mod quality;
 mod router;
 mod runs;
 mod selections;
+mod sites;
 mod sign_in;
 mod stages;
 mod store;

@@ -60,6 +60,14 @@ pub struct HttpBinding {
     /// A base URL for this operation only; the manifest's otherwise.
     #[serde(default)]
     pub base_url: Option<String>,
+    /// Arguments sent in the query string whatever the method (an OpenAPI `in: query`
+    /// parameter of a POST, say); on GET and DELETE every non-path argument already is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
+    /// The argument whose value is the whole JSON body (an OpenAPI request body that is not a
+    /// flat object); the other non-path arguments then go in the query string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 impl HttpBinding {
@@ -183,7 +191,8 @@ impl Operation {
     }
 
     /// The ids of the items a call touches: the batch argument's values, else an `ids` array,
-    /// else the `id` argument.
+    /// else the `id` argument, else the path's last placeholder when the path ends in one
+    /// (`/repos/{owner}/{repo}/issues/{issue_number}` touches one issue).
     #[must_use]
     pub fn item_ids(&self, arguments: &Value) -> Vec<String> {
         if self.has(Tag::Batch) {
@@ -203,7 +212,20 @@ impl Operation {
         {
             return ids.iter().map(id_text).collect();
         }
-        arguments.get("id").map(id_text).into_iter().collect()
+        let path_id = || {
+            self.http
+                .path
+                .ends_with('}')
+                .then(|| self.http.placeholders().pop())
+                .flatten()
+                .and_then(|name| arguments.get(name))
+        };
+        arguments
+            .get("id")
+            .or_else(path_id)
+            .map(id_text)
+            .into_iter()
+            .collect()
     }
 
     /// The tool the model sees: the description plus what code will demand, and the schema.

@@ -1,0 +1,396 @@
+//! Sites from configuration: an OpenAPI document of our own served by a local axum site that
+//! counts what reaches it, and GitHub's official document (trimmed, `tests/data/github`) served
+//! by Prism in its validating mode, which answers 422 to any request the document does not allow.
+//! The chat is built exactly as `TESSERA_SITES` builds it (`chat::sites`, `sites_orchestrator`).
+//! Every chat test runs on SQLite and on PostgreSQL.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, ensure, Context as _};
+use axum::{extract::Request, response::IntoResponse, Json, Router};
+use serde_json::{json, Value};
+use tessera::{
+    agent::AllowedModels,
+    chat::{
+        header::CallStatus, setup::sites_orchestrator, sites::load_site, ApprovalScope,
+        Orchestrator,
+    },
+    llm::{ScriptedModel, ScriptedTurn, ToolCall},
+    store::{chat::Decision, Store},
+};
+use url::Url;
+
+use crate::helpers::store_contract;
+
+store_contract!(
+    a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it,
+    the_offline_model_points_to_the_manual_tools_on_another_site,
+    github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label,
+);
+
+fn data(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)
+}
+
+/// A notes site on port 0 answering every request with JSON and recording it.
+struct NotesSite {
+    origin: Url,
+    requests: Arc<Mutex<Vec<(String, String)>>>,
+    shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for NotesSite {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl NotesSite {
+    async fn start() -> anyhow::Result<Self> {
+        let requests: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let log = requests.clone();
+        let app = Router::new().fallback(move |request: Request| {
+            let log = log.clone();
+            async move {
+                let method = request.method().to_string();
+                let path = request.uri().path().to_owned();
+                log.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((method.clone(), path));
+                match method.as_str() {
+                    "GET" => Json(json!([{"id": 3, "text": "buy milk", "tag": "home"}])).into_response(),
+                    "DELETE" => axum::http::StatusCode::NO_CONTENT.into_response(),
+                    _ => Json(json!({"id": 3, "text": "changed"})).into_response(),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let address: SocketAddr = listener.local_addr()?;
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await
+        });
+        Ok(Self {
+            origin: Url::parse(&format!("http://{address}"))?,
+            requests,
+            shutdown,
+        })
+    }
+
+    fn requests(&self) -> Vec<(String, String)> {
+        self.requests.lock().map(|log| log.clone()).unwrap_or_default()
+    }
+}
+
+fn notes_chat(store: &Store, site: &NotesSite) -> anyhow::Result<Orchestrator> {
+    let manifest = load_site(&data("sites/notes.yaml"), &|_| true)?;
+    Ok(sites_orchestrator(
+        store.clone(),
+        vec![manifest],
+        &site.origin,
+        &AllowedModels::heuristic_only(),
+    )?)
+}
+
+async fn a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let site = NotesSite::start().await?;
+    let chat = notes_chat(store, &site)?;
+    let session = chat.create_session(None, None).await?;
+
+    let asked = chat.handle_turn(session.id, "/tool deleteNote --noteId 3").await?;
+    let [approval] = asked.pending_approvals.as_slice() else {
+        bail!("the delete asks for one approval: {}", asked.reply);
+    };
+    assert_eq!(approval.operation, "deleteNote");
+    assert!(
+        site.requests().is_empty(),
+        "nothing reaches the site before the approval: {:?}",
+        site.requests()
+    );
+
+    let done = chat
+        .decide(
+            session.id,
+            approval.confirmation_id,
+            Decision::Approve(ApprovalScope::Once),
+        )
+        .await?;
+    assert_eq!(
+        site.requests(),
+        vec![("DELETE".to_owned(), "/notes-api/notes/3".to_owned())],
+        "the relative server URL resolved against the site, the path parameter filled: {}",
+        done.reply
+    );
+    assert!(
+        done.header
+            .steps
+            .iter()
+            .any(|step| step.operation == "deleteNote" && step.status == CallStatus::Succeeded),
+        "{}",
+        done.reply
+    );
+    Ok(())
+}
+
+async fn the_offline_model_points_to_the_manual_tools_on_another_site(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let site = NotesSite::start().await?;
+    let chat = notes_chat(store, &site)?;
+    let session = chat.create_session(None, None).await?;
+    let outcome = chat
+        .handle_turn(session.id, "archive everything older than a year")
+        .await?;
+    let reply = &outcome.narrative;
+    assert!(reply.contains("No language model"), "{reply}");
+    assert!(reply.contains("/tools"), "{reply}");
+    assert!(
+        reply.contains("/tool listNotes"),
+        "a real tool of this site, spelled out: {reply}"
+    );
+    assert!(!reply.contains("items"), "no demo words on another site: {reply}");
+    assert!(site.requests().is_empty());
+    Ok(())
+}
+
+/// Prism serving a document in its validating mode, its log (one `[HTTP SERVER]` line per
+/// request received) in a file.
+struct Prism {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Prism {
+    async fn start(document: &Path) -> anyhow::Result<Self> {
+        let binary = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/tools/node_modules/@stoplight/prism-cli/dist/index.js");
+        ensure!(
+            binary.exists(),
+            "{} is missing: run `scripts/setup.sh --test` (it installs Prism into tests/tools)",
+            binary.display()
+        );
+        let port = crate::helpers::restartable_port()?;
+        let dir = tempfile::tempdir()?;
+        let log = dir.path().join("prism.log");
+        let child = std::process::Command::new("node")
+            .arg(&binary)
+            .args(["mock", "--errors", "-h", "127.0.0.1", "-p", &port.to_string()])
+            .arg(document)
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting Prism")?;
+        let started = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("Prism did not listen on port {port}: {}", std::fs::read_to_string(&log)?);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(Self {
+            child,
+            port,
+            log,
+            _dir: dir,
+        })
+    }
+
+    /// The requests Prism received with `method` (lower case, as it logs them).
+    fn received(&self, method: &str) -> anyhow::Result<usize> {
+        let log = std::fs::read_to_string(&self.log)?;
+        Ok(log
+            .lines()
+            .filter(|line| line.contains(&format!("[HTTP SERVER] {method} ")))
+            .count())
+    }
+
+    /// Whether Prism rejected any request as breaking the document.
+    fn violations(&self) -> anyhow::Result<Vec<String>> {
+        let log = std::fs::read_to_string(&self.log)?;
+        Ok(log
+            .lines()
+            .filter(|line| line.contains("Violation") || line.contains("422"))
+            .map(str::to_owned)
+            .collect())
+    }
+}
+
+impl Drop for Prism {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn github_call(id: &str, name: &str, arguments: Value) -> ToolCall {
+    let mut arguments = arguments;
+    arguments["owner"] = json!("octo-org");
+    arguments["repo"] = json!("octo-repo");
+    ToolCall::new(id, name, arguments)
+}
+
+async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let document = data("github/issues-and-labels.json");
+    let prism = Prism::start(&document).await?;
+    let manifest = load_site(&document, &|_| true)?;
+    let origin = Url::parse(&format!("http://127.0.0.1:{}", prism.port))?;
+    let mut manifest = manifest;
+    // The document's server is api.github.com; the site file's `base_url` does this in use.
+    manifest.base_url = origin.to_string();
+    let closes: Vec<ToolCall> = (1..=12)
+        .map(|number| {
+            github_call(
+                &format!("close{number}"),
+                "issues_update",
+                json!({"issue_number": number, "state": "closed"}),
+            )
+        })
+        .collect();
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::tool_calls(vec![github_call(
+            "list",
+            "issues_list-for-repo",
+            json!({"state": "open"}),
+        )]),
+        ScriptedTurn::text("Here are the open issues."),
+        ScriptedTurn::tool_calls(closes),
+        ScriptedTurn::text("Closed all twelve."),
+        ScriptedTurn::tool_calls(vec![github_call(
+            "label",
+            "issues_add-labels",
+            json!({"issue_number": 7, "body": {"labels": ["bug"]}}),
+        )]),
+        ScriptedTurn::text("Labelled issue 7 as a bug."),
+    ]);
+    let chat = sites_orchestrator(
+        store.clone(),
+        vec![manifest],
+        &origin,
+        &AllowedModels::with_model("scripted", Arc::new(model.clone())),
+    )?;
+    let session = chat.create_session(None, None).await?;
+
+    let listed = chat.handle_turn(session.id, "list the open issues").await?;
+    assert!(
+        listed.header.steps.iter().any(|step| step.operation == "issues_list-for-repo"
+            && step.status == CallStatus::Succeeded),
+        "{}",
+        listed.reply
+    );
+    assert_eq!(prism.received("get")?, 1);
+
+    let asked = chat.handle_turn(session.id, "close these 12 issues").await?;
+    let [approval] = asked.pending_approvals.as_slice() else {
+        bail!("one approval for the twelve closes: {}", asked.reply);
+    };
+    assert_eq!(approval.operation, "issues_update");
+    assert_eq!(approval.preview.count, 12, "{}", asked.reply);
+    assert_eq!(prism.received("patch")?, 0, "nothing is closed before the approval");
+
+    let closed = chat
+        .decide(
+            session.id,
+            approval.confirmation_id,
+            Decision::Approve(ApprovalScope::Once),
+        )
+        .await?;
+    assert_eq!(prism.received("patch")?, 12, "{}", closed.reply);
+    let succeeded = closed
+        .header
+        .steps
+        .iter()
+        .filter(|step| step.operation == "issues_update" && step.status == CallStatus::Succeeded)
+        .count();
+    assert_eq!(succeeded, 12, "{}", closed.reply);
+
+    let labelled = chat.handle_turn(session.id, "add the bug label to issue 7").await?;
+    assert!(
+        labelled.header.steps.iter().any(|step| step.operation == "issues_add-labels"
+            && step.status == CallStatus::Succeeded),
+        "{}",
+        labelled.reply
+    );
+    assert_eq!(prism.received("post")?, 1);
+    assert_eq!(
+        prism.violations()?,
+        Vec::<String>::new(),
+        "every request the chat sent keeps to GitHub's document"
+    );
+    Ok(())
+}
+
+/// Prism itself rejects a request that breaks the document, so the test above would notice one.
+#[tokio::test]
+async fn prism_rejects_a_request_that_breaks_the_document() -> anyhow::Result<()> {
+    let prism = Prism::start(&data("github/issues-and-labels.json")).await?;
+    let response = reqwest::Client::new()
+        .patch(format!("http://127.0.0.1:{}/repos/o/r/issues/3", prism.port))
+        .json(&json!({"state": "shut"}))
+        .send()
+        .await?;
+    assert_eq!(response.status().as_u16(), 422);
+    Ok(())
+}
+
+/// The full GitHub document (about a thousand operations) imports, and the model is offered the
+/// search tool and what it found, within the per-turn budget.
+#[test]
+fn the_full_github_document_is_offered_within_twelve_kilobytes() -> anyhow::Result<()> {
+    use tessera::chat::offer::{find, offer, offer_bytes, FIND_OPERATIONS, OFFER_BUDGET_BYTES};
+    use tessera::llm::Message;
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tools/node_modules/@octokit/openapi/generated/api.github.com.json");
+    ensure!(
+        path.exists(),
+        "{} is missing: run `scripts/setup.sh --test`",
+        path.display()
+    );
+    let manifest = load_site(&path, &|_| true)?;
+    assert!(manifest.operations().len() > 900, "{}", manifest.operations().len());
+    let operations: Vec<_> = manifest.operations().iter().collect();
+    let first = offer(&manifest, &operations, &[]);
+    assert_eq!(first.len(), 1);
+    let mut history = Vec::new();
+    for (index, query) in ["close issue", "add labels to an issue", "list pull requests", "create a repository webhook"]
+        .iter()
+        .enumerate()
+    {
+        let call = ToolCall::new(format!("f{index}"), FIND_OPERATIONS, json!({"query": query}));
+        history.push(Message::Assistant {
+            text: None,
+            tool_calls: vec![call.clone()],
+        });
+        history.push(Message::tool_result(&call, find(&operations, query)));
+        let offered = offer(&manifest, &operations, &history);
+        let bytes = offer_bytes(&offered);
+        assert!(bytes <= OFFER_BUDGET_BYTES, "{bytes} bytes after `{query}`");
+        assert!(offered.len() > 1, "something found for `{query}`");
+        let json = serde_json::to_string(&offered)?;
+        assert!(json.len() <= OFFER_BUDGET_BYTES + 1024, "{} bytes of JSON", json.len());
+    }
+    let found = find(&operations, "update an issue");
+    let names: Vec<&str> = found["operations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|operation| operation["name"].as_str())
+        .collect();
+    assert!(names.contains(&"issues_update"), "{names:?}");
+    Ok(())
+}
