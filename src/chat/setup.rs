@@ -10,7 +10,7 @@ use url::Url;
 
 use super::{
     calendar::CivilDate,
-    http_executor::{CallError, ExecutorConfig, HttpExecutor},
+    http_executor::{CallError, EnvLookup, ExecutorConfig, HttpExecutor},
     manifest::{Manifest, ManifestError},
     orchestrator::{OrchestratorParts, SessionModels, DEFAULT_MAX_MODEL_TURNS},
     planner::{Planner, PLANNER_MODEL},
@@ -99,6 +99,23 @@ pub fn sites_orchestrator(
     self_origin: &Url,
     models: &AllowedModels,
 ) -> Result<Orchestrator, SetupError> {
+    sites_orchestrator_with_env(store, sites, self_origin, models, &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// [`sites_orchestrator`] reading credentials through `env` rather than the process
+/// environment (tests hand theirs in).
+///
+/// # Errors
+/// As [`sites_orchestrator`].
+pub fn sites_orchestrator_with_env(
+    store: Store,
+    sites: Vec<Manifest>,
+    self_origin: &Url,
+    models: &AllowedModels,
+    env: EnvLookup<'_>,
+) -> Result<Orchestrator, SetupError> {
     let mut resolved = Vec::with_capacity(sites.len());
     for mut site in sites {
         site.base_url = resolve_base_url(&site.base_url, self_origin)?.to_string();
@@ -116,9 +133,7 @@ pub fn sites_orchestrator(
             hosts.insert(host.to_owned());
         }
     }
-    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), &|name| {
-        std::env::var(name).ok()
-    })?;
+    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), env)?;
     let clock: super::orchestrator::Clock = Arc::new(now_ms);
     let mut allowlist = super::CapabilityScope::all_of(&manifest);
     allowlist.hosts = Some(hosts);

@@ -18,8 +18,10 @@ use serde_json::{json, Value};
 use tessera::{
     agent::AllowedModels,
     chat::{
-        header::CallStatus, setup::sites_orchestrator, sites::load_site, ApprovalScope,
-        Orchestrator,
+        header::CallStatus,
+        setup::{sites_orchestrator, sites_orchestrator_with_env},
+        sites::load_site,
+        ApprovalScope, Orchestrator,
     },
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
     store::{chat::Decision, Store},
@@ -30,6 +32,7 @@ use crate::helpers::store_contract;
 
 store_contract!(
     a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it,
+    a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else,
     the_offline_model_points_to_the_manual_tools_on_another_site,
     github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label,
 );
@@ -38,10 +41,12 @@ fn data(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)
 }
 
-/// A notes site on port 0 answering every request with JSON and recording it.
+/// A notes site on port 0 answering every request with JSON and recording it, and the
+/// credential header each request carried.
 struct NotesSite {
     origin: Url,
     requests: Arc<Mutex<Vec<(String, String)>>>,
+    keys: Arc<Mutex<Vec<Option<String>>>>,
     shutdown: tokio_util::sync::CancellationToken,
 }
 
@@ -54,12 +59,25 @@ impl Drop for NotesSite {
 impl NotesSite {
     async fn start() -> anyhow::Result<Self> {
         let requests: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let keys: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
         let log = requests.clone();
+        let key_log = keys.clone();
         let app = Router::new().fallback(move |request: Request| {
             let log = log.clone();
+            let key_log = key_log.clone();
             async move {
                 let method = request.method().to_string();
                 let path = request.uri().path().to_owned();
+                key_log
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(
+                        request
+                            .headers()
+                            .get("x-notes-key")
+                            .and_then(|value| value.to_str().ok())
+                            .map(str::to_owned),
+                    );
                 log.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push((method.clone(), path));
@@ -82,6 +100,7 @@ impl NotesSite {
         Ok(Self {
             origin: Url::parse(&format!("http://{address}"))?,
             requests,
+            keys,
             shutdown,
         })
     }
@@ -140,6 +159,39 @@ async fn a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it(
         "{}",
         done.reply
     );
+    Ok(())
+}
+
+async fn a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else(
+    store: &Store,
+) -> anyhow::Result<()> {
+    const SECRET: &str = "notes-secret-0123456789";
+    let site = NotesSite::start().await?;
+    let env = |name: &str| (name == "TESSERA_TEST_NOTES_KEY").then(|| SECRET.to_owned());
+    let manifest = load_site(&data("sites/notes-site.yaml"), &|name| env(name).is_some())?;
+    assert_eq!(manifest.site, "notebook");
+    assert!(manifest.operation("getNote").is_none(), "excluded by the site file");
+    let chat = sites_orchestrator_with_env(
+        store.clone(),
+        vec![manifest],
+        &site.origin,
+        &AllowedModels::heuristic_only(),
+        &env,
+    )?;
+    let session = chat.create_session(None, None).await?;
+    let outcome = chat.handle_turn(session.id, "/tool listNotes --tag home").await?;
+    assert_eq!(
+        site.requests(),
+        vec![("GET".to_owned(), "/notes-api/notes".to_owned())],
+        "{}",
+        outcome.reply
+    );
+    let keys = site.keys.lock().map(|keys| keys.clone()).unwrap_or_default();
+    assert_eq!(keys, vec![Some(SECRET.to_owned())]);
+    let view = chat.session_view(session.id).await?;
+    let stored = serde_json::to_string(&view)?;
+    assert!(!stored.contains(SECRET), "the credential is never stored");
+    assert!(!outcome.reply.contains(SECRET));
     Ok(())
 }
 
