@@ -33,6 +33,7 @@ use crate::helpers::store_contract;
 store_contract!(
     a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it,
     a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else,
+    two_sites_at_once_keep_unique_names_and_prefix_shared_ones,
     the_offline_model_points_to_the_manual_tools_on_another_site,
     github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label,
 );
@@ -192,6 +193,51 @@ async fn a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else(
     let stored = serde_json::to_string(&view)?;
     assert!(!stored.contains(SECRET), "the credential is never stored");
     assert!(!outcome.reply.contains(SECRET));
+    Ok(())
+}
+
+async fn two_sites_at_once_keep_unique_names_and_prefix_shared_ones(
+    store: &Store,
+) -> anyhow::Result<()> {
+    const SECRET: &str = "notes-secret-0123456789";
+    let site = NotesSite::start().await?;
+    let env = |name: &str| (name == "TESSERA_TEST_NOTES_KEY").then(|| SECRET.to_owned());
+    // The same document twice: the site file leaves `getNote` out, so only that name is unique.
+    let sites = tessera::chat::sites::load_sites(
+        &[data("sites/notes.yaml"), data("sites/notes-site.yaml")],
+        &|name| env(name).is_some(),
+    )?;
+    let chat = sites_orchestrator_with_env(
+        store.clone(),
+        sites,
+        &site.origin,
+        &AllowedModels::heuristic_only(),
+        &env,
+    )?;
+    let session = chat.create_session(None, None).await?;
+
+    let unique = chat.handle_turn(session.id, "/tool getNote --noteId 3").await?;
+    assert_eq!(
+        site.requests(),
+        vec![("GET".to_owned(), "/notes-api/notes/3".to_owned())],
+        "{}",
+        unique.reply
+    );
+    let shared = chat.handle_turn(session.id, "/tool listNotes").await?;
+    assert!(
+        shared.narrative.contains("notes_listNotes")
+            && shared.narrative.contains("notebook_listNotes"),
+        "{}",
+        shared.narrative
+    );
+    let qualified = chat.handle_turn(session.id, "/tool notebook_listNotes").await?;
+    assert_eq!(site.requests().len(), 2, "{}", qualified.reply);
+    let keys = site.keys.lock().map(|keys| keys.clone()).unwrap_or_default();
+    assert_eq!(
+        keys,
+        vec![None, Some(SECRET.to_owned())],
+        "each site's credential goes to its own operations only"
+    );
     Ok(())
 }
 
