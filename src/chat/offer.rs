@@ -125,21 +125,27 @@ fn wanted(history: &[Message]) -> Vec<String> {
 /// The answer to a search: the best [`FIND_LIMIT`] operations by words shared with `query`.
 #[must_use]
 pub fn find(operations: &[&Operation], query: &str) -> Value {
-    let words = words_of(query);
-    let mut scored: Vec<(usize, &Operation)> = operations
+    let words: Vec<String> = words_of(query)
+        .into_iter()
+        .filter(|word| !STOP_WORDS.contains(&word.as_str()))
+        .collect();
+    // More query words matched first; among equals, the operation whose name says least beyond
+    // them (`issues_get` before `issues_get-comment` for "get an issue").
+    let mut scored: Vec<((usize, std::cmp::Reverse<usize>), &Operation)> = operations
         .iter()
         .map(|operation| {
             let haystack = words_of(&format!(
                 "{} {} {} {}",
                 operation.name, operation.description, operation.entity, operation.category
             ));
-            let score = words
+            let matched = words
                 .iter()
                 .filter(|word| haystack.iter().any(|candidate| candidate.starts_with(word.as_str())))
                 .count();
-            (score, *operation)
+            let name_words = words_of(&operation.name).len();
+            ((matched, std::cmp::Reverse(name_words)), *operation)
         })
-        .filter(|(score, _)| *score > 0)
+        .filter(|((matched, _), _)| *matched > 0)
         .collect();
     scored.sort_by(|left, right| right.0.cmp(&left.0));
     let found: Vec<Value> = scored
@@ -160,6 +166,12 @@ pub fn find(operations: &[&Operation], query: &str) -> Value {
         json!({"operations": found, "note": "these are now callable tools"})
     }
 }
+
+/// Words a search ignores.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "for", "on", "in", "and", "or", "with", "by", "from", "my",
+    "all", "this", "these", "that", "some", "me",
+];
 
 /// Lower-case words, split on anything but letters and digits, plurals folded to the singular.
 fn words_of(text: &str) -> Vec<String> {

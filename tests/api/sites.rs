@@ -34,6 +34,7 @@ store_contract!(
     a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it,
     a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else,
     two_sites_at_once_keep_unique_names_and_prefix_shared_ones,
+    on_the_full_github_document_the_model_searches_and_is_offered_only_what_it_found,
     the_offline_model_points_to_the_manual_tools_on_another_site,
     github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label,
 );
@@ -262,6 +263,68 @@ async fn the_offline_model_points_to_the_manual_tools_on_another_site(
     Ok(())
 }
 
+fn full_github_document() -> anyhow::Result<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tools/node_modules/@octokit/openapi/generated/api.github.com.json");
+    ensure!(
+        path.exists(),
+        "{} is missing: run `scripts/setup.sh --test`",
+        path.display()
+    );
+    Ok(path)
+}
+
+async fn on_the_full_github_document_the_model_searches_and_is_offered_only_what_it_found(
+    store: &Store,
+) -> anyhow::Result<()> {
+    use tessera::chat::offer::{FIND_OPERATIONS, OFFER_BUDGET_BYTES};
+
+    let site = NotesSite::start().await?;
+    let mut manifest = load_site(&full_github_document()?, &|_| true)?;
+    manifest.base_url = site.origin.to_string();
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::tool_calls(vec![ToolCall::new(
+            "find",
+            FIND_OPERATIONS,
+            json!({"query": "get an issue"}),
+        )]),
+        ScriptedTurn::tool_calls(vec![github_call(
+            "get",
+            "issues_get",
+            json!({"issue_number": 5}),
+        )]),
+        ScriptedTurn::text("Issue 5 is open."),
+    ]);
+    let chat = sites_orchestrator(
+        store.clone(),
+        vec![manifest],
+        &site.origin,
+        &AllowedModels::with_model("scripted", Arc::new(model.clone())),
+    )?;
+    let session = chat.create_session(None, None).await?;
+    let outcome = chat.handle_turn(session.id, "is issue 5 still open?").await?;
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", outcome.reply);
+    let offered = |index: usize| -> Vec<String> {
+        requests[index].tools.iter().map(|tool| tool.name.clone()).collect()
+    };
+    assert_eq!(offered(0), vec![FIND_OPERATIONS.to_owned()], "not the whole API");
+    assert!(offered(1).contains(&"issues_get".to_owned()), "{:?}", offered(1));
+    assert!(offered(1).len() <= 9, "only what the search found: {:?}", offered(1));
+    for request in &requests {
+        let bytes = serde_json::to_string(&request.tools)?.len();
+        assert!(bytes <= OFFER_BUDGET_BYTES, "{bytes} bytes of tools in one model call");
+    }
+    assert_eq!(
+        site.requests(),
+        vec![("GET".to_owned(), "/repos/octo-org/octo-repo/issues/5".to_owned())],
+        "{}",
+        outcome.reply
+    );
+    Ok(())
+}
+
 /// Prism serving a document in its validating mode, its log (one `[HTTP SERVER]` line per
 /// request received) in a file.
 struct Prism {
@@ -452,14 +515,7 @@ fn the_full_github_document_is_offered_within_twelve_kilobytes() -> anyhow::Resu
     use tessera::chat::offer::{find, offer, offer_bytes, FIND_OPERATIONS, OFFER_BUDGET_BYTES};
     use tessera::llm::Message;
 
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tools/node_modules/@octokit/openapi/generated/api.github.com.json");
-    ensure!(
-        path.exists(),
-        "{} is missing: run `scripts/setup.sh --test`",
-        path.display()
-    );
-    let manifest = load_site(&path, &|_| true)?;
+    let manifest = load_site(&full_github_document()?, &|_| true)?;
     assert!(manifest.operations().len() > 900, "{}", manifest.operations().len());
     let operations: Vec<_> = manifest.operations().iter().collect();
     let first = offer(&manifest, &operations, &[]);
