@@ -40,17 +40,24 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(5);
     let demo = tempfile::NamedTempFile::with_suffix(".json")?;
     std::fs::write(demo.path(), tessera::demo::items::MANIFEST_JSON)?;
-    let full = root().join("tests/tools/node_modules/@octokit/openapi/generated/api.github.com.json");
+    let full =
+        root().join("tests/tools/node_modules/@octokit/openapi/generated/api.github.com.json");
     let files = [
         ("demo manifest (baseline)", demo.path().to_path_buf()),
-        ("GitHub issues and labels (tests/data)", root().join("tests/data/github/issues-and-labels.json")),
+        (
+            "GitHub issues and labels (tests/data)",
+            root().join("tests/data/github/issues-and-labels.json"),
+        ),
         ("GitHub, full api.github.com.json", full),
     ];
     println!("| file | bytes | operations | load median | load min | offered, first call | offered, after one search |");
     println!("|---|---|---|---|---|---|---|");
     for (label, path) in files {
         if !path.exists() {
-            println!("| {label} | skipped: {} is missing (run scripts/setup.sh --test) | | | | | |", path.display());
+            println!(
+                "| {label} | skipped: {} is missing (run scripts/setup.sh --test) | | | | | |",
+                path.display()
+            );
             continue;
         }
         let size = std::fs::metadata(&path)?.len();

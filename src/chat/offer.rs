@@ -50,7 +50,11 @@ pub fn find_operations_tool(operations: usize) -> ToolDefinition {
 /// The tools for the next model call: all of `operations`, or the search tool plus those the
 /// conversation `history` found or used, newest first until the budget is spent.
 #[must_use]
-pub fn offer(manifest: &Manifest, operations: &[&Operation], history: &[Message]) -> Vec<ToolDefinition> {
+pub fn offer(
+    manifest: &Manifest,
+    operations: &[&Operation],
+    history: &[Message],
+) -> Vec<ToolDefinition> {
     if !needs_search(operations) {
         return operations
             .iter()
@@ -140,14 +144,18 @@ pub fn find(operations: &[&Operation], query: &str) -> Value {
             ));
             let matched = words
                 .iter()
-                .filter(|word| haystack.iter().any(|candidate| candidate.starts_with(word.as_str())))
+                .filter(|word| {
+                    haystack
+                        .iter()
+                        .any(|candidate| candidate.starts_with(word.as_str()))
+                })
                 .count();
             let name_words = words_of(&operation.name).len();
             ((matched, std::cmp::Reverse(name_words)), *operation)
         })
         .filter(|((matched, _), _)| *matched > 0)
         .collect();
-    scored.sort_by(|left, right| right.0.cmp(&left.0));
+    scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
     let found: Vec<Value> = scored
         .into_iter()
         .take(FIND_LIMIT)
@@ -189,7 +197,12 @@ fn words_of(text: &str) -> Vec<String> {
         .split(|character: char| !character.is_ascii_alphanumeric())
         .filter(|word| !word.is_empty())
         .filter(|word| word.len() > 1 || word.chars().all(|character| character.is_ascii_digit()))
-        .map(|word| word.strip_suffix('s').filter(|stem| stem.len() > 2).unwrap_or(word).to_owned())
+        .map(|word| {
+            word.strip_suffix('s')
+                .filter(|stem| stem.len() > 2)
+                .unwrap_or(word)
+                .to_owned()
+        })
         .collect()
 }
 
@@ -219,16 +232,26 @@ mod tests {
     }
 
     #[test]
-    fn a_large_site_offers_the_search_and_then_what_it_found() -> Result<(), Box<dyn std::error::Error>> {
+    fn a_large_site_offers_the_search_and_then_what_it_found(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let manifest = large_site()?;
         let operations: Vec<&Operation> = manifest.operations().iter().collect();
         let first = offer(&manifest, &operations, &[]);
-        assert_eq!(first.iter().map(|tool| tool.name.as_str()).collect::<Vec<_>>(), [FIND_OPERATIONS]);
+        assert_eq!(
+            first
+                .iter()
+                .map(|tool| tool.name.as_str())
+                .collect::<Vec<_>>(),
+            [FIND_OPERATIONS]
+        );
         let found = find(&operations, "delete thing 7");
         assert_eq!(found["operations"][0]["name"], "deleteThing7");
         let call = ToolCall::new("f1", FIND_OPERATIONS, json!({"query": "delete thing 7"}));
         let history = [
-            Message::Assistant { text: None, tool_calls: vec![call.clone()] },
+            Message::Assistant {
+                text: None,
+                tool_calls: vec![call.clone()],
+            },
             Message::tool_result(&call, found),
         ];
         let next = offer(&manifest, &operations, &history);

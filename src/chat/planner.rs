@@ -482,7 +482,11 @@ fn not_understood(manifest: &Manifest) -> String {
                 .filter_map(Value::as_str)
                 .map(|name| format!(" --{name} VALUE"))
                 .collect();
-            format!(" For example: /tool {}{}", operation.name, required.concat())
+            format!(
+                " For example: /tool {}{}",
+                operation.name,
+                required.concat()
+            )
         })
         .unwrap_or_default();
     format!(

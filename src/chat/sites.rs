@@ -87,10 +87,15 @@ pub fn load_sites(paths: &[PathBuf], env_is_set: EnvCheck<'_>) -> Result<Vec<Man
 pub fn load_site(path: &Path, env_is_set: EnvCheck<'_>) -> Result<Manifest, SiteError> {
     let value = read_document(path)?;
     let manifest = if openapi::is_openapi(&value) {
-        openapi::import(&value, &Overlay::default()).map_err(|error| SiteError::from_import(path, error))?
+        openapi::import(&value, &Overlay::default())
+            .map_err(|error| SiteError::from_import(path, error))?
     } else if let Some(document) = value.get("document") {
         let Some(document) = document.as_str() else {
-            return Err(SiteError::new(path, "document", "must be the path of an OpenAPI document"));
+            return Err(SiteError::new(
+                path,
+                "document",
+                "must be the path of an OpenAPI document",
+            ));
         };
         let mut overlay_value = value.clone();
         if let Some(object) = overlay_value.as_object_mut() {
@@ -98,17 +103,24 @@ pub fn load_site(path: &Path, env_is_set: EnvCheck<'_>) -> Result<Manifest, Site
         }
         let overlay: Overlay = serde_json::from_value(overlay_value)
             .map_err(|error| SiteError::new(path, "overlay", error.to_string()))?;
-        let document_path = path.parent().unwrap_or_else(|| Path::new(".")).join(document);
+        let document_path = path
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join(document);
         let document_value = read_document(&document_path)
             .map_err(|error| SiteError::new(path, "document", error.reason))?;
         if !openapi::is_openapi(&document_value) {
             return Err(SiteError::new(
                 path,
                 "document",
-                format!("{} is not an OpenAPI document (no `openapi` field)", document_path.display()),
+                format!(
+                    "{} is not an OpenAPI document (no `openapi` field)",
+                    document_path.display()
+                ),
             ));
         }
-        openapi::import(&document_value, &overlay).map_err(|error| SiteError::from_import(path, error))?
+        openapi::import(&document_value, &overlay)
+            .map_err(|error| SiteError::from_import(path, error))?
     } else if value.get("operations").is_some() {
         Manifest::from_value(value).map_err(|error| SiteError::from_manifest(path, &error))?
     } else {
@@ -119,7 +131,12 @@ pub fn load_site(path: &Path, env_is_set: EnvCheck<'_>) -> Result<Manifest, Site
         ));
     };
     let missing = std::iter::once(&manifest.auth)
-        .chain(manifest.operations().iter().map(|operation| &operation.auth))
+        .chain(
+            manifest
+                .operations()
+                .iter()
+                .map(|operation| &operation.auth),
+        )
         .flatten()
         .find(|auth| !env_is_set(&auth.env));
     if let Some(auth) = missing {
@@ -137,11 +154,13 @@ fn read_document(path: &Path) -> Result<Value, SiteError> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| SiteError::new(path, "document", format!("cannot be read: {error}")))?;
     if text.trim_start().starts_with('{') {
-        serde_json::from_str(&text)
-            .map_err(|error| SiteError::new(path, "document", format!("is not valid JSON: {error}")))
+        serde_json::from_str(&text).map_err(|error| {
+            SiteError::new(path, "document", format!("is not valid JSON: {error}"))
+        })
     } else {
-        serde_yaml_ng::from_str(&text)
-            .map_err(|error| SiteError::new(path, "document", format!("is not valid YAML: {error}")))
+        serde_yaml_ng::from_str(&text).map_err(|error| {
+            SiteError::new(path, "document", format!("is not valid YAML: {error}"))
+        })
     }
 }
 
@@ -182,16 +201,30 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let cases = [
             ("a.yaml", "name: a\ndocument: missing.yaml\n", "document"),
-            ("b.yaml", "name: b\ndocument: a.yaml\nbase_urll: x\n", "overlay"),
+            (
+                "b.yaml",
+                "name: b\ndocument: a.yaml\nbase_urll: x\n",
+                "overlay",
+            ),
             ("c.json", r#"{"openapi": "2.0", "paths": {}}"#, "openapi"),
-            ("d.json", r#"{"site": "d", "base_url": "/x", "operations": [{"name": "x"}]}"#, "manifest"),
+            (
+                "d.json",
+                r#"{"site": "d", "base_url": "/x", "operations": [{"name": "x"}]}"#,
+                "manifest",
+            ),
             ("e.yaml", "hello: world\n", "document"),
         ];
         for (name, text, field) in cases {
             let path = write(dir.path(), name, text)?;
             let error = load_site(&path, &|_| true).err();
-            assert_eq!(error.as_ref().map(|error| error.field.as_str()), Some(field), "{name}: {error:?}");
-            assert!(error.is_some_and(|error| error.to_string().starts_with(&format!("site file {}", path.display()))));
+            assert_eq!(
+                error.as_ref().map(|error| error.field.as_str()),
+                Some(field),
+                "{name}: {error:?}"
+            );
+            assert!(error.is_some_and(|error| error
+                .to_string()
+                .starts_with(&format!("site file {}", path.display()))));
         }
         Ok(())
     }

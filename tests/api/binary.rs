@@ -68,7 +68,10 @@ fn a_bad_site_file_stops_the_server_with_one_line_naming_the_file_and_the_field(
     let output = Command::new(BINARY)
         .env_remove("TESSERA_CONFIG")
         .env("TESSERA_ADDR", "127.0.0.1:0")
-        .env("DATABASE_URL", format!("sqlite://{}", dir.path().join("t.db").display()))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("t.db").display()),
+        )
         .env("TESSERA_SITES", &site)
         .current_dir(dir.path())
         .output()?;

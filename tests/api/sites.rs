@@ -40,7 +40,9 @@ store_contract!(
 );
 
 fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(path)
 }
 
 /// A notes site on port 0 answering every request with JSON and recording it, and the
@@ -84,7 +86,9 @@ impl NotesSite {
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push((method.clone(), path));
                 match method.as_str() {
-                    "GET" => Json(json!([{"id": 3, "text": "buy milk", "tag": "home"}])).into_response(),
+                    "GET" => {
+                        Json(json!([{"id": 3, "text": "buy milk", "tag": "home"}])).into_response()
+                    }
                     "DELETE" => axum::http::StatusCode::NO_CONTENT.into_response(),
                     _ => Json(json!({"id": 3, "text": "changed"})).into_response(),
                 }
@@ -108,7 +112,10 @@ impl NotesSite {
     }
 
     fn requests(&self) -> Vec<(String, String)> {
-        self.requests.lock().map(|log| log.clone()).unwrap_or_default()
+        self.requests
+            .lock()
+            .map(|log| log.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -129,7 +136,9 @@ async fn a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it(
     let chat = notes_chat(store, &site)?;
     let session = chat.create_session(None, None).await?;
 
-    let asked = chat.handle_turn(session.id, "/tool deleteNote --noteId 3").await?;
+    let asked = chat
+        .handle_turn(session.id, "/tool deleteNote --noteId 3")
+        .await?;
     let [approval] = asked.pending_approvals.as_slice() else {
         bail!("the delete asks for one approval: {}", asked.reply);
     };
@@ -172,7 +181,10 @@ async fn a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else(
     let env = |name: &str| (name == "TESSERA_TEST_NOTES_KEY").then(|| SECRET.to_owned());
     let manifest = load_site(&data("sites/notes-site.yaml"), &|name| env(name).is_some())?;
     assert_eq!(manifest.site, "notebook");
-    assert!(manifest.operation("getNote").is_none(), "excluded by the site file");
+    assert!(
+        manifest.operation("getNote").is_none(),
+        "excluded by the site file"
+    );
     let chat = sites_orchestrator_with_env(
         store.clone(),
         vec![manifest],
@@ -181,14 +193,20 @@ async fn a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else(
         &env,
     )?;
     let session = chat.create_session(None, None).await?;
-    let outcome = chat.handle_turn(session.id, "/tool listNotes --tag home").await?;
+    let outcome = chat
+        .handle_turn(session.id, "/tool listNotes --tag home")
+        .await?;
     assert_eq!(
         site.requests(),
         vec![("GET".to_owned(), "/notes-api/notes".to_owned())],
         "{}",
         outcome.reply
     );
-    let keys = site.keys.lock().map(|keys| keys.clone()).unwrap_or_default();
+    let keys = site
+        .keys
+        .lock()
+        .map(|keys| keys.clone())
+        .unwrap_or_default();
     assert_eq!(keys, vec![Some(SECRET.to_owned())]);
     let view = chat.session_view(session.id).await?;
     let stored = serde_json::to_string(&view)?;
@@ -217,7 +235,9 @@ async fn two_sites_at_once_keep_unique_names_and_prefix_shared_ones(
     )?;
     let session = chat.create_session(None, None).await?;
 
-    let unique = chat.handle_turn(session.id, "/tool getNote --noteId 3").await?;
+    let unique = chat
+        .handle_turn(session.id, "/tool getNote --noteId 3")
+        .await?;
     assert_eq!(
         site.requests(),
         vec![("GET".to_owned(), "/notes-api/notes/3".to_owned())],
@@ -231,9 +251,15 @@ async fn two_sites_at_once_keep_unique_names_and_prefix_shared_ones(
         "{}",
         shared.narrative
     );
-    let qualified = chat.handle_turn(session.id, "/tool notebook_listNotes").await?;
+    let qualified = chat
+        .handle_turn(session.id, "/tool notebook_listNotes")
+        .await?;
     assert_eq!(site.requests().len(), 2, "{}", qualified.reply);
-    let keys = site.keys.lock().map(|keys| keys.clone()).unwrap_or_default();
+    let keys = site
+        .keys
+        .lock()
+        .map(|keys| keys.clone())
+        .unwrap_or_default();
     assert_eq!(
         keys,
         vec![None, Some(SECRET.to_owned())],
@@ -258,7 +284,10 @@ async fn the_offline_model_points_to_the_manual_tools_on_another_site(
         reply.contains("/tool listNotes"),
         "a real tool of this site, spelled out: {reply}"
     );
-    assert!(!reply.contains("items"), "no demo words on another site: {reply}");
+    assert!(
+        !reply.contains("items"),
+        "no demo words on another site: {reply}"
+    );
     assert!(site.requests().is_empty());
     Ok(())
 }
@@ -302,23 +331,47 @@ async fn on_the_full_github_document_the_model_searches_and_is_offered_only_what
         &AllowedModels::with_model("scripted", Arc::new(model.clone())),
     )?;
     let session = chat.create_session(None, None).await?;
-    let outcome = chat.handle_turn(session.id, "is issue 5 still open?").await?;
+    let outcome = chat
+        .handle_turn(session.id, "is issue 5 still open?")
+        .await?;
 
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "{}", outcome.reply);
     let offered = |index: usize| -> Vec<String> {
-        requests[index].tools.iter().map(|tool| tool.name.clone()).collect()
+        requests[index]
+            .tools
+            .iter()
+            .map(|tool| tool.name.clone())
+            .collect()
     };
-    assert_eq!(offered(0), vec![FIND_OPERATIONS.to_owned()], "not the whole API");
-    assert!(offered(1).contains(&"issues_get".to_owned()), "{:?}", offered(1));
-    assert!(offered(1).len() <= 9, "only what the search found: {:?}", offered(1));
+    assert_eq!(
+        offered(0),
+        vec![FIND_OPERATIONS.to_owned()],
+        "not the whole API"
+    );
+    assert!(
+        offered(1).contains(&"issues_get".to_owned()),
+        "{:?}",
+        offered(1)
+    );
+    assert!(
+        offered(1).len() <= 9,
+        "only what the search found: {:?}",
+        offered(1)
+    );
     for request in &requests {
         let bytes = serde_json::to_string(&request.tools)?.len();
-        assert!(bytes <= OFFER_BUDGET_BYTES, "{bytes} bytes of tools in one model call");
+        assert!(
+            bytes <= OFFER_BUDGET_BYTES,
+            "{bytes} bytes of tools in one model call"
+        );
     }
     assert_eq!(
         site.requests(),
-        vec![("GET".to_owned(), "/repos/octo-org/octo-repo/issues/5".to_owned())],
+        vec![(
+            "GET".to_owned(),
+            "/repos/octo-org/octo-repo/issues/5".to_owned()
+        )],
         "{}",
         outcome.reply
     );
@@ -348,16 +401,29 @@ impl Prism {
         let log = dir.path().join("prism.log");
         let child = std::process::Command::new("node")
             .arg(&binary)
-            .args(["mock", "--errors", "-h", "127.0.0.1", "-p", &port.to_string()])
+            .args([
+                "mock",
+                "--errors",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
             .arg(document)
             .stdout(std::fs::File::create(&log)?)
             .stderr(Stdio::null())
             .spawn()
             .context("starting Prism")?;
         let started = Instant::now();
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
             if started.elapsed() > Duration::from_secs(60) {
-                bail!("Prism did not listen on port {port}: {}", std::fs::read_to_string(&log)?);
+                bail!(
+                    "Prism did not listen on port {port}: {}",
+                    std::fs::read_to_string(&log)?
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -448,20 +514,30 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
 
     let listed = chat.handle_turn(session.id, "list the open issues").await?;
     assert!(
-        listed.header.steps.iter().any(|step| step.operation == "issues_list-for-repo"
-            && step.status == CallStatus::Succeeded),
+        listed
+            .header
+            .steps
+            .iter()
+            .any(|step| step.operation == "issues_list-for-repo"
+                && step.status == CallStatus::Succeeded),
         "{}",
         listed.reply
     );
     assert_eq!(prism.received("get")?, 1);
 
-    let asked = chat.handle_turn(session.id, "close these 12 issues").await?;
+    let asked = chat
+        .handle_turn(session.id, "close these 12 issues")
+        .await?;
     let [approval] = asked.pending_approvals.as_slice() else {
         bail!("one approval for the twelve closes: {}", asked.reply);
     };
     assert_eq!(approval.operation, "issues_update");
     assert_eq!(approval.preview.count, 12, "{}", asked.reply);
-    assert_eq!(prism.received("patch")?, 0, "nothing is closed before the approval");
+    assert_eq!(
+        prism.received("patch")?,
+        0,
+        "nothing is closed before the approval"
+    );
 
     let closed = chat
         .decide(
@@ -479,10 +555,16 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
         .count();
     assert_eq!(succeeded, 12, "{}", closed.reply);
 
-    let labelled = chat.handle_turn(session.id, "add the bug label to issue 7").await?;
+    let labelled = chat
+        .handle_turn(session.id, "add the bug label to issue 7")
+        .await?;
     assert!(
-        labelled.header.steps.iter().any(|step| step.operation == "issues_add-labels"
-            && step.status == CallStatus::Succeeded),
+        labelled
+            .header
+            .steps
+            .iter()
+            .any(|step| step.operation == "issues_add-labels"
+                && step.status == CallStatus::Succeeded),
         "{}",
         labelled.reply
     );
@@ -500,7 +582,10 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
 async fn prism_rejects_a_request_that_breaks_the_document() -> anyhow::Result<()> {
     let prism = Prism::start(&data("github/issues-and-labels.json")).await?;
     let response = reqwest::Client::new()
-        .patch(format!("http://127.0.0.1:{}/repos/o/r/issues/3", prism.port))
+        .patch(format!(
+            "http://127.0.0.1:{}/repos/o/r/issues/3",
+            prism.port
+        ))
         .json(&json!({"state": "shut"}))
         .send()
         .await?;
@@ -516,16 +601,29 @@ fn the_full_github_document_is_offered_within_twelve_kilobytes() -> anyhow::Resu
     use tessera::llm::Message;
 
     let manifest = load_site(&full_github_document()?, &|_| true)?;
-    assert!(manifest.operations().len() > 900, "{}", manifest.operations().len());
+    assert!(
+        manifest.operations().len() > 900,
+        "{}",
+        manifest.operations().len()
+    );
     let operations: Vec<_> = manifest.operations().iter().collect();
     let first = offer(&manifest, &operations, &[]);
     assert_eq!(first.len(), 1);
     let mut history = Vec::new();
-    for (index, query) in ["close issue", "add labels to an issue", "list pull requests", "create a repository webhook"]
-        .iter()
-        .enumerate()
+    for (index, query) in [
+        "close issue",
+        "add labels to an issue",
+        "list pull requests",
+        "create a repository webhook",
+    ]
+    .iter()
+    .enumerate()
     {
-        let call = ToolCall::new(format!("f{index}"), FIND_OPERATIONS, json!({"query": query}));
+        let call = ToolCall::new(
+            format!("f{index}"),
+            FIND_OPERATIONS,
+            json!({"query": query}),
+        );
         history.push(Message::Assistant {
             text: None,
             tool_calls: vec![call.clone()],
@@ -536,7 +634,11 @@ fn the_full_github_document_is_offered_within_twelve_kilobytes() -> anyhow::Resu
         assert!(bytes <= OFFER_BUDGET_BYTES, "{bytes} bytes after `{query}`");
         assert!(offered.len() > 1, "something found for `{query}`");
         let json = serde_json::to_string(&offered)?;
-        assert!(json.len() <= OFFER_BUDGET_BYTES + 1024, "{} bytes of JSON", json.len());
+        assert!(
+            json.len() <= OFFER_BUDGET_BYTES + 1024,
+            "{} bytes of JSON",
+            json.len()
+        );
     }
     let found = find(&operations, "update an issue");
     let names: Vec<&str> = found["operations"]

@@ -206,8 +206,8 @@ impl Manifest {
     /// # Errors
     /// As [`Manifest::from_json`].
     pub fn from_value(value: Value) -> Result<Self, ManifestError> {
-        let raw: RawManifest =
-            serde_json::from_value(value).map_err(|error| ManifestError::Parse(error.to_string()))?;
+        let raw: RawManifest = serde_json::from_value(value)
+            .map_err(|error| ManifestError::Parse(error.to_string()))?;
         Self::from_raw(raw)
     }
 

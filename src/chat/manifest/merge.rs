@@ -26,7 +26,10 @@ impl Manifest {
             if !site_names.insert(site.site.clone()) {
                 return Err(ManifestError::invalid(
                     "manifest",
-                    format!("two sites are called `{}`; give one a different name", site.site),
+                    format!(
+                        "two sites are called `{}`; give one a different name",
+                        site.site
+                    ),
                 ));
             }
         }
@@ -84,7 +87,10 @@ impl Manifest {
                 if operation.auth.is_none() {
                     operation.auth.clone_from(&site.auth);
                 }
-                if index.insert(operation.name.clone(), operations.len()).is_some() {
+                if index
+                    .insert(operation.name.clone(), operations.len())
+                    .is_some()
+                {
                     return Err(ManifestError::invalid(&operation.name, "is defined twice"));
                 }
                 operations.push(operation);
@@ -123,22 +129,52 @@ mod tests {
     use super::*;
     use crate::chat::manifest::tests::{bulk_delete, search, with};
 
-    fn site(name: &str, base_url: &str, operations: Vec<serde_json::Value>) -> Result<Manifest, ManifestError> {
-        Manifest::from_json(&json!({"site": name, "base_url": base_url, "operations": operations}).to_string())
+    fn site(
+        name: &str,
+        base_url: &str,
+        operations: &[serde_json::Value],
+    ) -> Result<Manifest, ManifestError> {
+        Manifest::from_json(
+            &json!({"site": name, "base_url": base_url, "operations": operations}).to_string(),
+        )
     }
 
     #[test]
-    fn only_names_two_sites_share_are_prefixed_and_each_keeps_its_base_url() -> Result<(), ManifestError> {
-        let first = site("alpha", "http://127.0.0.1:1", vec![search(), bulk_delete()])?;
-        let second = site("beta", "http://127.0.0.1:2", vec![search(), with(search(), "name", json!("findOther"))])?;
+    fn only_names_two_sites_share_are_prefixed_and_each_keeps_its_base_url(
+    ) -> Result<(), ManifestError> {
+        let first = site("alpha", "http://127.0.0.1:1", &[search(), bulk_delete()])?;
+        let second = site(
+            "beta",
+            "http://127.0.0.1:2",
+            &[search(), with(search(), "name", json!("findOther"))],
+        )?;
         let merged = Manifest::merge(vec![first, second])?;
-        let names: Vec<&str> = merged.operations().iter().map(|op| op.name.as_str()).collect();
-        assert_eq!(names, ["alpha_searchItems", "bulkDelete", "beta_searchItems", "findOther"]);
-        let bulk = merged.operation("bulkDelete").ok_or_else(|| ManifestError::Parse("missing".into()))?;
+        let names: Vec<&str> = merged
+            .operations()
+            .iter()
+            .map(|op| op.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "alpha_searchItems",
+                "bulkDelete",
+                "beta_searchItems",
+                "findOther"
+            ]
+        );
+        let bulk = merged
+            .operation("bulkDelete")
+            .ok_or_else(|| ManifestError::Parse("missing".into()))?;
         assert_eq!(bulk.http.base_url.as_deref(), Some("http://127.0.0.1:1"));
         assert_eq!(bulk.entity, "alpha-items");
         // The discovered preview stays on the bulk delete's own site.
-        assert_eq!(merged.preview_operation_for(bulk).map(|op| op.name.as_str()), Some("alpha_searchItems"));
+        assert_eq!(
+            merged
+                .preview_operation_for(bulk)
+                .map(|op| op.name.as_str()),
+            Some("alpha_searchItems")
+        );
         Ok(())
     }
 }

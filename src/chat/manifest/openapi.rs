@@ -244,7 +244,8 @@ impl Importer<'_> {
             Some(excluded.as_str()) == operation_id
                 || excluded == &name
                 || excluded == &format!("{method_text} {path}")
-        }) || operation.get("x-tessera-exclude").and_then(Value::as_bool) == Some(true);
+        }) || operation.get("x-tessera-exclude").and_then(Value::as_bool)
+            == Some(true);
         let not_included = !self.overlay.include_tags.is_empty()
             && !openapi_tags
                 .iter()
@@ -271,20 +272,18 @@ impl Importer<'_> {
             .cloned()
             .unwrap_or_default();
         let (batch_argument, inferred_tags) = infer_tags(method, path, &parameters);
-        let tags = overlay
-            .tags
-            .or(extension.tags)
-            .unwrap_or(inferred_tags);
+        let tags = overlay.tags.or(extension.tags).unwrap_or(inferred_tags);
         let batch = tags.iter().any(|tag| tag == "batch");
         let entity = overlay
             .entity
             .or(extension.entity)
             .or_else(|| openapi_tags.first().map(|tag| slug(tag)))
             .unwrap_or_else(|| entity_of(path));
-        let mode = overlay
-            .mode
-            .or(extension.mode)
-            .unwrap_or(if flat { ToolMode::Both } else { ToolMode::Llm });
+        let mode = overlay.mode.or(extension.mode).unwrap_or(if flat {
+            ToolMode::Both
+        } else {
+            ToolMode::Llm
+        });
         let description = operation
             .get("summary")
             .or_else(|| operation.get("description"))
@@ -363,7 +362,10 @@ impl Importer<'_> {
             let parameter_field = format!("{field}.parameters[{index}]");
             let parameter = self.resolve_ref(&parameter_field, parameter.1)?;
             let Some(name) = parameter.get("name").and_then(Value::as_str) else {
-                return Err(ImportError::new(parameter_field, "a parameter needs a name"));
+                return Err(ImportError::new(
+                    parameter_field,
+                    "a parameter needs a name",
+                ));
             };
             let location = parameter.get("in").and_then(Value::as_str).unwrap_or("");
             // Operation-level parameters replace path-level ones of the same name and place.
@@ -382,7 +384,10 @@ impl Importer<'_> {
             if !matches!(location, "path" | "query") {
                 continue;
             }
-            let mut schema = parameter.get("schema").cloned().unwrap_or_else(|| json!({}));
+            let mut schema = parameter
+                .get("schema")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             if let (Some(object), Some(text)) = (
                 schema.as_object_mut(),
                 parameter.get("description").and_then(Value::as_str),
@@ -392,7 +397,8 @@ impl Importer<'_> {
                     .or_insert_with(|| Value::String(shorten(text, MAX_DESCRIPTION_CHARS)));
             }
             properties.insert(name.to_owned(), schema);
-            if location == "path" || parameter.get("required").and_then(Value::as_bool) == Some(true)
+            if location == "path"
+                || parameter.get("required").and_then(Value::as_bool) == Some(true)
             {
                 required.push(name.to_owned());
             }
@@ -415,7 +421,9 @@ impl Importer<'_> {
             let json_schema = content.and_then(|content| {
                 content
                     .iter()
-                    .find(|(media, _)| media.starts_with("application/json") || media.ends_with("+json"))
+                    .find(|(media, _)| {
+                        media.starts_with("application/json") || media.ends_with("+json")
+                    })
                     .map(|(_, media)| media.get("schema").cloned().unwrap_or_else(|| json!({})))
             });
             let Some(schema) = json_schema else {
@@ -423,13 +431,25 @@ impl Importer<'_> {
                 return Ok(None);
             };
             let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
-            let schema = self.inline(&format!("{body_field}.content"), &schema, 0, &mut Vec::new())?;
+            let schema = self.inline(
+                &format!("{body_field}.content"),
+                &schema,
+                0,
+                &mut Vec::new(),
+            )?;
             let flat_properties = schema
                 .get("properties")
                 .and_then(Value::as_object)
-                .filter(|_| schema.get("type").and_then(Value::as_str).is_none_or(|kind| kind == "object"))
+                .filter(|_| {
+                    schema
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .is_none_or(|kind| kind == "object")
+                })
                 .filter(|body_properties| {
-                    body_properties.keys().all(|key| !properties.contains_key(key))
+                    body_properties
+                        .keys()
+                        .all(|key| !properties.contains_key(key))
                 });
             match flat_properties {
                 Some(body_properties) => {
@@ -447,7 +467,11 @@ impl Importer<'_> {
                     }
                 }
                 None => {
-                    let name = if properties.contains_key("body") { "request_body" } else { "body" };
+                    let name = if properties.contains_key("body") {
+                        "request_body"
+                    } else {
+                        "body"
+                    };
                     properties.insert(name.to_owned(), schema);
                     if body_required {
                         required.push(name.to_owned());
@@ -461,7 +485,12 @@ impl Importer<'_> {
         for depth in [MAX_SCHEMA_DEPTH, 4, 3, 2, 1] {
             let mut inlined = Map::new();
             for (key, schema) in &properties {
-                let schema = self.inline(&format!("{field}.parameters.{key}"), schema, MAX_SCHEMA_DEPTH - depth, &mut Vec::new())?;
+                let schema = self.inline(
+                    &format!("{field}.parameters.{key}"),
+                    schema,
+                    MAX_SCHEMA_DEPTH - depth,
+                    &mut Vec::new(),
+                )?;
                 inlined.insert(key.clone(), schema);
             }
             parameters = json!({"type": "object", "properties": inlined, "required": required});
@@ -490,7 +519,10 @@ impl Importer<'_> {
             .strip_prefix('#')
             .and_then(|pointer| self.document.pointer(pointer))
             .ok_or_else(|| {
-                ImportError::new(field, format!("`$ref` `{reference}` does not resolve in this document"))
+                ImportError::new(
+                    field,
+                    format!("`$ref` `{reference}` does not resolve in this document"),
+                )
             })
     }
 
@@ -526,13 +558,17 @@ impl Importer<'_> {
                 | "writeOnly" | "deprecated" | "nullable" | "title" => {}
                 "description" => {
                     if let Some(text) = value.as_str() {
-                        out.insert(key.clone(), Value::String(shorten(text, MAX_DESCRIPTION_CHARS)));
+                        out.insert(
+                            key.clone(),
+                            Value::String(shorten(text, MAX_DESCRIPTION_CHARS)),
+                        );
                     }
                 }
                 "properties" | "patternProperties" => {
                     let mut properties = Map::new();
                     for (name, property) in value.as_object().into_iter().flatten() {
-                        properties.insert(name.clone(), self.inline(field, property, depth + 1, seen)?);
+                        properties
+                            .insert(name.clone(), self.inline(field, property, depth + 1, seen)?);
                     }
                     out.insert(key.clone(), Value::Object(properties));
                 }
@@ -578,13 +614,15 @@ fn extension_override(field: &str, operation: &Value) -> Result<OperationOverrid
         .map(serde_json::from_value::<ToolMode>)
         .transpose()
         .map_err(|error| ImportError::new(format!("{field}.x-tessera-mode"), error.to_string()))?;
-    let entity = pick("x-tessera-entity")
-        .and_then(|value| value.as_str().map(str::to_owned));
+    let entity = pick("x-tessera-entity").and_then(|value| value.as_str().map(str::to_owned));
     let max_batch_size = pick("x-tessera-max-batch-size")
         .map(serde_json::from_value::<usize>)
         .transpose()
         .map_err(|error| {
-            ImportError::new(format!("{field}.x-tessera-max-batch-size"), error.to_string())
+            ImportError::new(
+                format!("{field}.x-tessera-max-batch-size"),
+                error.to_string(),
+            )
         })?;
     Ok(OperationOverride {
         tags,
@@ -652,7 +690,10 @@ fn settle_batches(operations: &mut [RawOperation]) {
         .collect();
     for operation in operations.iter_mut() {
         let batch = operation.tags.iter().any(|tag| tag == "batch");
-        if batch && operation.tags.iter().any(|tag| tag == "mutating") && !previewable.contains(&operation.entity) {
+        if batch
+            && operation.tags.iter().any(|tag| tag == "mutating")
+            && !previewable.contains(&operation.entity)
+        {
             operation.tags.retain(|tag| tag != "batch");
             operation.max_batch_size = None;
             operation.batch_argument = None;
@@ -661,9 +702,12 @@ fn settle_batches(operations: &mut [RawOperation]) {
 }
 
 fn first_server(document: &Value) -> Result<String, ImportError> {
-    let server = document
-        .pointer("/servers/0")
-        .ok_or_else(|| ImportError::new("servers", "the document names no server; give the site a base_url"))?;
+    let server = document.pointer("/servers/0").ok_or_else(|| {
+        ImportError::new(
+            "servers",
+            "the document names no server; give the site a base_url",
+        )
+    })?;
     let mut url = server
         .get("url")
         .and_then(Value::as_str)
@@ -724,8 +768,7 @@ fn placeholders(path: &str) -> Vec<String> {
 /// The last literal segment of a path: `/repos/{owner}/{repo}/issues/{number}` acts on `issues`.
 fn entity_of(path: &str) -> String {
     path.split('/')
-        .filter(|segment| !segment.is_empty() && !segment.starts_with('{'))
-        .next_back()
+        .rfind(|segment| !segment.is_empty() && !segment.starts_with('{'))
         .map_or_else(|| "items".to_owned(), slug)
 }
 
@@ -749,7 +792,11 @@ pub fn slug(text: &str) -> String {
 }
 
 fn shorten(text: &str, limit: usize) -> String {
-    let first = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
+    let first = text
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     if first.chars().count() <= limit {
         first.to_owned()
     } else {
@@ -801,21 +848,37 @@ mod tests {
         let manifest = import(&petstore(), &Overlay::default())?;
         assert_eq!(manifest.site, "pet-store");
         assert_eq!(manifest.base_url, "https://pets.example.com/v2");
-        let list = manifest.operation("listPets").ok_or_else(|| ImportError::new("listPets", "missing"))?;
+        let list = manifest
+            .operation("listPets")
+            .ok_or_else(|| ImportError::new("listPets", "missing"))?;
         assert!(list.has(Tag::Readonly) && list.has(Tag::Filterable) && list.has(Tag::List));
-        let create = manifest.operation("createPet").ok_or_else(|| ImportError::new("createPet", "missing"))?;
+        let create = manifest
+            .operation("createPet")
+            .ok_or_else(|| ImportError::new("createPet", "missing"))?;
         assert!(create.is_mutating() && create.offered_manually());
         assert_eq!(create.parameters["required"], json!(["name"]));
-        assert_eq!(create.parameters["properties"]["tag"]["type"], json!(["string", "null"]));
-        let delete = manifest.operation("deletePet").ok_or_else(|| ImportError::new("deletePet", "missing"))?;
+        assert_eq!(
+            create.parameters["properties"]["tag"]["type"],
+            json!(["string", "null"])
+        );
+        let delete = manifest
+            .operation("deletePet")
+            .ok_or_else(|| ImportError::new("deletePet", "missing"))?;
         assert!(delete.has(Tag::Delete) && delete.has(Tag::ConfirmationRequired));
-        assert_eq!(delete.parameters["properties"]["petId"]["type"], json!("integer"));
+        assert_eq!(
+            delete.parameters["properties"]["petId"]["type"],
+            json!("integer")
+        );
         // No operationId: synthesised from the method and path; the recursive body is cut, and
         // not being a flat form it is offered to the model only.
-        let patch = manifest.operation("patch_pets_petId").ok_or_else(|| ImportError::new("patch", "missing"))?;
+        let patch = manifest
+            .operation("patch_pets_petId")
+            .ok_or_else(|| ImportError::new("patch", "missing"))?;
         assert!(!patch.offered_manually() && patch.offered_to_model());
         assert!(patch.parameters.to_string().len() < MAX_PARAMETER_BYTES);
-        let archive = manifest.operation("archive_pets_now").ok_or_else(|| ImportError::new("archive", "missing"))?;
+        let archive = manifest
+            .operation("archive_pets_now")
+            .ok_or_else(|| ImportError::new("archive", "missing"))?;
         assert!(archive.has(Tag::Batch), "{:?}", archive.tags);
         assert_eq!(archive.batch_argument.as_deref(), Some("pet_ids"));
         Ok(())
@@ -840,32 +903,53 @@ mod tests {
         let manifest = import(&petstore(), &overlay)?;
         assert_eq!(manifest.base_url, "http://127.0.0.1:9/api");
         assert!(manifest.operation("createPet").is_none());
-        let delete = manifest.operation("deletePet").ok_or_else(|| ImportError::new("deletePet", "missing"))?;
+        let delete = manifest
+            .operation("deletePet")
+            .ok_or_else(|| ImportError::new("deletePet", "missing"))?;
         assert!(!delete.has(Tag::ConfirmationRequired));
         assert!(!delete.offered_to_model());
         let unknown = Overlay {
             operations: BTreeMap::from([("nope".to_owned(), OperationOverride::default())]),
             ..Overlay::default()
         };
-        assert_eq!(import(&petstore(), &unknown).map(|_| ()), Err(ImportError::new("operations.nope", "names no operation of the document")));
+        assert_eq!(
+            import(&petstore(), &unknown).map(|_| ()),
+            Err(ImportError::new(
+                "operations.nope",
+                "names no operation of the document"
+            ))
+        );
         Ok(())
     }
 
     #[test]
     fn extensions_override_inferred_tags_and_broken_refs_name_the_field() {
         let mut document = petstore();
-        document["paths"]["/pets"]["get"]["x-tessera-tags"] = json!(["readonly", "search", "filterable"]);
+        document["paths"]["/pets"]["get"]["x-tessera-tags"] =
+            json!(["readonly", "search", "filterable"]);
         let manifest = import(&document, &Overlay::default());
-        assert!(manifest.is_ok_and(|manifest| manifest.operation("listPets").is_some_and(|list| list.has(Tag::Search))));
-        document["paths"]["/pets"]["post"]["requestBody"]["content"]["application/json"]["schema"] = json!({"$ref": "#/components/schemas/Missing"});
+        assert!(manifest.is_ok_and(|manifest| manifest
+            .operation("listPets")
+            .is_some_and(|list| list.has(Tag::Search))));
+        document["paths"]["/pets"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"] = json!({"$ref": "#/components/schemas/Missing"});
         let error = import(&document, &Overlay::default()).err();
-        assert_eq!(error.map(|error| error.field), Some("paths./pets.post.requestBody.content".to_owned()));
+        assert_eq!(
+            error.map(|error| error.field),
+            Some("paths./pets.post.requestBody.content".to_owned())
+        );
     }
 
     #[test]
     fn tool_names_are_made_safe() {
-        assert_eq!(tool_name(Some("issues/list-for-repo"), "GET", "/x"), "issues_list-for-repo");
-        assert_eq!(tool_name(None, "GET", "/repos/{owner}/{repo}"), "get_repos_owner_repo");
+        assert_eq!(
+            tool_name(Some("issues/list-for-repo"), "GET", "/x"),
+            "issues_list-for-repo"
+        );
+        assert_eq!(
+            tool_name(None, "GET", "/repos/{owner}/{repo}"),
+            "get_repos_owner_repo"
+        );
         assert_eq!(tool_name(Some(&"a".repeat(80)), "GET", "/").len(), 64);
     }
 }

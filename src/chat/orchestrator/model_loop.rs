@@ -17,9 +17,9 @@ use super::{
 };
 use crate::chat::{
     calendar::CivilDate,
-    offer,
     confirm::Caller,
     header::{CallStatus, Step, StepRole},
+    offer,
     planner::{self},
     session::ChatSession,
     threads::{Thread, ThreadStatus},
@@ -242,8 +242,12 @@ impl Orchestrator {
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or_default();
                 let found = offer::find(&operations, query);
-                self.append_model(turn.session.id, thread.id, &Message::tool_result(search, found))
-                    .await?;
+                self.append_model(
+                    turn.session.id,
+                    thread.id,
+                    &Message::tool_result(search, found),
+                )
+                .await?;
             }
             // What each operation's calls add up to in this turn is judged before any runs.
             let demands = self.turn_demands(turn, &calls).await?;
