@@ -231,8 +231,10 @@ impl Orchestrator {
                         .items
                         .iter()
                         .filter(|item| {
-                            item.get("id")
-                                .is_some_and(|item_id| chosen_ids.contains(&id_text(item_id)))
+                            item.get(self.inner.manifest.row_id_field(
+                                confirmation.preview.preview_operation.as_deref(),
+                            ))
+                            .is_some_and(|item_id| chosen_ids.contains(&id_text(item_id)))
                         })
                         .cloned()
                         .collect(),
