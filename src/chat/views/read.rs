@@ -33,7 +33,7 @@ use super::{
 };
 
 /// Rows of a read's result kept with the turn and shown; the rest are dropped and the page says so.
-pub const MAX_READ_ROWS: usize = 1000;
+pub const MAX_READ_ROWS: usize = 500;
 
 /// Rows a read view's table shows per page.
 pub const READ_PAGE_SIZE: u32 = 25;
