@@ -121,15 +121,14 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     };
     // 1250 items: the site returns at most 1000, the chat keeps 500 of them.
     let seed = seed_items(now_ms());
-    let items: Vec<Item> = (0..5)
-        .flat_map(|round| {
-            seed.iter().enumerate().map(move |(index, item)| {
-                let mut item = item.clone();
-                item.id = ItemId(format!("item-{:04}", round * seed.len() + index + 1));
-                item
-            })
-        })
-        .collect();
+    let mut items: Vec<Item> = Vec::new();
+    for _ in 0..5 {
+        for item in &seed {
+            let mut item = item.clone();
+            item.id = ItemId(format!("item-{:04}", items.len() + 1));
+            items.push(item);
+        }
+    }
     app.store.seed_demo_items(&items).await?;
     let cookie = app.admin_cookie().await?;
     app.post_form(

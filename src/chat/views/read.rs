@@ -23,7 +23,7 @@ use crate::chat::{
     manifest::{Manifest, Operation},
     session::SessionId,
 };
-use crate::{agent::generate::GenerationInput, llm::ChatModel, store::Store};
+use crate::{agent::generate::GenerationInput, forms::humanize, llm::ChatModel, store::Store};
 
 use super::{
     changes::value_words,
@@ -34,6 +34,9 @@ use super::{
 
 /// Rows of a read's result kept with the turn and shown; the rest are dropped and the page says so.
 pub const MAX_READ_ROWS: usize = 500;
+
+/// Columns a read view's table of the rows shows (the downloads hold every column).
+const READ_COLUMNS: usize = 6;
 
 /// Rows a read view's table shows per page.
 pub const READ_PAGE_SIZE: u32 = 25;
@@ -270,11 +273,23 @@ fn read_prompt(request: &str, entity: &str, list: bool) -> String {
             .map(|first| first.to_uppercase().chain(characters).collect())
             .unwrap_or_default()
     };
-    if list {
-        format!("{heading}. Every {singular} the site returned, one row each in a table that pages and sorts, and the {plural} as CSV and JSON downloads.")
+    let instruction = if list {
+        list_instruction(entity)
     } else {
-        format!("{heading}. This {singular}'s fields as labelled values.")
-    }
+        record_instruction(entity)
+    };
+    format!("{heading}. {instruction}")
+}
+
+/// What the prompt asks of a list's view, after the heading.
+fn list_instruction(entity: &str) -> String {
+    let (singular, plural) = noun_forms(entity);
+    format!("Every {singular} the site returned, one row each in a table that pages and sorts, and the {plural} as CSV and JSON downloads.")
+}
+
+/// What the prompt asks of one record's view, after the heading.
+fn record_instruction(entity: &str) -> String {
+    format!("This {}'s fields as labelled values.", noun_forms(entity).0)
 }
 
 /// The read view of a readonly call's stored result, for the request that asked for it; `None`
@@ -334,19 +349,66 @@ fn short_id(id: ExecutionId) -> String {
 /// on the server; CSV and JSON downloads of the rows are offered; a list cut to
 /// [`MAX_READ_ROWS`], or a site that matched more than it returned, is said in words.
 pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str) {
+    // The prompt's instruction and the heuristic's "nothing to answer" are for a page that
+    // stands alone; in the chat they are noise under the request's heading.
+    let instructions = [list_instruction(entity), record_instruction(entity)];
+    let mut dropped = Vec::new();
+    for (id, node) in &mut tree.nodes {
+        if node.component != "Text" {
+            continue;
+        }
+        let text = node.props.get("text").and_then(Value::as_str).unwrap_or_default();
+        if instructions.iter().any(|instruction| instruction == text)
+            || text == "Nothing to answer: this page only shows information."
+        {
+            dropped.push(id.clone());
+        } else if let Some(rest) = text.strip_prefix("Nothing to answer: this page shows ") {
+            node.props["text"] = json!(format!("Shown: {rest}"));
+        }
+    }
+    for id in &dropped {
+        tree.nodes.remove(id);
+        tree.order.retain(|kept| kept != id);
+        for node in tree.nodes.values_mut() {
+            node.children.retain(|child| child != id);
+        }
+    }
     let ReadShape::List {
-        returned, matching, ..
+        rows,
+        returned,
+        matching,
+        ..
     } = shape
     else {
         return;
     };
+    let (_, plural) = noun_forms(entity);
+    // Code picks the columns (the id, the name, the status-like fields first), so what the
+    // table shows is what the CSV download holds first, whatever placed the table.
+    let columns: Vec<Value> = rows
+        .first()
+        .and_then(Value::as_object)
+        .map(|row| {
+            row.keys()
+                .take(READ_COLUMNS)
+                .map(|key| json!({"key": key, "label": humanize(key)}))
+                .collect()
+        })
+        .unwrap_or_default();
     for node in tree.nodes.values_mut() {
+        let bound_to_rows = node.props.get("rows").and_then(|rows| rows.get("$data"))
+            == Some(&json!("/rows"));
         if node.component == "Table" && node.props.get("selectable").is_none() {
             node.props["sortable"] = json!(true);
             node.props["pageSize"] = json!(READ_PAGE_SIZE);
+            if bound_to_rows && node.props.get("rows").and_then(Value::as_object).is_some_and(|binding| binding.len() == 1) {
+                node.props["caption"] = json!(super::confirm::capitalized(&plural));
+                if !columns.is_empty() {
+                    node.props["columns"] = Value::Array(columns.clone());
+                }
+            }
         }
     }
-    let (_, plural) = noun_forms(entity);
     let mut notes = Vec::new();
     if let Some(returned) = returned {
         notes.push(format!(
