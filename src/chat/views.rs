@@ -205,9 +205,10 @@ async fn generate(
         {
             node.props["level"] = json!(2);
         }
-        // The chat page reads no query, so a table there cannot page by link: it shows as many
-        // rows as a Table may on one page (the render budget still bounds the page, and every
-        // item is in the downloads).
+        // A confirm, progress or result table pages by nothing (its form posts to the
+        // approval): it shows as many rows as a Table may on one page (the render budget still
+        // bounds the page, and every item is in the downloads). A read view pages by link; its
+        // own correction sets a smaller page (`read::enforce_read`).
         if node.component == "Table" && node.props.get("pageSize").is_none() {
             node.props["pageSize"] = json!(VIEW_PAGE_SIZE);
         }
