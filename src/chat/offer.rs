@@ -151,6 +151,12 @@ pub fn find(operations: &[&Operation], query: &str) -> Value {
                 })
                 .count();
             let name_words = words_of(&operation.name).len();
+            // The exact tool name (the offline planner asks by name) comes first.
+            let matched = if operation.name == query.trim() {
+                usize::MAX
+            } else {
+                matched
+            };
             ((matched, std::cmp::Reverse(name_words)), *operation)
         })
         .filter(|((matched, _), _)| *matched > 0)

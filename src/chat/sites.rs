@@ -149,8 +149,21 @@ pub fn load_site(path: &Path, env_is_set: EnvCheck<'_>) -> Result<Manifest, Site
     Ok(manifest)
 }
 
+/// The largest site file read, in bytes (GitHub's whole document is about 12 MB).
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// A JSON or YAML file as JSON values (YAML when it does not start with `{`).
 fn read_document(path: &Path) -> Result<Value, SiteError> {
+    let size = std::fs::metadata(path)
+        .map_err(|error| SiteError::new(path, "document", format!("cannot be read: {error}")))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(SiteError::new(
+            path,
+            "document",
+            format!("is {size} bytes; a site file may have at most {MAX_FILE_BYTES}"),
+        ));
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|error| SiteError::new(path, "document", format!("cannot be read: {error}")))?;
     if text.trim_start().starts_with('{') {

@@ -171,7 +171,7 @@ async fn a_destructive_tool_run_by_hand_waits_for_an_approval() -> anyhow::Resul
         !html.contains("name=\"ids\""),
         "a call on one item has nothing to untick"
     );
-    assert!(html.contains("Delete this item with deleteItem"), "{html}");
+    assert!(html.contains("Delete this item. Review it"), "{html}");
     assert!(!html.contains("untick"), "no talk of ticks without any");
     let action = approval_action(&html).context("no approval form")?;
     // Exactly what the confirm view's form sends when its confirm button is pressed.

@@ -10,6 +10,7 @@ mod binary;
 mod chat;
 mod chat_cluster;
 mod chat_policy;
+mod chat_reads;
 mod chat_tools;
 mod chat_ui;
 mod chat_views;

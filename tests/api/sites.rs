@@ -21,6 +21,7 @@ use tessera::{
         header::CallStatus,
         setup::{sites_orchestrator, sites_orchestrator_with_env},
         sites::load_site,
+        views::confirm_data,
         ApprovalScope, Orchestrator,
     },
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
@@ -479,7 +480,18 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
     let mut manifest = manifest;
     // The document's server is api.github.com; the site file's `base_url` does this in use.
     manifest.base_url = origin.to_string();
-    let closes: Vec<ToolCall> = (1..=12)
+    assert_eq!(
+        manifest
+            .operation("issues_list-for-repo")
+            .map(|operation| operation.row_id_field()),
+        Some("number"),
+        "a listed issue is matched to `issue_number` by its `number`"
+    );
+    // Prism answers every list with the document's example: issue 1347, open. The model closes
+    // it and eleven issues no read has shown.
+    let closes: Vec<ToolCall> = [1347]
+        .into_iter()
+        .chain(1..=11)
         .map(|number| {
             github_call(
                 &format!("close{number}"),
@@ -495,6 +507,12 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
             json!({"state": "open"}),
         )]),
         ScriptedTurn::text("Here are the open issues."),
+        // A new request: the model reads the issues again in this thread, then closes them.
+        ScriptedTurn::tool_calls(vec![github_call(
+            "relist",
+            "issues_list-for-repo",
+            json!({"state": "open"}),
+        )]),
         ScriptedTurn::tool_calls(closes),
         ScriptedTurn::text("Closed all twelve."),
         ScriptedTurn::tool_calls(vec![github_call(
@@ -506,7 +524,7 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
     ]);
     let chat = sites_orchestrator(
         store.clone(),
-        vec![manifest],
+        vec![manifest.clone()],
         &origin,
         &AllowedModels::with_model("scripted", Arc::new(model.clone())),
     )?;
@@ -533,10 +551,30 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
     };
     assert_eq!(approval.operation, "issues_update");
     assert_eq!(approval.preview.count, 12, "{}", asked.reply);
+    assert_eq!(prism.received("get")?, 2, "the read before the closes ran");
     assert_eq!(
         prism.received("patch")?,
         0,
         "nothing is closed before the approval"
+    );
+    let shown = confirm_data(approval, &manifest, manifest.operation("issues_update"));
+    let items = shown["items"].as_array().context("the approval's items")?;
+    assert_eq!(items.len(), 12, "{shown}");
+    let state_of = |number: &str| {
+        items
+            .iter()
+            .find(|item| item["id"] == number)
+            .map(|item| item["state"].clone())
+    };
+    assert_eq!(
+        state_of("1347"),
+        Some(json!("open → closed")),
+        "the listed issue shows its state from the list: {shown}"
+    );
+    assert_eq!(
+        state_of("5"),
+        Some(json!("→ closed")),
+        "an issue no read showed: only the new state: {shown}"
     );
 
     let closed = chat

@@ -53,6 +53,12 @@ pub(super) struct RawOperation {
     pub(super) requires_preview: Option<String>,
     #[serde(default)]
     pub(super) auth: Option<AuthHeader>,
+    #[serde(default)]
+    pub(super) id_field: Option<String>,
+    #[serde(default)]
+    pub(super) id_argument: Option<String>,
+    #[serde(default)]
+    pub(super) identifying_fields: Vec<String>,
 }
 
 pub(super) fn is_tool_name(name: &str) -> bool {
@@ -153,6 +159,14 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
             ));
         }
     }
+    if let Some(argument) = &raw.id_argument {
+        if batch || !properties.contains_key(argument) {
+            return Err(ManifestError::invalid(
+                &name,
+                format!("id_argument `{argument}` must be a parameter of an operation that is not a batch"),
+            ));
+        }
+    }
     if !raw.http.path.starts_with('/') {
         return Err(ManifestError::invalid(
             &name,
@@ -185,6 +199,9 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
         batch_argument: raw.batch_argument,
         requires_preview: raw.requires_preview,
         auth: raw.auth,
+        id_field: raw.id_field,
+        id_argument: raw.id_argument,
+        identifying_fields: raw.identifying_fields,
         validator: Arc::new(validator),
         name,
     })

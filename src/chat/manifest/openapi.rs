@@ -122,6 +122,9 @@ pub struct OperationOverride {
     /// The most items one call may carry.
     #[serde(default)]
     pub max_batch_size: Option<usize>,
+    /// The field of a read's rows that is the item's id.
+    #[serde(default)]
+    pub id_field: Option<String>,
 }
 
 /// Whether `document` looks like an OpenAPI document (it has an `openapi` version field).
@@ -170,6 +173,7 @@ pub fn import(document: &Value, overlay: &Overlay) -> Result<Manifest, ImportErr
         used_overrides: BTreeSet::new(),
     };
     let mut operations = Vec::new();
+    let mut row_fields = Vec::new();
     for (path, item) in paths {
         let shared = item.get("parameters").cloned().unwrap_or(Value::Null);
         for (method_name, method) in [
@@ -183,8 +187,11 @@ pub fn import(document: &Value, overlay: &Overlay) -> Result<Manifest, ImportErr
                 continue;
             };
             let field = format!("paths.{path}.{method_name}");
-            if let Some(raw) = importer.operation(&field, path, method, operation, &shared)? {
+            if let Some((raw, fields)) =
+                importer.operation(&field, path, method, operation, &shared)?
+            {
                 operations.push(raw);
+                row_fields.push(fields);
             }
         }
     }
@@ -199,6 +206,7 @@ pub fn import(document: &Value, overlay: &Overlay) -> Result<Manifest, ImportErr
         ));
     }
     settle_batches(&mut operations);
+    settle_id_fields(&mut operations, &row_fields);
     let description = document
         .pointer("/info/description")
         .or_else(|| document.pointer("/info/title"))
@@ -230,7 +238,7 @@ impl Importer<'_> {
         method: HttpMethod,
         operation: &Value,
         shared_parameters: &Value,
-    ) -> Result<Option<RawOperation>, ImportError> {
+    ) -> Result<Option<(RawOperation, Vec<String>)>, ImportError> {
         let operation = self.resolve_ref(field, operation)?;
         let operation_id = operation.get("operationId").and_then(Value::as_str);
         let method_text = format!("{method:?}").to_ascii_uppercase();
@@ -292,31 +300,75 @@ impl Importer<'_> {
                 || format!("{method_text} {path}"),
                 |text| shorten(text, MAX_DESCRIPTION_CHARS),
             );
-        Ok(Some(RawOperation {
-            name,
-            description,
-            entity,
-            tags,
-            mode,
-            category: openapi_tags.first().map(|tag| (*tag).to_owned()),
-            http: HttpBinding {
-                method,
-                path: path.to_owned(),
-                base_url: None,
-                query: binding_extras.query,
-                body: binding_extras.body,
+        Ok(Some((
+            RawOperation {
+                name,
+                description,
+                entity,
+                tags,
+                mode,
+                category: openapi_tags.first().map(|tag| (*tag).to_owned()),
+                http: HttpBinding {
+                    method,
+                    path: path.to_owned(),
+                    base_url: None,
+                    query: binding_extras.query,
+                    body: binding_extras.body,
+                },
+                parameters,
+                max_batch_size: batch.then(|| {
+                    overlay
+                        .max_batch_size
+                        .or(extension.max_batch_size)
+                        .unwrap_or(DEFAULT_MAX_BATCH_SIZE)
+                }),
+                batch_argument: batch.then_some(batch_argument).flatten(),
+                requires_preview: None,
+                auth: None,
+                id_field: overlay.id_field.or(extension.id_field),
+                // The one item a call touches is the path's last placeholder: `issue_number`.
+                id_argument: (!batch && path.ends_with('}'))
+                    .then(|| placeholders(path).pop())
+                    .flatten(),
+                identifying_fields: Vec::new(),
             },
-            parameters,
-            max_batch_size: batch.then(|| {
-                overlay
-                    .max_batch_size
-                    .or(extension.max_batch_size)
-                    .unwrap_or(DEFAULT_MAX_BATCH_SIZE)
-            }),
-            batch_argument: batch.then_some(batch_argument).flatten(),
-            requires_preview: None,
-            auth: None,
-        }))
+            self.row_fields(field, &operation)?,
+        )))
+    }
+
+    /// The fields of the rows a read answers with: the first 2xx JSON response's object, or the
+    /// object its array holds.
+    fn row_fields(&self, field: &str, operation: &Value) -> Result<Vec<String>, ImportError> {
+        let Some(response) = operation
+            .get("responses")
+            .and_then(Value::as_object)
+            .and_then(|responses| responses.iter().find(|(code, _)| code.starts_with('2')))
+            .map(|(_, response)| response)
+        else {
+            return Ok(Vec::new());
+        };
+        let response = self.resolve_ref(field, response)?;
+        let Some(schema) = response
+            .get("content")
+            .and_then(Value::as_object)
+            .and_then(|content| {
+                content.iter().find(|(media, _)| {
+                    media.starts_with("application/json") || media.ends_with("+json")
+                })
+            })
+            .and_then(|(_, media)| media.get("schema"))
+        else {
+            return Ok(Vec::new());
+        };
+        let mut schema = self.resolve_ref(field, schema)?;
+        if let Some(items) = schema.get("items") {
+            schema = self.resolve_ref(field, items)?;
+        }
+        Ok(schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default())
     }
 
     fn unique_name(&self, wanted: &str) -> String {
@@ -624,11 +676,13 @@ fn extension_override(field: &str, operation: &Value) -> Result<OperationOverrid
                 error.to_string(),
             )
         })?;
+    let id_field = pick("x-tessera-id-field").and_then(|value| value.as_str().map(str::to_owned));
     Ok(OperationOverride {
         tags,
         mode,
         entity,
         max_batch_size,
+        id_field,
     })
 }
 
@@ -699,6 +753,49 @@ fn settle_batches(operations: &mut [RawOperation]) {
             operation.batch_argument = None;
         }
     }
+}
+
+/// A read's rows are matched to the items a change touches by an id field. The change names its
+/// item by a path argument (`issue_number`, `noteId`); the read's rows carry it as that name or
+/// with the entity's prefix dropped (`number`, `id`). Where neither is a field of the rows (or
+/// the document does not describe them), `id` stays the default.
+fn settle_id_fields(operations: &mut [RawOperation], row_fields: &[Vec<String>]) {
+    let arguments: Vec<(String, String)> = operations
+        .iter()
+        .filter_map(|operation| {
+            operation
+                .id_argument
+                .clone()
+                .map(|argument| (operation.entity.clone(), argument))
+        })
+        .collect();
+    for (operation, fields) in operations.iter_mut().zip(row_fields) {
+        if operation.id_field.is_some() || !operation.tags.iter().any(|tag| tag == "readonly") {
+            continue;
+        }
+        let found = arguments
+            .iter()
+            .filter(|(entity, _)| entity == &operation.entity)
+            .flat_map(|(_, argument)| id_spellings(argument))
+            .find(|candidate| fields.contains(candidate));
+        if found.as_deref().is_some_and(|field| field != "id") {
+            operation.id_field = found;
+        }
+    }
+}
+
+/// `issue_number` → `issue_number`, `number`; `noteId` → `noteId`, `id`.
+fn id_spellings(argument: &str) -> Vec<String> {
+    let mut spellings = vec![argument.to_owned()];
+    if let Some((_, rest)) = argument.split_once('_') {
+        spellings.push(rest.to_owned());
+    }
+    if let Some(position) = argument.rfind(|character: char| character.is_ascii_uppercase()) {
+        if position > 0 {
+            spellings.push(argument[position..].to_ascii_lowercase());
+        }
+    }
+    spellings
 }
 
 fn first_server(document: &Value) -> Result<String, ImportError> {

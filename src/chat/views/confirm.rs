@@ -3,13 +3,13 @@
 //! Code fixes what matters after generation ([`enforce_confirm`]): the danger button naming
 //! code's count, Deny, the scope options, where the form posts and which rows start ticked.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 use tessera_app::tree::{Node, PageTree};
 
 use crate::chat::{
-    confirm::{touched_ids, ApprovalScope, ConfirmationPreview},
+    confirm::ApprovalScope,
     manifest::{id_text, Manifest, Operation, DEFAULT_BATCH_ARGUMENT},
     PendingApproval,
 };
@@ -22,7 +22,11 @@ use crate::{
 
 use crate::chat::orchestrator::plural;
 
-use super::{counts::check_counts, generate, noun_forms, prompt, ChatView, ViewError, ViewKind};
+use super::{
+    changes::{change_rows, change_summary, field_words, item_changes},
+    counts::check_counts,
+    generate, noun_forms, prompt, ChatView, ViewError, ViewKind,
+};
 
 /// The confirm form's field with the ticked item ids.
 pub const IDS_FIELD: &str = "ids";
@@ -30,41 +34,45 @@ pub const IDS_FIELD: &str = "ids";
 /// The confirm form's field with the approval scope.
 pub const SCOPE_FIELD: &str = "scope";
 
-/// The confirm view's facts: the operation, the count, the chunk plan and one row per item the
-/// call touches (the preview's row, or just its id when the preview had none).
+/// The confirm view's facts: the operation, the count, the chunk plan, the summary line and one
+/// row per item the call touches — its id, the fields that identify it and, for a change, each
+/// field it sets as `old → new` (the old value from the preview's row; only the new one when no
+/// preview showed the item).
 #[must_use]
-pub fn confirm_data(approval: &PendingApproval, operation: Option<&Operation>) -> Value {
-    let ids = operation.map_or_else(Vec::new, |operation| {
-        touched_ids(operation, &approval.arguments)
-    });
-    let rows = preview_rows(&ids, &approval.preview);
+pub fn confirm_data(
+    approval: &PendingApproval,
+    manifest: &Manifest,
+    operation: Option<&Operation>,
+) -> Value {
+    let id_field = manifest.row_id_field(approval.preview.preview_operation.as_deref());
+    let (rows, summary) = match operation {
+        Some(operation) => {
+            let items = item_changes(
+                operation,
+                &approval.arguments,
+                &approval.preview.items,
+                id_field,
+            );
+            let summary = change_summary(operation, &items, approval.preview.count);
+            (change_rows(&items), summary)
+        }
+        None => (Vec::new(), String::new()),
+    };
     json!({
         "operation": approval.operation,
+        "summary": summary,
         "count": approval.preview.count,
         "requests": approval.preview.chunks.len().max(1),
         "items": rows,
     })
 }
 
-pub(super) fn preview_rows(ids: &[String], preview: &ConfirmationPreview) -> Vec<Value> {
-    let by_id: HashMap<String, &Value> = preview
-        .items
-        .iter()
-        .filter_map(|item| item.get("id").map(|id| (id_text(id), item)))
-        .collect();
-    ids.iter()
-        .map(|id| {
-            by_id
-                .get(id)
-                .map_or_else(|| json!({ "id": id }), |row| (*row).clone())
-        })
-        .collect()
-}
-
 pub(super) fn scope_label(scope: ApprovalScope, operation: &str) -> String {
     match scope {
         ApprovalScope::Once => "Only this once".to_owned(),
-        ApprovalScope::Operation => format!("Always for {operation} in this chat"),
+        ApprovalScope::Operation => {
+            format!("Always allow “{}” in this chat", field_words(operation))
+        }
         ApprovalScope::Session => "Every operation for the rest of this chat session".to_owned(),
     }
 }
@@ -135,7 +143,7 @@ pub async fn confirm_view(
 ) -> Result<ChatView, ViewError> {
     let operation = manifest.operation(&approval.operation);
     let entity = operation.map_or("item", |operation| operation.entity.as_str());
-    let data = confirm_data(approval, operation);
+    let data = confirm_data(approval, manifest, operation);
     let ids: Vec<String> = data["items"]
         .as_array()
         .map(|rows| {
@@ -376,7 +384,7 @@ mod tests {
 
     use super::*;
     use crate::chat::{
-        confirm::{operation_hash, ConfirmationId},
+        confirm::{operation_hash, ConfirmationId, ConfirmationPreview},
         threads::ThreadId,
     };
 
@@ -408,7 +416,7 @@ mod tests {
         assert_eq!(confirm_label(&approval(false, 1)), "Approve 1 item");
         assert_eq!(
             scope_label(ApprovalScope::Operation, "bulkDeleteItems"),
-            "Always for bulkDeleteItems in this chat"
+            "Always allow “bulk delete items” in this chat"
         );
     }
 }
