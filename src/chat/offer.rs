@@ -2,7 +2,8 @@
 //! search tool and only the operations it found or already used, within a byte budget.
 //!
 //! A site of a thousand operations (GitHub's) would send megabytes of schemas with every model
-//! call. Above [`SEARCH_ABOVE_OPERATIONS`] the model gets [`FIND_OPERATIONS`]; what a search
+//! call. Above [`SEARCH_ABOVE_OPERATIONS`], or when the definitions together pass the budget (14
+//! of GitHub's operations already take 19 KB), the model gets [`FIND_OPERATIONS`]; what a search
 //! returned, and what the model called, is read back from the conversation, so the offer needs no
 //! state of its own and survives a restart or a paused approval. The newest finds win when the
 //! budget ([`OFFER_BUDGET_BYTES`]) is tight. The offer only decides what the model *sees*: code
@@ -25,10 +26,15 @@ pub const OFFER_BUDGET_BYTES: usize = 12 * 1024;
 /// The most operations one search returns.
 pub const FIND_LIMIT: usize = 8;
 
-/// Whether `operations` are too many to offer whole.
+/// Whether `operations` are too many, or their definitions too large, to offer whole.
 #[must_use]
-pub fn needs_search(operations: &[&Operation]) -> bool {
+pub fn needs_search(manifest: &Manifest, operations: &[&Operation]) -> bool {
     operations.len() > SEARCH_ABOVE_OPERATIONS
+        || operations
+            .iter()
+            .map(|operation| bytes(&operation.tool_definition(manifest)))
+            .sum::<usize>()
+            > OFFER_BUDGET_BYTES
 }
 
 /// The search tool's definition.
@@ -55,7 +61,7 @@ pub fn offer(
     operations: &[&Operation],
     history: &[Message],
 ) -> Vec<ToolDefinition> {
-    if !needs_search(operations) {
+    if !needs_search(manifest, operations) {
         return operations
             .iter()
             .map(|operation| operation.tool_definition(manifest))
@@ -64,7 +70,8 @@ pub fn offer(
     let search = find_operations_tool(operations.len());
     let mut spent = bytes(&search);
     let mut chosen: Vec<ToolDefinition> = Vec::new();
-    for name in wanted(history).iter().rev() {
+    // The newest message first; within one search's answer, its best match first.
+    for name in wanted(history).iter().rev().flatten() {
         if chosen.iter().any(|tool| &tool.name == name) {
             continue;
         }
@@ -93,8 +100,9 @@ fn bytes(tool: &ToolDefinition) -> usize {
     tool.name.len() + tool.description.len() + tool.parameters.to_string().len() + 40
 }
 
-/// Operation names in the order the conversation met them: found by a search, or called.
-fn wanted(history: &[Message]) -> Vec<String> {
+/// Operation names per message, in the order the conversation met them: found by a search (in
+/// its order, best first), or called.
+fn wanted(history: &[Message]) -> Vec<Vec<String>> {
     let mut names = Vec::new();
     for message in history {
         match message {
@@ -104,21 +112,23 @@ fn wanted(history: &[Message]) -> Vec<String> {
                 is_error: false,
                 ..
             } if name == FIND_OPERATIONS => {
-                names.extend(
+                names.push(
                     content
                         .get("operations")
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
                         .filter_map(|found| found.get("name").and_then(Value::as_str))
-                        .map(str::to_owned),
+                        .map(str::to_owned)
+                        .collect(),
                 );
             }
-            Message::Assistant { tool_calls, .. } => names.extend(
+            Message::Assistant { tool_calls, .. } => names.push(
                 tool_calls
                     .iter()
                     .filter(|call| call.name != FIND_OPERATIONS)
-                    .map(|call| call.name.clone()),
+                    .map(|call| call.name.clone())
+                    .collect(),
             ),
             _ => {}
         }

@@ -473,6 +473,8 @@ fn github_call(id: &str, name: &str, arguments: Value) -> ToolCall {
 async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_label(
     store: &Store,
 ) -> anyhow::Result<()> {
+    use tessera::chat::offer::{FIND_OPERATIONS, OFFER_BUDGET_BYTES};
+
     let document = data("github/issues-and-labels.json");
     let prism = Prism::start(&document).await?;
     let manifest = load_site(&document, &|_| true)?;
@@ -500,21 +502,33 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
             )
         })
         .collect();
+    // Fourteen of GitHub's operations take more than the 12 KB offer: the model searches first.
+    let search = |id: &str, query: &str| {
+        ScriptedTurn::tool_calls(vec![ToolCall::new(
+            id,
+            FIND_OPERATIONS,
+            json!({"query": query}),
+        )])
+    };
     let model = ScriptedModel::new(vec![
+        search("find1", "list issues"),
         ScriptedTurn::tool_calls(vec![github_call(
             "list",
             "issues_list-for-repo",
             json!({"state": "open"}),
         )]),
         ScriptedTurn::text("Here are the open issues."),
-        // A new request: the model reads the issues again in this thread, then closes them.
+        // A new request: the model reads the issues again in this thread (the list is still
+        // offered: it called it), finds how to update one, then closes them.
         ScriptedTurn::tool_calls(vec![github_call(
             "relist",
             "issues_list-for-repo",
             json!({"state": "open"}),
         )]),
+        search("find2", "update an issue"),
         ScriptedTurn::tool_calls(closes),
         ScriptedTurn::text("Closed all twelve."),
+        search("find3", "add labels to an issue"),
         ScriptedTurn::tool_calls(vec![github_call(
             "label",
             "issues_add-labels",
@@ -612,6 +626,37 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
         Vec::<String>::new(),
         "every request the chat sent keeps to GitHub's document"
     );
+    // Each operation the model called had been offered to it, and no offer passed the budget.
+    let requests = model.requests();
+    let called = [
+        None,
+        Some("issues_list-for-repo"),
+        None,
+        Some("issues_list-for-repo"),
+        None,
+        Some("issues_update"),
+        None,
+        None,
+        Some("issues_add-labels"),
+        None,
+    ];
+    assert_eq!(requests.len(), called.len());
+    for (request, called) in requests.iter().zip(called) {
+        let offered: Vec<&str> = request
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect();
+        assert!(offered.contains(&FIND_OPERATIONS), "{offered:?}");
+        if let Some(name) = called {
+            assert!(offered.contains(&name), "{name} was offered: {offered:?}");
+        }
+        let bytes = serde_json::to_string(&request.tools)?.len();
+        assert!(
+            bytes <= OFFER_BUDGET_BYTES,
+            "{bytes} bytes of tools in one model call"
+        );
+    }
     Ok(())
 }
 

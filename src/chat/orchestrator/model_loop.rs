@@ -167,6 +167,7 @@ impl Orchestrator {
         self.save_thread(thread).await?;
         let model = self.model_for(&turn.session);
         let operations = turn.session.scope.model_operations(&self.inner.manifest);
+        let searching = offer::needs_search(&self.inner.manifest, &operations);
         for _ in 0..self.inner.max_model_turns {
             if turn.cancel.is_cancelled() {
                 turn.stopped = true;
@@ -229,10 +230,10 @@ impl Orchestrator {
                 self.save_thread(thread).await?;
                 return Ok(());
             }
-            let (searches, calls): (Vec<ToolCall>, Vec<ToolCall>) =
-                response.tool_calls.into_iter().partition(|call| {
-                    call.name == offer::FIND_OPERATIONS && offer::needs_search(&operations)
-                });
+            let (searches, calls): (Vec<ToolCall>, Vec<ToolCall>) = response
+                .tool_calls
+                .into_iter()
+                .partition(|call| call.name == offer::FIND_OPERATIONS && searching);
             for search in &searches {
                 let query = search
                     .arguments
