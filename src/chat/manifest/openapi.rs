@@ -12,7 +12,9 @@
 //! | PATCH | `mutating`, `update`, `patch` |
 //! | DELETE | `mutating`, `delete`, `confirmation-required`, `idempotent` |
 //! | a body with an array of ids (`ids`, `*_ids`, `*Ids`) | `batch` of at most [`DEFAULT_MAX_BATCH_SIZE`], when the entity has a readonly filterable operation to preview it |
-//! | `x-tessera-tags`, `x-tessera-mode`, `x-tessera-entity`, `x-tessera-max-batch-size`, `x-tessera-exclude` on the operation | replace what was inferred |
+//! | a path ending in a parameter (`/issues/{issue_number}`), not a batch | that parameter names the one item a call touches (`id_argument`) |
+//! | a read whose rows have that argument's name, or it without the entity's prefix (`number`) | the rows' id field (`id_field`), so an approval shows each item's current values |
+//! | `x-tessera-tags`, `x-tessera-mode`, `x-tessera-entity`, `x-tessera-max-batch-size`, `x-tessera-id-field`, `x-tessera-exclude` on the operation | replace what was inferred |
 //! | the overlay's `operations.<operationId>` | replaces both |
 //!
 //! `$ref`s are resolved inline; a cycle or a nesting deeper than the depth bound becomes an
