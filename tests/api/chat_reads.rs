@@ -15,6 +15,7 @@ use crate::helpers::{on_both_backends, spawn_app_on, Backend, TestApp};
 on_both_backends!(
     a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_turn,
     a_long_read_is_cut_says_so_and_downloads_the_stored_rows,
+    asking_how_many_by_a_field_shows_counts_computed_from_the_rows,
 );
 
 /// Every `item-NNNN` id the page shows, in page order (each once).
@@ -178,6 +179,44 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     // Another admin browser has its own chat session: not its rows.
     let other = app.admin_cookie().await?;
     assert_eq!(app.get_with(&csv_link, &other).await?.status(), 404);
+    app.cleanup().await?;
+    Ok(())
+}
+
+async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let open = open_items(&app.store).await?;
+    let cookie = app.admin_cookie().await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=show+me+the+open+items%2C+how+many+grouped+by+priority%2C+with+a+chart".to_owned(),
+    )
+    .await?;
+    let html = chat(&app, &cookie, "").await?;
+    assert!(html.contains("data-testid=\"read-view\""), "{html}");
+    // The number is code's count of the stored rows, and the chart counts them per priority.
+    assert!(
+        html.contains(&format!(">{}</p>", open.len())),
+        "a stat with the count: {html}"
+    );
+    assert!(html.contains("Items per priority"), "a chart: {html}");
+    for priority in ["low", "medium", "high"] {
+        let count = open
+            .iter()
+            .filter(|item| item.priority.as_str() == priority)
+            .count();
+        assert!(
+            html.contains(&format!("<td>{priority}</td><td>{count}</td>"))
+                || html.contains(&format!(">{priority}</td><td class=\"px-3 py-2 align-top text-sm text-slate-800 dark:text-slate-200\">{count}</td>")),
+            "{priority}: {count} in {html}"
+        );
+    }
     app.cleanup().await?;
     Ok(())
 }
