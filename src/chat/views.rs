@@ -52,7 +52,8 @@ mod read;
 mod result;
 
 pub use confirm::{
-    confirm_data, confirm_label, confirm_view, enforce_confirm, IDS_FIELD, SCOPE_FIELD,
+    confirm_data, confirm_label, confirm_summary, confirm_view, enforce_confirm, IDS_FIELD,
+    SCOPE_FIELD,
 };
 pub use changes::{
     change_rows, change_summary, field_words, item_changes, value_words, FieldChange, ItemChange,
@@ -137,6 +138,8 @@ pub struct ChatView {
     pub download_base: Option<String>,
     /// The model that placed it (`provider:model`), for the record.
     pub model: String,
+    /// What it asks a person to approve, in one line computed by code (confirm views).
+    pub summary: Option<String>,
 }
 
 fn templates() -> Result<Environment<'static>, minijinja::Error> {

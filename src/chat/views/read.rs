@@ -338,6 +338,7 @@ pub async fn read_view(
         values: BTreeMap::new(),
         download_base: Some(format!("/chat/reads/{}", execution.id)),
         model: model_name,
+        summary: None,
     }))
 }
 

@@ -71,13 +71,14 @@ pub fn chat_page_data(
         .iter()
         .filter_map(|approval| {
             let confirm = generated.confirms.remove(&approval.confirmation_id)?;
+            let summary = confirm.summary.clone();
             let mut shown = generated_view(confirm, query);
             if let Some(rejected) =
                 rejected.filter(|rejected| rejected.confirmation == approval.confirmation_id)
             {
                 shown.form = rejected.form.clone();
             }
-            Some(approval_view(approval, shown))
+            Some(approval_view(approval, shown, summary))
         })
         .collect();
     ChatPageData {
@@ -203,13 +204,12 @@ fn header_step(step: &Step) -> HeaderStep {
     }
 }
 
-fn approval_view(approval: &PendingApproval, view: GeneratedView) -> ApprovalView {
-    let summary = view
-        .data
-        .get("summary")
-        .and_then(Value::as_str)
-        .filter(|summary| !summary.is_empty())
-        .map_or_else(|| field_words(&approval.operation), str::to_owned);
+fn approval_view(
+    approval: &PendingApproval,
+    view: GeneratedView,
+    summary: Option<String>,
+) -> ApprovalView {
+    let summary = summary.unwrap_or_else(|| field_words(&approval.operation));
     ApprovalView {
         id: approval.confirmation_id.0.to_string(),
         operation: approval.operation.clone(),
