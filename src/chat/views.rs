@@ -51,12 +51,12 @@ mod progress;
 mod read;
 mod result;
 
+pub use changes::{
+    change_rows, change_summary, field_words, item_changes, value_words, FieldChange, ItemChange,
+};
 pub use confirm::{
     confirm_data, confirm_label, confirm_summary, confirm_view, enforce_confirm, IDS_FIELD,
     SCOPE_FIELD,
-};
-pub use changes::{
-    change_rows, change_summary, field_words, item_changes, value_words, FieldChange, ItemChange,
 };
 pub use counts::check_counts;
 pub use progress::{progress_data, progress_view};
@@ -337,10 +337,7 @@ mod tests {
     ) -> anyhow::Result<()> {
         for entity in ["item", "items"] {
             let one = prompt(ViewKind::Confirm, "deleteItem", entity, true, false)?;
-            assert!(
-                one.starts_with("Delete this item. Review it"),
-                "{one}"
-            );
+            assert!(one.starts_with("Delete this item. Review it"), "{one}");
             assert!(
                 !one.contains("untick"),
                 "nothing to untick on one item: {one}"

@@ -161,14 +161,8 @@ async fn render_chat(
     let tools = state.orchestrator.manual_tools(id).await?;
     let flash = session.remove::<String>(FLASH_KEY).await.ok().flatten();
     let generated = generated_views(state, &view).await?;
-    let data = presenters::chat::chat_page_data(
-        &view,
-        generated,
-        &tools,
-        flash,
-        rejected.as_ref(),
-        query,
-    );
+    let data =
+        presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref(), query);
     let render = move || view! { <ChatPage data/> }.into_any();
     Ok(html_document(&state.app, status, "Chat · Tessera", render).await)
 }

@@ -58,7 +58,11 @@ async fn open_items(store: &Store) -> anyhow::Result<Vec<Item>> {
 
 async fn chat(app: &TestApp, cookie: &str, query: &str) -> anyhow::Result<String> {
     let response = app.get_with(&format!("/chat{query}"), cookie).await?;
-    anyhow::ensure!(response.status() == 200, "GET /chat{query}: {}", response.status());
+    anyhow::ensure!(
+        response.status() == 200,
+        "GET /chat{query}: {}",
+        response.status()
+    );
     Ok(response.text().await?)
 }
 
@@ -96,7 +100,9 @@ async fn a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_tu
     let second = chat(&app, &cookie, &next).await?;
     let second_page = shown_ids(&second);
     assert_eq!(second_page.len(), 25, "{second_page:?}");
-    assert!(second_page.iter().all(|id| open_ids.contains(id) && !first_page.contains(id)));
+    assert!(second_page
+        .iter()
+        .all(|id| open_ids.contains(id) && !first_page.contains(id)));
 
     // Sorting by title is a link too, over the same stored rows.
     let sort = link_with(&html, &["sort=", ".title"]).context("a sort link on the title")?;
@@ -153,7 +159,9 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     let csv = app.get_with(&csv_link, &cookie).await?;
     assert_eq!(csv.status(), 200);
     assert_eq!(
-        csv.headers().get("content-type").and_then(|v| v.to_str().ok()),
+        csv.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
         Some("text/csv; charset=utf-8")
     );
     let disposition = csv
@@ -162,7 +170,10 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    assert!(disposition.starts_with("attachment; filename=\"searchItems-"), "{disposition}");
+    assert!(
+        disposition.starts_with("attachment; filename=\"searchItems-"),
+        "{disposition}"
+    );
     let body = csv.text().await?;
     let mut lines = body.lines();
     let header = lines.next().unwrap_or_default().to_owned();
@@ -172,12 +183,18 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     let json_link = link_with(&html, &["/chat/reads/", ".json"]).context("a JSON link")?;
     let json = app.get_with(&json_link, &cookie).await?;
     assert_eq!(
-        json.headers().get("content-type").and_then(|v| v.to_str().ok()),
+        json.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
         Some("application/json")
     );
     let rows: Vec<serde_json::Value> = json.json().await?;
     assert_eq!(rows.len(), 500);
-    assert!(rows[0]["description"].is_string(), "as the site sent it: {}", rows[0]);
+    assert!(
+        rows[0]["description"].is_string(),
+        "as the site sent it: {}",
+        rows[0]
+    );
 
     // Another admin browser has its own chat session: not its rows.
     let other = app.admin_cookie().await?;
@@ -250,12 +267,23 @@ async fn an_update_approval_says_old_to_new_per_item_and_in_one_line(
         )),
         "{html}"
     );
-    assert_eq!(html.matches("low → medium").count(), low_open, "one cell per item");
+    assert_eq!(
+        html.matches("low → medium").count(),
+        low_open,
+        "one cell per item"
+    );
     // The tool and the hash are only inside the collapsed Details.
-    let details_start = html.find("data-testid=\"approval-details\"").context("Details")?;
-    let card_start = html.find("data-testid=\"pending-approval\"").context("the card")?;
+    let details_start = html
+        .find("data-testid=\"approval-details\"")
+        .context("Details")?;
+    let card_start = html
+        .find("data-testid=\"pending-approval\"")
+        .context("the card")?;
     let before_details = &html[card_start..details_start];
-    assert!(!before_details.contains("bulkUpdateItems"), "{before_details}");
+    assert!(
+        !before_details.contains("bulkUpdateItems"),
+        "{before_details}"
+    );
     assert!(!before_details.contains('`'));
     assert!(html[details_start..].contains("bulkUpdateItems"));
     app.cleanup().await?;

@@ -423,10 +423,7 @@ impl Orchestrator {
                 continue;
             }
             if let Some(result) = &execution.result {
-                let id_field = self
-                    .inner
-                    .manifest
-                    .row_id_field(Some(&execution.operation));
+                let id_field = self.inner.manifest.row_id_field(Some(&execution.operation));
                 let mut items = result_items(result);
                 if items.is_empty() && result.get(id_field).is_some() {
                     items.push(result.clone());

@@ -22,7 +22,14 @@ use super::noun_forms;
 
 /// Fields tried, in order, as an item's name when the manifest names no identifying fields.
 const TITLE_FIELDS: [&str; 8] = [
-    "title", "name", "summary", "subject", "label", "login", "email", "description",
+    "title",
+    "name",
+    "summary",
+    "subject",
+    "label",
+    "login",
+    "email",
+    "description",
 ];
 
 /// The most characters a value shows in a cell or the summary.
@@ -132,9 +139,7 @@ pub fn set_fields(operation: &Operation, arguments: &Value) -> Vec<(String, Valu
         .map(|object| {
             object
                 .iter()
-                .filter(|(key, _)| {
-                    !ids.contains(&key.as_str()) && !placeholders.contains(*key)
-                })
+                .filter(|(key, _)| !ids.contains(&key.as_str()) && !placeholders.contains(*key))
                 .map(|(key, value)| (key.clone(), value.clone()))
                 .collect()
         })
@@ -377,7 +382,12 @@ mod tests {
         ]
     }
 
-    fn summary_of(manifest: &Manifest, operation: &str, arguments: &Value, rows: &[Value]) -> anyhow::Result<(String, Vec<ItemChange>)> {
+    fn summary_of(
+        manifest: &Manifest,
+        operation: &str,
+        arguments: &Value,
+        rows: &[Value],
+    ) -> anyhow::Result<(String, Vec<ItemChange>)> {
         let operation = manifest
             .operation(operation)
             .ok_or_else(|| anyhow::anyhow!("no {operation}"))?;
@@ -393,23 +403,31 @@ mod tests {
         let (summary, items) = summary_of(&manifest, "bulkUpdateItems", &arguments, &rows())?;
         assert_eq!(summary, "Set priority to medium on 2 items (now low)");
         assert_eq!(items[0].changes[0].cell(), "low → medium");
-        assert_eq!(items[0].identity, vec![("title".to_owned(), "Buy milk".to_owned())]);
+        assert_eq!(
+            items[0].identity,
+            vec![("title".to_owned(), "Buy milk".to_owned())]
+        );
         Ok(())
     }
 
     #[test]
     fn mixed_current_values_are_all_named() -> anyhow::Result<()> {
         let manifest = demo()?;
-        let arguments = json!({"ids": ["item-0001", "item-0002", "item-0003"], "priority": "medium"});
+        let arguments =
+            json!({"ids": ["item-0001", "item-0002", "item-0003"], "priority": "medium"});
         let (summary, _) = summary_of(&manifest, "bulkUpdateItems", &arguments, &rows())?;
-        assert_eq!(summary, "Set priority to medium on 3 items (now low or high)");
+        assert_eq!(
+            summary,
+            "Set priority to medium on 3 items (now low or high)"
+        );
         Ok(())
     }
 
     #[test]
     fn several_fields_are_listed_with_each_current_value() -> anyhow::Result<()> {
         let manifest = demo()?;
-        let arguments = json!({"ids": ["item-0001", "item-0003"], "priority": "high", "status": "completed"});
+        let arguments =
+            json!({"ids": ["item-0001", "item-0003"], "priority": "high", "status": "completed"});
         let (summary, items) = summary_of(&manifest, "bulkUpdateItems", &arguments, &rows())?;
         assert_eq!(
             summary,
@@ -447,10 +465,20 @@ mod tests {
     #[test]
     fn a_delete_names_what_goes_and_sets_nothing() -> anyhow::Result<()> {
         let manifest = demo()?;
-        let (one, items) = summary_of(&manifest, "deleteItem", &json!({"id": "item-0002"}), &rows())?;
+        let (one, items) = summary_of(
+            &manifest,
+            "deleteItem",
+            &json!({"id": "item-0002"}),
+            &rows(),
+        )?;
         assert_eq!(one, "Delete 1 item (Call Bo)");
         assert!(items[0].changes.is_empty());
-        let (many, _) = summary_of(&manifest, "bulkDeleteItems", &json!({"ids": ["item-0001", "item-0002"]}), &rows())?;
+        let (many, _) = summary_of(
+            &manifest,
+            "bulkDeleteItems",
+            &json!({"ids": ["item-0001", "item-0002"]}),
+            &rows(),
+        )?;
         assert_eq!(many, "Delete 2 items");
         Ok(())
     }
@@ -492,9 +520,16 @@ mod tests {
         let operation = manifest
             .operation("updateIssue")
             .ok_or_else(|| anyhow::anyhow!("no updateIssue"))?;
-        let rows = vec![json!({"number": 7, "title": "Crash on start", "state": "open", "labels": [{"name": "bug"}]})];
+        let rows = vec![
+            json!({"number": 7, "title": "Crash on start", "state": "open", "labels": [{"name": "bug"}]}),
+        ];
         let arguments = json!({"owner": "o", "repo": "r", "issue_number": 7, "state": "closed"});
-        let items = item_changes(operation, &arguments, &rows, manifest.row_id_field(Some("listIssues")));
+        let items = item_changes(
+            operation,
+            &arguments,
+            &rows,
+            manifest.row_id_field(Some("listIssues")),
+        );
         assert_eq!(
             change_summary(operation, &items, 1),
             "Set state to closed on 1 issue (now open)"

@@ -193,7 +193,10 @@ fn column_order(operation: &Operation, rows: &[Value]) -> Vec<String> {
     for field in &operation.identifying_fields {
         take(field, &mut order);
     }
-    if let Some(title) = TITLE_FIELDS.iter().find(|field| seen.iter().any(|key| key == *field)) {
+    if let Some(title) = TITLE_FIELDS
+        .iter()
+        .find(|field| seen.iter().any(|key| key == *field))
+    {
         take(title, &mut order);
     }
     for field in STATUS_FIELDS {
@@ -312,8 +315,8 @@ pub async fn read_view(
     };
     let list = matches!(shape, ReadShape::List { .. });
     let data = read_data(&shape);
-    let input = GenerationInput::new(read_prompt(request, &operation.entity, list))
-        .with_data(data.clone());
+    let input =
+        GenerationInput::new(read_prompt(request, &operation.entity, list)).with_data(data.clone());
     let count = match &shape {
         ReadShape::List { rows, .. } => rows.len(),
         ReadShape::Record(_) => 1,
@@ -343,7 +346,11 @@ pub async fn read_view(
 }
 
 fn short_id(id: ExecutionId) -> String {
-    id.to_string().chars().filter(char::is_ascii_hexdigit).take(8).collect()
+    id.to_string()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(8)
+        .collect()
 }
 
 /// Code's corrections to a read tree: the list's tables page ([`READ_PAGE_SIZE`] rows) and sort
@@ -358,7 +365,11 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str, reques
         if node.component != "Text" {
             continue;
         }
-        let text = node.props.get("text").and_then(Value::as_str).unwrap_or_default();
+        let text = node
+            .props
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if instructions.iter().any(|instruction| instruction == text)
             || text == "Nothing to answer: this page only shows information."
         {
@@ -397,8 +408,8 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str, reques
         })
         .unwrap_or_default();
     for node in tree.nodes.values_mut() {
-        let bound_to_rows = node.props.get("rows").and_then(|rows| rows.get("$data"))
-            == Some(&json!("/rows"));
+        let bound_to_rows =
+            node.props.get("rows").and_then(|rows| rows.get("$data")) == Some(&json!("/rows"));
         if node.component == "Table" && node.props.get("selectable").is_none() {
             node.props["sortable"] = json!(true);
             node.props["pageSize"] = json!(READ_PAGE_SIZE);
@@ -431,20 +442,30 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str, reques
         let before_table = tree
             .order
             .iter()
-            .position(|top| tree.nodes.get(top).is_some_and(|node| node.component == "Table"))
+            .position(|top| {
+                tree.nodes
+                    .get(top)
+                    .is_some_and(|node| node.component == "Table")
+            })
             .unwrap_or(tree.order.len());
         tree.order.insert(before_table, id);
     }
     for note in notes {
         let id = unused_id(tree, "code_note");
-        tree.nodes
-            .insert(id.clone(), node("Alert", json!({"tone": "info", "text": note})));
+        tree.nodes.insert(
+            id.clone(),
+            node("Alert", json!({"tone": "info", "text": note})),
+        );
         tree.order.insert(1.min(tree.order.len()), id);
     }
     for format in [DownloadFormat::Csv, DownloadFormat::Json] {
         let offered = tree.nodes.values().any(|node| {
             node.component == "DownloadLink"
-                && node.props.get("format").and_then(Value::as_str).unwrap_or("csv")
+                && node
+                    .props
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("csv")
                     == format.extension()
         });
         if !offered {
@@ -492,7 +513,11 @@ fn asked_chart(
         .iter()
         .position(|word| word == "by" || word == "per")
         .and_then(|at| words.get(at + 1))
-        .and_then(|field| columns.iter().find(|column| column.as_str() == field.as_str()));
+        .and_then(|field| {
+            columns
+                .iter()
+                .find(|column| column.as_str() == field.as_str())
+        });
     let field = named
         .or_else(|| {
             STATUS_FIELDS
@@ -618,7 +643,8 @@ mod tests {
     }
 
     #[test]
-    fn list_cells_put_the_id_title_and_status_first_and_leave_out_api_links() -> anyhow::Result<()> {
+    fn list_cells_put_the_id_title_and_status_first_and_leave_out_api_links() -> anyhow::Result<()>
+    {
         let operation = search()?;
         let result = json!([{"url": "https://api/x/1", "html_url": "https://x/1", "body": "long",
             "status": "open", "user": {"login": "ana", "id": 3}, "title": "Crash", "id": "item-1",
@@ -626,7 +652,10 @@ mod tests {
         let Some(ReadShape::List { rows, .. }) = read_shape(&operation, &result) else {
             anyhow::bail!("not a list");
         };
-        let keys: Vec<&String> = rows[0].as_object().map(|row| row.keys().collect()).unwrap_or_default();
+        let keys: Vec<&String> = rows[0]
+            .as_object()
+            .map(|row| row.keys().collect())
+            .unwrap_or_default();
         assert_eq!(keys, ["id", "title", "status", "labels", "body", "user"]);
         assert_eq!(rows[0]["labels"], json!("bug, ui"));
         assert_eq!(rows[0]["user"], json!("ana"));
@@ -646,7 +675,11 @@ mod tests {
 
     #[test]
     fn the_prompt_heads_with_the_request_but_never_a_slash_command() {
-        assert!(read_prompt("show me the open items", "items", true).starts_with("Show me the open items. Every item"));
-        assert!(read_prompt("/tool searchItems --status open", "items", true).starts_with("The items found."));
+        assert!(read_prompt("show me the open items", "items", true)
+            .starts_with("Show me the open items. Every item"));
+        assert!(
+            read_prompt("/tool searchItems --status open", "items", true)
+                .starts_with("The items found.")
+        );
     }
 }

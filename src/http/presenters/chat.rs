@@ -152,7 +152,9 @@ fn plain_words(text: &str) -> String {
     let mut rest = text;
     while let Some(start) = rest.find(HASH_NOTE) {
         plain.push_str(&rest[..start]);
-        rest = rest[start..].find(')').map_or("", |end| &rest[start + end + 1..]);
+        rest = rest[start..]
+            .find(')')
+            .map_or("", |end| &rest[start + end + 1..]);
     }
     plain.push_str(rest);
     plain.replace('`', "")
