@@ -55,7 +55,8 @@ pub use changes::{
     change_rows, change_summary, field_words, item_changes, value_words, FieldChange, ItemChange,
 };
 pub use confirm::{
-    confirm_data, confirm_label, confirm_view, enforce_confirm, IDS_FIELD, SCOPE_FIELD,
+    confirm_data, confirm_label, confirm_summary, confirm_view, enforce_confirm, IDS_FIELD,
+    SCOPE_FIELD,
 };
 pub use counts::check_counts;
 pub use progress::{progress_data, progress_view};
@@ -137,6 +138,8 @@ pub struct ChatView {
     pub download_base: Option<String>,
     /// The model that placed it (`provider:model`), for the record.
     pub model: String,
+    /// What it asks a person to approve, in one line computed by code (confirm views).
+    pub summary: Option<String>,
 }
 
 fn templates() -> Result<Environment<'static>, minijinja::Error> {

@@ -1,6 +1,8 @@
-//! A read's result as a person sees it on `/chat`: a generated table that pages and sorts by
+//! What a person sees on `/chat`: a read's result as a generated table that pages and sorts by
 //! plain links over the rows stored with the turn (the site is not asked again), a long list cut
-//! and said so, and CSV and JSON downloads of the stored rows. On SQLite and on PostgreSQL.
+//! and said so, CSV and JSON downloads of the stored rows; an update's approval saying per item
+//! `old → new` and in one line, with the tool and the hash only under Details. On SQLite and on
+//! PostgreSQL.
 
 use anyhow::Context as _;
 use tessera::demo::items::{
@@ -15,6 +17,8 @@ use crate::helpers::{on_both_backends, spawn_app_on, Backend, TestApp};
 on_both_backends!(
     a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_turn,
     a_long_read_is_cut_says_so_and_downloads_the_stored_rows,
+    asking_how_many_by_a_field_shows_counts_computed_from_the_rows,
+    an_update_approval_says_old_to_new_per_item_and_in_one_line,
 );
 
 /// Every `item-NNNN` id the page shows, in page order (each once).
@@ -195,6 +199,93 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     // Another admin browser has its own chat session: not its rows.
     let other = app.admin_cookie().await?;
     assert_eq!(app.get_with(&csv_link, &other).await?.status(), 404);
+    app.cleanup().await?;
+    Ok(())
+}
+
+async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let open = open_items(&app.store).await?;
+    let cookie = app.admin_cookie().await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=show+me+the+open+items%2C+how+many+grouped+by+priority%2C+with+a+chart".to_owned(),
+    )
+    .await?;
+    let html = chat(&app, &cookie, "").await?;
+    assert!(html.contains("data-testid=\"read-view\""), "{html}");
+    // The number is code's count of the stored rows, and the chart counts them per priority.
+    assert!(
+        html.contains(&format!(">{}</p>", open.len())),
+        "a stat with the count: {html}"
+    );
+    assert!(html.contains("Items per priority"), "a chart: {html}");
+    for priority in ["low", "medium", "high"] {
+        let count = open
+            .iter()
+            .filter(|item| item.priority.as_str() == priority)
+            .count();
+        assert!(
+            html.contains(&format!("<td>{priority}</td><td>{count}</td>"))
+                || html.contains(&format!(">{priority}</td><td class=\"px-3 py-2 align-top text-sm text-slate-800 dark:text-slate-200\">{count}</td>")),
+            "{priority}: {count} in {html}"
+        );
+    }
+    app.cleanup().await?;
+    Ok(())
+}
+
+async fn an_update_approval_says_old_to_new_per_item_and_in_one_line(
+    backend: Backend,
+) -> anyhow::Result<()> {
+    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+        return Ok(());
+    };
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let low_open = open_items(&app.store)
+        .await?
+        .into_iter()
+        .filter(|item| item.priority.as_str() == "low")
+        .count();
+    let cookie = app.admin_cookie().await?;
+    app.post_form(
+        "/chat",
+        &cookie,
+        "text=set+all+open+low+priority+items+to+medium+priority".to_owned(),
+    )
+    .await?;
+    let html = chat(&app, &cookie, "").await?;
+    assert!(
+        html.contains(&format!(
+            "Set priority to medium on {low_open} items (now low)"
+        )),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("low → medium").count(),
+        low_open,
+        "one cell per item"
+    );
+    // The tool and the hash are only inside the collapsed Details.
+    let details_start = html
+        .find("data-testid=\"approval-details\"")
+        .context("Details")?;
+    let card_start = html
+        .find("data-testid=\"pending-approval\"")
+        .context("the card")?;
+    let before_details = &html[card_start..details_start];
+    assert!(
+        !before_details.contains("bulkUpdateItems"),
+        "{before_details}"
+    );
+    assert!(!before_details.contains('`'));
+    assert!(html[details_start..].contains("bulkUpdateItems"));
     app.cleanup().await?;
     Ok(())
 }

@@ -34,37 +34,49 @@ pub const IDS_FIELD: &str = "ids";
 /// The confirm form's field with the approval scope.
 pub const SCOPE_FIELD: &str = "scope";
 
-/// The confirm view's facts: the operation, the count, the chunk plan, the summary line and one
-/// row per item the call touches — its id, the fields that identify it and, for a change, each
-/// field it sets as `old → new` (the old value from the preview's row; only the new one when no
-/// preview showed the item).
+/// The confirm view's facts: one row per item the call touches — its id, the
+/// fields that identify it and, for a change, each field it sets as `old → new` (the old value
+/// from the preview's row; only the new one when no preview showed the item). The tool's name
+/// and the chunk plan are the approval card's Details, the summary (with the count) its line
+/// above the view, the count again on the confirm button: the view binds only the rows.
 #[must_use]
 pub fn confirm_data(
     approval: &PendingApproval,
     manifest: &Manifest,
     operation: Option<&Operation>,
 ) -> Value {
+    let rows = operation.map_or_else(Vec::new, |operation| {
+        change_rows(&approval_changes(approval, manifest, operation))
+    });
+    json!({ "items": rows })
+}
+
+/// The one line that says what an approval does ("Set priority to medium on 38 items (now
+/// low)"), computed from the exact call and the preview's rows.
+#[must_use]
+pub fn confirm_summary(approval: &PendingApproval, manifest: &Manifest) -> String {
+    match manifest.operation(&approval.operation) {
+        Some(operation) => change_summary(
+            operation,
+            &approval_changes(approval, manifest, operation),
+            approval.preview.count,
+        ),
+        None => field_words(&approval.operation),
+    }
+}
+
+fn approval_changes(
+    approval: &PendingApproval,
+    manifest: &Manifest,
+    operation: &Operation,
+) -> Vec<super::changes::ItemChange> {
     let id_field = manifest.row_id_field(approval.preview.preview_operation.as_deref());
-    let (rows, summary) = match operation {
-        Some(operation) => {
-            let items = item_changes(
-                operation,
-                &approval.arguments,
-                &approval.preview.items,
-                id_field,
-            );
-            let summary = change_summary(operation, &items, approval.preview.count);
-            (change_rows(&items), summary)
-        }
-        None => (Vec::new(), String::new()),
-    };
-    json!({
-        "operation": approval.operation,
-        "summary": summary,
-        "count": approval.preview.count,
-        "requests": approval.preview.chunks.len().max(1),
-        "items": rows,
-    })
+    item_changes(
+        operation,
+        &approval.arguments,
+        &approval.preview.items,
+        id_field,
+    )
 }
 
 pub(super) fn scope_label(scope: ApprovalScope, operation: &str) -> String {
@@ -195,6 +207,7 @@ pub async fn confirm_view(
         action: Some(format!("/chat/approvals/{}", approval.confirmation_id)),
         values,
         download_base: None,
+        summary: Some(confirm_summary(approval, manifest)),
         model: model_name,
     })
 }

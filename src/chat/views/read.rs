@@ -330,7 +330,7 @@ pub async fn read_view(
         Ok(())
     };
     let (mut tree, model_name) = generate(input, model, store, &check).await?;
-    enforce_read(&mut tree, &shape, &operation.entity);
+    enforce_read(&mut tree, &shape, &operation.entity, request);
     let prefix = format!("v{}_", short_id(execution.id));
     let tree = with_prefix(&tree, &prefix);
     Ok(Some(ChatView {
@@ -341,6 +341,7 @@ pub async fn read_view(
         values: BTreeMap::new(),
         download_base: Some(format!("/chat/reads/{}", execution.id)),
         model: model_name,
+        summary: None,
     }))
 }
 
@@ -355,7 +356,7 @@ fn short_id(id: ExecutionId) -> String {
 /// Code's corrections to a read tree: the list's tables page ([`READ_PAGE_SIZE`] rows) and sort
 /// on the server; CSV and JSON downloads of the rows are offered; a list cut to
 /// [`MAX_READ_ROWS`], or a site that matched more than it returned, is said in words.
-pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str) {
+pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str, request: &str) {
     // The prompt's instruction and the heuristic's "nothing to answer" are for a page that
     // stands alone; in the chat they are noise under the request's heading.
     let instructions = [list_instruction(entity), record_instruction(entity)];
@@ -412,13 +413,11 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str) {
         if node.component == "Table" && node.props.get("selectable").is_none() {
             node.props["sortable"] = json!(true);
             node.props["pageSize"] = json!(READ_PAGE_SIZE);
-            if bound_to_rows
-                && node
-                    .props
-                    .get("rows")
-                    .and_then(Value::as_object)
-                    .is_some_and(|binding| binding.len() == 1)
-            {
+            let grouped = node
+                .props
+                .get("rows")
+                .is_some_and(|binding| binding.get("$groupBy").is_some());
+            if bound_to_rows && !grouped {
                 node.props["caption"] = json!(super::confirm::capitalized(&plural));
                 if !columns.is_empty() {
                     node.props["columns"] = Value::Array(columns.clone());
@@ -436,6 +435,20 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str) {
         notes.push(format!(
             "The site says {matching} {plural} match; it returned fewer in this answer. Ask for a narrower search or the next ones to see the rest."
         ));
+    }
+    if let Some(chart) = asked_chart(tree, rows, request, &plural) {
+        let id = unused_id(tree, "code_chart");
+        tree.nodes.insert(id.clone(), chart);
+        let before_table = tree
+            .order
+            .iter()
+            .position(|top| {
+                tree.nodes
+                    .get(top)
+                    .is_some_and(|node| node.component == "Table")
+            })
+            .unwrap_or(tree.order.len());
+        tree.order.insert(before_table, id);
     }
     for note in notes {
         let id = unused_id(tree, "code_note");
@@ -468,6 +481,63 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str) {
             tree.order.push(id);
         }
     }
+}
+
+/// Words that ask for a chart.
+const CHART_WORDS: [&str; 5] = ["chart", "graph", "plot", "bars", "histogram"];
+
+/// The chart a request asks for when the placed tree has none: the rows counted per the field
+/// named after "by" (else the first status-like field), a computed binding, so the bars are code's
+/// counts of the stored rows.
+fn asked_chart(
+    tree: &PageTree,
+    rows: &[Value],
+    request: &str,
+    plural: &str,
+) -> Option<tessera_app::tree::Node> {
+    let words: Vec<String> = request
+        .split(|character: char| !character.is_alphanumeric() && character != '_')
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let asks = words.iter().any(|word| {
+        CHART_WORDS
+            .iter()
+            .any(|chart| word == chart || word.strip_suffix('s') == Some(chart))
+    });
+    if !asks || tree.nodes.values().any(|node| node.component == "Chart") {
+        return None;
+    }
+    let columns: Vec<&String> = rows.first()?.as_object()?.keys().collect();
+    let named = words
+        .iter()
+        .position(|word| word == "by" || word == "per")
+        .and_then(|at| words.get(at + 1))
+        .and_then(|field| {
+            columns
+                .iter()
+                .find(|column| column.as_str() == field.as_str())
+        });
+    let field = named
+        .or_else(|| {
+            STATUS_FIELDS
+                .iter()
+                .find_map(|status| columns.iter().find(|column| column.as_str() == *status))
+        })?
+        .as_str();
+    let label = humanize(field);
+    Some(node(
+        "Chart",
+        json!({
+            "kind": "bar",
+            "title": format!("{} per {}", super::confirm::capitalized(plural), label.to_lowercase()),
+            "data": {"$data": "/rows", "$groupBy": field},
+            "labelKey": field,
+            "valueKey": "count",
+            "xLabel": label,
+            "yLabel": super::confirm::capitalized(plural),
+        }),
+    ))
 }
 
 /// The tree with every node id prefixed, so its table links and element ids are its own on a

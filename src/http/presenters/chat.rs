@@ -56,33 +56,35 @@ pub fn chat_page_data(
     rejected: Option<&RejectedAnswer>,
     query: &BTreeMap<String, String>,
 ) -> ChatPageData {
+    let pending: Vec<String> = view
+        .pending_approvals
+        .iter()
+        .map(|approval| approval.question.clone())
+        .collect();
     let messages = view
         .transcript
         .iter()
-        .map(|entry| message(entry, &mut generated, query))
+        .map(|entry| message(entry, &mut generated, query, &pending))
         .collect();
     let approvals = view
         .pending_approvals
         .iter()
         .filter_map(|approval| {
             let confirm = generated.confirms.remove(&approval.confirmation_id)?;
+            let summary = confirm.summary.clone();
             let mut shown = generated_view(confirm, query);
             if let Some(rejected) =
                 rejected.filter(|rejected| rejected.confirmation == approval.confirmation_id)
             {
                 shown.form = rejected.form.clone();
             }
-            Some(approval_view(approval, shown))
+            Some(approval_view(approval, shown, summary))
         })
         .collect();
     ChatPageData {
         messages,
         approvals,
-        pending_questions: view
-            .pending_approvals
-            .iter()
-            .map(|approval| approval.question.clone())
-            .collect(),
+        pending_questions: pending,
         running: generated
             .progress
             .into_iter()
@@ -97,6 +99,7 @@ fn message(
     entry: &TranscriptEntry,
     generated: &mut SessionViews,
     query: &BTreeMap<String, String>,
+    pending: &[String],
 ) -> ChatMessage {
     let header_text = entry.header.as_ref().map(ExecutionHeader::render);
     let text = match &header_text {
@@ -113,6 +116,14 @@ fn message(
         .as_ref()
         .map(|header| header.steps.as_slice())
         .unwrap_or_default();
+    let text = if entry.speaker == Speaker::Assistant && !pending.contains(&text) {
+        // The tools this reply ran are named in words, as the header names them.
+        steps.iter().fold(plain_words(&text), |text, step| {
+            text.replace(&step.operation, &field_words(&step.operation))
+        })
+    } else {
+        text
+    };
     ChatMessage {
         speaker: entry.speaker.as_str().to_owned(),
         header: steps.iter().map(header_step).collect(),
@@ -131,6 +142,22 @@ fn message(
             .map(|view| generated_view(view, query))
             .collect(),
     }
+}
+
+/// A reply as a person reads it: no code quotes, and no call hash (the approval's Details has
+/// it). The stored reply, which the model and the JSON API see, keeps both.
+fn plain_words(text: &str) -> String {
+    const HASH_NOTE: &str = " (this approval is bound to hash ";
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(HASH_NOTE) {
+        plain.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find(')')
+            .map_or("", |end| &rest[start + end + 1..]);
+    }
+    plain.push_str(rest);
+    plain.replace('`', "")
 }
 
 fn generated_view(view: ChatView, query: &BTreeMap<String, String>) -> GeneratedView {
@@ -179,13 +206,12 @@ fn header_step(step: &Step) -> HeaderStep {
     }
 }
 
-fn approval_view(approval: &PendingApproval, view: GeneratedView) -> ApprovalView {
-    let summary = view
-        .data
-        .get("summary")
-        .and_then(Value::as_str)
-        .filter(|summary| !summary.is_empty())
-        .map_or_else(|| field_words(&approval.operation), str::to_owned);
+fn approval_view(
+    approval: &PendingApproval,
+    view: GeneratedView,
+    summary: Option<String>,
+) -> ApprovalView {
+    let summary = summary.unwrap_or_else(|| field_words(&approval.operation));
     ApprovalView {
         id: approval.confirmation_id.0.to_string(),
         operation: approval.operation.clone(),
@@ -232,4 +258,18 @@ fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
         .into_iter()
         .map(|(category, tools)| ToolGroup { category, tools })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn a_reply_loses_its_code_quotes_and_the_hash_note() {
+        assert_eq!(
+            plain_words("Approve `bulkDeleteItems` on 3 items? Answer yes or no (this approval is bound to hash afab598fc3fe)."),
+            "Approve bulkDeleteItems on 3 items? Answer yes or no."
+        );
+        assert_eq!(plain_words("Found 20 items."), "Found 20 items.");
+    }
 }
