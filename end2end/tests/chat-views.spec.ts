@@ -37,11 +37,12 @@ const TOOLS = ['searchItems', 'bulkUpdateItems', 'bulkDeleteItems', 'deleteItem'
 
 test('a read is a table that pages over the stored rows, with downloads', async ({ page }) => {
   await logIn(page);
-  await send(page, 'show me the open items');
+  // Other specs change statuses and delete completed items; priorities stay.
+  await send(page, 'show me the medium priority items');
   const message = page.getByTestId('message-assistant').last();
   const view = message.getByTestId('read-view');
   await expect(view).toBeVisible();
-  await expect(view.getByRole('heading', { name: 'Show me the open items' })).toBeVisible();
+  await expect(view.getByRole('heading', { name: 'Show me the medium priority items' })).toBeVisible();
   const table = view.getByRole('table');
   await expect(table.locator('tbody tr')).toHaveCount(25);
   const firstRow = await table.locator('tbody tr').first().innerText();
@@ -69,7 +70,7 @@ test('a read is a table that pages over the stored rows, with downloads', async 
 
 test('an update approval says per item what changes and in one line', async ({ page }) => {
   await logIn(page);
-  await send(page, 'set all open low priority items to medium priority');
+  await send(page, 'set all low priority items to medium priority');
   const approval = page.getByTestId('pending-approval');
   await expect(approval).toBeVisible();
   await expect(approval.getByTestId('approval-summary')).toHaveText(
@@ -94,7 +95,7 @@ test('an update approval says per item what changes and in one line', async ({ p
 
 test('a delete approval names the items that go', async ({ page }) => {
   await logIn(page);
-  await send(page, 'delete all completed items from last month');
+  await send(page, 'delete all high priority items');
   const approval = page.getByTestId('pending-approval');
   await expect(approval).toBeVisible();
   await expect(approval.getByTestId('approval-summary')).toHaveText(/^Delete \d+ items?/);
