@@ -3,7 +3,7 @@
 # already present at the right version (a warm run takes seconds). Recipe: ../shared/TOOLCHAIN.md.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, npm packages)
 #   scripts/setup.sh --test   also the test tools: Debian's Chromium, nginx, openssl, systemd-analyze and a Java runtime (for the
-#                             Nu HTML checker), Playwright and axe-core from npm, and Schemathesis and
+#                             Nu HTML checker), Playwright, axe-core, Prism and GitHub's OpenAPI document from npm, and Schemathesis and
 #                             aiosmtpd from PyPI in a virtualenv at .tools/py
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,6 +88,11 @@ if $need_browser_tools; then
   if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
     step "npm ci in end2end (Playwright without its browser download, axe-core)"
     (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+  if [ ! -d tests/tools/node_modules/@stoplight/prism-cli ] || [ tests/tools/package-lock.json -nt tests/tools/node_modules/.package-lock.json ]; then
+    # The site tests serve GitHub's OpenAPI document with Prism; the import bench reads all of it.
+    step "npm ci in tests/tools (@octokit/openapi, @stoplight/prism-cli)"
+    (cd tests/tools && npm ci --no-audit --no-fund)
   fi
 fi
 echo "setup: all tools present"

@@ -25,6 +25,7 @@
 //! | `TESSERA_WORKFLOWS_DIR` | `workflows_dir` | `workflows` |
 //! | `TESSERA_WORKFLOW_HTTP_HOSTS` | `workflow_http_hosts` | `self` |
 //! | `TESSERA_DEMO` | `demo` | `true` |
+//! | `TESSERA_SITES` | `sites` | unset (the chat drives the demo site) |
 //! | `TESSERA_BEHIND_PROXY` | `behind_proxy` | `false` |
 //! | `TESSERA_OUTBOUND_ALLOW` | `outbound_allow` | unset (public addresses only) |
 //!
@@ -154,6 +155,9 @@ pub struct Config {
     /// Whether the demo site is served: its APIs under `/demo-api`, the chat over them and the
     /// YAML workflows that call them. On by default, so `make run` is a whole demo.
     pub demo: bool,
+    /// The site files the chat drives (manifests, OpenAPI documents or site files with an
+    /// overlay, `chat::sites`), read and checked by `main` at start; empty drives the demo site.
+    pub sites: Vec<PathBuf>,
     /// Whether a reverse proxy is in front: only then is a client told apart by the last address
     /// of `X-Forwarded-For` (which the proxy appends) rather than by the connection's.
     pub behind_proxy: bool,
@@ -303,6 +307,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "demo",
         default: "true",
         help: "serve the demo site: its APIs under /demo-api (writes need the server's demo key), the chat over them and the YAML workflows that call them",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_SITES",
+        key: "sites",
+        default: "(unset: the chat drives the demo site)",
+        help: "comma-separated site files the chat drives instead of the demo: a manifest, an OpenAPI 3.0/3.1 document, or a site file naming one (JSON or YAML); a bad file stops the server",
         secret: false,
     },
     Setting {
@@ -618,6 +629,15 @@ impl Config {
             Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
             None => true,
         };
+        let sites = lookup("TESSERA_SITES")
+            .map(|(_, raw)| {
+                raw.split(',')
+                    .map(str::trim)
+                    .filter(|path| !path.is_empty())
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default();
         let behind_proxy = match lookup("TESSERA_BEHIND_PROXY") {
             Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
             None => false,
@@ -648,6 +668,7 @@ impl Config {
             workflows_dir,
             workflow_http_hosts,
             demo,
+            sites,
             behind_proxy,
             outbound_allow,
             access,
@@ -678,6 +699,7 @@ impl Config {
             workflows_dir: None,
             workflow_http_hosts: "self".to_owned(),
             demo: true,
+            sites: Vec::new(),
             behind_proxy: false,
             outbound_allow: crate::net::outbound::OutboundAllow::default(),
             access: access::AccessConfig::default(),

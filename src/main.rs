@@ -9,6 +9,7 @@ use std::{
 
 use tessera::{
     agent::AllowedModels,
+    chat::{sites::load_sites, Manifest},
     config::{help_text, Config, DatabaseUrl, Sources},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application, Options},
@@ -55,8 +56,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A bad site file too: one line naming the file and the field.
+    let sites = match load_sites(&config.sites, &|name| std::env::var_os(name).is_some()) {
+        Ok(sites) => sites,
+        Err(error) => {
+            eprintln!("tessera: {error}");
+            return ExitCode::from(2);
+        }
+    };
     telemetry::init(&config.log, config.log_format);
-    match serve(config, yaml_workflows).await {
+    match serve(config, yaml_workflows, sites).await {
         Ok(()) => ExitCode::SUCCESS,
         // Like a bad setting: the operator picked the wrong binary for this database.
         Err(error) => match error.downcast_ref::<StoreError>() {
@@ -244,10 +253,15 @@ fn sqlite_database(command: &str, postgres_tool: &str) -> Result<PathBuf, ExitCo
     }
 }
 
-async fn serve(config: Config, yaml_workflows: Vec<YamlWorkflow>) -> anyhow::Result<()> {
+async fn serve(
+    config: Config,
+    yaml_workflows: Vec<YamlWorkflow>,
+    sites: Vec<Manifest>,
+) -> anyhow::Result<()> {
     let signal = shutdown_signal();
     let options = Options {
         yaml_workflows: Some(yaml_workflows),
+        sites: Some(sites),
         ..Options::default()
     };
     let application = Application::build_with(config, options).await?;

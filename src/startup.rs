@@ -10,7 +10,11 @@ use crate::{
     agent::AllowedModels,
     asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
-    chat::setup::demo_orchestrator,
+    chat::{
+        setup::{demo_orchestrator, sites_orchestrator},
+        sites::load_sites,
+        Manifest,
+    },
     config::{Config, DatabaseUrl, Secret},
     demo::{
         access::{DemoApiKey, DEMO_KEY_HEADER},
@@ -59,6 +63,9 @@ pub struct Options {
     /// a bad file); loaded from `TESSERA_WORKFLOWS_DIR` when `None`. Registered beside the
     /// others either way.
     pub yaml_workflows: Option<Vec<YamlWorkflow>>,
+    /// The sites the chat drives, already checked (`main` loads them first, to exit with code 2
+    /// on a bad file); loaded from `TESSERA_SITES` when `None`. Empty drives the demo site.
+    pub sites: Option<Vec<Manifest>>,
     /// The models pages are generated with; from the config (`TESSERA_MODEL` and the provider's
     /// environment) when `None` (tests bring a model pointed at a local server).
     pub models: Option<AllowedModels>,
@@ -122,6 +129,10 @@ impl Application {
                 listener.local_addr().context("reading the bound address")?
             );
         }
+        let sites = match options.sites.take() {
+            Some(sites) => sites,
+            None => load_sites(&config.sites, &|name| std::env::var_os(name).is_some())?,
+        };
         let state = AppState::new(config, store, api_token.hash, csrf, admin.hash);
         let runner = build_runner(&state, &models, options)?;
         if state.set_models(models).is_err() {
@@ -130,7 +141,7 @@ impl Application {
         if state.set_runner(runner).is_err() {
             anyhow::bail!("the runner was configured twice");
         }
-        set_up_chat(&state)?;
+        set_up_chat(&state, sites)?;
         Ok(Self {
             listener,
             state,
@@ -357,9 +368,20 @@ fn notifier_for(config: &Config) -> NotifierFor {
     })
 }
 
-/// Builds the demo site's chat orchestrator once for the whole process. A chat that cannot be set
-/// up (a bad manifest, a missing site secret) is logged and left off, so the rest of the app serves.
-fn set_up_chat(state: &AppState) -> anyhow::Result<()> {
+/// Builds the chat orchestrator once for the whole process: over the configured sites when there
+/// are any (a failure stops the start: the operator asked for them), else over the demo site. A
+/// demo chat that cannot be set up is logged and left off, so the rest of the app serves.
+fn set_up_chat(state: &AppState, sites: Vec<Manifest>) -> anyhow::Result<()> {
+    if !sites.is_empty() {
+        let origin = url::Url::parse(&state.config.public_url)
+            .context("TESSERA_PUBLIC_URL does not parse")?;
+        let orchestrator = sites_orchestrator(state.store.clone(), sites, &origin, state.models())
+            .context("setting up the chat over TESSERA_SITES")?;
+        if state.set_chat(orchestrator).is_err() {
+            anyhow::bail!("the chat was configured twice");
+        }
+        return Ok(());
+    }
     let Some(demo_key) = &state.demo_key else {
         tracing::info!(
             "the chat drives the demo site, which is off (TESSERA_DEMO=false); the chat is off"

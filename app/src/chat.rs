@@ -4,6 +4,8 @@
 //!
 //! Views only: the server fills the plain data structs below from the orchestrator.
 
+use std::collections::BTreeMap;
+
 use leptos::prelude::*;
 
 use crate::catalog::Catalog;
@@ -11,11 +13,12 @@ use crate::chat_stream::ChatLive;
 use crate::render::{render_tree, FormState, RenderCtx};
 use crate::tree::PageTree;
 
-/// A generated view (confirm, progress, result): a page tree the agent loop placed, with what the
-/// renderer needs besides it. Code fills `action`, `form` and `download_base`, never the model.
+/// A generated view (read, confirm, progress, result): a page tree the agent loop placed, with
+/// what the renderer needs besides it. Code fills `action`, `form`, `query` and `download_base`,
+/// never the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GeneratedView {
-    /// `confirm`, `progress` or `result` (for test ids and styling).
+    /// `read`, `confirm`, `progress` or `result` (for test ids and styling).
     pub kind: String,
     /// The validated tree.
     pub tree: PageTree,
@@ -27,6 +30,9 @@ pub struct GeneratedView {
     pub form: FormState,
     /// The URL prefix of its download links.
     pub download_base: Option<String>,
+    /// The page's query (its tables' `page` and `sort` links); node ids are unique per view, so
+    /// one view's links never page another's table.
+    pub query: BTreeMap<String, String>,
 }
 
 /// Renders a generated view with the one renderer every page uses.
@@ -39,12 +45,14 @@ pub fn GeneratedViewPanel(view: GeneratedView) -> impl IntoView {
         action,
         form,
         download_base,
+        query,
     } = view;
     let mut ctx = RenderCtx::new(data);
     ctx.catalog = Catalog::defaults();
     ctx.action = action;
     ctx.form = form;
     ctx.download_base = download_base;
+    ctx.query = query;
     view! { <div data-testid=format!("{kind}-view")>{render_tree(&tree, &ctx)}</div> }
 }
 
@@ -55,7 +63,7 @@ pub struct HeaderStep {
     pub label: String,
     /// The status name (for styling and tests).
     pub status: String,
-    /// The operation.
+    /// The operation in words ("search items"); its tool name is in the header's Details.
     pub operation: String,
     /// What it did, in words.
     pub summary: String,
@@ -72,11 +80,12 @@ pub struct ChatMessage {
     pub speaker: String,
     /// The execution header's steps (assistant replies only).
     pub header: Vec<HeaderStep>,
-    /// The rendered header text (always present for replies; shown when there are no steps).
+    /// The rendered header text, with tool names and hashes (always present for replies; in the
+    /// header's Details, or shown when there are no steps).
     pub header_text: Option<String>,
     /// The words after the header.
     pub text: String,
-    /// Result views of the calls this reply reports.
+    /// Read and result views of the calls this reply reports.
     pub views: Vec<GeneratedView>,
 }
 
@@ -85,16 +94,18 @@ pub struct ChatMessage {
 pub struct ApprovalView {
     /// Its id (the form action).
     pub id: String,
-    /// The operation.
+    /// The operation (tool name; shown under Details only).
     pub operation: String,
-    /// The question.
-    pub question: String,
-    /// Why code asks.
+    /// What the approval does, in one plain line computed by code.
+    pub summary: String,
+    /// Why code asks, in words.
     pub reasons: Vec<String>,
     /// The planned chunk sizes.
     pub chunks: Vec<usize>,
-    /// The short hash the approval is bound to.
+    /// The short hash the approval is bound to (Details only).
     pub hash: String,
+    /// The exact arguments, as indented JSON (Details only).
+    pub arguments: String,
     /// The generated confirm view (selectable table, scope choice, danger confirm, Deny).
     pub view: GeneratedView,
 }
@@ -126,6 +137,8 @@ pub struct ChatPageData {
     pub messages: Vec<ChatMessage>,
     /// Confirmations waiting.
     pub approvals: Vec<ApprovalView>,
+    /// The questions replies asked for them (a reply that is one of these points at the card).
+    pub pending_questions: Vec<String>,
     /// Progress views of the calls still running.
     pub running: Vec<GeneratedView>,
     /// The manual tools.
@@ -156,17 +169,23 @@ pub fn ChatProgress(done: u64, total: u64, label: String) -> impl IntoView {
     }
 }
 
-/// The execution header of one reply: one line per step, built by code.
+/// The execution header of one reply: one line per step, built by code, in words; the tool
+/// names, roles and hashes are under its Details.
 #[component]
 pub fn ExecutionHeaderView(steps: Vec<HeaderStep>, text: Option<String>) -> impl IntoView {
-    let fallback = steps.is_empty().then_some(text).flatten();
+    let (fallback, details) = if steps.is_empty() {
+        (text, None)
+    } else {
+        (None, text)
+    };
     let items = steps
         .into_iter()
         .map(|step| {
             let class = format!("font-mono text-sm {}", step_class(&step.status));
             view! {
                 <li data-testid="header-step" data-status=step.status.clone()>
-                    <span class=class>{step.label}" "{step.operation}</span>
+                    <span class=class>{step.label}</span>
+                    " "<span class="text-sm font-medium">{step.operation}</span>
                     " "<span class="text-sm">{step.summary}</span>
                     {step.error.map(|error| view! { <p role="alert" class="text-sm text-red-800 dark:text-red-300">{error}</p> })}
                     {step.progress.map(|(done, total)| view! { <ChatProgress done total label="Progress".to_owned()/> })}
@@ -179,33 +198,59 @@ pub fn ExecutionHeaderView(steps: Vec<HeaderStep>, text: Option<String>) -> impl
             <p class="text-xs font-semibold uppercase tracking-wide text-slate-700 dark:text-slate-300">"Execution"</p>
             <ul class="space-y-1">{items}</ul>
             {fallback.map(|text| view! { <pre class="whitespace-pre-wrap font-mono text-sm">{text}</pre> })}
+            {details.map(|text| view! {
+                <details class="text-sm" data-testid="header-details">
+                    <summary class="cursor-pointer text-slate-700 dark:text-slate-300">"Details"</summary>
+                    <pre class="whitespace-pre-wrap font-mono text-xs">{text}</pre>
+                </details>
+            })}
         </div>
     }
 }
 
-/// A pending approval: why code asks, then the generated confirm view, then the hash it binds.
+/// A pending approval: what it does in one line, why code asks, the generated confirm view, then
+/// the tool, the hash it is bound to and the exact arguments under a collapsed Details.
 #[component]
 pub fn ApprovalCard(approval: ApprovalView) -> impl IntoView {
     let ApprovalView {
         id,
         operation,
-        question,
-        reasons: _,
-        // The question says the chunks too.
-        chunks: _,
+        summary,
+        reasons,
+        chunks,
         hash,
+        arguments,
         view,
     } = approval;
     let title_id = format!("approval-{id}");
     let labelled_by = title_id.clone();
+    let why = (!reasons.is_empty()).then(|| {
+        format!(
+            "Asked because {}. Nothing has been sent yet.",
+            reasons.join(", ")
+        )
+    });
+    let plan = (chunks.len() > 1).then(|| {
+        let sizes: Vec<String> = chunks.iter().map(ToString::to_string).collect();
+        format!("{} requests ({})", chunks.len(), sizes.join("+"))
+    });
     view! {
         <section class="space-y-3 rounded-lg border-2 border-amber-400 bg-amber-50 p-4 text-slate-900 dark:bg-slate-800 dark:text-slate-100"
             aria-labelledby=labelled_by data-testid="pending-approval">
-            <h2 id=title_id class="text-lg font-semibold">"Pending approval: "{operation}</h2>
-            // The question names code's reasons and chunks; they are not listed again.
-            <p>{question}</p>
+            <h2 id=title_id class="text-lg font-semibold">"Approval needed"</h2>
+            <p class="text-lg" data-testid="approval-summary">{summary}</p>
+            {why.map(|why| view! { <p class="text-sm">{why}</p> })}
             <GeneratedViewPanel view/>
-            <p class="font-mono text-xs">"Bound to operation hash "{hash}</p>
+            <details class="text-sm" data-testid="approval-details">
+                <summary class="cursor-pointer">"Details"</summary>
+                <dl class="mt-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1">
+                    <dt class="font-semibold">"Tool"</dt><dd class="font-mono">{operation}</dd>
+                    <dt class="font-semibold">"Bound to call hash"</dt><dd class="font-mono">{hash}</dd>
+                    {plan.map(|plan| view! { <dt class="font-semibold">"Sent as"</dt><dd>{plan}</dd> })}
+                    <dt class="font-semibold">"Arguments"</dt>
+                    <dd><pre class="max-h-64 overflow-auto whitespace-pre-wrap font-mono text-xs">{arguments}</pre></dd>
+                </dl>
+            </details>
         </section>
     }
 }
@@ -216,16 +261,14 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
     let ChatPageData {
         messages,
         approvals,
+        pending_questions,
         running,
         tools,
         flash,
     } = data;
     let empty = messages.is_empty();
     // A reply that asks a pending approval's question points at the approval, which asks it.
-    let questions: Vec<String> = approvals
-        .iter()
-        .map(|approval| approval.question.clone())
-        .collect();
+    let questions = pending_questions;
     let messages = messages
         .into_iter()
         .map(|mut message| {

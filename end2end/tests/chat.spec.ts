@@ -38,7 +38,7 @@ async function chatFlow(page: Page, request: string, javaScriptEnabled: boolean)
   expect(rows).toBeGreaterThan(0);
   for (let index = 0; index < rows; index += 1) await expect(ticks.nth(index)).toBeChecked();
   await expect(view.getByRole('radio', { name: 'Only this once' })).toBeChecked();
-  await expect(view.getByRole('radio', { name: /Always for bulkDeleteItems/ })).toBeVisible();
+  await expect(view.getByRole('radio', { name: /Always allow “bulk delete items”/ })).toBeVisible();
   const confirm = view.getByRole('button', { name: new RegExp(`^Delete ${rows} items?$`) });
   await expect(confirm).toBeVisible();
   await expect(view.getByRole('button', { name: 'Deny' })).toBeVisible();
@@ -58,7 +58,7 @@ async function chatFlow(page: Page, request: string, javaScriptEnabled: boolean)
   await expect(page.getByTestId('conversation')).toContainText(`Deleted ${rows} item`);
   await expect(
     page.getByTestId('execution-header').last().locator('[data-status="succeeded"]').last(),
-  ).toContainText('bulkDeleteItems');
+  ).toContainText('bulk delete items');
 
   // The result view lists every item's outcome and offers CSV and JSON downloads built by the server.
   const result = page.getByTestId('result-view').last();

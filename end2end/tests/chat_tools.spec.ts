@@ -35,8 +35,9 @@ test('a person opens a manual tool, fills its form and sees the result in the co
   const conversation = page.getByTestId('conversation');
   await expect(conversation).toContainText('/tool createItem');
   await expect(conversation).toContainText('Water the office ferns');
-  await expect(conversation).toContainText('createItem` ran.');
-  await expect(page.getByTestId('execution-header').last().locator('[data-status="succeeded"]')).toContainText('createItem');
+  // The page names the tool in words; its name is under the header's Details.
+  await expect(conversation).toContainText('create item ran.');
+  await expect(page.getByTestId('execution-header').last().locator('[data-status="succeeded"]')).toContainText('create item');
 });
 
 // The generated confirm view's confirm button: code names it "<verb> <count> item(s)".
@@ -103,6 +104,6 @@ test.describe('without JavaScript', () => {
     await expect(page.getByTestId('pending-approval')).toHaveCount(0);
     await expect(
       page.getByTestId('execution-header').last().locator('[data-status="succeeded"]').last(),
-    ).toContainText('deleteItem');
+    ).toContainText('delete item');
   });
 });

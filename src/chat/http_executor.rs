@@ -312,25 +312,35 @@ impl HttpExecutor {
             .filter(|(key, value)| !placeholders.contains(key) && !value.is_null())
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
-        if operation.http.method.uses_query() {
-            if !rest.is_empty() {
-                let mut pairs = url.query_pairs_mut();
-                for (key, value) in &rest {
-                    match value {
-                        Value::Array(items) => {
-                            for item in items {
-                                pairs.append_pair(key, &scalar_text(item));
-                            }
+        let binding = &operation.http;
+        let in_query = |key: &str| {
+            binding.method.uses_query()
+                || binding.query.iter().any(|name| name == key)
+                || binding.body.as_deref().is_some_and(|body| body != key)
+        };
+        let (query, body): (Map<String, Value>, Map<String, Value>) =
+            rest.into_iter().partition(|(key, _)| in_query(key));
+        if !query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (key, value) in &query {
+                match value {
+                    Value::Array(items) => {
+                        for item in items {
+                            pairs.append_pair(key, &scalar_text(item));
                         }
-                        other => {
-                            pairs.append_pair(key, &scalar_text(other));
-                        }
+                    }
+                    other => {
+                        pairs.append_pair(key, &scalar_text(other));
                     }
                 }
             }
+        }
+        if binding.method.uses_query() {
             Ok((url, None))
+        } else if let Some(name) = &binding.body {
+            Ok((url, body.get(name).cloned()))
         } else {
-            Ok((url, Some(Value::Object(rest))))
+            Ok((url, Some(Value::Object(body))))
         }
     }
 

@@ -16,11 +16,14 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 mod load;
+mod merge;
+pub mod openapi;
 mod operation;
 mod tag;
 
 pub use operation::{
     id_text, AuthHeader, HttpBinding, HttpMethod, Operation, DEFAULT_BATCH_ARGUMENT,
+    DEFAULT_ID_FIELD,
 };
 pub use tag::{Tag, ToolMode};
 
@@ -146,6 +149,14 @@ impl Manifest {
         candidates()
             .find(|candidate| candidate.has(Tag::Search) || candidate.has(Tag::List))
             .or_else(|| candidates().next())
+    }
+
+    /// The field identifying the rows `reader` returns (`id` for an unknown or unnamed reader).
+    #[must_use]
+    pub fn row_id_field(&self, reader: Option<&str>) -> &str {
+        reader
+            .and_then(|name| self.operation(name))
+            .map_or(DEFAULT_ID_FIELD, Operation::row_id_field)
     }
 
     /// Whether code demands a preview before `operation` runs: mutating and batch, a declared

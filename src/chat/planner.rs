@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::{
     calendar::CivilDate,
     manifest::{Manifest, Operation, Tag},
+    offer::FIND_OPERATIONS,
 };
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelName, ToolCall};
 
@@ -357,23 +358,20 @@ impl Planner {
             return ChatResponse::text("What would you like to do?");
         };
         let Some(intent) = parse(request, &self.manifest, (self.today)()) else {
-            return ChatResponse::text(
-                "Without a language model I understand requests like \"show items where status is open\", \
-                 \"mark all open items as done\" or \"delete all completed items from last month\". \
-                 For anything else, use the manual tools (type /tools, then /tool NAME --field value).",
-            );
+            return ChatResponse::text(not_understood(&self.manifest));
         };
         let Some(search) = search_operation(&self.manifest, &intent.entity) else {
             return ChatResponse::text("This site has no search operation for that.");
         };
         let since: &[Message] = &messages[start + 1..];
+        // A search of a large site's operations only made the next call possible.
         let last_result = since.iter().rev().find_map(|message| match message {
             Message::ToolResult {
                 name,
                 content,
                 is_error,
                 ..
-            } => Some((name.as_str(), content, *is_error)),
+            } if name != FIND_OPERATIONS => Some((name.as_str(), content, *is_error)),
             _ => None,
         });
         let call_number = since
@@ -387,6 +385,14 @@ impl Planner {
                     format!("plan_{call_number}"),
                     operation.name.clone(),
                     arguments,
+                )])
+            } else if offered.iter().any(|name| name == FIND_OPERATIONS) {
+                // A large site offers what a search found: find the operation first, as a
+                // model would.
+                ChatResponse::tool_calls(vec![ToolCall::new(
+                    format!("plan_{call_number}"),
+                    FIND_OPERATIONS,
+                    json!({"query": operation.name}),
                 )])
             } else {
                 ChatResponse::text(format!(
@@ -456,6 +462,51 @@ impl Planner {
     }
 }
 
+/// The answer to a request the planner cannot read: the phrasings it knows when the site has
+/// bulk operations it can plan, else (another site) the manual tools, with one spelled out.
+fn not_understood(manifest: &Manifest) -> String {
+    let plannable = manifest.operations().iter().find(|operation| {
+        operation.is_mutating()
+            && operation.has(Tag::Batch)
+            && search_operation(manifest, &operation.entity).is_some()
+    });
+    if let Some(operation) = plannable {
+        let entity = &operation.entity;
+        return format!(
+            "Without a language model I understand requests like \"show {entity} where status is open\", \
+             \"mark all open {entity} as done\" or \"delete all completed {entity} from last month\". \
+             For anything else, use the manual tools (type /tools, then /tool NAME --field value)."
+        );
+    }
+    let example = manifest
+        .operations()
+        .iter()
+        .find(|operation| operation.offered_manually())
+        .map(|operation| {
+            let required: Vec<String> = operation
+                .parameters
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|name| format!(" --{name} VALUE"))
+                .collect();
+            format!(
+                " For example: /tool {}{}",
+                operation.name,
+                required.concat()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "No language model is configured, so I cannot read requests in words on {site}. \
+         You can still do everything by hand: type /tools to list what {site} offers, then \
+         /tool NAME --field value to run one; changes still ask for your approval first.{example}",
+        site = manifest.site
+    )
+}
+
 /// The items of a search result: its `items` array, or the result itself when it is an array.
 #[must_use]
 pub fn result_items(content: &Value) -> Vec<Value> {
@@ -503,6 +554,50 @@ mod tests {
         month: 11,
         day: 23,
     };
+
+    #[test]
+    fn on_a_large_site_the_planner_finds_the_operation_before_calling_it(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let mut paths = serde_json::Map::new();
+        paths.insert(
+            "/tasks".to_owned(),
+            json!({"get": {"operationId": "listTasks", "tags": ["tasks"], "parameters": [
+                {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["open", "done"]}}]}}),
+        );
+        for number in 0..30 {
+            paths.insert(
+                format!("/other{number}"),
+                json!({"get": {"operationId": format!("other{number}"), "tags": ["other"]}}),
+            );
+        }
+        let manifest = crate::chat::manifest::openapi::import(
+            &json!({"openapi": "3.1.0", "info": {"title": "t"}, "servers": [{"url": "/api"}], "paths": paths}),
+            &crate::chat::manifest::openapi::Overlay::default(),
+        )?;
+        let planner = Planner::new(Arc::new(manifest), Arc::new(|| TODAY));
+        let mut messages = vec![Message::User("show tasks where status is open".to_owned())];
+        let first = planner.propose(&messages, &[FIND_OPERATIONS.to_owned()]);
+        let [search] = first.tool_calls.as_slice() else {
+            return Err(format!("expected a search: {first:?}").into());
+        };
+        assert_eq!(search.name, FIND_OPERATIONS);
+        messages.push(Message::assistant(&first));
+        messages.push(Message::tool_result(
+            search,
+            json!({"operations": [{"name": "listTasks"}]}),
+        ));
+        let offered = [FIND_OPERATIONS.to_owned(), "listTasks".to_owned()];
+        let second = planner.propose(&messages, &offered);
+        let [call] = second.tool_calls.as_slice() else {
+            return Err(format!("expected the list call: {second:?}").into());
+        };
+        assert_eq!(call.name, "listTasks");
+        assert_eq!(
+            call.arguments.as_ref().ok(),
+            Some(&json!({"status": "open"}))
+        );
+        Ok(())
+    }
 
     fn demo() -> Result<Manifest, super::super::manifest::ManifestError> {
         Manifest::from_json(crate::demo::items::MANIFEST_JSON)

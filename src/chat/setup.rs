@@ -1,15 +1,16 @@
-//! Building the demo site's chat: its manifest, executor and models, into one [`Orchestrator`].
+//! Building the chat: the demo site's, or the configured sites' (`TESSERA_SITES`, read by
+//! [`super::sites`]), manifest, executor and models, into one [`Orchestrator`].
 //!
 //! Called once at startup (`startup.rs`); the HTTP edge only receives the orchestrator built
 //! here (`http/chat_api.rs`, `http/chat.rs`).
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use url::Url;
 
 use super::{
     calendar::CivilDate,
-    http_executor::{CallError, ExecutorConfig, HttpExecutor},
+    http_executor::{CallError, EnvLookup, ExecutorConfig, HttpExecutor},
     manifest::{Manifest, ManifestError},
     orchestrator::{OrchestratorParts, SessionModels, DEFAULT_MAX_MODEL_TURNS},
     planner::{Planner, PLANNER_MODEL},
@@ -77,6 +78,68 @@ pub fn demo_orchestrator(
     Ok(Orchestrator::new(OrchestratorParts {
         store,
         allowlist: super::CapabilityScope::all_of(&manifest),
+        models: chat_models(models, manifest.clone(), clock.clone()),
+        manifest,
+        executor,
+        clock,
+        max_model_turns: DEFAULT_MAX_MODEL_TURNS,
+    }))
+}
+
+/// The orchestrator of the configured sites, merged into one manifest ([`Manifest::merge`]):
+/// each site's base URL resolved against `self_origin` when relative, its credentials read from
+/// the environment now, and the server allowlist every operation of every site, reaching only
+/// the configured sites' hosts (loopback included: the operator named them).
+///
+/// # Errors
+/// [`SetupError`] when a base URL does not parse, two sites clash, or a credential is missing.
+pub fn sites_orchestrator(
+    store: Store,
+    sites: Vec<Manifest>,
+    self_origin: &Url,
+    models: &AllowedModels,
+) -> Result<Orchestrator, SetupError> {
+    sites_orchestrator_with_env(store, sites, self_origin, models, &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// [`sites_orchestrator`] reading credentials through `env` rather than the process
+/// environment (tests hand theirs in).
+///
+/// # Errors
+/// As [`sites_orchestrator`].
+pub fn sites_orchestrator_with_env(
+    store: Store,
+    sites: Vec<Manifest>,
+    self_origin: &Url,
+    models: &AllowedModels,
+    env: EnvLookup<'_>,
+) -> Result<Orchestrator, SetupError> {
+    let mut resolved = Vec::with_capacity(sites.len());
+    for mut site in sites {
+        site.base_url = resolve_base_url(&site.base_url, self_origin)?.to_string();
+        resolved.push(site);
+    }
+    let manifest = Arc::new(Manifest::merge(resolved)?);
+    let base_url = resolve_base_url(&manifest.base_url, self_origin)?;
+    let mut hosts = BTreeSet::new();
+    for operation in manifest.operations() {
+        let url = match &operation.http.base_url {
+            Some(url) => resolve_base_url(url, self_origin)?,
+            None => base_url.clone(),
+        };
+        if let Some(host) = url.host_str() {
+            hosts.insert(host.to_owned());
+        }
+    }
+    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), env)?;
+    let clock: super::orchestrator::Clock = Arc::new(now_ms);
+    let mut allowlist = super::CapabilityScope::all_of(&manifest);
+    allowlist.hosts = Some(hosts);
+    Ok(Orchestrator::new(OrchestratorParts {
+        store,
+        allowlist,
         models: chat_models(models, manifest.clone(), clock.clone()),
         manifest,
         executor,

@@ -251,8 +251,24 @@ impl Orchestrator {
             }
             SlashCommand::Tool { name, arguments } => {
                 let Some(operation) = self.inner.manifest.operation(&name) else {
-                    turn.narrative =
-                        format!("There is no tool `{name}`; type /tools for the list.");
+                    // A name two configured sites share is prefixed with each site's name.
+                    let suffix = format!("_{name}");
+                    let qualified: Vec<&str> = self
+                        .inner
+                        .manifest
+                        .operations()
+                        .iter()
+                        .map(|operation| operation.name.as_str())
+                        .filter(|candidate| candidate.ends_with(&suffix))
+                        .collect();
+                    turn.narrative = if qualified.is_empty() {
+                        format!("There is no tool `{name}`; type /tools for the list.")
+                    } else {
+                        format!(
+                            "`{name}` is on several sites; name one: {}.",
+                            qualified.join(", ")
+                        )
+                    };
                     return Ok(None);
                 };
                 let schema = match FormSchema::from_json_schema(&operation.parameters) {

@@ -30,6 +30,7 @@ use super::{
     header::{CallStatus, StepRole},
     manifest::Manifest,
     orchestrator::SessionView,
+    session::Speaker,
 };
 use crate::{
     agent::{
@@ -43,16 +44,26 @@ use crate::{
     store::{Store, StoreError},
 };
 
+mod changes;
 mod confirm;
 mod counts;
 mod progress;
+mod read;
 mod result;
 
+pub use changes::{
+    change_rows, change_summary, field_words, item_changes, value_words, FieldChange, ItemChange,
+};
 pub use confirm::{
-    confirm_data, confirm_label, confirm_view, enforce_confirm, IDS_FIELD, SCOPE_FIELD,
+    confirm_data, confirm_label, confirm_summary, confirm_view, enforce_confirm, IDS_FIELD,
+    SCOPE_FIELD,
 };
 pub use counts::check_counts;
 pub use progress::{progress_data, progress_view};
+pub use read::{
+    bounded_result, enforce_read, read_data, read_file, read_shape, read_view, result_rows,
+    ReadShape, CUT_KEY, MAX_READ_ROWS, READ_PAGE_SIZE,
+};
 use result::preview_of;
 pub use result::{
     enforce_result, item_outcomes, result_data, result_download, result_file, result_view,
@@ -87,6 +98,8 @@ pub enum ViewError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViewKind {
+    /// What a readonly call returned.
+    Read,
     /// Approve (some of) the previewed items, or deny.
     Confirm,
     /// A chunked call still running.
@@ -100,6 +113,7 @@ impl ViewKind {
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Read => "read",
             Self::Confirm => "confirm",
             Self::Progress => "progress",
             Self::Result => "result",
@@ -124,6 +138,8 @@ pub struct ChatView {
     pub download_base: Option<String>,
     /// The model that placed it (`provider:model`), for the record.
     pub model: String,
+    /// What it asks a person to approve, in one line computed by code (confirm views).
+    pub summary: Option<String>,
 }
 
 fn templates() -> Result<Environment<'static>, minijinja::Error> {
@@ -145,7 +161,8 @@ fn prompt(
     let environment = templates()?;
     let (singular, plural) = noun_forms(entity);
     let text = environment.get_template(kind.as_str())?.render(context! {
-        operation => operation,
+        // The heading a person reads names the operation in words, never as a tool name.
+        operation => changes::field_words(operation),
         entity => singular,
         entities => plural,
         batch => batch,
@@ -191,9 +208,10 @@ async fn generate(
         {
             node.props["level"] = json!(2);
         }
-        // The chat page reads no query, so a table there cannot page by link: it shows as many
-        // rows as a Table may on one page (the render budget still bounds the page, and every
-        // item is in the downloads).
+        // A confirm, progress or result table pages by nothing (its form posts to the
+        // approval): it shows as many rows as a Table may on one page (the render budget still
+        // bounds the page, and every item is in the downloads). A read view pages by link; its
+        // own correction sets a smaller page (`read::enforce_read`).
         if node.component == "Table" && node.props.get("pageSize").is_none() {
             node.props["pageSize"] = json!(VIEW_PAGE_SIZE);
         }
@@ -211,6 +229,9 @@ fn model_of(record: &GenerationRecord) -> String {
 /// Every generated view a session's page shows.
 #[derive(Clone, Debug, Default)]
 pub struct SessionViews {
+    /// The read view of each readonly call the transcript reports (not the previews a change's
+    /// confirm view shows again).
+    pub reads: HashMap<ExecutionId, ChatView>,
     /// The confirm view of each pending approval.
     pub confirms: HashMap<ConfirmationId, ChatView>,
     /// The result view of each finished mutation the transcript reports.
@@ -237,6 +258,33 @@ pub async fn session_views(
     }
     let session = view.session.id;
     let executions = store.chat_executions(session).await?;
+    let mut request = "";
+    for entry in &view.transcript {
+        if entry.speaker == Speaker::User {
+            request = entry.text.as_str();
+            continue;
+        }
+        let reads = entry
+            .header
+            .iter()
+            .flat_map(|header| header.steps.iter())
+            .filter(|step| step.role == StepRole::Read && step.status == CallStatus::Succeeded)
+            .filter_map(|step| step.execution_id);
+        for execution_id in reads {
+            let Some(execution) = executions
+                .iter()
+                .find(|execution| execution.id == execution_id)
+            else {
+                continue;
+            };
+            let Some(operation) = manifest.operation(&execution.operation) else {
+                continue;
+            };
+            if let Some(read) = read_view(store, model, operation, execution, request).await? {
+                views.reads.insert(execution_id, read);
+            }
+        }
+    }
     let reported = view
         .transcript
         .iter()
@@ -289,22 +337,23 @@ mod tests {
     ) -> anyhow::Result<()> {
         for entity in ["item", "items"] {
             let one = prompt(ViewKind::Confirm, "deleteItem", entity, true, false)?;
-            assert!(
-                one.starts_with("Delete this item with deleteItem."),
-                "{one}"
-            );
+            assert!(one.starts_with("Delete this item. Review it"), "{one}");
             assert!(
                 !one.contains("untick"),
                 "nothing to untick on one item: {one}"
             );
             let many = prompt(ViewKind::Confirm, "bulkDeleteItems", entity, true, true)?;
             assert!(
-                many.starts_with("Delete the selected items with bulkDeleteItems."),
+                many.starts_with("Delete the selected items. Review every item"),
                 "{many}"
             );
             assert!(
                 !many.contains("itemss") && !many.contains("every items"),
                 "{many}"
+            );
+            assert!(
+                !many.contains("bulkDeleteItems"),
+                "a heading a person reads names no tool: {many}"
             );
         }
         Ok(())

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use axum::{
     body::Bytes,
-    extract::{Path, State},
+    extract::{Path, Query, State},
     middleware,
     response::{IntoResponse, Redirect, Response},
     routing::{get, post},
@@ -61,6 +61,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/chat/approvals/{id}", post(decide))
         .merge(super::chat_tools::routes())
         .route("/chat/results/{execution}/{file}", get(download_result))
+        .route("/chat/reads/{execution}/{file}", get(download_read))
         // Inside the admin check: a stranger is sent to log in before anything else.
         .route_layer(middleware::from_fn_with_state(
             SameOrigin::new(state, Refusal::Status),
@@ -137,9 +138,13 @@ fn parse_uuid(text: &str) -> Result<uuid::Uuid, AppError> {
     uuid::Uuid::parse_str(text).map_err(|_| AppError::NotFound)
 }
 
-/// `GET /chat`.
-async fn chat_page(State(state): State<ChatState>, session: Session) -> Result<Response, AppError> {
-    render_chat(&state, &session, StatusCode::OK, None).await
+/// `GET /chat`; the query carries the read views' table pages and sorts (`page`, `sort`, `dir`).
+async fn chat_page(
+    State(state): State<ChatState>,
+    session: Session,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Result<Response, AppError> {
+    render_chat(&state, &session, StatusCode::OK, None, &query).await
 }
 
 /// The chat page with its generated views; `rejected` re-fills one confirm view with the
@@ -149,13 +154,15 @@ async fn render_chat(
     session: &Session,
     status: StatusCode,
     rejected: Option<RejectedAnswer>,
+    query: &BTreeMap<String, String>,
 ) -> Result<Response, AppError> {
     let id = chat_session(state, session).await?;
     let view = state.orchestrator.session_view(id).await?;
     let tools = state.orchestrator.manual_tools(id).await?;
     let flash = session.remove::<String>(FLASH_KEY).await.ok().flatten();
     let generated = generated_views(state, &view).await?;
-    let data = presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref());
+    let data =
+        presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref(), query);
     let render = move || view! { <ChatPage data/> }.into_any();
     Ok(html_document(&state.app, status, "Chat · Tessera", render).await)
 }
@@ -247,7 +254,7 @@ async fn after_decision(
         Err(ChatError::Selection(message) | ChatError::Scope(message)) => {
             let rejected = RejectedAnswer::refused_selection(confirmation, values, message);
             let status = StatusCode::UNPROCESSABLE_ENTITY;
-            return render_chat(state, session, status, Some(rejected)).await;
+            return render_chat(state, session, status, Some(rejected), &BTreeMap::new()).await;
         }
         Err(error) => return Err(error.into()),
     }
@@ -269,6 +276,26 @@ async fn download_result(
     let id = chat_session(&state, &session).await?;
     let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
     let file = views::result_file(store, manifest, id, execution, format)
+        .await
+        .map_err(anyhow::Error::from)?;
+    Ok(attachment(file.ok_or(AppError::NotFound)?))
+}
+
+/// `GET /chat/reads/{execution}/{node}.{csv,json}`: the rows a read of this browser's chat
+/// session returned, from the result stored with the turn (the site is not asked again).
+async fn download_read(
+    State(state): State<ChatState>,
+    session: Session,
+    Path((execution, file)): Path<(String, String)>,
+) -> Result<Response, AppError> {
+    let execution = ExecutionId(parse_uuid(&execution)?);
+    let format = file
+        .rsplit_once('.')
+        .and_then(|(_, extension)| DownloadFormat::from_extension(extension))
+        .ok_or(AppError::NotFound)?;
+    let id = chat_session(&state, &session).await?;
+    let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
+    let file = views::read_file(store, manifest, id, execution, format)
         .await
         .map_err(anyhow::Error::from)?;
     Ok(attachment(file.ok_or(AppError::NotFound)?))

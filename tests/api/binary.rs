@@ -57,6 +57,35 @@ fn a_bad_setting_is_one_line_naming_it_and_exit_code_2() -> anyhow::Result<()> {
 }
 
 #[test]
+fn a_bad_site_file_stops_the_server_with_one_line_naming_the_file_and_the_field(
+) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let site = dir.path().join("shop.yaml");
+    std::fs::write(
+        &site,
+        "openapi: 3.1.0\ninfo: {title: Shop, version: '1'}\npaths: {}\n",
+    )?;
+    let output = Command::new(BINARY)
+        .env_remove("TESSERA_CONFIG")
+        .env("TESSERA_ADDR", "127.0.0.1:0")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("t.db").display()),
+        )
+        .env("TESSERA_SITES", &site)
+        .current_dir(dir.path())
+        .output()?;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("site file {}: servers:", site.display())),
+        "the line names the file and the field: {stderr}"
+    );
+    Ok(())
+}
+
+#[test]
 fn help_lists_every_setting_and_no_secret_values() -> anyhow::Result<()> {
     let output = Command::new(BINARY)
         .arg("--help")

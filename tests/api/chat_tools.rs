@@ -147,7 +147,10 @@ async fn a_valid_tool_form_runs_the_tool_and_the_result_joins_the_conversation(
         html.contains("/tool createItem"),
         "the person's call is in the conversation"
     );
-    assert!(html.contains("`createItem` ran."), "so is its result");
+    assert!(
+        html.contains("create item ran."),
+        "so is its result, in words: {html}"
+    );
     assert!(html.contains("data-status=\"succeeded\""));
     Ok(())
 }
@@ -171,7 +174,11 @@ async fn a_destructive_tool_run_by_hand_waits_for_an_approval() -> anyhow::Resul
         !html.contains("name=\"ids\""),
         "a call on one item has nothing to untick"
     );
-    assert!(html.contains("Delete this item with deleteItem"), "{html}");
+    assert!(html.contains(">Delete this item</h2>"), "{html}");
+    assert!(
+        html.contains(">Delete 1 item</p>"),
+        "the approval's summary: {html}"
+    );
     assert!(!html.contains("untick"), "no talk of ticks without any");
     let action = approval_action(&html).context("no approval form")?;
     // Exactly what the confirm view's form sends when its confirm button is pressed.

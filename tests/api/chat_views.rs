@@ -150,7 +150,7 @@ async fn a_scripted_model_places_the_confirm_view_and_code_sets_count_buttons_an
     assert!(page.contains("bg-red-700"), "danger styling");
     assert!(page.contains(">Deny<"), "code adds Deny: {page}");
     assert!(
-        page.contains("Always for bulkDeleteItems in this chat"),
+        page.contains("Always allow “bulk delete items” in this chat"),
         "code's scope labels"
     );
     assert!(

@@ -21,38 +21,44 @@ use super::{
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawManifest {
-    site: String,
+    pub(super) site: String,
     #[serde(default)]
-    description: String,
-    base_url: String,
+    pub(super) description: String,
+    pub(super) base_url: String,
     #[serde(default)]
-    auth: Option<AuthHeader>,
-    operations: Vec<RawOperation>,
+    pub(super) auth: Option<AuthHeader>,
+    pub(super) operations: Vec<RawOperation>,
     #[serde(default)]
-    tag_relationships: TagRelationships,
+    pub(super) tag_relationships: TagRelationships,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOperation {
-    name: String,
-    description: String,
-    entity: String,
-    tags: Vec<String>,
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) entity: String,
+    pub(super) tags: Vec<String>,
     #[serde(default)]
-    mode: ToolMode,
+    pub(super) mode: ToolMode,
     #[serde(default)]
-    category: Option<String>,
-    http: HttpBinding,
-    parameters: Value,
+    pub(super) category: Option<String>,
+    pub(super) http: HttpBinding,
+    pub(super) parameters: Value,
     #[serde(default)]
-    max_batch_size: Option<usize>,
+    pub(super) max_batch_size: Option<usize>,
     #[serde(default)]
-    batch_argument: Option<String>,
+    pub(super) batch_argument: Option<String>,
     #[serde(default)]
-    requires_preview: Option<String>,
+    pub(super) requires_preview: Option<String>,
     #[serde(default)]
-    auth: Option<AuthHeader>,
+    pub(super) auth: Option<AuthHeader>,
+    #[serde(default)]
+    pub(super) id_field: Option<String>,
+    #[serde(default)]
+    pub(super) id_argument: Option<String>,
+    #[serde(default)]
+    pub(super) identifying_fields: Vec<String>,
 }
 
 pub(super) fn is_tool_name(name: &str) -> bool {
@@ -153,6 +159,14 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
             ));
         }
     }
+    if let Some(argument) = &raw.id_argument {
+        if batch || !properties.contains_key(argument) {
+            return Err(ManifestError::invalid(
+                &name,
+                format!("id_argument `{argument}` must be a parameter of an operation that is not a batch"),
+            ));
+        }
+    }
     if !raw.http.path.starts_with('/') {
         return Err(ManifestError::invalid(
             &name,
@@ -185,6 +199,9 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
         batch_argument: raw.batch_argument,
         requires_preview: raw.requires_preview,
         auth: raw.auth,
+        id_field: raw.id_field,
+        id_argument: raw.id_argument,
+        identifying_fields: raw.identifying_fields,
         validator: Arc::new(validator),
         name,
     })
@@ -198,6 +215,20 @@ impl Manifest {
     pub fn from_json(text: &str) -> Result<Self, ManifestError> {
         let raw: RawManifest =
             serde_json::from_str(text).map_err(|error| ManifestError::Parse(error.to_string()))?;
+        Self::from_raw(raw)
+    }
+
+    /// Loads and checks a manifest already parsed into JSON values (from JSON or YAML text).
+    ///
+    /// # Errors
+    /// As [`Manifest::from_json`].
+    pub fn from_value(value: Value) -> Result<Self, ManifestError> {
+        let raw: RawManifest = serde_json::from_value(value)
+            .map_err(|error| ManifestError::Parse(error.to_string()))?;
+        Self::from_raw(raw)
+    }
+
+    pub(super) fn from_raw(raw: RawManifest) -> Result<Self, ManifestError> {
         let mut operations = Vec::with_capacity(raw.operations.len());
         let mut index = HashMap::new();
         for raw_operation in raw.operations {

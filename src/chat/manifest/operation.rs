@@ -60,6 +60,14 @@ pub struct HttpBinding {
     /// A base URL for this operation only; the manifest's otherwise.
     #[serde(default)]
     pub base_url: Option<String>,
+    /// Arguments sent in the query string whatever the method (an OpenAPI `in: query`
+    /// parameter of a POST, say); on GET and DELETE every non-path argument already is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
+    /// The argument whose value is the whole JSON body (an OpenAPI request body that is not a
+    /// flat object); the other non-path arguments then go in the query string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 impl HttpBinding {
@@ -119,6 +127,15 @@ pub struct Operation {
     pub requires_preview: Option<String>,
     /// An auth header for this operation only.
     pub auth: Option<AuthHeader>,
+    /// The field of each row this (readonly) operation returns that identifies the item (`id` by
+    /// default): how a preview's rows are matched to a change's ids and its current values read.
+    pub id_field: Option<String>,
+    /// The argument holding the one item a call of this (non-batch) operation touches (`id` by
+    /// default), e.g. `issue_number`.
+    pub id_argument: Option<String>,
+    /// The row fields that tell a person which item this is (an approval's identifying columns);
+    /// empty: the id and the first title-like field the rows have.
+    pub identifying_fields: Vec<String>,
     pub(super) validator: Arc<jsonschema::Validator>,
 }
 
@@ -183,7 +200,8 @@ impl Operation {
     }
 
     /// The ids of the items a call touches: the batch argument's values, else an `ids` array,
-    /// else the `id` argument.
+    /// else the `id_argument` (`id` by default; an imported OpenAPI operation's is its path's
+    /// last placeholder, so `/repos/{owner}/{repo}/issues/{issue_number}` touches one issue).
     #[must_use]
     pub fn item_ids(&self, arguments: &Value) -> Vec<String> {
         if self.has(Tag::Batch) {
@@ -203,7 +221,32 @@ impl Operation {
         {
             return ids.iter().map(id_text).collect();
         }
-        arguments.get("id").map(id_text).into_iter().collect()
+        arguments
+            .get(self.id_argument.as_deref().unwrap_or(DEFAULT_ID_FIELD))
+            .map(id_text)
+            .into_iter()
+            .collect()
+    }
+
+    /// The field identifying each row this operation returns (`id` unless the manifest says).
+    #[must_use]
+    pub fn row_id_field(&self) -> &str {
+        self.id_field.as_deref().unwrap_or(DEFAULT_ID_FIELD)
+    }
+
+    /// The argument or batch argument that carries the ids of the items a call touches.
+    #[must_use]
+    pub fn id_arguments(&self) -> Vec<&str> {
+        if self.has(Tag::Batch) {
+            return vec![self
+                .batch_argument
+                .as_deref()
+                .unwrap_or(DEFAULT_BATCH_ARGUMENT)];
+        }
+        vec![
+            DEFAULT_BATCH_ARGUMENT,
+            self.id_argument.as_deref().unwrap_or(DEFAULT_ID_FIELD),
+        ]
     }
 
     /// The tool the model sees: the description plus what code will demand, and the schema.
@@ -231,6 +274,9 @@ impl Operation {
 
 /// The default name of a batch operation's ids argument.
 pub const DEFAULT_BATCH_ARGUMENT: &str = "ids";
+
+/// The default name of the field (and argument) holding an item's id.
+pub const DEFAULT_ID_FIELD: &str = "id";
 
 /// An id as text, so `5` and `"5"` compare equal.
 #[must_use]

@@ -213,34 +213,36 @@ impl Orchestrator {
             .decide_confirmation(id, confirmation_id, Decision::Deny)
             .await?;
         let chosen_ids: Vec<String> = chosen.iter().map(|item| (*item).clone()).collect();
-        let narrowed = self
-            .inner
-            .store
-            .create_confirmation(&NewConfirmation {
-                session_id: id,
-                thread_id: confirmation.thread_id,
-                call_id: confirmation.call_id.clone(),
-                caller: confirmation.caller,
-                operation: confirmation.operation.clone(),
-                arguments: arguments.clone(),
-                reasons: confirmation.reasons.clone(),
-                preview: ConfirmationPreview {
-                    count: chosen_ids.len(),
-                    items: confirmation
-                        .preview
-                        .items
-                        .iter()
-                        .filter(|item| {
-                            item.get("id")
+        let narrowed =
+            self.inner
+                .store
+                .create_confirmation(&NewConfirmation {
+                    session_id: id,
+                    thread_id: confirmation.thread_id,
+                    call_id: confirmation.call_id.clone(),
+                    caller: confirmation.caller,
+                    operation: confirmation.operation.clone(),
+                    arguments: arguments.clone(),
+                    reasons: confirmation.reasons.clone(),
+                    preview: ConfirmationPreview {
+                        count: chosen_ids.len(),
+                        items: confirmation
+                            .preview
+                            .items
+                            .iter()
+                            .filter(|item| {
+                                item.get(self.inner.manifest.row_id_field(
+                                    confirmation.preview.preview_operation.as_deref(),
+                                ))
                                 .is_some_and(|item_id| chosen_ids.contains(&id_text(item_id)))
-                        })
-                        .cloned()
-                        .collect(),
-                    chunks: policy::chunk_plan(operation, &arguments).sizes,
-                    preview_operation: confirmation.preview.preview_operation.clone(),
-                },
-            })
-            .await?;
+                            })
+                            .cloned()
+                            .collect(),
+                        chunks: policy::chunk_plan(operation, &arguments).sizes,
+                        preview_operation: confirmation.preview.preview_operation.clone(),
+                    },
+                })
+                .await?;
         let session = self.session(id).await?;
         let mut turn = Turn::new(session, "decision");
         let mut superseded = Step::new(

@@ -151,13 +151,14 @@ impl Orchestrator {
         };
         let shown_ids =
             (!operation.is_mutating() && status == ExecutionStatus::Succeeded).then(|| {
+                let id_field = operation.row_id_field();
                 let mut items = result_items(&result);
-                if items.is_empty() && result.get("id").is_some() {
+                if items.is_empty() && result.get(id_field).is_some() {
                     items.push(result.clone());
                 }
                 items
                     .iter()
-                    .filter_map(|item| item.get("id"))
+                    .filter_map(|item| item.get(id_field))
                     .map(id_text)
                     .collect::<Vec<_>>()
             });
@@ -173,6 +174,13 @@ impl Orchestrator {
             }
         });
         let progress = outcome.progress();
+        // A read's rows are kept with the turn for its view (paging re-reads them, never the
+        // site), so a long list is stored cut, saying how long it was.
+        let stored = if operation.is_mutating() {
+            result.clone()
+        } else {
+            crate::chat::views::bounded_result(&result)
+        };
         self.inner
             .store
             .finish_execution(
@@ -182,7 +190,7 @@ impl Orchestrator {
                     items_done: progress.items_done,
                     chunks_done: progress.chunks_done,
                     item_ids: shown_ids.clone(),
-                    result: Some(result.clone()),
+                    result: Some(stored.clone()),
                     error: error.clone(),
                 },
             )
@@ -237,7 +245,7 @@ impl Orchestrator {
         if chunks.is_chunked() {
             step.chunks = Some(progress);
         }
-        step.result = Some(result.clone());
+        step.result = Some(stored);
         self.push_step(turn, thread.id, step);
         let message = match status {
             ExecutionStatus::Succeeded => Message::tool_result(call, result),

@@ -423,12 +423,13 @@ impl Orchestrator {
                 continue;
             }
             if let Some(result) = &execution.result {
+                let id_field = self.inner.manifest.row_id_field(Some(&execution.operation));
                 let mut items = result_items(result);
-                if items.is_empty() && result.get("id").is_some() {
+                if items.is_empty() && result.get(id_field).is_some() {
                     items.push(result.clone());
                 }
                 for item in items {
-                    if let Some(item_id) = item.get("id") {
+                    if let Some(item_id) = item.get(id_field) {
                         rows.insert(id_text(item_id), item);
                     }
                 }

@@ -19,6 +19,7 @@ use crate::chat::{
     calendar::CivilDate,
     confirm::Caller,
     header::{CallStatus, Step, StepRole},
+    offer,
     planner::{self},
     session::ChatSession,
     threads::{Thread, ThreadStatus},
@@ -165,22 +166,19 @@ impl Orchestrator {
         thread.pending_question = None;
         self.save_thread(thread).await?;
         let model = self.model_for(&turn.session);
-        let tools: Vec<_> = turn
-            .session
-            .scope
-            .model_operations(&self.inner.manifest)
-            .into_iter()
-            .map(|operation| operation.tool_definition(&self.inner.manifest))
-            .collect();
-        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
-        let system = self.system_prompt(&tool_names)?;
+        let operations = turn.session.scope.model_operations(&self.inner.manifest);
+        let searching = offer::needs_search(&self.inner.manifest, &operations);
         for _ in 0..self.inner.max_model_turns {
             if turn.cancel.is_cancelled() {
                 turn.stopped = true;
                 break;
             }
-            let mut messages = vec![Message::system(system.clone())];
-            messages.extend(self.model_history(turn.session.id).await?);
+            let history = self.model_history(turn.session.id).await?;
+            // A large site is offered a search and what it found, so the offer is per call.
+            let tools = offer::offer(&self.inner.manifest, &operations, &history);
+            let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+            let mut messages = vec![Message::system(self.system_prompt(&tool_names)?)];
+            messages.extend(history);
             let request = ChatRequest {
                 messages,
                 tools: tools.clone(),
@@ -232,7 +230,26 @@ impl Orchestrator {
                 self.save_thread(thread).await?;
                 return Ok(());
             }
-            let calls = response.tool_calls;
+            let (searches, calls): (Vec<ToolCall>, Vec<ToolCall>) = response
+                .tool_calls
+                .into_iter()
+                .partition(|call| call.name == offer::FIND_OPERATIONS && searching);
+            for search in &searches {
+                let query = search
+                    .arguments
+                    .as_ref()
+                    .ok()
+                    .and_then(|arguments| arguments.get("query"))
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default();
+                let found = offer::find(&operations, query);
+                self.append_model(
+                    turn.session.id,
+                    thread.id,
+                    &Message::tool_result(search, found),
+                )
+                .await?;
+            }
             // What each operation's calls add up to in this turn is judged before any runs.
             let demands = self.turn_demands(turn, &calls).await?;
             let mut grouped: BTreeSet<&str> = BTreeSet::new();

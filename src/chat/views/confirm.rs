@@ -3,13 +3,13 @@
 //! Code fixes what matters after generation ([`enforce_confirm`]): the danger button naming
 //! code's count, Deny, the scope options, where the form posts and which rows start ticked.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 use tessera_app::tree::{Node, PageTree};
 
 use crate::chat::{
-    confirm::{touched_ids, ApprovalScope, ConfirmationPreview},
+    confirm::ApprovalScope,
     manifest::{id_text, Manifest, Operation, DEFAULT_BATCH_ARGUMENT},
     PendingApproval,
 };
@@ -22,7 +22,11 @@ use crate::{
 
 use crate::chat::orchestrator::plural;
 
-use super::{counts::check_counts, generate, noun_forms, prompt, ChatView, ViewError, ViewKind};
+use super::{
+    changes::{change_rows, change_summary, field_words, item_changes},
+    counts::check_counts,
+    generate, noun_forms, prompt, ChatView, ViewError, ViewKind,
+};
 
 /// The confirm form's field with the ticked item ids.
 pub const IDS_FIELD: &str = "ids";
@@ -30,41 +34,57 @@ pub const IDS_FIELD: &str = "ids";
 /// The confirm form's field with the approval scope.
 pub const SCOPE_FIELD: &str = "scope";
 
-/// The confirm view's facts: the operation, the count, the chunk plan and one row per item the
-/// call touches (the preview's row, or just its id when the preview had none).
+/// The confirm view's facts: one row per item the call touches — its id, the
+/// fields that identify it and, for a change, each field it sets as `old → new` (the old value
+/// from the preview's row; only the new one when no preview showed the item). The tool's name
+/// and the chunk plan are the approval card's Details, the summary (with the count) its line
+/// above the view, the count again on the confirm button: the view binds only the rows.
 #[must_use]
-pub fn confirm_data(approval: &PendingApproval, operation: Option<&Operation>) -> Value {
-    let ids = operation.map_or_else(Vec::new, |operation| {
-        touched_ids(operation, &approval.arguments)
+pub fn confirm_data(
+    approval: &PendingApproval,
+    manifest: &Manifest,
+    operation: Option<&Operation>,
+) -> Value {
+    let rows = operation.map_or_else(Vec::new, |operation| {
+        change_rows(&approval_changes(approval, manifest, operation))
     });
-    let rows = preview_rows(&ids, &approval.preview);
-    json!({
-        "operation": approval.operation,
-        "count": approval.preview.count,
-        "requests": approval.preview.chunks.len().max(1),
-        "items": rows,
-    })
+    json!({ "items": rows })
 }
 
-pub(super) fn preview_rows(ids: &[String], preview: &ConfirmationPreview) -> Vec<Value> {
-    let by_id: HashMap<String, &Value> = preview
-        .items
-        .iter()
-        .filter_map(|item| item.get("id").map(|id| (id_text(id), item)))
-        .collect();
-    ids.iter()
-        .map(|id| {
-            by_id
-                .get(id)
-                .map_or_else(|| json!({ "id": id }), |row| (*row).clone())
-        })
-        .collect()
+/// The one line that says what an approval does ("Set priority to medium on 38 items (now
+/// low)"), computed from the exact call and the preview's rows.
+#[must_use]
+pub fn confirm_summary(approval: &PendingApproval, manifest: &Manifest) -> String {
+    match manifest.operation(&approval.operation) {
+        Some(operation) => change_summary(
+            operation,
+            &approval_changes(approval, manifest, operation),
+            approval.preview.count,
+        ),
+        None => field_words(&approval.operation),
+    }
+}
+
+fn approval_changes(
+    approval: &PendingApproval,
+    manifest: &Manifest,
+    operation: &Operation,
+) -> Vec<super::changes::ItemChange> {
+    let id_field = manifest.row_id_field(approval.preview.preview_operation.as_deref());
+    item_changes(
+        operation,
+        &approval.arguments,
+        &approval.preview.items,
+        id_field,
+    )
 }
 
 pub(super) fn scope_label(scope: ApprovalScope, operation: &str) -> String {
     match scope {
         ApprovalScope::Once => "Only this once".to_owned(),
-        ApprovalScope::Operation => format!("Always for {operation} in this chat"),
+        ApprovalScope::Operation => {
+            format!("Always allow “{}” in this chat", field_words(operation))
+        }
         ApprovalScope::Session => "Every operation for the rest of this chat session".to_owned(),
     }
 }
@@ -135,7 +155,7 @@ pub async fn confirm_view(
 ) -> Result<ChatView, ViewError> {
     let operation = manifest.operation(&approval.operation);
     let entity = operation.map_or("item", |operation| operation.entity.as_str());
-    let data = confirm_data(approval, operation);
+    let data = confirm_data(approval, manifest, operation);
     let ids: Vec<String> = data["items"]
         .as_array()
         .map(|rows| {
@@ -187,6 +207,7 @@ pub async fn confirm_view(
         action: Some(format!("/chat/approvals/{}", approval.confirmation_id)),
         values,
         download_base: None,
+        summary: Some(confirm_summary(approval, manifest)),
         model: model_name,
     })
 }
@@ -376,7 +397,7 @@ mod tests {
 
     use super::*;
     use crate::chat::{
-        confirm::{operation_hash, ConfirmationId},
+        confirm::{operation_hash, ConfirmationId, ConfirmationPreview},
         threads::ThreadId,
     };
 
@@ -408,7 +429,7 @@ mod tests {
         assert_eq!(confirm_label(&approval(false, 1)), "Approve 1 item");
         assert_eq!(
             scope_label(ApprovalScope::Operation, "bulkDeleteItems"),
-            "Always for bulkDeleteItems in this chat"
+            "Always allow “bulk delete items” in this chat"
         );
     }
 }

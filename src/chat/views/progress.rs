@@ -14,7 +14,8 @@ use super::{counts::check_counts, generate, prompt, ChatView, ViewError, ViewKin
 #[must_use]
 pub fn progress_data(execution: &Execution) -> Value {
     json!({
-        "operation": execution.operation,
+        // In words: the view shows it to a person; the tool name is the header's Details.
+        "operation": super::changes::field_words(&execution.operation),
         "chunks_done": execution.chunks_done,
         "chunks_total": execution.chunks_total.max(1),
         "items_done": execution.items_done,
@@ -57,6 +58,7 @@ pub async fn progress_view(
         values: BTreeMap::new(),
         download_base: None,
         model: model_name,
+        summary: None,
     })
 }
 
@@ -109,7 +111,7 @@ mod tests {
         };
         assert_eq!(
             progress_data(&execution),
-            json!({"operation": "bulkUpdateItems", "chunks_done": 0, "chunks_total": 1, "items_done": 0, "items_total": 1})
+            json!({"operation": "bulk update items", "chunks_done": 0, "chunks_total": 1, "items_done": 0, "items_total": 1})
         );
     }
 }

@@ -165,7 +165,8 @@ pub fn result_data(execution: &Execution, outcomes: &[ItemOutcome]) -> Value {
         .filter(|item| item.status != "succeeded")
         .collect();
     let mut data = json!({
-        "operation": execution.operation,
+        // In words: the view shows it to a person; the tool name is the header's Details.
+        "operation": super::changes::field_words(&execution.operation),
         "status": execution.status.as_str(),
         "succeeded": count("succeeded"),
         "failed": count("failed"),
@@ -224,6 +225,7 @@ pub async fn result_view(
         values: BTreeMap::new(),
         download_base: Some(format!("/chat/results/{}", execution.id)),
         model: model_name,
+        summary: None,
     })
 }
 

@@ -12,10 +12,10 @@ use tessera_app::{
 };
 
 use crate::chat::{
-    header::Step,
+    header::{CallStatus, Step},
     orchestrator::ManualTool,
     session::{Speaker, TranscriptEntry},
-    views::{ChatView, SessionViews, IDS_FIELD},
+    views::{field_words, ChatView, SessionViews, IDS_FIELD},
     ConfirmationId, ExecutionHeader, PendingApproval, SessionView,
 };
 
@@ -54,36 +54,53 @@ pub fn chat_page_data(
     tools: &[ManualTool],
     flash: Option<String>,
     rejected: Option<&RejectedAnswer>,
+    query: &BTreeMap<String, String>,
 ) -> ChatPageData {
+    let pending: Vec<String> = view
+        .pending_approvals
+        .iter()
+        .map(|approval| approval.question.clone())
+        .collect();
     let messages = view
         .transcript
         .iter()
-        .map(|entry| message(entry, &mut generated))
+        .map(|entry| message(entry, &mut generated, query, &pending))
         .collect();
     let approvals = view
         .pending_approvals
         .iter()
         .filter_map(|approval| {
             let confirm = generated.confirms.remove(&approval.confirmation_id)?;
-            let mut shown = generated_view(confirm);
+            let summary = confirm.summary.clone();
+            let mut shown = generated_view(confirm, query);
             if let Some(rejected) =
                 rejected.filter(|rejected| rejected.confirmation == approval.confirmation_id)
             {
                 shown.form = rejected.form.clone();
             }
-            Some(approval_view(approval, shown))
+            Some(approval_view(approval, shown, summary))
         })
         .collect();
     ChatPageData {
         messages,
         approvals,
-        running: generated.progress.into_iter().map(generated_view).collect(),
+        pending_questions: pending,
+        running: generated
+            .progress
+            .into_iter()
+            .map(|view| generated_view(view, query))
+            .collect(),
         tools: tool_groups(tools),
         flash,
     }
 }
 
-fn message(entry: &TranscriptEntry, generated: &mut SessionViews) -> ChatMessage {
+fn message(
+    entry: &TranscriptEntry,
+    generated: &mut SessionViews,
+    query: &BTreeMap<String, String>,
+    pending: &[String],
+) -> ChatMessage {
     let header_text = entry.header.as_ref().map(ExecutionHeader::render);
     let text = match &header_text {
         Some(rendered) => entry
@@ -99,6 +116,14 @@ fn message(entry: &TranscriptEntry, generated: &mut SessionViews) -> ChatMessage
         .as_ref()
         .map(|header| header.steps.as_slice())
         .unwrap_or_default();
+    let text = if entry.speaker == Speaker::Assistant && !pending.contains(&text) {
+        // The tools this reply ran are named in words, as the header names them.
+        steps.iter().fold(plain_words(&text), |text, step| {
+            text.replace(&step.operation, &field_words(&step.operation))
+        })
+    } else {
+        text
+    };
     ChatMessage {
         speaker: entry.speaker.as_str().to_owned(),
         header: steps.iter().map(header_step).collect(),
@@ -108,14 +133,36 @@ fn message(entry: &TranscriptEntry, generated: &mut SessionViews) -> ChatMessage
         views: steps
             .iter()
             .filter_map(|step| step.execution_id)
-            .filter_map(|execution| generated.results.remove(&execution))
-            .map(generated_view)
+            .filter_map(|execution| {
+                generated
+                    .reads
+                    .remove(&execution)
+                    .or_else(|| generated.results.remove(&execution))
+            })
+            .map(|view| generated_view(view, query))
             .collect(),
     }
 }
 
-fn generated_view(view: ChatView) -> GeneratedView {
+/// A reply as a person reads it: no code quotes, and no call hash (the approval's Details has
+/// it). The stored reply, which the model and the JSON API see, keeps both.
+fn plain_words(text: &str) -> String {
+    const HASH_NOTE: &str = " (this approval is bound to hash ";
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(HASH_NOTE) {
+        plain.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find(')')
+            .map_or("", |end| &rest[start + end + 1..]);
+    }
+    plain.push_str(rest);
+    plain.replace('`', "")
+}
+
+fn generated_view(view: ChatView, query: &BTreeMap<String, String>) -> GeneratedView {
     GeneratedView {
+        query: query.clone(),
         kind: view.kind.as_str().to_owned(),
         tree: view.tree,
         data: view.data,
@@ -136,11 +183,19 @@ fn status_name<T: serde::Serialize>(value: &T) -> String {
 }
 
 fn header_step(step: &Step) -> HeaderStep {
+    // The page says what a step did in words; the tool name, its role and the hash a
+    // confirmation is bound to are in the header's Details (the rendered header text).
+    let summary = match step.status {
+        CallStatus::AwaitingConfirmation => {
+            "waiting for your approval below; nothing sent yet".to_owned()
+        }
+        _ => step.detail.replace('`', ""),
+    };
     HeaderStep {
         label: step.status.label().to_owned(),
         status: status_name(&step.status),
-        operation: step.operation.clone(),
-        summary: step.detail.clone(),
+        operation: field_words(&step.operation),
+        summary,
         error: step.error.clone(),
         progress: step.chunks.as_ref().map(|chunks| {
             (
@@ -151,16 +206,34 @@ fn header_step(step: &Step) -> HeaderStep {
     }
 }
 
-fn approval_view(approval: &PendingApproval, view: GeneratedView) -> ApprovalView {
+fn approval_view(
+    approval: &PendingApproval,
+    view: GeneratedView,
+    summary: Option<String>,
+) -> ApprovalView {
+    let summary = summary.unwrap_or_else(|| field_words(&approval.operation));
     ApprovalView {
         id: approval.confirmation_id.0.to_string(),
         operation: approval.operation.clone(),
-        question: approval.question.clone(),
+        summary,
         reasons: approval.reasons_text.clone(),
         chunks: approval.preview.chunks.clone(),
         hash: approval.hash.short().to_owned(),
+        arguments: arguments_text(&approval.arguments),
         view,
     }
+}
+
+/// The most characters of an approval's arguments its Details show.
+const ARGUMENTS_CHARS: usize = 4000;
+
+fn arguments_text(arguments: &Value) -> String {
+    let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    if text.chars().count() <= ARGUMENTS_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(ARGUMENTS_CHARS).collect();
+    format!("{cut}\n… (cut; the approval is bound to every argument)")
 }
 
 fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
@@ -185,4 +258,18 @@ fn tool_groups(tools: &[ManualTool]) -> Vec<ToolGroup> {
         .into_iter()
         .map(|(category, tools)| ToolGroup { category, tools })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn a_reply_loses_its_code_quotes_and_the_hash_note() {
+        assert_eq!(
+            plain_words("Approve `bulkDeleteItems` on 3 items? Answer yes or no (this approval is bound to hash afab598fc3fe)."),
+            "Approve bulkDeleteItems on 3 items? Answer yes or no."
+        );
+        assert_eq!(plain_words("Found 20 items."), "Found 20 items.");
+    }
 }
