@@ -1,12 +1,14 @@
 //! Response schemas and form submissions: what a page asks for, and turning what a browser sends
 //! into a typed, validated JSON value.
 //!
-//! A response schema is a flat object (DESIGN.md §5), described by [`FormSchema`]: loaded from
+//! A response schema is an object of flat fields, fieldsets (objects) and lists of records
+//! (DESIGN.md §5), described by [`FormSchema`]: loaded from
 //! JSON Schema with a load-time check ([`FormSchema::from_json_schema`]) or derived from a Rust
 //! type with a compile-time check (`#[derive(FormSchema)]`, [`FormSchemaType`]). A submission is
 //! decoded mechanically by the field types ([`decode()`]), never by guessing from the values, and
 //! then validated in full ([`validate()`]); [`decode_and_validate`] is the one call a page's POST
-//! handler makes. Every failure is a [`FieldErrors`] entry keyed by the field, with one message
+//! handler makes. Controls are named by paths (`address.city`, `line_items[2].quantity`). Every
+//! failure is a [`FieldErrors`] entry keyed by the field's path, with one message
 //! for a person, so the page can be shown again with the person's values ([`raw_values`]) and a
 //! message beside each wrong field. A page's POST also checks the answer against what the page's
 //! controls offered ([`Offered`], [`decode_offered`]): a crafted id or choice is a field error too.

@@ -19,11 +19,19 @@
 //! response. Decoding never panics, whatever the bytes; checking lengths, ranges, patterns and
 //! formats is `forms::validate`.
 
-use std::{borrow::Cow, collections::BTreeMap};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet},
+    ops::Bound,
+};
 
 use serde_json::{Map, Value};
 
 use super::{FieldErrors, FieldKind, FormField, FormSchema};
+
+/// Most records one list may hold in a submission, whatever its `maxItems`: bounds the work a
+/// crafted body can cause (indices are read as at most six digits, so parsing never overflows).
+pub const MAX_RECORDS: usize = 1_000;
 
 /// The largest integer an `f64` holds exactly; integral decimals beyond it are refused.
 const LARGEST_EXACT_FLOAT_INTEGER: f64 = 9_007_199_254_740_992.0;
@@ -82,22 +90,238 @@ pub(crate) fn decode_partial(
     schema: &FormSchema,
     values: &BTreeMap<String, Vec<String>>,
 ) -> (Map<String, Value>, FieldErrors) {
-    let mut decoded = Map::new();
     let mut errors = FieldErrors::new();
-    for field in &schema.fields {
-        let field_values = values
-            .get(&field.name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        match decode_field(field, field_values) {
-            Ok(Some(value)) => {
-                decoded.insert(field.name.clone(), value);
-            }
-            Ok(None) => {}
-            Err(message) => errors.add(field.name.clone(), message),
+    let decoded = decode_members(&schema.fields, "", None, values, &mut errors);
+    (decoded, errors)
+}
+
+/// The record a field sits in, for messages and for refusing a repeated key.
+#[derive(Clone, Copy)]
+struct Record<'a> {
+    /// The list's path, where errors about the list's shape go.
+    list_path: &'a str,
+    /// The list's label.
+    list_label: &'a str,
+    /// The record's 1-based position, as a person counts lines.
+    line: usize,
+}
+
+impl Record<'_> {
+    /// The label of `field` inside this record: `Quantity on line 3`.
+    fn label(self, field: &FormField) -> String {
+        format!("{} on line {}", field.label(), self.line)
+    }
+}
+
+/// Decodes each of `fields`, whose paths start with `prefix`.
+fn decode_members(
+    fields: &[FormField],
+    prefix: &str,
+    record: Option<Record<'_>>,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Map<String, Value> {
+    let mut decoded = Map::new();
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        if let Some(value) = decode_at(field, &path, record, values, errors) {
+            decoded.insert(field.name.clone(), value);
         }
     }
-    (decoded, errors)
+    decoded
+}
+
+/// Decodes `field` at `path`; `None` is "absent". Problems go into `errors` under their path.
+fn decode_at(
+    field: &FormField,
+    path: &str,
+    record: Option<Record<'_>>,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Option<Value> {
+    match &field.kind {
+        FieldKind::Object { fields } => {
+            let prefix = format!("{path}.");
+            // A fieldset left empty sends its controls empty: for an optional object that is
+            // "not given", not a list of missing required members.
+            if !field.required && all_empty_under(values, &prefix) {
+                return None;
+            }
+            Some(Value::Object(decode_members(
+                fields, &prefix, record, values, errors,
+            )))
+        }
+        FieldKind::RecordList {
+            fields, max_items, ..
+        } => decode_records(field, fields, *max_items, path, values, errors),
+        _ => {
+            let field_values = values.get(path).map(Vec::as_slice).unwrap_or_default();
+            let label = match record {
+                Some(record) => record.label(field),
+                None => field.label(),
+            };
+            if let Some(record) = record {
+                if field_values.len() > 1
+                    && !field.kind.is_array()
+                    && !matches!(field.kind, FieldKind::Boolean)
+                {
+                    errors.add(
+                        record.list_path,
+                        format!(
+                            "{} has line {} more than once; reload the page and enter it again",
+                            record.list_label, record.line
+                        ),
+                    );
+                    return None;
+                }
+            }
+            match decode_leaf(field, &label, field_values) {
+                Ok(value) => value,
+                Err(message) => {
+                    errors.add(path, message);
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Whether every value sent under a key starting with `prefix` is empty (or none was sent).
+fn all_empty_under(values: &BTreeMap<String, Vec<String>>, prefix: &str) -> bool {
+    values
+        .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(prefix))
+        .all(|(_, sent)| sent.iter().all(String::is_empty))
+}
+
+/// Decodes the list of records at `path`: the indices sent must be exactly `0..n` (with `n` from
+/// the hidden `_count.<path>` when sent), `n` within `maxItems` and [`MAX_RECORDS`], and records
+/// keep their index order. `None` when neither a count nor a record was sent.
+fn decode_records(
+    field: &FormField,
+    fields: &[FormField],
+    max_items: Option<u64>,
+    path: &str,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Option<Value> {
+    let label = field.label();
+    let refuse = |errors: &mut FieldErrors, message: String| {
+        errors.add(path, message);
+        None
+    };
+    let garbled =
+        format!("{label} was not sent as this page sends it; reload the page and enter it again");
+    let open = format!("{path}[");
+    let mut indices = BTreeSet::new();
+    for (key, _) in values
+        .range::<str, _>((Bound::Included(open.as_str()), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(&open))
+    {
+        let rest = &key[open.len()..];
+        let Some((digits, member)) = rest.split_once(']') else {
+            return refuse(errors, garbled);
+        };
+        if !member.starts_with('.') {
+            return refuse(errors, garbled);
+        }
+        let Some(index) = parse_index(digits) else {
+            return refuse(errors, garbled);
+        };
+        if index >= MAX_RECORDS {
+            return refuse(errors, too_many(&label));
+        }
+        indices.insert(index);
+    }
+    let count = match values.get(&format!("_count.{path}")).map(Vec::as_slice) {
+        None | Some([]) => None,
+        Some([count]) => match parse_index(count.trim()) {
+            Some(count) if count > MAX_RECORDS => return refuse(errors, too_many(&label)),
+            Some(count) => Some(count),
+            None => return refuse(errors, garbled),
+        },
+        Some(_) => return refuse(errors, garbled),
+    };
+    let count = match count {
+        Some(count) => {
+            if let Some(beyond) = indices.range(count..).next() {
+                return refuse(
+                    errors,
+                    format!(
+                        "{label} has a line {} but the page showed {count}; reload the page and enter it again",
+                        beyond + 1
+                    ),
+                );
+            }
+            count
+        }
+        None => {
+            let Some(last) = indices.last() else {
+                return None;
+            };
+            let count = last + 1;
+            if indices.len() != count {
+                let missing = (0..count)
+                    .find(|index| !indices.contains(index))
+                    .unwrap_or(0);
+                return refuse(
+                    errors,
+                    format!(
+                        "{label} is missing line {}: lines are numbered without gaps; reload the page and enter it again",
+                        missing + 1
+                    ),
+                );
+            }
+            count
+        }
+    };
+    if let Some(maximum) = max_items.filter(|maximum| count as u64 > *maximum) {
+        return refuse(
+            errors,
+            format!("{label} allows at most {maximum} {}", lines(maximum)),
+        );
+    }
+    let records = (0..count)
+        .map(|index| {
+            let record = Record {
+                list_path: path,
+                list_label: &label,
+                line: index + 1,
+            };
+            let prefix = format!("{path}[{index}].");
+            Value::Object(decode_members(
+                fields,
+                &prefix,
+                Some(record),
+                values,
+                errors,
+            ))
+        })
+        .collect();
+    Some(Value::Array(records))
+}
+
+/// "line" or "lines", as a count needs.
+pub(crate) fn lines(count: u64) -> &'static str {
+    if count == 1 {
+        "line"
+    } else {
+        "lines"
+    }
+}
+
+fn too_many(label: &str) -> String {
+    format!("{label} has more than {MAX_RECORDS} lines; a form takes at most {MAX_RECORDS}")
+}
+
+/// A record index or count as this crate writes it: decimal digits without a sign or a leading
+/// zero, short enough that parsing cannot overflow.
+fn parse_index(text: &str) -> Option<usize> {
+    let canonical = !text.is_empty()
+        && text.len() <= 6
+        && text.bytes().all(|byte| byte.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
 }
 
 /// Decodes one field from all the values sent under its name: `Ok(None)` is "absent".
@@ -105,44 +329,45 @@ pub(crate) fn decode_partial(
 /// # Errors
 /// Returns the message for a person when the values cannot be this field's type.
 pub fn decode_field(field: &FormField, values: &[String]) -> Result<Option<Value>, String> {
+    decode_leaf(field, &field.label(), values)
+}
+
+/// [`decode_field`] with messages naming the field `label`. An object or list of records (which
+/// `decode` reads by path) decodes to nothing here.
+fn decode_leaf(field: &FormField, label: &str, values: &[String]) -> Result<Option<Value>, String> {
     let last = values.last().map(String::as_str);
+    let required = field.required;
     match &field.kind {
         FieldKind::String { .. } => {
-            Ok(non_empty(field, last)?.map(|text| Value::String(text.to_owned())))
+            Ok(non_empty(label, required, last)?.map(|text| Value::String(text.to_owned())))
         }
-        FieldKind::Enum { options } => match non_empty(field, last)? {
+        FieldKind::Enum { options } => match non_empty(label, required, last)? {
             None => Ok(None),
             Some(choice) if options.iter().any(|option| option == choice) => {
                 Ok(Some(Value::String(choice.to_owned())))
             }
-            Some(_) => Err(format!(
-                "Choose one of the listed options for {}",
-                field.label()
-            )),
+            Some(_) => Err(format!("Choose one of the listed options for {label}")),
         },
-        FieldKind::Number { .. } => match non_empty(field, last.map(str::trim))? {
+        FieldKind::Number { .. } => match non_empty(label, required, last.map(str::trim))? {
             None => Ok(None),
             Some(text) => parse_number(text)
                 .map(|number| Some(Value::from(number)))
-                .ok_or_else(|| format!("{} must be a number, like 42 or 2.5", field.label())),
+                .ok_or_else(|| format!("{label} must be a number, like 42 or 2.5")),
         },
-        FieldKind::Integer { .. } => match non_empty(field, last.map(str::trim))? {
+        FieldKind::Integer { .. } => match non_empty(label, required, last.map(str::trim))? {
             None => Ok(None),
             Some(text) => parse_integer(text).map(Some).ok_or_else(|| {
                 if parse_number(text).is_some() {
-                    format!("{} must be a whole number", field.label())
+                    format!("{label} must be a whole number")
                 } else {
-                    format!("{} must be a whole number, like 42", field.label())
+                    format!("{label} must be a whole number, like 42")
                 }
             }),
         },
         FieldKind::Boolean => match last.map(|text| text.trim().to_ascii_lowercase()).as_deref() {
             None | Some("" | "off" | "false" | "0" | "no") => Ok(Some(Value::Bool(false))),
             Some("on" | "true" | "1" | "yes") => Ok(Some(Value::Bool(true))),
-            Some(_) => Err(format!(
-                "{} must be either checked or unchecked",
-                field.label()
-            )),
+            Some(_) => Err(format!("{label} must be either checked or unchecked")),
         },
         FieldKind::StringArray { .. } => Ok(Some(Value::Array(
             values
@@ -155,24 +380,26 @@ pub fn decode_field(field: &FormField, values: &[String]) -> Result<Option<Value
             let mut chosen = Vec::new();
             for value in values.iter().filter(|value| !value.is_empty()) {
                 if !options.contains(value) {
-                    return Err(format!(
-                        "Choose only from the listed options for {}",
-                        field.label()
-                    ));
+                    return Err(format!("Choose only from the listed options for {label}"));
                 }
                 chosen.push(Value::String(value.clone()));
             }
             Ok(Some(Value::Array(chosen)))
         }
+        FieldKind::Object { .. } | FieldKind::RecordList { .. } => Ok(None),
     }
 }
 
 /// The value if it is non-empty; `None` for an optional field left empty; the "required" message
 /// for a required one.
-fn non_empty<'v>(field: &FormField, value: Option<&'v str>) -> Result<Option<&'v str>, String> {
+fn non_empty<'v>(
+    label: &str,
+    required: bool,
+    value: Option<&'v str>,
+) -> Result<Option<&'v str>, String> {
     match value {
         Some(text) if !text.is_empty() => Ok(Some(text)),
-        _ if field.required => Err(format!("{} is required", field.label())),
+        _ if required => Err(format!("{label} is required")),
         _ => Ok(None),
     }
 }

@@ -354,7 +354,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
         FieldKind::StringArray { min_items, .. } | FieldKind::EnumArray { min_items, .. } => {
             min_items.is_some_and(|count| count > 0)
         }
-        FieldKind::Boolean => false,
+        FieldKind::Boolean | FieldKind::Object { .. } | FieldKind::RecordList { .. } => false,
     };
     if needs_value && !placed.required {
         errors.push(issue(
@@ -557,6 +557,8 @@ fn shape_problem(schema: &FormSchema, decoded: &Map<String, Value>) -> Option<(S
                         .is_some_and(|text| options.iter().any(|option| option == text))
                 })
             }),
+            FieldKind::Object { .. } => value.is_object(),
+            FieldKind::RecordList { .. } => value.is_array(),
         };
         if !fits {
             return Some((
@@ -651,6 +653,8 @@ fn describe_kind(kind: &FieldKind) -> String {
         FieldKind::EnumArray { options, .. } => {
             format!("a list of values from {}", options.join(", "))
         }
+        FieldKind::Object { .. } => "a group of fields".into(),
+        FieldKind::RecordList { .. } => "a list of records".into(),
     }
 }
 
@@ -664,6 +668,10 @@ fn suggest_component(field: &FormField) -> String {
         FieldKind::Enum { .. } => "a Select".into(),
         FieldKind::StringArray { .. } => "a MultiTextInput, or a Table with selectable rows".into(),
         FieldKind::EnumArray { .. } => "a CheckboxGroup or a Select with multiple: true".into(),
+        FieldKind::Object { .. } => "a Fieldset holding one control per member".into(),
+        FieldKind::RecordList { .. } => {
+            "a RecordList (an editable table or a stack of fieldsets)".into()
+        }
     }
 }
 

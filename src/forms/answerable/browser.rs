@@ -308,6 +308,9 @@ fn component_call(field: &FormField, place: &Placement, form: &str, index: usize
             }
         }
         FieldKind::StringArray { .. } => "MultiTextInput",
+        // The flat generator never makes structure; nested schemas have their own placements.
+        FieldKind::Object { .. } => "Fieldset",
+        FieldKind::RecordList { .. } => "RecordList",
         FieldKind::Number { .. } | FieldKind::Integer { .. } => {
             props.insert("type".into(), json!("number"));
             if let Some(step) = &place.step {
