@@ -231,9 +231,12 @@ fn run() -> anyhow::Result<()> {
     group.bench_function("list, 200 records x 6 fields, after a 422", |bencher| {
         bencher.iter(|| render(black_box(&records), black_box(&refused_records)));
     });
-    group.bench_function("baseline: flat form, 1,200 fields, after a 422", |bencher| {
-        bencher.iter(|| render(black_box(&flat), black_box(&refused_flat)));
-    });
+    group.bench_function(
+        "baseline: flat form, 1,200 fields, after a 422",
+        |bencher| {
+            bencher.iter(|| render(black_box(&flat), black_box(&refused_flat)));
+        },
+    );
     group.bench_function("500 bound records, 50 a page, 450 carried", |bencher| {
         bencher.iter(|| render(black_box(&big), black_box(&big_ctx)));
     });
@@ -245,9 +248,13 @@ fn run() -> anyhow::Result<()> {
         time_calls("list 200 x 6, after a 422", budget, 50, 2_000, || {
             render(&records, &refused_records)
         }),
-        time_calls("baseline: flat 1,200, after a 422", budget, 50, 2_000, || {
-            render(&flat, &refused_flat)
-        }),
+        time_calls(
+            "baseline: flat 1,200, after a 422",
+            budget,
+            50,
+            2_000,
+            || render(&flat, &refused_flat),
+        ),
         time_calls("500 bound records, one page", budget, 50, 2_000, || {
             render(&big, &big_ctx)
         }),
