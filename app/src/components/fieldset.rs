@@ -46,7 +46,7 @@ impl ComponentProps for FieldsetProps {
     const NAME: &'static str = "Fieldset";
     const ROLE: Role = Role::Layout;
     const DESCRIPTION: &'static str =
-        "The fields of one object field; children are named by path, e.g. address.city.";
+        "An object field; children are Fields named by path: address.city.";
 
     fn example() -> (Value, Value) {
         (

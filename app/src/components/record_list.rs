@@ -26,7 +26,7 @@ mod view;
 
 use leptos::prelude::*;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::input::{NumberOrText, Step};
@@ -119,7 +119,7 @@ impl ColumnInput {
 }
 
 /// Table rows or stacked fieldsets.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RecordLayout {
     // One table row per record, one cell per field.
@@ -221,12 +221,13 @@ pub struct RecordListProps {
     pub key: Option<String>,
     /// The record fields shown, in order.
     pub columns: Vec<RecordColumn>,
-    /// table or stack (default: table for up to 6 short fields).
+    /// table or stack (default: table for up to 6 short fields): derived from the columns.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub layout: Option<RecordLayout>,
-    /// Records per page, 1 to 500 (default 50).
+    /// Records per page, 1 to 500 (default 50): set by code.
     #[serde(default, alias = "pageSize")]
-    #[schemars(range(min = 1, max = 500))]
+    #[schemars(range(min = 1, max = 500), extend("x-from-schema" = true))]
     pub page_size: Option<u32>,
     /// Fewest records: derived from `minItems`.
     #[serde(default, alias = "minItems")]
@@ -330,9 +331,8 @@ pub fn count_name(list: &str) -> String {
 impl ComponentProps for RecordListProps {
     const NAME: &'static str = "RecordList";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "An array-of-objects field: one editable record per row; \
-        columns name record fields ({field, label?, read_only?}); bind rows to data to correct them, \
-        key names the row id field.";
+    const DESCRIPTION: &'static str = "An array of objects, a row per record; columns: \
+        [{field, label?, read_only?}]. Bind rows to data rows to correct; key: their id.";
     const BY_REFERENCE: &'static [&'static str] = &["rows"];
 
     fn example() -> (Value, Value) {
