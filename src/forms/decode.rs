@@ -461,6 +461,224 @@ mod tests {
             .and_then(|errors| errors.get(field).map(str::to_owned))
     }
 
+    fn invoice() -> FormSchema {
+        let loaded = FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "invoice": { "type": "string" },
+                "line_items": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "sku": { "type": "string", "title": "SKU" },
+                            "quantity": { "type": "integer" },
+                            "gift": { "type": "boolean" },
+                            "tags": { "type": "array", "items": { "type": "string" } }
+                        },
+                        "required": ["sku", "quantity"]
+                    }
+                },
+                "delivery": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "street": { "type": "string" },
+                        "city": { "type": "string" }
+                    },
+                    "required": ["street", "city"]
+                }
+            },
+            "required": ["line_items"]
+        }));
+        loaded.unwrap_or_else(|error| {
+            FormSchema::new(vec![FormField::new(error.to_string(), FieldKind::Boolean)])
+        })
+    }
+
+    fn list_error(body: &str) -> Option<String> {
+        error_of(&invoice(), body, "line_items")
+    }
+
+    #[test]
+    fn records_decode_by_path_in_index_order_with_every_kind() {
+        let body = "_count.line_items=2&line_items[1].sku=B-2&line_items[1].quantity=+3&line_items[1].tags=x&line_items[1].tags=y\
+                    &line_items[0].sku=A-1&line_items[0].quantity=1&line_items[0].gift=on&line_items[0].tags=";
+        assert_eq!(
+            decoded(&invoice(), body),
+            Ok(json!({ "line_items": [
+                { "sku": "A-1", "quantity": 1, "gift": true, "tags": [] },
+                { "sku": "B-2", "quantity": 3, "gift": false, "tags": ["x", "y"] }
+            ] }))
+        );
+    }
+
+    #[test]
+    fn a_count_of_zero_is_an_empty_list_and_no_list_sent_is_absent() {
+        assert_eq!(
+            decoded(&invoice(), "_count.line_items=0"),
+            Ok(json!({ "line_items": [] }))
+        );
+        let form = invoice();
+        let absent = decode(&form, b"invoice=x");
+        assert_eq!(
+            absent,
+            Ok(Map::from_iter([("invoice".to_owned(), json!("x"))]))
+        );
+    }
+
+    #[test]
+    fn a_gap_or_an_index_beyond_the_count_is_an_error_at_the_list() {
+        assert_eq!(
+            list_error("line_items[0].sku=A&line_items[0].quantity=1&line_items[2].sku=C&line_items[2].quantity=1").as_deref(),
+            Some("Line items is missing line 2: lines are numbered without gaps; reload the page and enter it again")
+        );
+        assert_eq!(
+            list_error("_count.line_items=1&line_items[0].sku=A&line_items[0].quantity=1&line_items[1].sku=B").as_deref(),
+            Some("Line items has a line 2 but the page showed 1; reload the page and enter it again")
+        );
+    }
+
+    #[test]
+    fn a_record_sent_twice_or_a_garbled_index_is_an_error_at_the_list() {
+        assert_eq!(
+            list_error("line_items[0].sku=A&line_items[0].quantity=1&line_items[0].sku=B")
+                .as_deref(),
+            Some("Line items has line 1 more than once; reload the page and enter it again")
+        );
+        for body in [
+            "line_items[01].sku=A",
+            "line_items[-1].sku=A",
+            "line_items[x].sku=A",
+            "line_items[0]sku=A",
+            "line_items[0=A",
+            "line_items[99999999999999999999].sku=A",
+            "_count.line_items=many",
+            "_count.line_items=1&_count.line_items=2",
+        ] {
+            assert_eq!(
+                list_error(body).as_deref(),
+                Some("Line items was not sent as this page sends it; reload the page and enter it again"),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn more_records_than_max_items_or_the_hard_cap_are_refused_before_decoding_them() {
+        assert_eq!(
+            list_error("_count.line_items=4").as_deref(),
+            Some("Line items allows at most 3 lines")
+        );
+        assert_eq!(
+            list_error(
+                "line_items[3].sku=D&line_items[2].sku=C&line_items[1].sku=B&line_items[0].sku=A"
+            )
+            .as_deref(),
+            Some("Line items allows at most 3 lines")
+        );
+        assert_eq!(
+            list_error("_count.line_items=1001").as_deref(),
+            Some("Line items has more than 1000 lines; a form takes at most 1000")
+        );
+        assert_eq!(
+            list_error("line_items[1000].sku=A").as_deref(),
+            Some("Line items has more than 1000 lines; a form takes at most 1000")
+        );
+    }
+
+    #[test]
+    fn errors_inside_records_are_keyed_by_path_and_name_the_line() {
+        let errors = decode(
+            &invoice(),
+            b"_count.line_items=2&line_items[0].sku=A&line_items[0].quantity=2.5&line_items[1].sku=&line_items[1].quantity=1",
+        )
+        .err()
+        .unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[0].quantity"),
+            Some("Quantity on line 1 must be a whole number")
+        );
+        assert_eq!(
+            errors.get("line_items[1].sku"),
+            Some("SKU on line 2 is required")
+        );
+        assert_eq!(errors.len(), 2);
+    }
+
+    #[test]
+    fn an_optional_object_left_empty_is_absent_and_a_started_one_reports_its_members() {
+        let empty = "_count.line_items=0&delivery.street=&delivery.city=";
+        assert_eq!(decoded(&invoice(), empty), Ok(json!({ "line_items": [] })));
+        assert_eq!(
+            error_of(
+                &invoice(),
+                "_count.line_items=0&delivery.street=Main+St&delivery.city=",
+                "delivery.city"
+            )
+            .as_deref(),
+            Some("City is required")
+        );
+        assert_eq!(
+            decoded(
+                &invoice(),
+                "_count.line_items=0&delivery.street=Main+St&delivery.city=Oslo"
+            ),
+            Ok(json!({ "line_items": [], "delivery": { "street": "Main St", "city": "Oslo" } }))
+        );
+    }
+
+    #[test]
+    fn a_required_object_three_deep_decodes_and_reports_by_path() {
+        let leaf = FormField::new("city", FieldKind::string());
+        let level = |name: &str, inner: FormField| {
+            FormField::new(
+                name,
+                FieldKind::Object {
+                    fields: vec![inner],
+                },
+            )
+        };
+        let form = schema(vec![level(
+            "order",
+            level("shipping", level("address", leaf)),
+        )]);
+        assert_eq!(
+            decoded(&form, "order.shipping.address.city=Oslo"),
+            Ok(json!({ "order": { "shipping": { "address": { "city": "Oslo" } } } }))
+        );
+        assert_eq!(
+            error_of(&form, "", "order.shipping.address.city").as_deref(),
+            Some("City is required")
+        );
+    }
+
+    #[test]
+    fn a_record_list_inside_an_object_decodes_by_its_full_path() {
+        let parcel = FormField::new("weight", FieldKind::number());
+        let parcels = FormField::new(
+            "parcels",
+            FieldKind::RecordList {
+                fields: vec![parcel],
+                min_items: None,
+                max_items: None,
+            },
+        );
+        let form = schema(vec![FormField::new(
+            "order",
+            FieldKind::Object {
+                fields: vec![parcels],
+            },
+        )]);
+        assert_eq!(
+            decoded(
+                &form,
+                "_count.order.parcels=2&order.parcels[0].weight=1.5&order.parcels[1].weight=2"
+            ),
+            Ok(json!({ "order": { "parcels": [{ "weight": 1.5 }, { "weight": 2.0 }] } }))
+        );
+    }
+
     #[test]
     fn a_string_takes_the_last_of_repeated_values() {
         let form = schema(vec![FormField::new("name", FieldKind::string())]);

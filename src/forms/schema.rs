@@ -472,6 +472,21 @@ impl FormSchema {
         self.fields.iter().find(|field| field.name == name)
     }
 
+    /// The field at a schema path without indices: `address.city`, `line_items` or
+    /// `line_items.quantity` (a record field, named through its list).
+    #[must_use]
+    pub fn field_at(&self, path: &str) -> Option<&FormField> {
+        let mut names = path.split('.');
+        let first = self.field(names.next()?)?;
+        names.try_fold(first, |field, name| {
+            field
+                .kind
+                .members()
+                .iter()
+                .find(|member| member.name == name)
+        })
+    }
+
     /// Loads a JSON Schema, accepting only the form-compatible subset.
     ///
     /// # Errors

@@ -125,8 +125,8 @@ pub(crate) fn validate_at(
                 records.len(),
                 *min_items,
                 *max_items,
-                "entry",
-                "entries",
+                "line",
+                "lines",
             ) {
                 errors.add(path, message);
             }
@@ -714,6 +714,109 @@ mod tests {
 
     fn submit(schema: &FormSchema, body: &str) -> Result<Value, FieldErrors> {
         decode_and_validate(schema, body.as_bytes())
+    }
+
+    fn invoice() -> Result<FormSchema, crate::forms::SchemaError> {
+        FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "line_items": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "sku": { "type": "string", "pattern": "^[A-Z]+-[0-9]+$" },
+                            "quantity": { "type": "integer", "minimum": 1 },
+                            "unit_price": { "type": "number", "multipleOf": 0.01 },
+                            "unit": { "type": "string", "enum": ["piece", "box"] },
+                            "shipped_on": { "type": "string", "format": "date" },
+                            "note": { "type": "string", "maxLength": 5, "nullable": true }
+                        },
+                        "required": ["sku", "quantity", "unit_price"]
+                    }
+                }
+            },
+            "required": ["line_items"]
+        }))
+    }
+
+    #[test]
+    fn every_flat_keyword_is_checked_inside_records_and_names_the_line(
+    ) -> Result<(), crate::forms::SchemaError> {
+        let form = invoice()?;
+        let body = "_count.line_items=2\
+            &line_items[0].sku=AB-1&line_items[0].quantity=2&line_items[0].unit_price=0.30&line_items[0].unit=box\
+            &line_items[1].sku=ab&line_items[1].quantity=0&line_items[1].unit_price=1.005\
+            &line_items[1].unit=crate&line_items[1].shipped_on=2024-02-30&line_items[1].note=too+long";
+        let errors = submit(&form, body).err().unwrap_or_default();
+        let expected = [
+            (
+                "line_items[1].note",
+                "Note on line 2 must be at most 5 characters (it has 8)",
+            ),
+            (
+                "line_items[1].quantity",
+                "Quantity on line 2 must be at least 1",
+            ),
+            (
+                "line_items[1].shipped_on",
+                "Shipped on on line 2 must be a date written YYYY-MM-DD, like 2024-05-31",
+            ),
+            (
+                "line_items[1].sku",
+                "Sku on line 2 is not in the expected form",
+            ),
+            (
+                "line_items[1].unit",
+                "Choose one of the listed options for Unit on line 2",
+            ),
+            (
+                "line_items[1].unit_price",
+                "Unit price on line 2 must be a multiple of 0.01",
+            ),
+        ];
+        assert_eq!(errors.iter().collect::<Vec<_>>(), expected);
+        let fixed = "_count.line_items=1&line_items[0].sku=AB-1&line_items[0].quantity=2&line_items[0].unit_price=0.30";
+        assert_eq!(
+            submit(&form, fixed),
+            Ok(json!({ "line_items": [{ "sku": "AB-1", "quantity": 2, "unit_price": 0.3 }] }))
+        );
+        assert_eq!(
+            submit(&form, "_count.line_items=0")
+                .err()
+                .unwrap_or_default()
+                .get("line_items"),
+            Some("Line items needs at least 1 line")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_json_answer_is_checked_inside_records_and_objects_by_path(
+    ) -> Result<(), crate::forms::SchemaError> {
+        let form = invoice()?;
+        let answer = json!({ "line_items": [
+            { "sku": "AB-1", "quantity": 1, "unit_price": 2 },
+            { "sku": "AB-2", "quantity": "3", "unit_price": 2, "colour": "red" },
+            "not a record"
+        ] });
+        let errors = validate(&form, answer.as_object().unwrap_or(&Map::new()))
+            .err()
+            .unwrap_or_default();
+        let expected = [
+            (
+                "line_items[1].colour",
+                "\"colour\" is not a field of this form",
+            ),
+            (
+                "line_items[1].quantity",
+                "Quantity on line 2 must be a whole number",
+            ),
+            ("line_items[2]", "Line 3 of Line items must be a record"),
+        ];
+        assert_eq!(errors.iter().collect::<Vec<_>>(), expected);
+        Ok(())
     }
 
     #[test]
