@@ -149,7 +149,8 @@ fn check_against_schema(
     }
     let mut seen = BTreeSet::new();
     for placed in fields {
-        let Some(field) = schema.field(&placed.name) else {
+        // Controls inside a Fieldset are named by path (`address.city`).
+        let Some(field) = schema.field_at(&placed.name) else {
             errors.push(issue(
                 Some(&placed.node),
                 Some(&placed.name),
@@ -183,7 +184,14 @@ fn check_against_schema(
         }
     }
     for field in &schema.fields {
-        if !fields.iter().any(|placed| placed.name == field.name) {
+        // An object is covered by the controls of its members (a Fieldset's children).
+        let member_prefix = format!("{}.", field.name);
+        let covered = fields.iter().any(|placed| {
+            placed.name == field.name
+                || (matches!(field.kind, FieldKind::Object { .. })
+                    && placed.name.starts_with(&member_prefix))
+        });
+        if !covered {
             errors.push(issue(
                 None,
                 Some(&field.name),
@@ -283,6 +291,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
             FieldYield::Number | FieldYield::Integer
         ) | (FieldKind::Integer { .. }, FieldYield::Integer)
             | (FieldKind::Boolean, FieldYield::Boolean)
+            | (FieldKind::RecordList { .. }, FieldYield::Records)
             | (
                 FieldKind::StringArray { .. } | FieldKind::EnumArray { .. },
                 FieldYield::StringArray
@@ -425,9 +434,18 @@ fn sample_submissions(
     for variant in 0..widest {
         let mut body = BTreeMap::new();
         for placed in fields {
-            let Some(field) = schema.field(&placed.name) else {
+            let Some(field) = schema.field_at(&placed.name) else {
                 continue;
             };
+            if let FieldKind::RecordList { min_items, .. } = &field.kind {
+                sample_records(
+                    &placed.name,
+                    field,
+                    min_items.unwrap_or(1).max(1),
+                    &mut body,
+                );
+                continue;
+            }
             let values = match &placed.options {
                 Some(options) if options.is_empty() => Vec::new(),
                 Some(options) if placed.yields == FieldYield::StringArray && variant == 0 => {
@@ -450,6 +468,19 @@ fn sample_submissions(
     // Everything a person may leave empty, left empty.
     let mut sparse = BTreeMap::new();
     for placed in fields {
+        if placed.yields == FieldYield::Records {
+            // A list always sends its records and their count.
+            let record_prefix = format!("{}[", placed.name);
+            let count_key = format!("_count.{}", placed.name);
+            if let Some(first) = samples.first() {
+                for (key, values) in first {
+                    if key.starts_with(&record_prefix) || *key == count_key {
+                        sparse.insert(key.clone(), values.clone());
+                    }
+                }
+            }
+            continue;
+        }
         if placed.required {
             if let Some(values) = samples.first().and_then(|first| first.get(&placed.name)) {
                 sparse.insert(placed.name.clone(), values.clone());
@@ -458,6 +489,49 @@ fn sample_submissions(
     }
     samples.push(sparse);
     samples
+}
+
+/// `count` records of the list `field` as a browser sends them: the count, then one value per
+/// member (its default, its first option, or a free sample), named by path.
+fn sample_records(
+    list: &str,
+    field: &FormField,
+    count: u64,
+    body: &mut BTreeMap<String, Vec<String>>,
+) {
+    body.insert(format!("_count.{list}"), vec![count.to_string()]);
+    for index in 0..count {
+        sample_members(&format!("{list}[{index}]."), field.kind.members(), body);
+    }
+}
+
+fn sample_members(prefix: &str, members: &[FormField], body: &mut BTreeMap<String, Vec<String>>) {
+    for member in members {
+        let name = format!("{prefix}{}", member.name);
+        let yields = match &member.kind {
+            FieldKind::Object { fields } => {
+                sample_members(&format!("{name}."), fields, body);
+                continue;
+            }
+            FieldKind::RecordList { .. } => continue,
+            FieldKind::Boolean => FieldYield::Boolean,
+            FieldKind::Integer { .. } => FieldYield::Integer,
+            FieldKind::Number { .. } => FieldYield::Number,
+            _ => FieldYield::String,
+        };
+        let value = member
+            .default
+            .as_ref()
+            .and_then(default_text)
+            .or_else(|| {
+                member
+                    .kind
+                    .options()
+                    .and_then(|options| options.first().cloned())
+            })
+            .unwrap_or_else(|| free_sample(yields, &member.kind));
+        body.insert(name, vec![value]);
+    }
 }
 
 fn default_text(default: &Value) -> Option<String> {

@@ -42,6 +42,7 @@ mod selections;
 mod sign_in;
 mod stages;
 mod store;
+mod structured_pages;
 mod timers;
 mod tokens;
 mod upgrade;
