@@ -53,11 +53,11 @@ fn description_of(field: &FormField) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What one record of a list is called: the list's name made singular and readable
-/// (`line_items` → "Line item", `new_hires` → "New hire", `addresses` → "Address").
+/// What one record of a list is called: the list's title (else its name) made singular and
+/// readable (`line_items` → "Line item", "New hires" → "New hire", `addresses` → "Address").
 #[must_use]
 pub fn item_label(list: &FormField) -> String {
-    let words = humanize(&list.name);
+    let words = title_of(list);
     let singular = if let Some(stem) = words.strip_suffix("ies") {
         format!("{stem}y")
     } else if words.ends_with("sses")

@@ -43,6 +43,7 @@ mod selections;
 mod sign_in;
 mod stages;
 mod store;
+mod structured_pages;
 mod timers;
 mod tokens;
 mod upgrade;
