@@ -256,10 +256,8 @@ fn decode_records(
             count
         }
         None => {
-            let Some(last) = indices.last() else {
-                return None;
-            };
-            let count = last + 1;
+            // Neither a count nor a record: the list was not sent.
+            let count = indices.last()? + 1;
             if indices.len() != count {
                 let missing = (0..count)
                     .find(|index| !indices.contains(index))

@@ -24,7 +24,7 @@ use std::{
 
 use serde_json::{Map, Value};
 use tessera_app::{
-    binding::BoundProps,
+    binding::{value_text, BoundProps},
     catalog::{Catalog, RowChoice},
     components::record_list::RecordListProps,
     tree::{PageTree, PlacedField},
@@ -323,16 +323,10 @@ fn key_text(value: &Value) -> String {
 /// are one price), everything else as the text the hidden input carried; an empty or missing
 /// value matches a missing one.
 fn same_value(sent: Option<&Value>, shown: Option<&Value>) -> bool {
+    let text = |value: Option<&Value>| value.map(value_text).unwrap_or_default();
     match (sent, shown) {
         (Some(Value::Number(sent)), Some(Value::Number(shown))) => sent.as_f64() == shown.as_f64(),
-        (Some(sent), Some(shown)) => {
-            tessera_app::binding::value_text(sent) == tessera_app::binding::value_text(shown)
-        }
-        (None | Some(Value::Null), None | Some(Value::Null)) => true,
-        (None | Some(Value::Null), Some(shown)) => {
-            tessera_app::binding::value_text(shown).is_empty()
-        }
-        (Some(sent), None) => tessera_app::binding::value_text(sent).is_empty(),
+        _ => text(sent) == text(shown),
     }
 }
 

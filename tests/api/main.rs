@@ -36,6 +36,7 @@ mod pages;
 mod people;
 mod process;
 mod quality;
+mod record_asks;
 mod router;
 mod runs;
 mod selections;
