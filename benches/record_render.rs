@@ -206,6 +206,29 @@ fn run() -> anyhow::Result<()> {
         big_html.contains(r#"<input type="hidden" name="line_items[499].quantity" value="7">"#),
         "records off the page travel hidden"
     );
+    // What a browser sends back for the 500-record page: every field of every record, the count,
+    // the CSRF token and the action, against the server's 1 MiB body limit.
+    let mut encoded = form_urlencoded::Serializer::new(String::new());
+    encoded.append_pair("_csrf", &"x".repeat(64));
+    encoded.append_pair("_count.line_items", &BIG_LIST.to_string());
+    for index in 0..BIG_LIST {
+        let data = row(index);
+        for (field, _, _) in FIELDS {
+            let text = match &data[field] {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            encoded.append_pair(&format!("line_items[{index}].{field}"), &text);
+        }
+    }
+    encoded.append_pair("_action", "submit");
+    let body = encoded.finish();
+    ensure!(body.len() < 1024 * 1024, "the body fits the default limit");
+    eprintln!(
+        "The 500-record page's submission: {} bytes ({:.0} % of the 1 MiB TESSERA_BODY_LIMIT)",
+        body.len(),
+        body.len() as f64 * 100.0 / (1024.0 * 1024.0)
+    );
     eprintln!(
         "HTML sizes: 200 x 6 list {} bytes (pristine {}); flat 1,200 fields {} bytes (pristine {}); \
          500-record page (50 shown) {} bytes",

@@ -101,17 +101,18 @@ pub fn record_columns(list: &FormField) -> Vec<(String, &FormField, Option<Strin
 fn collect_columns<'f>(
     members: &'f [FormField],
     prefix: &str,
-    group: Option<String>,
+    group: Option<&str>,
     columns: &mut Vec<(String, &'f FormField, Option<String>)>,
 ) {
     for member in members {
         let path = format!("{prefix}{}", member.name);
         match &member.kind {
             FieldKind::Object { fields } => {
-                collect_columns(fields, &format!("{path}."), Some(title_of(member)), columns);
+                let legend = title_of(member);
+                collect_columns(fields, &format!("{path}."), Some(&legend), columns);
             }
             FieldKind::RecordList { .. } => {}
-            _ => columns.push((path, member, group.clone())),
+            _ => columns.push((path, member, group.map(str::to_owned))),
         }
     }
 }

@@ -176,10 +176,9 @@ async fn records_are_added_and_removed_by_the_pages_buttons_keeping_every_value(
     );
     assert!(html.contains(r#"name="_count.contacts" value="2""#));
 
-    let two = format!(
-        "_count.contacts=2&contacts%5B0%5D.name=Ada+Lovelace&contacts%5B0%5D.email=ada%40example.com\
+    let two = "_count.contacts=2&contacts%5B0%5D.name=Ada+Lovelace&contacts%5B0%5D.email=ada%40example.com\
          &contacts%5B1%5D.name=Grace+Hopper&contacts%5B1%5D.email=grace%40example.com"
-    );
+        .to_owned();
     let removed = submit(
         &app,
         &path,

@@ -202,7 +202,7 @@ impl RecordColumn {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordListProps {
-    /// The list's path in the response schema, such as "line_items".
+    /// The list's path in the response schema, such as `line_items`.
     pub name: String,
     /// Shown above the records (default: the list's schema title).
     #[serde(default)]
@@ -427,7 +427,7 @@ impl ComponentProps for RecordListProps {
     fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
         let literal_rows = self.rows.take();
         let rows = node.bound("rows").or(literal_rows.as_deref());
-        view::render(self, node, rows)
+        view::render(&self, node, rows)
     }
 }
 
@@ -441,10 +441,10 @@ mod tests {
     use crate::render::{render_tree, RenderCtx};
     use crate::tree::PageTree;
 
-    fn render(props: Value, ctx: &RenderCtx) -> String {
+    fn render(props: &Value, ctx: &RenderCtx) -> String {
         let tree: PageTree = serde_json::from_value(json!({
             "nodes": {"f": {"component": "Form", "children": ["r"]},
-                      "r": {"component": "RecordList", "props": props}},
+                      "r": {"component": "RecordList", "props": props.clone()}},
             "order": ["f"]
         }))
         .unwrap_or_default();
@@ -471,7 +471,7 @@ mod tests {
     #[test]
     fn bound_records_are_named_by_path_with_read_only_values_and_keys_hidden() {
         let (props, data) = invoice();
-        let html = render(props, &RenderCtx::new(data));
+        let html = render(&props, &RenderCtx::new(data));
         assert!(!html.contains("node-error"), "{html}");
         assert!(
             html.contains(r#"name="line_items[1].quantity" value="2""#),
@@ -522,7 +522,7 @@ mod tests {
             "line_items[1].quantity".to_owned(),
             "Quantity on line 2 must be at least 1".to_owned(),
         );
-        let html = render(props, &ctx);
+        let html = render(&props, &ctx);
         assert!(
             html.contains(r#"name="line_items[0].quantity" value="11""#),
             "{html}"
@@ -547,7 +547,7 @@ mod tests {
             "columns": [{"field": "name", "label": "Name", "required": true},
                         {"field": "email", "label": "Email", "input": "email"}],
             "min_items": 2, "max_items": 3});
-        let html = render(props.clone(), &RenderCtx::new(json!({})));
+        let html = render(&props, &RenderCtx::new(json!({})));
         let records = |html: &str| {
             let before_template = html.split("<template").next().unwrap_or_default();
             before_template.matches(r#"<tr data-record=""#).count()
@@ -568,7 +568,7 @@ mod tests {
         );
         let mut ctx = RenderCtx::new(json!({}));
         ctx.form.values = submitted(&[("_count.contacts", "3"), ("contacts[0].name", "a")]);
-        let full = render(props, &ctx);
+        let full = render(&props, &ctx);
         assert_eq!(records(&full), 3, "{full}");
         let add = full
             .split("<button")
@@ -583,7 +583,7 @@ mod tests {
             "columns": [{"field": "name"}], "min_items": 1});
         let mut ctx = RenderCtx::new(json!({}));
         ctx.form.values = submitted(&[("_count.contacts", "1"), ("contacts[0].name", "a")]);
-        let one = render(props.clone(), &ctx);
+        let one = render(&props, &ctx);
         let removes: Vec<&str> = one
             .split("<button")
             .filter(|button| button.contains("remove:contacts["))
@@ -593,7 +593,7 @@ mod tests {
             "{one}"
         );
         ctx.form.values = submitted(&[("_count.contacts", "2"), ("contacts[0].name", "a")]);
-        let two = render(props, &ctx);
+        let two = render(&props, &ctx);
         assert!(
             two.split("<button")
                 .filter(|button| button.contains("remove:contacts[1]"))
@@ -608,7 +608,7 @@ mod tests {
             "columns": [{"field": "name", "label": "Full name"},
                         {"field": "notes", "label": "Notes", "input": "textarea"},
                         {"field": "address.city", "label": "City", "group": "Home address"}]});
-        let html = render(props, &RenderCtx::new(json!({})));
+        let html = render(&props, &RenderCtx::new(json!({})));
         assert!(html.contains("<legend"), "{html}");
         assert!(
             html.contains("New hire <span data-record-number=\"\">1</span>"),
@@ -629,7 +629,7 @@ mod tests {
             "page_size": 50});
         let mut ctx = RenderCtx::new(json!({ "rows": rows }));
         ctx.query.insert("r.page".to_owned(), "2".to_owned());
-        let html = render(props, &ctx);
+        let html = render(&props, &ctx);
         assert_eq!(
             html.matches(r#"type="number" name="items["#).count(),
             50,

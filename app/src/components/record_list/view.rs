@@ -139,7 +139,7 @@ fn is_checked(values: &[String]) -> bool {
 /// Renders the list (see the module docs).
 #[expect(clippy::too_many_lines, reason = "one pass over the list's parts")]
 pub(super) fn render(
-    props: RecordListProps,
+    props: &RecordListProps,
     node: &NodeCtx<'_>,
     rows: Option<&[Value]>,
 ) -> AnyView {
@@ -153,7 +153,7 @@ pub(super) fn render(
     };
     let dom_id = node.dom_id();
     let layout = props.layout_used();
-    let count = records.count(&props);
+    let count = records.count(props);
     let bound = props.is_bound(rows);
     let can_add = !bound;
     let min = props.min_records();
@@ -166,7 +166,7 @@ pub(super) fn render(
     let added_here = form
         .values
         .get(ADDED_FIELD)
-        .is_some_and(|lists| lists.iter().any(|list| *list == props.name));
+        .is_some_and(|lists| lists.contains(&props.name));
     let page = if added_here {
         page_count
     } else {
@@ -213,7 +213,7 @@ pub(super) fn render(
             .get(&format!("{}[{index}]", props.name))
             .cloned();
         Some(record_view(
-            &props,
+            props,
             &dom_id,
             layout,
             &slot,
@@ -258,7 +258,7 @@ pub(super) fn render(
             .map(|column| column.default.as_ref().map_or_else(Vec::new, texts))
             .collect();
         let errors = vec![None; props.columns.len()];
-        let record = record_view(&props, &dom_id, layout, &slot, &values, &errors, None, true);
+        let record = record_view(props, &dom_id, layout, &slot, &values, &errors, None, true);
         view! { <template data-record-template="">{record}</template> }
     });
     let add = can_add.then(|| {
@@ -324,7 +324,7 @@ pub(super) fn render(
     let status_id = format!("{dom_id}-status");
     let required = min > 0;
     let described_by = described.by();
-    let editor_root = view! {
+    view! {
         <fieldset id=dom_id.clone() class="space-y-3" aria-describedby=described_by
             data-testid="record-list" data-record-list="" data-list=props.name.clone()>
             <legend class="text-base font-semibold text-slate-900 dark:text-slate-100">
@@ -348,8 +348,7 @@ pub(super) fn render(
             <RecordEditor list=props.name.clone() dom_id=dom_id.clone() item=item.clone() min max/>
         </fieldset>
     }
-    .into_any();
-    editor_root
+    .into_any()
 }
 
 /// One record: a table row or a fieldset.
