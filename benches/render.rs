@@ -648,7 +648,7 @@ fn run() -> anyhow::Result<()> {
     let ctx = RenderCtx::new(data.clone());
     let catalog = Catalog::defaults();
     ensure!(
-        catalog.specs().len() == 29,
+        catalog.specs().len() == 31,
         "{} components",
         catalog.specs().len()
     );
@@ -702,7 +702,7 @@ fn run() -> anyhow::Result<()> {
         gallery_html
             .matches("data-testid=\"gallery-entry\"")
             .count()
-            == 29,
+            == 31,
         "the gallery shows every component"
     );
     let gallery_baseline = gallery_by_hand(&catalog);

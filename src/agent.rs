@@ -18,6 +18,7 @@ pub mod generation;
 pub mod heuristic;
 pub mod models;
 pub mod prompt;
+pub mod structure;
 pub mod summary;
 pub mod tools;
 

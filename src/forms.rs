@@ -1,12 +1,14 @@
 //! Response schemas and form submissions: what a page asks for, and turning what a browser sends
 //! into a typed, validated JSON value.
 //!
-//! A response schema is a flat object (DESIGN.md §5), described by [`FormSchema`]: loaded from
+//! A response schema is an object of flat fields, fieldsets (objects) and lists of records
+//! (DESIGN.md §5), described by [`FormSchema`]: loaded from
 //! JSON Schema with a load-time check ([`FormSchema::from_json_schema`]) or derived from a Rust
 //! type with a compile-time check (`#[derive(FormSchema)]`, [`FormSchemaType`]). A submission is
 //! decoded mechanically by the field types ([`decode()`]), never by guessing from the values, and
 //! then validated in full ([`validate()`]); [`decode_and_validate`] is the one call a page's POST
-//! handler makes. Every failure is a [`FieldErrors`] entry keyed by the field, with one message
+//! handler makes. Controls are named by paths (`address.city`, `line_items[2].quantity`). Every
+//! failure is a [`FieldErrors`] entry keyed by the field's path, with one message
 //! for a person, so the page can be shown again with the person's values ([`raw_values`]) and a
 //! message beside each wrong field. A page's POST also checks the answer against what the page's
 //! controls offered ([`Offered`], [`decode_offered`]): a crafted id or choice is a field error too.
@@ -395,6 +397,159 @@ mod tests {
         })
     }
 
+    /// Appends the pairs a browser sends for `value` of a filled-in control named `name`.
+    fn encode_filled(
+        body: &mut form_urlencoded::Serializer<'_, String>,
+        name: &str,
+        value: &Value,
+    ) {
+        match value {
+            Value::Bool(checked) => {
+                if *checked {
+                    body.append_pair(name, "on");
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    body.append_pair(
+                        name,
+                        &item.as_str().unwrap_or_default().replace('\n', "\r\n"),
+                    );
+                }
+            }
+            Value::String(text) => {
+                body.append_pair(name, &text.replace('\n', "\r\n"));
+            }
+            Value::Number(number) => {
+                let text = match number.as_f64() {
+                    Some(float) if !number.is_i64() && !number.is_u64() => format!("{float}"),
+                    _ => number.to_string(),
+                };
+                body.append_pair(name, &text);
+            }
+            other => {
+                body.append_pair(name, &other.to_string());
+            }
+        }
+    }
+
+    /// Record fields (each required, as a person fills every column) with one value per record.
+    fn record_leaves() -> impl Strategy<Value = Vec<(FieldKind, Vec<Value>)>> {
+        (0..4_usize).prop_flat_map(|records| {
+            vec(vec(kind_and_value(), records..=records), 1..4).prop_map(move |columns| {
+                // Each column takes the kind of its first entry; entries of another kind are
+                // replaced by the first value, so every record fits the column.
+                columns
+                    .into_iter()
+                    .map(|entries| {
+                        let kind = entries.first().map(|(kind, _)| kind.clone());
+                        let first = entries.first().map(|(_, value)| value.clone());
+                        let values = entries
+                            .into_iter()
+                            .map(|(entry_kind, value)| {
+                                if Some(&entry_kind) == kind.as_ref() {
+                                    value
+                                } else {
+                                    first.clone().unwrap_or(Value::Null)
+                                }
+                            })
+                            .collect::<Vec<_>>();
+                        (kind.unwrap_or(FieldKind::Boolean), values)
+                    })
+                    .collect()
+            })
+        })
+    }
+
+    /// A schema of fieldsets (two deep) and lists of records, a value for it, and the body a
+    /// browser sends for that value (with `_count` for each list, records in a shuffled order).
+    fn nested_submission() -> impl Strategy<Value = (FormSchema, Value, String)> {
+        let object = (vec(kind_and_value(), 1..4), vec(kind_and_value(), 1..3));
+        (vec(object, 0..3), vec(record_leaves(), 0..3), any::<bool>()).prop_map(
+            |(objects, lists, reverse)| {
+                let mut fields = Vec::new();
+                let mut expected = Map::new();
+                let mut body = form_urlencoded::Serializer::new(String::new());
+                for (index, (members, inner_members)) in objects.into_iter().enumerate() {
+                    let name = format!("group{index}");
+                    let mut inner_fields = Vec::new();
+                    let mut inner_value = Map::new();
+                    for (member, (kind, value)) in inner_members.into_iter().enumerate() {
+                        let member_name = format!("m{member}");
+                        encode_filled(&mut body, &format!("{name}.inner.{member_name}"), &value);
+                        inner_value.insert(member_name.clone(), value);
+                        inner_fields.push(FormField::new(member_name, kind));
+                    }
+                    let mut member_fields = vec![FormField::new(
+                        "inner",
+                        FieldKind::Object {
+                            fields: inner_fields,
+                        },
+                    )];
+                    let mut value =
+                        Map::from_iter([("inner".to_owned(), Value::Object(inner_value))]);
+                    for (member, (kind, member_value)) in members.into_iter().enumerate() {
+                        let member_name = format!("f{member}");
+                        encode_filled(&mut body, &format!("{name}.{member_name}"), &member_value);
+                        value.insert(member_name.clone(), member_value);
+                        member_fields.push(FormField::new(member_name, kind));
+                    }
+                    fields.push(FormField::new(
+                        name.clone(),
+                        FieldKind::Object {
+                            fields: member_fields,
+                        },
+                    ));
+                    expected.insert(name, Value::Object(value));
+                }
+                for (index, columns) in lists.into_iter().enumerate() {
+                    let name = format!("list{index}");
+                    let count = columns.first().map_or(0, |(_, values)| values.len());
+                    body.append_pair(&format!("_count.{name}"), &count.to_string());
+                    let mut records = vec![Map::new(); count];
+                    let mut order: Vec<usize> = (0..count).collect();
+                    if reverse {
+                        order.reverse();
+                    }
+                    for record in order {
+                        for (column, (_, values)) in columns.iter().enumerate() {
+                            let column_name = format!("c{column}");
+                            let value = values.get(record).cloned().unwrap_or(Value::Null);
+                            encode_filled(
+                                &mut body,
+                                &format!("{name}[{record}].{column_name}"),
+                                &value,
+                            );
+                            records[record].insert(column_name, value);
+                        }
+                    }
+                    let record_fields = columns
+                        .into_iter()
+                        .enumerate()
+                        .map(|(column, (kind, _))| FormField::new(format!("c{column}"), kind))
+                        .collect();
+                    fields.push(FormField::new(
+                        name.clone(),
+                        FieldKind::RecordList {
+                            fields: record_fields,
+                            min_items: None,
+                            max_items: None,
+                        },
+                    ));
+                    expected.insert(
+                        name,
+                        Value::Array(records.into_iter().map(Value::Object).collect()),
+                    );
+                }
+                (
+                    FormSchema::new(fields),
+                    Value::Object(expected),
+                    body.finish(),
+                )
+            },
+        )
+    }
+
     fn schemas() -> impl Strategy<Value = FormSchema> {
         let entry = (
             kind_and_value(),
@@ -462,6 +617,35 @@ mod tests {
                 body.push(b'&');
             }
             let _ = decode_and_validate(&schema, &body);
+        }
+
+        #[test]
+        fn a_nested_value_submitted_as_a_browser_would_decodes_back_to_itself((schema, expected, body) in nested_submission()) {
+            prop_assert_eq!(decode_and_validate(&schema, body.as_bytes()), Ok(expected), "body: {}", body);
+        }
+
+        #[test]
+        fn a_nested_schema_survives_a_json_schema_round_trip((schema, _, _) in nested_submission()) {
+            let reloaded = FormSchema::from_json_schema(&schema.to_json_schema());
+            prop_assert_eq!(reloaded.map(|loaded| loaded.to_json_schema()), Ok(schema.to_json_schema()));
+        }
+
+        #[test]
+        fn decoding_crafted_paths_never_panics_and_stays_bounded(
+            (schema, _, _) in nested_submission(),
+            pairs in vec((
+                prop_oneof![
+                    Just("list0[".to_owned()), Just("_count.list0".to_owned()), Just("group0.".to_owned()),
+                    "list[01][0-9]{0,8}\\]?\\.?c[0-9]", "group[01]\\.(inner\\.)?[fm][0-9]", "\\PC{0,12}",
+                ],
+                vec(any::<u8>(), 0..12),
+            ), 0..16),
+        ) {
+            let mut body = form_urlencoded::Serializer::new(String::new());
+            for (key, value) in &pairs {
+                body.append_pair(key, &String::from_utf8_lossy(value));
+            }
+            let _ = decode_and_validate(&schema, body.finish().as_bytes());
         }
 
         #[test]

@@ -75,6 +75,9 @@ pub enum FieldYield {
     Boolean,
     /// All values of the key (`CheckboxGroup`, multiple Select, `MultiTextInput`, selectable Table).
     StringArray,
+    /// An array of objects from controls named by path (`line_items[2].quantity`): a
+    /// `RecordList`, whose columns say what each record holds.
+    Records,
 }
 
 /// What one placed field submits, read from its resolved props.
@@ -591,7 +594,7 @@ impl Catalog {
         Self::default()
     }
 
-    /// The 28 built-in components, in gallery order. Built once per process, then cloned.
+    /// The built-in components, in gallery order. Built once per process, then cloned.
     #[must_use]
     pub fn defaults() -> Self {
         static DEFAULTS: OnceLock<Catalog> = OnceLock::new();
@@ -692,7 +695,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
-    fn the_default_catalog_has_the_28_components_of_the_design_and_the_decision_table() {
+    fn the_default_catalog_has_the_28_components_of_the_design_the_decision_table_and_structure() {
         let names: Vec<String> = Catalog::defaults()
             .specs()
             .iter()
@@ -707,6 +710,8 @@ mod tests {
             "RadioGroup",
             "CheckboxGroup",
             "MultiTextInput",
+            "Fieldset",
+            "RecordList",
             "Button",
             "Text",
             "Heading",
@@ -729,7 +734,7 @@ mod tests {
             "Timeline",
             "Code",
         ];
-        assert_eq!(names.len(), 29);
+        assert_eq!(names.len(), 31);
         for name in expected {
             assert!(
                 names.iter().any(|existing| existing == name),
@@ -879,6 +884,8 @@ mod tests {
             "pattern",
             "minLength",
             "maxLength",
+            "help",
+            "placeholder",
         ] {
             assert!(
                 offered["properties"].get(prop).is_none(),
@@ -889,7 +896,7 @@ mod tests {
                 "{prop} left the props type"
             );
         }
-        for prop in ["name", "label", "type", "help", "placeholder", "value"] {
+        for prop in ["name", "label", "type", "value"] {
             assert!(
                 offered["properties"].get(prop).is_some(),
                 "{prop} is not offered"
@@ -956,12 +963,12 @@ mod tests {
     #[test]
     fn optional_props_are_not_offered_as_null() {
         let input = Catalog::defaults()
-            .get("Input")
+            .get("TextArea")
             .map(|spec| spec.props_schema.clone())
             .unwrap_or_default();
         assert_eq!(
-            input["properties"]["help"],
-            json!({"type": "string", "description": "One sentence of help shown under the field."})
+            input["properties"]["value"],
+            json!({"type": "string", "description": "The initial text."})
         );
         assert!(!input.to_string().contains("null"), "{input}");
     }

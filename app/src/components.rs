@@ -1,4 +1,4 @@
-//! The 28 default components, and the pieces they share (field labels, help and error text,
+//! The default components, and the pieces they share (field labels, help and error text,
 //! option lists, URL checks, Tailwind classes).
 //!
 //! Each component is a props type implementing [`ComponentProps`] plus a Leptos `#[component]`
@@ -6,7 +6,8 @@
 //! (or `<legend>` for groups), an id derived from the node id, `aria-describedby` naming the help
 //! and the error text, `aria-invalid` when in error, and a visible required mark next to the
 //! `required` attribute. All components render plain native elements so they work by keyboard and
-//! without JavaScript; only `MultiTextInput`'s "Add another" button is an island.
+//! without JavaScript; `MultiTextInput`'s "Add another" button and a `RecordList`'s add and
+//! remove buttons are islands that spare the round trip.
 //!
 //! Nothing here may write raw HTML: text goes through Leptos text nodes and attributes.
 
@@ -22,12 +23,14 @@ pub mod choice;
 pub mod data;
 pub mod decision;
 pub mod download;
+pub mod fieldset;
 pub mod form;
 pub mod input;
 pub mod layout;
 pub mod link;
 pub mod multi_text;
 pub mod paging;
+pub mod record_list;
 pub mod selection_limit;
 pub mod table;
 mod table_rows;
@@ -47,6 +50,8 @@ pub fn default_specs() -> Vec<ComponentSpec> {
         ComponentSpec::of::<choice::RadioGroupProps>(),
         ComponentSpec::of::<choice::CheckboxGroupProps>(),
         ComponentSpec::of::<multi_text::MultiTextInputProps>(),
+        ComponentSpec::of::<fieldset::FieldsetProps>(),
+        ComponentSpec::of::<record_list::RecordListProps>(),
         ComponentSpec::of::<form::ButtonProps>(),
         ComponentSpec::of::<text::TextProps>(),
         ComponentSpec::of::<text::HeadingProps>(),
@@ -334,6 +339,21 @@ pub fn attribute_url(url: &str) -> String {
         }
     }
     encoded
+}
+
+/// A path's last member made readable for a person: `order.line_items` → "Line items",
+/// `unit_price` → "Unit price". Used where a schema gives no title, so no raw path is shown.
+#[must_use]
+pub fn humanize_path(path: &str) -> String {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    let last = last.split('[').next().unwrap_or(last);
+    let words = last.replace(['_', '-'], " ");
+    let words = words.trim();
+    let mut characters = words.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => path.to_owned(),
+    }
 }
 
 /// Percent-encodes a query-string component (RFC 3986 unreserved characters stay as they are).

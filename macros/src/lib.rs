@@ -1,9 +1,12 @@
 //! Derives that make a Rust type usable as a Tessera form response, checked at compile time.
 //!
 //! `#[derive(FormSchema)]` implements `tessera::forms::FormSchemaType` for a struct with named
-//! fields. Every field's type is used through the `tessera::forms::FormFieldType` trait, which is
-//! implemented only for the types a browser form can produce; any other type (a nested struct,
-//! `Vec<i64>`, a map, `Option<Vec<…>>`) fails to compile with an error pointing at that field.
+//! fields, and the field traits so the struct can itself be a field: an object, `Option` of it an
+//! optional object, `Vec` of it a list of records. Every field's type is used through the
+//! `tessera::forms::FormFieldType` trait, which is implemented only for the types a browser form
+//! can produce; any other type (a struct without the derive, `Vec<i64>`, a map, `Option<Vec<…>>`,
+//! `Vec<Vec<S>>`) fails to compile with an error pointing at that field, and `const` assertions
+//! refuse a list of records inside a record and nesting deeper than the subset allows.
 //! `#[derive(FormEnum)]` makes a unit-only enum a string enum field.
 //!
 //! Both read the serde attributes that change names (`rename`, `rename_all`) and presence
@@ -71,6 +74,7 @@ fn form_schema(input: &DeriveInput) -> syn::Result<TokenStream2> {
         };
     let container = SerdeAttributes::parse(&input.attrs)?;
     let mut field_exprs = Vec::new();
+    let mut field_types = Vec::new();
     for field in fields {
         let serde = SerdeAttributes::parse(&field.attrs)?;
         if serde.skip {
@@ -79,7 +83,7 @@ fn form_schema(input: &DeriveInput) -> syn::Result<TokenStream2> {
         if let Some(span) = serde.flatten {
             return Err(syn::Error::new(
                 span,
-                "#[serde(flatten)] is not allowed in a form: a form is one flat object; list the fields here",
+                "#[serde(flatten)] is not allowed in a form: a form has a fixed set of named fields; list the fields here, or make the inner struct a field (an object)",
             ));
         }
         let Some(ident) = &field.ident else { continue };
@@ -95,12 +99,19 @@ fn form_schema(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 "form field names starting with `_` are reserved for the framework (_csrf, _action); rename the field",
             ));
         }
+        if name.contains(['.', '[', ']']) {
+            return Err(syn::Error::new(
+                ident.span(),
+                "a form field name cannot contain `.`, `[` or `]`: controls are named by paths like address.city and line_items[0].sku",
+            ));
+        }
         let rules = FormAttributes::parse(&field.attrs)?;
         let description = rules
             .description
             .clone()
             .or_else(|| doc_comment(&field.attrs));
         let ty = &field.ty;
+        field_types.push(ty.clone());
         let optional = serde.default || container.default;
         let mut kind = quote_spanned! {ty.span()=>
             <#ty as ::tessera::forms::FormFieldType>::field_kind()
@@ -166,11 +177,83 @@ fn form_schema(input: &DeriveInput) -> syn::Result<TokenStream2> {
         });
     }
     let ident = &input.ident;
+    // What the fields hold, worked out by the compiler from their types: whether a list of
+    // records is among them (directly or deeper), whether one sits inside a record, and how deep
+    // objects nest. The `const` items below fail to compile when the struct is outside the subset.
+    let has_records = field_types.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::tessera::forms::FormFieldType>::HAS_RECORDS }
+    });
+    let records_in_records = field_types.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::tessera::forms::FormFieldType>::RECORDS_IN_RECORDS }
+    });
+    let depths = field_types.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::tessera::forms::FormFieldType>::DEPTH }
+    });
+    let outside_records = format!(
+        "`{ident}` holds a list of records inside a record, which a form cannot show; make the inner list a separate Vec keyed by the outer record, or a Vec<String>"
+    );
+    let too_deep = format!(
+        "`{ident}` nests structs deeper than a form allows (4 levels of objects and lists of records); flatten the innermost level"
+    );
     Ok(quote! {
         #[automatically_derived]
         impl ::tessera::forms::FormSchemaType for #ident {
+            const HAS_RECORDS: bool = false #(|| #has_records)*;
+            const RECORDS_IN_RECORDS: bool = false #(|| #records_in_records)*;
+            const DEPTH: usize = ::tessera::forms::typed::deepest(&[#(#depths),*]);
             fn form_schema() -> ::tessera::forms::FormSchema {
                 ::tessera::forms::FormSchema::new(::std::vec![#(#field_exprs),*])
+            }
+        }
+
+        const _: () = ::std::assert!(
+            !<#ident as ::tessera::forms::FormSchemaType>::RECORDS_IN_RECORDS,
+            #outside_records
+        );
+        const _: () = ::std::assert!(
+            <#ident as ::tessera::forms::FormSchemaType>::DEPTH <= ::tessera::forms::schema::MAX_NESTING,
+            #too_deep
+        );
+
+        /// A nested struct is an object field (a fieldset).
+        #[automatically_derived]
+        impl ::tessera::forms::FormFieldType for #ident {
+            const REQUIRED: bool = true;
+            const HAS_RECORDS: bool = <Self as ::tessera::forms::FormSchemaType>::HAS_RECORDS;
+            const RECORDS_IN_RECORDS: bool =
+                <Self as ::tessera::forms::FormSchemaType>::RECORDS_IN_RECORDS;
+            const DEPTH: usize = <Self as ::tessera::forms::FormSchemaType>::DEPTH + 1;
+            fn field_kind() -> ::tessera::forms::FieldKind {
+                ::tessera::forms::FieldKind::Object {
+                    fields: <Self as ::tessera::forms::FormSchemaType>::form_schema().fields,
+                }
+            }
+        }
+
+        /// `Option<Struct>` is an optional object: left empty, it is absent.
+        #[automatically_derived]
+        impl ::tessera::forms::FormScalar for #ident {
+            const HAS_RECORDS: bool = <Self as ::tessera::forms::FormSchemaType>::HAS_RECORDS;
+            const RECORDS_IN_RECORDS: bool =
+                <Self as ::tessera::forms::FormSchemaType>::RECORDS_IN_RECORDS;
+            const DEPTH: usize = <Self as ::tessera::forms::FormSchemaType>::DEPTH + 1;
+            fn scalar_kind() -> ::tessera::forms::FieldKind {
+                <Self as ::tessera::forms::FormFieldType>::field_kind()
+            }
+        }
+
+        /// `Vec<Struct>` is a list of records.
+        #[automatically_derived]
+        impl ::tessera::forms::FormListItem for #ident {
+            const IS_RECORD: bool = true;
+            const RECORD_HAS_RECORDS: bool = <Self as ::tessera::forms::FormSchemaType>::HAS_RECORDS;
+            const DEPTH: usize = <Self as ::tessera::forms::FormSchemaType>::DEPTH + 1;
+            fn list_kind() -> ::tessera::forms::FieldKind {
+                ::tessera::forms::FieldKind::RecordList {
+                    fields: <Self as ::tessera::forms::FormSchemaType>::form_schema().fields,
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                }
             }
         }
     })

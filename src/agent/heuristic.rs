@@ -31,6 +31,7 @@ mod cues;
 
 mod fields;
 mod plan;
+mod records;
 mod rows;
 mod text;
 
@@ -140,16 +141,19 @@ impl ChatModel for HeuristicModel {
 fn component_call(id: String, node: &Planned, children: &[Planned]) -> ToolCall {
     let mut arguments = node.props.clone();
     if !children.is_empty() {
-        arguments["children"] = children
-            .iter()
-            .map(|child| {
-                let mut flat = child.props.clone();
-                flat["component"] = json!(child.component);
-                flat
-            })
-            .collect();
+        arguments["children"] = children.iter().map(flat_node).collect();
     }
     ToolCall::new(id, node.component, arguments)
+}
+
+/// A child node as a call's `children` entry: `{"component", …its props, "children"?}`.
+fn flat_node(node: &Planned) -> Value {
+    let mut flat = node.props.clone();
+    flat["component"] = json!(node.component);
+    if !node.children.is_empty() {
+        flat["children"] = node.children.iter().map(flat_node).collect();
+    }
+    flat
 }
 
 fn finish_call(turn: usize) -> ToolCall {
@@ -163,6 +167,8 @@ struct Planned {
     props: Value,
     /// For layouts placed with children: the slot (key of [`Plan::inside`]) that holds them.
     slot_id: Option<&'static str>,
+    /// Children placed with the node itself (a Fieldset's members), nested alike.
+    children: Vec<Planned>,
 }
 
 impl Planned {
@@ -171,6 +177,7 @@ impl Planned {
             component,
             props,
             slot_id: None,
+            children: Vec::new(),
         }
     }
 }
@@ -692,6 +699,132 @@ mod tests {
             .map(|choices| choices.iter().filter_map(|c| c["label"].as_str()).collect())
             .unwrap_or_default();
         assert_eq!(labels, ["Approved", "Rejected"]);
+        Ok(())
+    }
+
+    fn node_named<'t>(tree: &'t PageTree, name: &str) -> Option<&'t tessera_app::tree::Node> {
+        tree.nodes
+            .values()
+            .find(|node| node.props["name"].as_str() == Some(name))
+    }
+
+    #[test]
+    fn a_list_of_records_in_the_data_becomes_a_bound_table_correcting_what_the_request_names(
+    ) -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "line_items": {"type": "array", "title": "Line items", "items": {"type": "object",
+                "properties": {
+                    "sku": {"type": "string", "title": "SKU"},
+                    "quantity": {"type": "integer", "minimum": 1},
+                    "unit_price": {"type": "number", "minimum": 0, "multipleOf": 0.01}
+                }, "required": ["sku", "quantity", "unit_price"]}}
+        }, "required": ["line_items"]}))?;
+        let data = json!({"invoice": "INV-2231", "items": [
+            {"sku": "A-100", "quantity": 10, "unit_price": 4.5},
+            {"sku": "B-220", "quantity": 2, "unit_price": 61.0}
+        ]});
+        let (tree, _report, _) = build(
+            "The scanner read the line items of invoice INV-2231. Correct any quantity or unit price.",
+            Some(&schema),
+            &data,
+        )?;
+        let list =
+            node_named(&tree, "line_items").map(|node| (node.component.as_str(), &node.props));
+        let Some(("RecordList", props)) = list else {
+            panic!("no RecordList: {tree:?}");
+        };
+        assert_eq!(props["rows"], json!({"$data": "/items"}));
+        assert_eq!(props["key"], json!("sku"));
+        let columns = props["columns"].as_array().cloned().unwrap_or_default();
+        let read_only: Vec<bool> = columns
+            .iter()
+            .map(|column| column["read_only"] == json!(true))
+            .collect();
+        assert_eq!(read_only, [true, false, false], "{columns:?}");
+        assert_eq!(columns[2]["step"], json!(0.01));
+        assert_eq!(columns[1]["min"], json!(1));
+        // The list shows the rows: no second table of the same rows.
+        assert!(
+            !components(&tree).contains(&"Table"),
+            "{:?}",
+            components(&tree)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_object_becomes_a_fieldset_with_controls_named_by_path() -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "address": {"type": "object", "title": "Delivery address", "properties": {
+                "street": {"type": "string"},
+                "postal_code": {"type": "string", "pattern": "^[0-9]{5}$"},
+                "city": {"type": "string"},
+                "geo": {"type": "object", "title": "Coordinates", "properties": {
+                    "lat": {"type": "number"}, "lon": {"type": "number"}}}
+            }, "required": ["street", "city"]}
+        }, "required": ["address"]}))?;
+        let (tree, _report, _) = build(
+            "Enter the corrected delivery address.",
+            Some(&schema),
+            &json!({}),
+        )?;
+        let fieldset = node_named(&tree, "address");
+        assert_eq!(
+            fieldset.map(|node| node.component.as_str()),
+            Some("Fieldset")
+        );
+        assert_eq!(
+            fieldset.map(|node| node.props["legend"].clone()),
+            Some(json!("Delivery address"))
+        );
+        assert_eq!(
+            node_named(&tree, "address.city").map(|node| node.component.as_str()),
+            Some("Input")
+        );
+        assert_eq!(
+            node_named(&tree, "address.geo").map(|node| node.component.as_str()),
+            Some("Fieldset")
+        );
+        assert_eq!(
+            node_named(&tree, "address.geo.lat").map(|node| node.props["type"].clone()),
+            Some(json!("number"))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn per_row_decisions_with_a_reason_become_a_bound_list_with_a_choice_per_row(
+    ) -> anyhow::Result<()> {
+        let schema = parse_schema(json!({"type": "object", "properties": {
+            "decisions": {"type": "array", "items": {"type": "object", "properties": {
+                "id": {"type": "string"},
+                "decision": {"type": "string", "enum": ["approve", "reject"]},
+                "reason": {"type": "string"}
+            }, "required": ["id", "decision"]}}
+        }, "required": ["decisions"]}))?;
+        let data = json!({"claims": [
+            {"id": "CLM-1", "amount": 120, "note": "Taxi"},
+            {"id": "CLM-2", "amount": 40, "note": "Lunch"}
+        ]});
+        let (tree, _report, _) = build(
+            "Decide on each claim; give a reason for each rejection.",
+            Some(&schema),
+            &data,
+        )?;
+        let Some(list) = node_named(&tree, "decisions") else {
+            panic!("no list: {tree:?}");
+        };
+        assert_eq!(list.component, "RecordList");
+        assert_eq!(list.props["rows"], json!({"$data": "/claims"}));
+        assert_eq!(list.props["columns"][0]["read_only"], json!(true));
+        assert_eq!(list.props["columns"][1]["input"], json!("radio"));
+        assert_eq!(list.props["columns"][2]["input"], json!("text"));
+        // The claims' own columns stay in view beside the decisions.
+        assert!(
+            components(&tree).contains(&"Table"),
+            "{:?}",
+            components(&tree)
+        );
         Ok(())
     }
 

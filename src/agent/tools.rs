@@ -34,7 +34,7 @@ use tessera_app::{
 use crate::{
     forms::{
         validate_form::{validate_form_bound, FormReport},
-        FormSchema,
+        FieldKind, FormSchema,
     },
     llm::{ToolCall, ToolDefinition},
 };
@@ -344,12 +344,25 @@ impl<'a> Workspace<'a> {
     /// `props` for `component` with what the schema says about its field and the model left
     /// out (input type, step, bounds, required, help, placeholder, default) filled in.
     fn completed(&self, component: &str, mut props: Value) -> Value {
+        // A control inside an object or a record is named by its path (`address.city`).
         let field = self.schema.and_then(|schema| {
             props
                 .get("name")
                 .and_then(Value::as_str)
-                .and_then(|name| schema.field(name))
+                .and_then(|name| super::structure::field_at(schema, name))
         });
+        match (component, field) {
+            ("RecordList", Some(list)) if matches!(list.kind, FieldKind::RecordList { .. }) => {
+                return super::structure::complete_record_list(list, &props);
+            }
+            ("Fieldset", Some(object)) if matches!(object.kind, FieldKind::Object { .. }) => {
+                if let Value::Object(given) = &mut props {
+                    given.extend(super::structure::fieldset_props(object));
+                }
+                return props;
+            }
+            _ => {}
+        }
         let is_field = self.catalog.get(component).is_some_and(|spec| spec.submits);
         if let (Some(field), true) = (field, is_field) {
             crate::forms::answerable::complete_props(component, &mut props, field);
@@ -735,7 +748,12 @@ mod tests {
                 "agree": {"type": "boolean"},
                 "size": {"type": "string", "enum": ["s", "m"]},
                 "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 1},
-                "emails": {"type": "array", "items": {"type": "string"}, "minItems": 1}
+                "emails": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "comment": {"type": "string", "description": "Why.", "examples": ["Late"]},
+                "address": {"type": "object", "description": "Where.",
+                            "properties": {"city": {"type": "string"}}},
+                "lines": {"type": "array", "description": "What.", "minItems": 1, "maxItems": 3,
+                          "items": {"type": "object", "properties": {"sku": {"type": "string"}}}}
             },
             "required": ["amount", "count", "code", "size", "tags", "emails"]
         }))
@@ -751,10 +769,11 @@ mod tests {
                     continue;
                 }
                 hidden_count += 1;
-                let derived = schema
-                    .fields
-                    .iter()
-                    .any(|field| schema_props(&spec.name, field).contains_key(&prop));
+                let derived = schema.fields.iter().any(|field| {
+                    schema_props(&spec.name, field).contains_key(&prop)
+                        || crate::agent::structure::derived_props(&spec.name, field)
+                            .contains_key(&prop)
+                });
                 let refused = [json!("^a"), json!(5), json!(true)].iter().any(|value| {
                     schema.fields.iter().any(|field| {
                         let mut props = Value::Object(schema_props(&spec.name, field));

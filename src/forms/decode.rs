@@ -19,11 +19,19 @@
 //! response. Decoding never panics, whatever the bytes; checking lengths, ranges, patterns and
 //! formats is `forms::validate`.
 
-use std::{borrow::Cow, collections::BTreeMap};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet},
+    ops::Bound,
+};
 
 use serde_json::{Map, Value};
 
 use super::{FieldErrors, FieldKind, FormField, FormSchema};
+
+/// Most records one list may hold in a submission, whatever its `maxItems`: bounds the work a
+/// crafted body can cause (indices are read as at most six digits, so parsing never overflows).
+pub const MAX_RECORDS: usize = 1_000;
 
 /// The largest integer an `f64` holds exactly; integral decimals beyond it are refused.
 const LARGEST_EXACT_FLOAT_INTEGER: f64 = 9_007_199_254_740_992.0;
@@ -82,22 +90,236 @@ pub(crate) fn decode_partial(
     schema: &FormSchema,
     values: &BTreeMap<String, Vec<String>>,
 ) -> (Map<String, Value>, FieldErrors) {
-    let mut decoded = Map::new();
     let mut errors = FieldErrors::new();
-    for field in &schema.fields {
-        let field_values = values
-            .get(&field.name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        match decode_field(field, field_values) {
-            Ok(Some(value)) => {
-                decoded.insert(field.name.clone(), value);
-            }
-            Ok(None) => {}
-            Err(message) => errors.add(field.name.clone(), message),
+    let decoded = decode_members(&schema.fields, "", None, values, &mut errors);
+    (decoded, errors)
+}
+
+/// The record a field sits in, for messages and for refusing a repeated key.
+#[derive(Clone, Copy)]
+struct Record<'a> {
+    /// The list's path, where errors about the list's shape go.
+    list_path: &'a str,
+    /// The list's label.
+    list_label: &'a str,
+    /// The record's 1-based position, as a person counts lines.
+    line: usize,
+}
+
+impl Record<'_> {
+    /// The label of `field` inside this record: `Quantity on line 3`.
+    fn label(self, field: &FormField) -> String {
+        format!("{} on line {}", field.label(), self.line)
+    }
+}
+
+/// Decodes each of `fields`, whose paths start with `prefix`.
+fn decode_members(
+    fields: &[FormField],
+    prefix: &str,
+    record: Option<Record<'_>>,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Map<String, Value> {
+    let mut decoded = Map::new();
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        if let Some(value) = decode_at(field, &path, record, values, errors) {
+            decoded.insert(field.name.clone(), value);
         }
     }
-    (decoded, errors)
+    decoded
+}
+
+/// Decodes `field` at `path`; `None` is "absent". Problems go into `errors` under their path.
+fn decode_at(
+    field: &FormField,
+    path: &str,
+    record: Option<Record<'_>>,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Option<Value> {
+    match &field.kind {
+        FieldKind::Object { fields } => {
+            let prefix = format!("{path}.");
+            // A fieldset left empty sends its controls empty: for an optional object that is
+            // "not given", not a list of missing required members.
+            if !field.required && all_empty_under(values, &prefix) {
+                return None;
+            }
+            Some(Value::Object(decode_members(
+                fields, &prefix, record, values, errors,
+            )))
+        }
+        FieldKind::RecordList {
+            fields, max_items, ..
+        } => decode_records(field, fields, *max_items, path, values, errors),
+        _ => {
+            let field_values = values.get(path).map(Vec::as_slice).unwrap_or_default();
+            let label = match record {
+                Some(record) => record.label(field),
+                None => field.label(),
+            };
+            if let Some(record) = record {
+                if field_values.len() > 1
+                    && !field.kind.is_array()
+                    && !matches!(field.kind, FieldKind::Boolean)
+                {
+                    errors.add(
+                        record.list_path,
+                        format!(
+                            "{} has line {} more than once; reload the page and enter it again",
+                            record.list_label, record.line
+                        ),
+                    );
+                    return None;
+                }
+            }
+            match decode_leaf(field, &label, field_values) {
+                Ok(value) => value,
+                Err(message) => {
+                    errors.add(path, message);
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Whether every value sent under a key starting with `prefix` is empty (or none was sent).
+fn all_empty_under(values: &BTreeMap<String, Vec<String>>, prefix: &str) -> bool {
+    values
+        .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(prefix))
+        .all(|(_, sent)| sent.iter().all(String::is_empty))
+}
+
+/// Decodes the list of records at `path`: the indices sent must be exactly `0..n` (with `n` from
+/// the hidden `_count.<path>` when sent), `n` within `maxItems` and [`MAX_RECORDS`], and records
+/// keep their index order. `None` when neither a count nor a record was sent.
+fn decode_records(
+    field: &FormField,
+    fields: &[FormField],
+    max_items: Option<u64>,
+    path: &str,
+    values: &BTreeMap<String, Vec<String>>,
+    errors: &mut FieldErrors,
+) -> Option<Value> {
+    let label = field.label();
+    let refuse = |errors: &mut FieldErrors, message: String| {
+        errors.add(path, message);
+        None
+    };
+    let garbled =
+        format!("{label} was not sent as this page sends it; reload the page and enter it again");
+    let open = format!("{path}[");
+    let mut indices = BTreeSet::new();
+    for (key, _) in values
+        .range::<str, _>((Bound::Included(open.as_str()), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(&open))
+    {
+        let rest = &key[open.len()..];
+        let Some((digits, member)) = rest.split_once(']') else {
+            return refuse(errors, garbled);
+        };
+        if !member.starts_with('.') {
+            return refuse(errors, garbled);
+        }
+        let Some(index) = parse_index(digits) else {
+            return refuse(errors, garbled);
+        };
+        if index >= MAX_RECORDS {
+            return refuse(errors, too_many(&label));
+        }
+        indices.insert(index);
+    }
+    let count = match values.get(&format!("_count.{path}")).map(Vec::as_slice) {
+        None | Some([]) => None,
+        Some([count]) => match parse_index(count.trim()) {
+            Some(count) if count > MAX_RECORDS => return refuse(errors, too_many(&label)),
+            Some(count) => Some(count),
+            None => return refuse(errors, garbled),
+        },
+        Some(_) => return refuse(errors, garbled),
+    };
+    let count = match count {
+        Some(count) => {
+            if let Some(beyond) = indices.range(count..).next() {
+                return refuse(
+                    errors,
+                    format!(
+                        "{label} has a line {} but the page showed {count}; reload the page and enter it again",
+                        beyond + 1
+                    ),
+                );
+            }
+            count
+        }
+        None => {
+            // Neither a count nor a record: the list was not sent.
+            let count = indices.last()? + 1;
+            if indices.len() != count {
+                let missing = (0..count)
+                    .find(|index| !indices.contains(index))
+                    .unwrap_or(0);
+                return refuse(
+                    errors,
+                    format!(
+                        "{label} is missing line {}: lines are numbered without gaps; reload the page and enter it again",
+                        missing + 1
+                    ),
+                );
+            }
+            count
+        }
+    };
+    if let Some(maximum) = max_items.filter(|maximum| count as u64 > *maximum) {
+        return refuse(
+            errors,
+            format!("{label} allows at most {maximum} {}", lines(maximum)),
+        );
+    }
+    let records = (0..count)
+        .map(|index| {
+            let record = Record {
+                list_path: path,
+                list_label: &label,
+                line: index + 1,
+            };
+            let prefix = format!("{path}[{index}].");
+            Value::Object(decode_members(
+                fields,
+                &prefix,
+                Some(record),
+                values,
+                errors,
+            ))
+        })
+        .collect();
+    Some(Value::Array(records))
+}
+
+/// "line" or "lines", as a count needs.
+pub(crate) fn lines(count: u64) -> &'static str {
+    if count == 1 {
+        "line"
+    } else {
+        "lines"
+    }
+}
+
+fn too_many(label: &str) -> String {
+    format!("{label} has more than {MAX_RECORDS} lines; a form takes at most {MAX_RECORDS}")
+}
+
+/// A record index or count as this crate writes it: decimal digits without a sign or a leading
+/// zero, short enough that parsing cannot overflow.
+fn parse_index(text: &str) -> Option<usize> {
+    let canonical = !text.is_empty()
+        && text.len() <= 6
+        && text.bytes().all(|byte| byte.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
 }
 
 /// Decodes one field from all the values sent under its name: `Ok(None)` is "absent".
@@ -105,44 +327,45 @@ pub(crate) fn decode_partial(
 /// # Errors
 /// Returns the message for a person when the values cannot be this field's type.
 pub fn decode_field(field: &FormField, values: &[String]) -> Result<Option<Value>, String> {
+    decode_leaf(field, &field.label(), values)
+}
+
+/// [`decode_field`] with messages naming the field `label`. An object or list of records (which
+/// `decode` reads by path) decodes to nothing here.
+fn decode_leaf(field: &FormField, label: &str, values: &[String]) -> Result<Option<Value>, String> {
     let last = values.last().map(String::as_str);
+    let required = field.required;
     match &field.kind {
         FieldKind::String { .. } => {
-            Ok(non_empty(field, last)?.map(|text| Value::String(text.to_owned())))
+            Ok(non_empty(label, required, last)?.map(|text| Value::String(text.to_owned())))
         }
-        FieldKind::Enum { options } => match non_empty(field, last)? {
+        FieldKind::Enum { options } => match non_empty(label, required, last)? {
             None => Ok(None),
             Some(choice) if options.iter().any(|option| option == choice) => {
                 Ok(Some(Value::String(choice.to_owned())))
             }
-            Some(_) => Err(format!(
-                "Choose one of the listed options for {}",
-                field.label()
-            )),
+            Some(_) => Err(format!("Choose one of the listed options for {label}")),
         },
-        FieldKind::Number { .. } => match non_empty(field, last.map(str::trim))? {
+        FieldKind::Number { .. } => match non_empty(label, required, last.map(str::trim))? {
             None => Ok(None),
             Some(text) => parse_number(text)
                 .map(|number| Some(Value::from(number)))
-                .ok_or_else(|| format!("{} must be a number, like 42 or 2.5", field.label())),
+                .ok_or_else(|| format!("{label} must be a number, like 42 or 2.5")),
         },
-        FieldKind::Integer { .. } => match non_empty(field, last.map(str::trim))? {
+        FieldKind::Integer { .. } => match non_empty(label, required, last.map(str::trim))? {
             None => Ok(None),
             Some(text) => parse_integer(text).map(Some).ok_or_else(|| {
                 if parse_number(text).is_some() {
-                    format!("{} must be a whole number", field.label())
+                    format!("{label} must be a whole number")
                 } else {
-                    format!("{} must be a whole number, like 42", field.label())
+                    format!("{label} must be a whole number, like 42")
                 }
             }),
         },
         FieldKind::Boolean => match last.map(|text| text.trim().to_ascii_lowercase()).as_deref() {
             None | Some("" | "off" | "false" | "0" | "no") => Ok(Some(Value::Bool(false))),
             Some("on" | "true" | "1" | "yes") => Ok(Some(Value::Bool(true))),
-            Some(_) => Err(format!(
-                "{} must be either checked or unchecked",
-                field.label()
-            )),
+            Some(_) => Err(format!("{label} must be either checked or unchecked")),
         },
         FieldKind::StringArray { .. } => Ok(Some(Value::Array(
             values
@@ -155,24 +378,26 @@ pub fn decode_field(field: &FormField, values: &[String]) -> Result<Option<Value
             let mut chosen = Vec::new();
             for value in values.iter().filter(|value| !value.is_empty()) {
                 if !options.contains(value) {
-                    return Err(format!(
-                        "Choose only from the listed options for {}",
-                        field.label()
-                    ));
+                    return Err(format!("Choose only from the listed options for {label}"));
                 }
                 chosen.push(Value::String(value.clone()));
             }
             Ok(Some(Value::Array(chosen)))
         }
+        FieldKind::Object { .. } | FieldKind::RecordList { .. } => Ok(None),
     }
 }
 
 /// The value if it is non-empty; `None` for an optional field left empty; the "required" message
 /// for a required one.
-fn non_empty<'v>(field: &FormField, value: Option<&'v str>) -> Result<Option<&'v str>, String> {
+fn non_empty<'v>(
+    label: &str,
+    required: bool,
+    value: Option<&'v str>,
+) -> Result<Option<&'v str>, String> {
     match value {
         Some(text) if !text.is_empty() => Ok(Some(text)),
-        _ if field.required => Err(format!("{} is required", field.label())),
+        _ if required => Err(format!("{label} is required")),
         _ => Ok(None),
     }
 }
@@ -232,6 +457,224 @@ mod tests {
         decode(schema, body.as_bytes())
             .err()
             .and_then(|errors| errors.get(field).map(str::to_owned))
+    }
+
+    fn invoice() -> FormSchema {
+        let loaded = FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "invoice": { "type": "string" },
+                "line_items": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "sku": { "type": "string", "title": "SKU" },
+                            "quantity": { "type": "integer" },
+                            "gift": { "type": "boolean" },
+                            "tags": { "type": "array", "items": { "type": "string" } }
+                        },
+                        "required": ["sku", "quantity"]
+                    }
+                },
+                "delivery": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "street": { "type": "string" },
+                        "city": { "type": "string" }
+                    },
+                    "required": ["street", "city"]
+                }
+            },
+            "required": ["line_items"]
+        }));
+        loaded.unwrap_or_else(|error| {
+            FormSchema::new(vec![FormField::new(error.to_string(), FieldKind::Boolean)])
+        })
+    }
+
+    fn list_error(body: &str) -> Option<String> {
+        error_of(&invoice(), body, "line_items")
+    }
+
+    #[test]
+    fn records_decode_by_path_in_index_order_with_every_kind() {
+        let body = "_count.line_items=2&line_items[1].sku=B-2&line_items[1].quantity=+3&line_items[1].tags=x&line_items[1].tags=y\
+                    &line_items[0].sku=A-1&line_items[0].quantity=1&line_items[0].gift=on&line_items[0].tags=";
+        assert_eq!(
+            decoded(&invoice(), body),
+            Ok(json!({ "line_items": [
+                { "sku": "A-1", "quantity": 1, "gift": true, "tags": [] },
+                { "sku": "B-2", "quantity": 3, "gift": false, "tags": ["x", "y"] }
+            ] }))
+        );
+    }
+
+    #[test]
+    fn a_count_of_zero_is_an_empty_list_and_no_list_sent_is_absent() {
+        assert_eq!(
+            decoded(&invoice(), "_count.line_items=0"),
+            Ok(json!({ "line_items": [] }))
+        );
+        let form = invoice();
+        let absent = decode(&form, b"invoice=x");
+        assert_eq!(
+            absent,
+            Ok(Map::from_iter([("invoice".to_owned(), json!("x"))]))
+        );
+    }
+
+    #[test]
+    fn a_gap_or_an_index_beyond_the_count_is_an_error_at_the_list() {
+        assert_eq!(
+            list_error("line_items[0].sku=A&line_items[0].quantity=1&line_items[2].sku=C&line_items[2].quantity=1").as_deref(),
+            Some("Line items is missing line 2: lines are numbered without gaps; reload the page and enter it again")
+        );
+        assert_eq!(
+            list_error("_count.line_items=1&line_items[0].sku=A&line_items[0].quantity=1&line_items[1].sku=B").as_deref(),
+            Some("Line items has a line 2 but the page showed 1; reload the page and enter it again")
+        );
+    }
+
+    #[test]
+    fn a_record_sent_twice_or_a_garbled_index_is_an_error_at_the_list() {
+        assert_eq!(
+            list_error("line_items[0].sku=A&line_items[0].quantity=1&line_items[0].sku=B")
+                .as_deref(),
+            Some("Line items has line 1 more than once; reload the page and enter it again")
+        );
+        for body in [
+            "line_items[01].sku=A",
+            "line_items[-1].sku=A",
+            "line_items[x].sku=A",
+            "line_items[0]sku=A",
+            "line_items[0=A",
+            "line_items[99999999999999999999].sku=A",
+            "_count.line_items=many",
+            "_count.line_items=1&_count.line_items=2",
+        ] {
+            assert_eq!(
+                list_error(body).as_deref(),
+                Some("Line items was not sent as this page sends it; reload the page and enter it again"),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn more_records_than_max_items_or_the_hard_cap_are_refused_before_decoding_them() {
+        assert_eq!(
+            list_error("_count.line_items=4").as_deref(),
+            Some("Line items allows at most 3 lines")
+        );
+        assert_eq!(
+            list_error(
+                "line_items[3].sku=D&line_items[2].sku=C&line_items[1].sku=B&line_items[0].sku=A"
+            )
+            .as_deref(),
+            Some("Line items allows at most 3 lines")
+        );
+        assert_eq!(
+            list_error("_count.line_items=1001").as_deref(),
+            Some("Line items has more than 1000 lines; a form takes at most 1000")
+        );
+        assert_eq!(
+            list_error("line_items[1000].sku=A").as_deref(),
+            Some("Line items has more than 1000 lines; a form takes at most 1000")
+        );
+    }
+
+    #[test]
+    fn errors_inside_records_are_keyed_by_path_and_name_the_line() {
+        let errors = decode(
+            &invoice(),
+            b"_count.line_items=2&line_items[0].sku=A&line_items[0].quantity=2.5&line_items[1].sku=&line_items[1].quantity=1",
+        )
+        .err()
+        .unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[0].quantity"),
+            Some("Quantity on line 1 must be a whole number")
+        );
+        assert_eq!(
+            errors.get("line_items[1].sku"),
+            Some("SKU on line 2 is required")
+        );
+        assert_eq!(errors.len(), 2);
+    }
+
+    #[test]
+    fn an_optional_object_left_empty_is_absent_and_a_started_one_reports_its_members() {
+        let empty = "_count.line_items=0&delivery.street=&delivery.city=";
+        assert_eq!(decoded(&invoice(), empty), Ok(json!({ "line_items": [] })));
+        assert_eq!(
+            error_of(
+                &invoice(),
+                "_count.line_items=0&delivery.street=Main+St&delivery.city=",
+                "delivery.city"
+            )
+            .as_deref(),
+            Some("City is required")
+        );
+        assert_eq!(
+            decoded(
+                &invoice(),
+                "_count.line_items=0&delivery.street=Main+St&delivery.city=Oslo"
+            ),
+            Ok(json!({ "line_items": [], "delivery": { "street": "Main St", "city": "Oslo" } }))
+        );
+    }
+
+    #[test]
+    fn a_required_object_three_deep_decodes_and_reports_by_path() {
+        let leaf = FormField::new("city", FieldKind::string());
+        let level = |name: &str, inner: FormField| {
+            FormField::new(
+                name,
+                FieldKind::Object {
+                    fields: vec![inner],
+                },
+            )
+        };
+        let form = schema(vec![level(
+            "order",
+            level("shipping", level("address", leaf)),
+        )]);
+        assert_eq!(
+            decoded(&form, "order.shipping.address.city=Oslo"),
+            Ok(json!({ "order": { "shipping": { "address": { "city": "Oslo" } } } }))
+        );
+        assert_eq!(
+            error_of(&form, "", "order.shipping.address.city").as_deref(),
+            Some("City is required")
+        );
+    }
+
+    #[test]
+    fn a_record_list_inside_an_object_decodes_by_its_full_path() {
+        let parcel = FormField::new("weight", FieldKind::number());
+        let parcels = FormField::new(
+            "parcels",
+            FieldKind::RecordList {
+                fields: vec![parcel],
+                min_items: None,
+                max_items: None,
+            },
+        );
+        let form = schema(vec![FormField::new(
+            "order",
+            FieldKind::Object {
+                fields: vec![parcels],
+            },
+        )]);
+        assert_eq!(
+            decoded(
+                &form,
+                "_count.order.parcels=2&order.parcels[0].weight=1.5&order.parcels[1].weight=2"
+            ),
+            Ok(json!({ "order": { "parcels": [{ "weight": 1.5 }, { "weight": 2.0 }] } }))
+        );
     }
 
     #[test]

@@ -24,7 +24,9 @@ use std::{
 
 use serde_json::{Map, Value};
 use tessera_app::{
+    binding::{value_text, BoundProps},
     catalog::{Catalog, RowChoice},
+    components::record_list::RecordListProps,
     tree::{PageTree, PlacedField},
 };
 
@@ -43,6 +45,22 @@ pub struct Offered {
     closed: BTreeMap<String, ClosedField>,
     /// Rows shared one choice each among several fields, with the rows.
     row_choices: Vec<(Arc<RowChoice>, Arc<[String]>)>,
+    /// What each `RecordList` offers inside its records, by the list's path.
+    records: BTreeMap<String, RecordOffer>,
+}
+
+/// What one `RecordList` offers: the data rows its records are bound to, which fields travel
+/// unchanged, and the choices of its choice columns.
+#[derive(Clone, Debug, Default)]
+struct RecordOffer {
+    /// The data rows records are bound to; `None` when the person starts from blank records.
+    rows: Option<Vec<Value>>,
+    /// The record field that names a bound row; without one, record `i` is row `i`.
+    key: Option<String>,
+    /// Record fields shown as text and sent unchanged (paths inside the record).
+    read_only: Vec<String>,
+    /// Record fields with a closed set of choices, with the choices.
+    choices: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -84,13 +102,59 @@ impl Offered {
         Self {
             closed,
             row_choices,
+            records: BTreeMap::new(),
         }
     }
 
-    /// What `tree` offers over `data`, with the components of `catalog` (the ones it renders with).
+    /// What `tree` offers over `data`, with the components of `catalog` (the ones it renders with):
+    /// the fields' closed sets and, for each `RecordList`, what its records may hold.
     #[must_use]
     pub fn of_page(tree: &PageTree, catalog: &Catalog, data: &Value) -> Self {
-        Self::from_fields(&tree.fields(catalog, data))
+        let mut offered = Self::from_fields(&tree.fields(catalog, data));
+        for node in tree.nodes.values() {
+            if node.component != "RecordList" || catalog.get(&node.component).is_none() {
+                continue;
+            }
+            // Bound rows are read through the binding; the rest of the props as the model gave them.
+            let mut literal = node.props.clone();
+            let bound_rows = BoundProps {
+                props: &node.props,
+                data,
+            }
+            .rows("rows");
+            if bound_rows.is_some() {
+                if let Some(props) = literal.as_object_mut() {
+                    props.remove("rows");
+                }
+            }
+            let Ok(props) = serde_json::from_value::<RecordListProps>(literal) else {
+                continue;
+            };
+            let rows = bound_rows
+                .map(<[Value]>::to_vec)
+                .or_else(|| props.rows.clone());
+            let offer = RecordOffer {
+                rows,
+                key: props.key.clone(),
+                read_only: props
+                    .columns
+                    .iter()
+                    .filter(|column| column.read_only)
+                    .map(|column| column.field.clone())
+                    .collect(),
+                choices: props
+                    .columns
+                    .iter()
+                    .filter_map(|column| {
+                        let options = column.options.as_ref()?;
+                        let values = options.iter().map(|choice| choice.value().to_owned());
+                        Some((column.field.clone(), values.collect()))
+                    })
+                    .collect(),
+            };
+            offered.records.entry(props.name).or_insert(offer);
+        }
+        offered
     }
 
     /// The values `field` may hold, if it has a closed set: every set its controls offer.
@@ -140,7 +204,129 @@ impl Offered {
         for (choice, rows) in &self.row_choices {
             check_row_choice(choice, rows, answer, &mut errors);
         }
+        for (list, offer) in &self.records {
+            let label = schema
+                .field_at(list)
+                .map_or_else(|| list.clone(), super::FormField::label);
+            if let Some(Value::Array(records)) = value_at(answer, list) {
+                offer.check(list, &label, records, &mut errors);
+            }
+        }
         errors.into_result(())
+    }
+}
+
+impl RecordOffer {
+    /// Checks the records of the list at `list`: bound records name offered rows once each and
+    /// keep their read-only values; choices stay among the offered ones; a bound list gains no
+    /// records (it offers no add button).
+    fn check(&self, list: &str, label: &str, records: &[Value], errors: &mut FieldErrors) {
+        if let Some(rows) = &self.rows {
+            if records.len() > rows.len() {
+                errors.add(
+                    list,
+                    format!(
+                        "{label} can only hold the {} lines this page shows, not {}",
+                        rows.len(),
+                        records.len()
+                    ),
+                );
+                return;
+            }
+        }
+        let mut keys_seen = HashSet::new();
+        for (index, record) in records.iter().enumerate() {
+            let line = index + 1;
+            let path = |field: &str| format!("{list}[{index}].{field}");
+            let row = match (&self.rows, &self.key) {
+                (Some(rows), Some(key)) => {
+                    let sent = member(record, key).map(key_text).unwrap_or_default();
+                    if !keys_seen.insert(sent.clone()) {
+                        errors.add(
+                            path(key),
+                            format!("Line {line} of {label} repeats a line this page shows once"),
+                        );
+                        continue;
+                    }
+                    let found = rows
+                        .iter()
+                        .find(|row| member(row, key).map(key_text).as_deref() == Some(&sent));
+                    if found.is_none() {
+                        errors.add(
+                            path(key),
+                            format!(
+                                "Line {line} of {label} names “{}”, which this page does not show",
+                                quoted(&sent)
+                            ),
+                        );
+                        continue;
+                    }
+                    found
+                }
+                (Some(rows), None) => rows.get(index),
+                (None, _) => None,
+            };
+            if let Some(row) = row {
+                for field in &self.read_only {
+                    let sent = member(record, field);
+                    if !same_value(sent, member(row, field)) {
+                        errors.add(
+                            path(field),
+                            format!(
+                                "Line {line} of {label} changed a value this page shows as fixed"
+                            ),
+                        );
+                    }
+                }
+            }
+            for (field, options) in &self.choices {
+                let sent = strings(member(record, field));
+                if let Some(stray) = sent
+                    .iter()
+                    .find(|value| !options.iter().any(|option| option == *value))
+                {
+                    errors.add(
+                        path(field),
+                        format!(
+                            "Line {line} of {label} can only hold what this page offers, and “{}” is not one of them",
+                            quoted(stray)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The value at a dotted path (`dimensions.width`) inside a record or row.
+fn member<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.')
+        .try_fold(value, |inner, name| inner.get(name))
+}
+
+/// The value of the list at a dotted path (`order.parcels`) of an answer.
+fn value_at<'v>(answer: &'v Map<String, Value>, path: &str) -> Option<&'v Value> {
+    let mut names = path.split('.');
+    let first = answer.get(names.next()?)?;
+    names.try_fold(first, |inner, name| inner.get(name))
+}
+
+/// A key as text, so a row id written `7` in the data matches `"7"` typed into a text control.
+fn key_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether a read-only value came back as the page showed it: numbers by value (`61` and `61.0`
+/// are one price), everything else as the text the hidden input carried; an empty or missing
+/// value matches a missing one.
+fn same_value(sent: Option<&Value>, shown: Option<&Value>) -> bool {
+    let text = |value: Option<&Value>| value.map(value_text).unwrap_or_default();
+    match (sent, shown) {
+        (Some(Value::Number(sent)), Some(Value::Number(shown))) => sent.as_f64() == shown.as_f64(),
+        _ => text(sent) == text(shown),
     }
 }
 
@@ -281,6 +467,106 @@ mod tests {
         let (tree, data) = page(require_all)?;
         let offered = Offered::of_page(&tree, &Catalog::defaults(), &data);
         Ok(decode_offered(&schema()?, &offered, body.as_bytes()))
+    }
+
+    /// The invoice correction page: items bound to data by `sku`, the description read-only, a
+    /// unit to choose; `bound` false gives blank records the person adds.
+    fn invoice_submit(
+        bound: bool,
+        body: &str,
+    ) -> Result<Result<Value, FieldErrors>, Box<dyn std::error::Error>> {
+        let schema = FormSchema::from_json_schema(&json!({"type": "object", "properties": {
+            "line_items": {"type": "array", "items": {"type": "object", "properties": {
+                "sku": {"type": "string"},
+                "description": {"type": "string"},
+                "quantity": {"type": "integer"},
+                "unit": {"type": "string", "enum": ["piece", "box", "pallet"]}
+            }, "required": ["sku", "quantity"]}}
+        }, "required": ["line_items"]}))?;
+        let mut list = json!({
+            "name": "line_items", "key": "sku",
+            "columns": [
+                {"field": "sku", "read_only": true},
+                {"field": "description", "read_only": true},
+                {"field": "quantity", "input": "number"},
+                {"field": "unit", "input": "select", "options": ["piece", "box"]}
+            ]
+        });
+        if bound {
+            list["rows"] = json!({"$data": "/items"});
+        }
+        let tree: PageTree = serde_json::from_value(json!({"nodes": {
+            "f": {"component": "Form", "props": {}, "children": ["r"]},
+            "r": {"component": "RecordList", "props": list}
+        }}))?;
+        let data = json!({"items": [
+            {"sku": "A-100", "description": "Paper", "quantity": 10},
+            {"sku": "B-220", "description": "Toner", "quantity": 2}
+        ]});
+        let offered = Offered::of_page(&tree, &Catalog::defaults(), &data);
+        Ok(decode_offered(&schema, &offered, body.as_bytes()))
+    }
+
+    const TWO_LINES: &str = "_count.line_items=2&line_items[0].sku=B-220&line_items[0].description=Toner\
+        &line_items[0].quantity=3&line_items[1].sku=A-100&line_items[1].description=Paper&line_items[1].quantity=9";
+
+    #[test]
+    fn bound_records_with_offered_keys_and_unchanged_read_only_values_are_accepted() -> TestResult {
+        assert_eq!(
+            invoice_submit(true, &format!("{TWO_LINES}&line_items[0].unit=box"))?,
+            Ok(json!({"line_items": [
+                {"sku": "B-220", "description": "Toner", "quantity": 3, "unit": "box"},
+                {"sku": "A-100", "description": "Paper", "quantity": 9}
+            ]}))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_crafted_key_a_repeated_key_or_a_changed_read_only_value_is_refused_at_its_path(
+    ) -> TestResult {
+        let crafted = TWO_LINES.replace("line_items[1].sku=A-100", "line_items[1].sku=Z-999");
+        let errors = invoice_submit(true, &crafted)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[1].sku"),
+            Some("Line 2 of Line items names “Z-999”, which this page does not show")
+        );
+        let repeated = TWO_LINES.replace("line_items[1].sku=A-100", "line_items[1].sku=B-220");
+        let errors = invoice_submit(true, &repeated)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[1].sku"),
+            Some("Line 2 of Line items repeats a line this page shows once")
+        );
+        let changed = TWO_LINES.replace("description=Toner", "description=Gold");
+        let errors = invoice_submit(true, &changed)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[0].description"),
+            Some("Line 1 of Line items changed a value this page shows as fixed")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_bound_list_gains_no_records_and_choices_stay_among_the_offered_ones() -> TestResult {
+        let extra = format!(
+            "{}&line_items[2].sku=C-1&line_items[2].quantity=1",
+            TWO_LINES.replace("_count.line_items=2", "_count.line_items=3")
+        );
+        let errors = invoice_submit(true, &extra)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items"),
+            Some("Line items can only hold the 2 lines this page shows, not 3")
+        );
+        let pallet = format!("{TWO_LINES}&line_items[1].unit=pallet");
+        let errors = invoice_submit(true, &pallet)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items[1].unit"),
+            Some("Line 2 of Line items can only hold what this page offers, and “pallet” is not one of them")
+        );
+        let blank = "_count.line_items=3&line_items[0].sku=X&line_items[0].quantity=1\
+            &line_items[1].sku=Y&line_items[1].quantity=1&line_items[2].sku=Z&line_items[2].quantity=1";
+        assert!(invoice_submit(false, blank)?.is_ok());
+        Ok(())
     }
 
     #[test]

@@ -1,13 +1,18 @@
 //! The form-compatible subset of JSON Schema: what a page can ask a person for.
 //!
-//! A response schema is a flat object whose fields are strings, numbers, integers, booleans,
-//! string enums, optional versions of those, or arrays of strings or of a string enum
-//! (DESIGN.md §5). Anything a browser form cannot express mechanically (nested objects, arrays of
-//! objects or numbers, choices between shapes, schemas for unknown keys) is rejected when the
-//! schema is loaded, with a [`SchemaError`] that names the field and says what to do instead, so a
-//! workflow author finds out when the workflow is defined, never when a person submits.
+//! A response schema is an object whose fields are strings, numbers, integers, booleans, string
+//! enums, optional versions of those, arrays of strings or of a string enum, objects of such
+//! fields (a fieldset, nested up to [`MAX_NESTING`] deep), and arrays of objects (a list of
+//! records, whose fields are any of the above except another list of records) (DESIGN.md §5).
+//! Anything a browser form cannot express mechanically (a list of records inside a record, arrays
+//! of numbers or of arrays, choices between shapes, schemas for unknown keys, names holding `.`,
+//! `[` or `]`, which controls use for paths) is rejected when the schema is loaded, with a
+//! [`SchemaError`] that names the field by its path (`order.parcels[].weight`) and says what to do
+//! instead, so a workflow author finds out when the workflow is defined, never when a person
+//! submits.
 //!
-//! [`FormSchema::from_json_schema`] accepts what `schemars` emits for Rust types (`Option<T>` as
+//! [`FormSchema::from_json_schema`] accepts what `schemars` emits for Rust types (nested structs
+//! and `Vec` of structs behind `$ref` into `$defs`, `Option<T>` as
 //! `type: [T, "null"]` or `anyOf [.., null]`, enums behind `$ref` into `$defs`/`definitions`,
 //! documented enum variants as `oneOf` of `const`s, metadata wrapped in a one-element `allOf`);
 //! [`FormSchema::to_json_schema`] gives one canonical JSON Schema (draft 2020-12) back, and the two
@@ -21,16 +26,21 @@ mod load;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use keywords::{
     bounds, check_options, integer_kind, is_null_schema, number_kind, single_type,
     string_constants, string_keyword, string_kind, string_options,
 };
-use load::{required_names, Loader};
+use load::{Loader, Scope};
 
 /// How deep `$ref`/`allOf` wrappers may nest before the schema is taken to be cyclic.
 const MAX_REFERENCE_DEPTH: usize = 16;
+
+/// How many objects and lists of records may enclose a field: `a.b.c.d.leaf` is as deep as a
+/// form goes. Deeper structure is refused when the schema loads, which also bounds the work of
+/// decoding a submission's paths.
+pub const MAX_NESTING: usize = 4;
 
 /// JSON Schema keywords whose meaning a form cannot honour; a field (or the root) using one is
 /// rejected rather than silently ignored.
@@ -166,6 +176,25 @@ pub enum FieldKind {
         /// Whether items must differ from each other.
         unique_items: bool,
     },
+    /// A group of named fields (JSON Schema `type: object` with `properties`), shown as a
+    /// fieldset whose controls are named by path (`address.city`). An optional object whose every
+    /// control is left empty decodes as absent.
+    Object {
+        /// The members, in order; each may itself be an object, to [`MAX_NESTING`] levels.
+        fields: Vec<FormField>,
+    },
+    /// A list of records (JSON Schema `type: array` of `type: object`), shown as an editable table
+    /// or a stack of fieldsets whose controls are named `line_items[2].quantity`. A record's
+    /// fields may be any flat kind, an object, or a string/enum array, never another list of
+    /// records.
+    RecordList {
+        /// The fields of each record, in order.
+        fields: Vec<FormField>,
+        /// Fewest records.
+        min_items: Option<u64>,
+        /// Most records.
+        max_items: Option<u64>,
+    },
 }
 
 impl FieldKind {
@@ -251,7 +280,8 @@ impl FieldKind {
             Self::Number { .. } => "number",
             Self::Integer { .. } => "integer",
             Self::Boolean => "boolean",
-            Self::StringArray { .. } | Self::EnumArray { .. } => "array",
+            Self::StringArray { .. } | Self::EnumArray { .. } | Self::RecordList { .. } => "array",
+            Self::Object { .. } => "object",
         }
     }
 
@@ -264,10 +294,28 @@ impl FieldKind {
         }
     }
 
-    /// Whether the field yields an array (and so reads every value of its key).
+    /// Whether the field yields a flat array (and so reads every value of its key). A list of
+    /// records is not one: see [`FieldKind::is_structured`].
     #[must_use]
     pub fn is_array(&self) -> bool {
         matches!(self, Self::StringArray { .. } | Self::EnumArray { .. })
+    }
+
+    /// Whether the field groups other fields (an object or a list of records), so its controls
+    /// are named by paths below its own name rather than by its name.
+    #[must_use]
+    pub fn is_structured(&self) -> bool {
+        matches!(self, Self::Object { .. } | Self::RecordList { .. })
+    }
+
+    /// The member fields of an object, or the fields of each record of a list; empty for flat
+    /// kinds.
+    #[must_use]
+    pub fn members(&self) -> &[FormField] {
+        match self {
+            Self::Object { fields } | Self::RecordList { fields, .. } => fields,
+            _ => &[],
+        }
     }
 }
 
@@ -324,7 +372,8 @@ impl fmt::Display for StringFormat {
 /// A JSON Schema outside the form subset; names the field (empty for the schema as a whole).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaError {
-    /// The offending property's name; empty when the problem is the schema itself.
+    /// The offending property's path (`address.city`, `line_items[].sku`); empty when the
+    /// problem is the schema itself.
     pub field: String,
     /// Why it was rejected and what to do instead.
     pub reason: String,
@@ -423,6 +472,21 @@ impl FormSchema {
         self.fields.iter().find(|field| field.name == name)
     }
 
+    /// The field at a schema path without indices: `address.city`, `line_items` or
+    /// `line_items.quantity` (a record field, named through its list).
+    #[must_use]
+    pub fn field_at(&self, path: &str) -> Option<&FormField> {
+        let mut names = path.split('.');
+        let first = self.field(names.next()?)?;
+        names.try_fold(first, |field, name| {
+            field
+                .kind
+                .members()
+                .iter()
+                .find(|member| member.name == name)
+        })
+    }
+
     /// Loads a JSON Schema, accepting only the form-compatible subset.
     ///
     /// # Errors
@@ -460,38 +524,8 @@ impl FormSchema {
                 "`{keyword}` is not supported in a form schema; a form has a fixed set of named fields"
             )));
         }
-        match root.get("additionalProperties") {
-            None | Some(Value::Bool(_)) => {}
-            Some(_) => {
-                return Err(SchemaError::root(
-                    "additionalProperties must be true or false, not a schema; a form has a fixed set of named fields",
-                ))
-            }
-        }
-        let required = required_names(root)?;
-        let properties = match root.get("properties") {
-            None => Map::new(),
-            Some(Value::Object(properties)) => properties.clone(),
-            Some(_) => {
-                return Err(SchemaError::root(
-                    "\"properties\" must be an object of field schemas",
-                ))
-            }
-        };
-        if let Some(missing) = required
-            .iter()
-            .find(|name| !properties.contains_key(name.as_str()))
-        {
-            return Err(SchemaError::field(
-                missing,
-                "is listed in \"required\" but has no entry in \"properties\"",
-            ));
-        }
         let loader = Loader { root };
-        let fields = properties
-            .iter()
-            .map(|(name, field_schema)| loader.field(name, field_schema, required.contains(name)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let fields = loader.members("", root, Scope::default())?;
         Ok(Self { fields })
     }
 }
@@ -651,6 +685,63 @@ mod tests {
 
         #[derive(JsonSchema)]
         #[expect(dead_code, reason = "only its schema is used")]
+        struct LineItem {
+            sku: String,
+            quantity: u32,
+            unit_price: f64,
+            billing: Option<Address>,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct Correction {
+            line_items: Vec<LineItem>,
+            delivery: Option<Address>,
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
+        struct Nested {
+            lines: Vec<Correction>,
+        }
+
+        #[test]
+        fn nested_structs_and_lists_of_structs_derived_by_schemars_load() -> Result<(), SchemaError>
+        {
+            let schema = FormSchema::from_json_schema(schema_for!(Correction).as_value())?;
+            let address = FieldKind::Object {
+                fields: vec![FormField::new("street", FieldKind::string())],
+            };
+            let Some(FieldKind::RecordList { fields, .. }) =
+                schema.field("line_items").map(|field| &field.kind)
+            else {
+                return Err(SchemaError::root(format!("no list of records: {schema:?}")));
+            };
+            let names: Vec<(&str, bool)> = fields
+                .iter()
+                .map(|field| (field.name.as_str(), field.required))
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    ("sku", true),
+                    ("quantity", true),
+                    ("unit_price", true),
+                    ("billing", false)
+                ]
+            );
+            assert_eq!(fields.get(3).map(|field| &field.kind), Some(&address));
+            let delivery = schema.field("delivery");
+            assert_eq!(
+                delivery.map(|field| (field.required, &field.kind)),
+                Some((false, &address))
+            );
+            assert_eq!(load(&schema.to_json_schema())?, schema);
+            Ok(())
+        }
+
+        #[derive(JsonSchema)]
+        #[expect(dead_code, reason = "only its schema is used")]
         struct WithScores {
             scores: Vec<i64>,
         }
@@ -720,8 +811,8 @@ mod tests {
                     .map(|error| error.to_string())
             };
             assert_eq!(
-                error(schema_for!(WithAddress)).as_deref(),
-                Some("field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields")
+                error(schema_for!(Nested)).as_deref(),
+                Some("field \"lines[].line_items\": a list of records inside a record is not allowed in a form schema; make it a separate list keyed by the outer record, or a list of strings")
             );
             assert_eq!(
                 error(schema_for!(WithScores)).as_deref(),
@@ -729,7 +820,7 @@ mod tests {
             );
             assert_eq!(
                 error(schema_for!(WithMap)).as_deref(),
-                Some("field \"labels\": nested objects are not allowed in a form schema; flatten it into separate fields")
+                Some("field \"labels\": additionalProperties must be true or false, not a schema; a form has a fixed set of named fields")
             );
             assert_eq!(
                 error(schema_for!(WithOptionalList)).as_deref(),
@@ -841,39 +932,224 @@ mod tests {
     }
 
     #[test]
-    fn nested_objects_are_rejected_with_a_hint_to_flatten() {
-        let error = rejection(&json!({
+    fn objects_nest_as_fieldsets_and_round_trip() -> Result<(), SchemaError> {
+        let schema = load(&json!({
             "type": "object",
-            "properties": { "address": { "type": "object", "properties": { "street": { "type": "string" } } } }
-        }));
-        assert_eq!(
-            error,
-            "field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields"
+            "properties": {
+                "order": {
+                    "type": "object",
+                    "title": "Order",
+                    "properties": {
+                        "shipping": {
+                            "type": "object",
+                            "description": "Where it goes.",
+                            "properties": {
+                                "address": {
+                                    "type": "object",
+                                    "properties": {
+                                        "city": { "type": "string", "minLength": 1 },
+                                        "postal_code": { "type": "string", "pattern": "^[0-9]{5}$" }
+                                    },
+                                    "required": ["city"]
+                                }
+                            },
+                            "required": ["address"]
+                        }
+                    },
+                    "required": ["shipping"]
+                }
+            },
+            "required": ["order"]
+        }))?;
+        let city = FormField::new(
+            "city",
+            FieldKind::String {
+                format: None,
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+            },
         );
+        let postal_code = FormField::new(
+            "postal_code",
+            FieldKind::String {
+                format: None,
+                min_length: None,
+                max_length: None,
+                pattern: Some("^[0-9]{5}$".into()),
+            },
+        )
+        .optional();
+        let address = FormField::new(
+            "address",
+            FieldKind::Object {
+                fields: vec![city, postal_code],
+            },
+        );
+        let shipping = FormField::new(
+            "shipping",
+            FieldKind::Object {
+                fields: vec![address],
+            },
+        )
+        .with_description("Where it goes.");
+        let expected = FormSchema::new(vec![FormField::new(
+            "order",
+            FieldKind::Object {
+                fields: vec![shipping],
+            },
+        )
+        .with_title("Order")]);
+        assert_eq!(schema, expected);
+        assert_eq!(load(&schema.to_json_schema())?, schema);
+        Ok(())
     }
 
     #[test]
-    fn a_reference_to_an_object_is_a_nested_object() {
-        let error = rejection(&json!({
+    fn an_optional_reference_to_an_object_is_an_optional_fieldset() -> Result<(), SchemaError> {
+        let schema = load(&json!({
             "type": "object",
-            "properties": { "address": { "$ref": "#/$defs/Address" } },
-            "$defs": { "Address": { "type": "object", "properties": { "city": { "type": "string" } } } }
-        }));
+            "properties": { "address": { "anyOf": [{ "$ref": "#/$defs/Address" }, { "type": "null" }] } },
+            "$defs": { "Address": { "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] } }
+        }))?;
+        let expected = FormField::new(
+            "address",
+            FieldKind::Object {
+                fields: vec![FormField::new("city", FieldKind::string())],
+            },
+        )
+        .optional();
+        assert_eq!(schema.field("address"), Some(&expected));
         assert_eq!(
-            error,
-            "field \"address\": nested objects are not allowed in a form schema; flatten it into separate fields"
+            schema.to_json_schema()["properties"]["address"]["type"],
+            json!(["object", "null"])
         );
+        assert_eq!(load(&schema.to_json_schema())?, schema);
+        Ok(())
     }
 
     #[test]
-    fn arrays_of_objects_are_rejected() {
-        let error = rejection(&json!({
+    fn an_array_of_objects_is_a_list_of_records_with_every_flat_keyword() -> Result<(), SchemaError>
+    {
+        let schema = load(&json!({
             "type": "object",
-            "properties": { "items": { "type": "array", "items": { "type": "object" } } }
+            "properties": {
+                "line_items": {
+                    "type": "array",
+                    "title": "Line items",
+                    "minItems": 1,
+                    "maxItems": 50,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "sku": { "type": "string", "title": "SKU", "pattern": "^[A-Z0-9-]+$", "examples": ["AB-1"] },
+                            "quantity": { "type": "integer", "minimum": 1, "default": 1, "description": "How many." },
+                            "unit_price": { "type": "number", "multipleOf": 0.01, "minimum": 0 },
+                            "unit": { "type": "string", "enum": ["piece", "box", null] },
+                            "note": { "type": "string", "nullable": true },
+                            "delivered_on": { "type": "string", "format": "date" },
+                            "tags": { "type": "array", "items": { "type": "string", "enum": ["fragile", "cold"] } }
+                        },
+                        "required": ["sku", "quantity", "unit_price", "delivered_on"]
+                    }
+                }
+            },
+            "required": ["line_items"]
+        }))?;
+        let Some(FieldKind::RecordList {
+            fields,
+            min_items,
+            max_items,
+        }) = schema.field("line_items").map(|field| &field.kind)
+        else {
+            return Err(SchemaError::root("line_items is not a list of records"));
+        };
+        assert_eq!((*min_items, *max_items), (Some(1), Some(50)));
+        let names: Vec<(&str, bool)> = fields
+            .iter()
+            .map(|field| (field.name.as_str(), field.required))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("sku", true),
+                ("quantity", true),
+                ("unit_price", true),
+                ("unit", false),
+                ("note", false),
+                ("delivered_on", true),
+                ("tags", false)
+            ]
+        );
+        assert_eq!(fields[0].label(), "SKU");
+        assert_eq!(fields[1].default, Some(json!(1)));
+        assert_eq!(fields[3].kind, FieldKind::enumeration(["piece", "box"]));
+        assert_eq!(load(&schema.to_json_schema())?, schema);
+        let out_of_range = rejection(&json!({
+            "type": "object",
+            "properties": { "items": { "type": "array", "items": { "type": "object",
+                "properties": { "quantity": { "type": "integer", "minimum": 1, "default": 0 } } } } }
         }));
         assert_eq!(
-            error,
-            "field \"items\": arrays of objects are not allowed in a form schema; use an array of strings or of a string enum"
+            out_of_range,
+            "field \"items[].quantity\": its \"default\" 0 does not fit the field: Quantity must be at least 1"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn what_stays_outside_the_subset_is_refused_naming_the_field_by_path() {
+        let records = |record: Value| {
+            rejection(&json!({
+                "type": "object",
+                "properties": { "order": { "type": "object", "properties": {
+                    "parcels": { "type": "array", "items": record }
+                } } }
+            }))
+        };
+        assert_eq!(
+            records(json!({ "type": "object", "properties": {
+                "contents": { "type": "array", "items": { "type": "object", "properties": { "sku": { "type": "string" } } } }
+            } })),
+            "field \"order.parcels[].contents\": a list of records inside a record is not allowed in a form schema; make it a separate list keyed by the outer record, or a list of strings"
+        );
+        assert_eq!(
+            records(json!({ "type": "object", "properties": {
+                "box": { "type": "object", "properties": {
+                    "items": { "type": "array", "items": { "type": "object", "properties": { "sku": { "type": "string" } } } }
+                } }
+            } })),
+            "field \"order.parcels[].box.items\": a list of records inside a record is not allowed in a form schema; make it a separate list keyed by the outer record, or a list of strings"
+        );
+        assert_eq!(
+            records(
+                json!({ "type": "object", "properties": { "weight": { "type": "number", "format": "kg" } } })
+            ),
+            "field \"order.parcels[].weight\": format \"kg\" is not supported on a number"
+        );
+        assert_eq!(
+            records(json!({ "type": "object", "properties": { "a.b": { "type": "string" } } })),
+            "field \"order.parcels[].a.b\": a field name cannot contain \".\", \"[\" or \"]\": a form names nested fields by paths like address.city and line_items[0].sku; rename the field"
+        );
+        assert_eq!(
+            records(json!({ "type": "object", "properties": { "grid": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } })),
+            "field \"order.parcels[].grid\": arrays of arrays are not allowed in a form schema; use an array of strings or of a string enum"
+        );
+        assert_eq!(
+            records(json!({ "type": "object", "properties": {} , "additionalProperties": { "type": "string" } })),
+            "field \"order.parcels[]\": additionalProperties must be true or false, not a schema; a form has a fixed set of named fields"
+        );
+        assert_eq!(
+            records(json!({ "type": "object" })),
+            "field \"order.parcels[]\": an object needs at least one property; a form cannot show an empty group"
+        );
+        let five_deep = json!({ "type": "object", "properties": { "a": { "type": "object", "properties": {
+            "b": { "type": "object", "properties": { "c": { "type": "object", "properties": {
+                "d": { "type": "object", "properties": { "e": { "type": "object", "properties": {
+                    "leaf": { "type": "string" } } } } } } } } } } } } });
+        assert_eq!(
+            rejection(&five_deep),
+            "field \"a.b.c.d.e\": objects and lists of records nest at most 4 deep in a form schema; flatten the innermost level"
         );
     }
 
@@ -1105,7 +1381,7 @@ mod tests {
         );
         assert_eq!(
             field(json!({ "description": "no type" })),
-            "field \"f\": has no \"type\"; give it one of string, number, integer, boolean or array"
+            "field \"f\": has no \"type\"; give it one of string, number, integer, boolean, array or object"
         );
         assert_eq!(
             field(json!({ "allOf": [{ "type": "string" }, { "minLength": 1 }] })),
@@ -1233,7 +1509,7 @@ mod tests {
         let error = serde_json::from_str::<FormSchema>(nested)
             .err()
             .map(|error| error.to_string());
-        assert!(error.is_some_and(|text| text.contains("field \"a\": nested objects")));
+        assert!(error.is_some_and(|text| text.contains("field \"a\": an object needs")));
         Ok(())
     }
 

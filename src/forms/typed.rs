@@ -1,7 +1,7 @@
 //! Response types in Rust: the compile-time half of the form-schema check.
 //!
 //! A workflow's `ui` step is typed by its response (`Prompt<DigestForm>`), and that type must be a
-//! flat form (DESIGN.md §5). `#[derive(FormSchema)]` (from `tessera-macros`, re-exported as
+//! form (DESIGN.md §5). `#[derive(FormSchema)]` (from `tessera-macros`, re-exported as
 //! `tessera::forms::FormSchema`) implements [`FormSchemaType`] for a struct with named fields, and
 //! requires every field's type to implement [`FormFieldType`]. That trait is implemented only for
 //! the types a browser form can produce, so anything else fails to compile, pointing at the field:
@@ -16,6 +16,13 @@
 //! | `Option<T>` of any of the above | the same, optional |
 //! | `Vec<String>` | array of string |
 //! | `Vec<E>`, `E` with `#[derive(FormEnum)]` | array of enum |
+//! | a struct with `#[derive(FormSchema)]` | object (a fieldset), nested up to 4 deep |
+//! | `Option<S>`, `S` with `#[derive(FormSchema)]` | optional object: absent when left empty |
+//! | `Vec<S>`, `S` with `#[derive(FormSchema)]` | list of records (an editable table or stack) |
+//!
+//! A list of records inside a record (`Vec<S>` where `S` holds a `Vec` of structs, directly or in
+//! an object) and structs nested deeper than 4 fail to compile too, with a message naming the
+//! struct.
 //!
 //! The derive reads `#[serde(rename = "…")]`, `#[serde(rename_all = "…")]`, `#[serde(skip)]`
 //! and `#[serde(default)]` (a defaulted field is optional) so the schema's names are the names
@@ -52,7 +59,26 @@
 //! assert_eq!(schema.fields[2].kind, FieldKind::enumeration(["low", "right_now"]));
 //! ```
 //!
-//! A nested struct is rejected:
+//! Nested structs, lists of structs and optional structs are forms with structure:
+//! ```
+//! use tessera::forms::{FieldKind, FormSchema, FormSchemaType};
+//!
+//! #[derive(FormSchema)]
+//! struct Address { street: String, city: String }
+//!
+//! #[derive(FormSchema)]
+//! struct LineItem { sku: String, quantity: u32, tags: Vec<String>, billing: Option<Address> }
+//!
+//! #[derive(FormSchema)]
+//! struct Correction { line_items: Vec<LineItem>, delivery: Option<Address> }
+//!
+//! let schema = Correction::form_schema();
+//! assert!(matches!(&schema.fields[0].kind, FieldKind::RecordList { fields, .. } if fields.len() == 4));
+//! assert!(matches!(schema.fields[1].kind, FieldKind::Object { .. }));
+//! assert!(!schema.fields[1].required);
+//! ```
+//!
+//! A struct without the derive is rejected:
 //! ```compile_fail,E0277
 //! use tessera::forms::FormSchema;
 //!
@@ -60,6 +86,43 @@
 //!
 //! #[derive(FormSchema)]
 //! struct Signup { name: String, address: Address }
+//! ```
+//!
+//! So is a list of lists of records:
+//! ```compile_fail,E0277
+//! use tessera::forms::FormSchema;
+//!
+//! #[derive(FormSchema)]
+//! struct Parcel { weight: f64 }
+//!
+//! #[derive(FormSchema)]
+//! struct Shipment { waves: Vec<Vec<Parcel>> }
+//! ```
+//!
+//! And a list of records inside a record inside a list:
+//! ```compile_fail,E0080
+//! use tessera::forms::FormSchema;
+//!
+//! #[derive(FormSchema)]
+//! struct Item { sku: String }
+//!
+//! #[derive(FormSchema)]
+//! struct Parcel { contents: Vec<Item> }
+//!
+//! #[derive(FormSchema)]
+//! struct Shipment { parcels: Vec<Parcel> }
+//! ```
+//!
+//! And structs nested five deep:
+//! ```compile_fail,E0080
+//! use tessera::forms::FormSchema;
+//!
+//! #[derive(FormSchema)] struct E { leaf: String }
+//! #[derive(FormSchema)] struct D { e: E }
+//! #[derive(FormSchema)] struct C { d: D }
+//! #[derive(FormSchema)] struct B { c: C }
+//! #[derive(FormSchema)] struct A { b: B }
+//! #[derive(FormSchema)] struct Root { a: A }
 //! ```
 //!
 //! So is a list of numbers:
@@ -120,8 +183,16 @@ pub fn decode_typed<T: FormSchemaType + DeserializeOwned>(body: &[u8]) -> Result
     })
 }
 
-/// A Rust type that is a whole form response: a flat struct, usually `#[derive(FormSchema)]`.
+/// A Rust type that is a whole form response: a struct, usually `#[derive(FormSchema)]`.
 pub trait FormSchemaType {
+    /// Whether a field holds a list of records, directly or inside an object.
+    const HAS_RECORDS: bool = false;
+    /// Whether a list of records sits inside a record somewhere (outside the subset: the derive
+    /// then fails to compile).
+    const RECORDS_IN_RECORDS: bool = false;
+    /// How many objects and lists of records enclose the deepest field (0 for a flat form).
+    const DEPTH: usize = 0;
+
     /// The form schema of this type.
     fn form_schema() -> FormSchema;
 
@@ -137,12 +208,18 @@ pub trait FormSchemaType {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of a form response",
     label = "not a form field type",
-    note = "a form response is flat: each field is String, f64/f32, an integer, bool, an enum with #[derive(FormEnum)], Option of one of those, Vec<String>, or Vec of a FormEnum enum",
-    note = "flatten nested structs into separate fields; send numbers in lists as Vec<String>"
+    note = "each field of a form response is String, f64/f32, an integer, bool, an enum with #[derive(FormEnum)], a struct with #[derive(FormSchema)], Option of one of those, Vec<String>, Vec of a FormEnum enum, or Vec of a FormSchema struct",
+    note = "add #[derive(FormSchema)] to a nested struct; send numbers in lists as Vec<String>"
 )]
 pub trait FormFieldType {
     /// Whether a submission must carry a value (`false` for `Option<T>`).
     const REQUIRED: bool;
+    /// Whether the field is or holds a list of records.
+    const HAS_RECORDS: bool = false;
+    /// Whether the field holds a list of records inside a record.
+    const RECORDS_IN_RECORDS: bool = false;
+    /// How many objects and lists of records the field is and encloses (0 for a flat field).
+    const DEPTH: usize = 0;
 
     /// The field's kind, with the rules the type itself implies (integer ranges).
     fn field_kind() -> FieldKind;
@@ -153,10 +230,17 @@ pub trait FormFieldType {
 #[diagnostic::on_unimplemented(
     message = "`Option<{Self}>` cannot be a field of a form response",
     label = "not allowed inside Option in a form",
-    note = "Option<T> needs T to be String, f64/f32, an integer, bool or an enum with #[derive(FormEnum)]",
+    note = "Option<T> needs T to be String, f64/f32, an integer, bool, an enum with #[derive(FormEnum)] or a struct with #[derive(FormSchema)]",
     note = "a list field is Vec<…> without Option: nothing chosen already decodes to an empty list"
 )]
 pub trait FormScalar {
+    /// As [`FormFieldType::HAS_RECORDS`], for `Option<Self>`.
+    const HAS_RECORDS: bool = false;
+    /// As [`FormFieldType::RECORDS_IN_RECORDS`], for `Option<Self>`.
+    const RECORDS_IN_RECORDS: bool = false;
+    /// As [`FormFieldType::DEPTH`], for `Option<Self>`.
+    const DEPTH: usize = 0;
+
     /// The kind of the field holding this type.
     fn scalar_kind() -> FieldKind;
 }
@@ -165,9 +249,16 @@ pub trait FormScalar {
 #[diagnostic::on_unimplemented(
     message = "`Vec<{Self}>` cannot be a field of a form response",
     label = "not allowed as a list item in a form",
-    note = "a list field is Vec<String> or Vec<E> where E is an enum with #[derive(FormEnum)]; send numbers as Vec<String> and convert in the workflow"
+    note = "a list field is Vec<String>, Vec<E> where E is an enum with #[derive(FormEnum)], or Vec<S> where S is a struct with #[derive(FormSchema)]; send numbers as Vec<String> and convert in the workflow"
 )]
 pub trait FormListItem {
+    /// Whether the item is a record (a struct with `#[derive(FormSchema)]`).
+    const IS_RECORD: bool = false;
+    /// Whether the record holds a list of records (then `Vec<Self>` is outside the subset).
+    const RECORD_HAS_RECORDS: bool = false;
+    /// How many objects and lists of records `Vec<Self>` is and encloses.
+    const DEPTH: usize = 0;
+
     /// The kind of a `Vec` field of this item type.
     fn list_kind() -> FieldKind;
 }
@@ -276,6 +367,9 @@ scalar_fields!(String, bool, f64, f32, i64, i32, i16, i8, u64, u32, u16, u8);
 
 impl<T: FormScalar> FormFieldType for Option<T> {
     const REQUIRED: bool = false;
+    const HAS_RECORDS: bool = T::HAS_RECORDS;
+    const RECORDS_IN_RECORDS: bool = T::RECORDS_IN_RECORDS;
+    const DEPTH: usize = T::DEPTH;
     fn field_kind() -> FieldKind {
         T::scalar_kind()
     }
@@ -289,9 +383,26 @@ impl FormListItem for String {
 
 impl<T: FormListItem> FormFieldType for Vec<T> {
     const REQUIRED: bool = true;
+    const HAS_RECORDS: bool = T::IS_RECORD;
+    const RECORDS_IN_RECORDS: bool = T::RECORD_HAS_RECORDS;
+    const DEPTH: usize = T::DEPTH;
     fn field_kind() -> FieldKind {
         T::list_kind()
     }
+}
+
+/// The largest of `depths` (0 for none): a struct's depth from its fields', in a `const`.
+#[must_use]
+pub const fn deepest(depths: &[usize]) -> usize {
+    let mut deepest = 0;
+    let mut index = 0;
+    while index < depths.len() {
+        if depths[index] > deepest {
+            deepest = depths[index];
+        }
+        index += 1;
+    }
+    deepest
 }
 
 /// Applies `#[form(format, min_length, max_length, pattern)]` to a text field's kind; the bound
@@ -433,6 +544,74 @@ mod tests {
     #[serde(rename_all = "SCREAMING-KEBAB-CASE")]
     enum Shout {
         QuiteLoud,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FormSchema)]
+    struct Address {
+        #[form(title = "City")]
+        city: String,
+        postal_code: Option<String>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FormSchema)]
+    struct Contact {
+        name: String,
+        languages: Vec<Priority>,
+        home: Option<Address>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, FormSchema)]
+    struct Onboarding {
+        #[form(min_items = 1)]
+        contacts: Vec<Contact>,
+        office: Address,
+        billing: Option<Address>,
+    }
+
+    #[test]
+    fn nested_structs_and_lists_of_structs_derive_and_decode_typed() -> Result<(), FieldErrors> {
+        let schema = Onboarding::form_schema();
+        assert_eq!(
+            FormSchema::from_json_schema(&schema.to_json_schema()).ok(),
+            Some(schema.clone()),
+            "the derived schema is in the subset and round-trips"
+        );
+        let body = b"_count.contacts=2&contacts[0].name=Ada&contacts[0].languages=low\
+            &contacts[0].home.city=&contacts[0].home.postal_code=\
+            &contacts[1].name=Grace&contacts[1].home.city=Oslo\
+            &office.city=Bergen&billing.city=&billing.postal_code=";
+        let answer: Onboarding = decode_typed(body)?;
+        assert_eq!(
+            answer,
+            Onboarding {
+                contacts: vec![
+                    Contact {
+                        name: "Ada".into(),
+                        languages: vec![Priority::Low],
+                        home: None
+                    },
+                    Contact {
+                        name: "Grace".into(),
+                        languages: Vec::new(),
+                        home: Some(Address {
+                            city: "Oslo".into(),
+                            postal_code: None
+                        }),
+                    },
+                ],
+                office: Address {
+                    city: "Bergen".into(),
+                    postal_code: None
+                },
+                billing: None,
+            }
+        );
+        let errors =
+            decode_typed::<Onboarding>(b"_count.contacts=1&contacts[0].name=Ada&office.city=")
+                .err()
+                .unwrap_or_default();
+        assert_eq!(errors.get("office.city"), Some("City is required"));
+        Ok(())
     }
 
     /// The answer a digest page asks for.

@@ -38,14 +38,8 @@ pub const FORM_ERROR_KEY: &str = "";
 /// is not validated again).
 pub fn decode_and_validate(schema: &FormSchema, body: &[u8]) -> Result<Value, FieldErrors> {
     let (decoded, mut errors) = decode_partial(schema, &raw_values(body));
-    for field in &schema.fields {
-        if errors.contains(&field.name) {
-            continue;
-        }
-        if let Err(message) = validate_field(field, decoded.get(&field.name)) {
-            errors.add(field.name.clone(), message);
-        }
-    }
+    // A path that did not decode keeps its decoding message: `add` keeps the first one.
+    validate_members(&schema.fields, &decoded, "", "", &mut errors);
     let value = Value::Object(decoded);
     if errors.is_empty() {
         backstop(schema, &value, &mut errors);
@@ -60,19 +54,7 @@ pub fn decode_and_validate(schema: &FormSchema, body: &[u8]) -> Result<Value, Fi
 /// field of this form".
 pub fn validate(schema: &FormSchema, value: &Map<String, Value>) -> Result<(), FieldErrors> {
     let mut errors = FieldErrors::new();
-    for field in &schema.fields {
-        if let Err(message) = validate_field(field, value.get(&field.name)) {
-            errors.add(field.name.clone(), message);
-        }
-    }
-    for key in value.keys() {
-        if schema.field(key).is_none() {
-            errors.add(
-                key.clone(),
-                format!("\"{key}\" is not a field of this form"),
-            );
-        }
-    }
+    validate_members(&schema.fields, value, "", "", &mut errors);
     if errors.is_empty() {
         backstop(schema, &Value::Object(value.clone()), &mut errors);
     }
@@ -84,7 +66,119 @@ pub fn validate(schema: &FormSchema, value: &Map<String, Value>) -> Result<(), F
 /// # Errors
 /// Returns the first problem, as a message for a person that names the field by its label.
 pub fn validate_field(field: &FormField, value: Option<&Value>) -> Result<(), String> {
-    let label = field.label();
+    if field.kind.is_structured() {
+        let mut errors = FieldErrors::new();
+        validate_at(field, &field.name, "", value, &mut errors);
+        return match errors.iter().next() {
+            Some((_, message)) => Err(message.to_owned()),
+            None => Ok(()),
+        };
+    }
+    validate_leaf(field, &field.label(), value)
+}
+
+/// Checks the value of `field` at `path`, recording every problem under its full path (a
+/// member's path for a member's problem). `position` is `" on line 3"` inside a record, so
+/// messages name the record a person must fix.
+pub(crate) fn validate_at(
+    field: &FormField,
+    path: &str,
+    position: &str,
+    value: Option<&Value>,
+    errors: &mut FieldErrors,
+) {
+    let label = format!("{}{position}", field.label());
+    let value = match (&field.kind, value) {
+        (FieldKind::Object { .. } | FieldKind::RecordList { .. }, None | Some(Value::Null)) => {
+            if field.required {
+                errors.add(path, format!("{label} is required"));
+            }
+            return;
+        }
+        (FieldKind::Object { .. } | FieldKind::RecordList { .. }, Some(value)) => value,
+        (_, value) => {
+            if let Err(message) = validate_leaf(field, &label, value) {
+                errors.add(path, message);
+            }
+            return;
+        }
+    };
+    match &field.kind {
+        FieldKind::Object { fields } => {
+            let Some(members) = value.as_object() else {
+                errors.add(path, format!("{label} must be a group of fields"));
+                return;
+            };
+            validate_members(fields, members, &format!("{path}."), position, errors);
+        }
+        FieldKind::RecordList {
+            fields,
+            min_items,
+            max_items,
+        } => {
+            let Some(records) = value.as_array() else {
+                errors.add(path, format!("{label} must be a list of records"));
+                return;
+            };
+            if let Err(message) = check_count(
+                &label,
+                records.len(),
+                *min_items,
+                *max_items,
+                "line",
+                "lines",
+            ) {
+                errors.add(path, message);
+            }
+            for (index, record) in records.iter().enumerate() {
+                let record_path = format!("{path}[{index}]");
+                let Some(members) = record.as_object() else {
+                    errors.add(
+                        record_path,
+                        format!("Line {} of {label} must be a record", index + 1),
+                    );
+                    continue;
+                };
+                let position = format!(" on line {}", index + 1);
+                validate_members(
+                    fields,
+                    members,
+                    &format!("{record_path}."),
+                    &position,
+                    errors,
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks each of `fields` in `members` (paths start with `prefix`) and refuses keys that are
+/// not among them.
+fn validate_members(
+    fields: &[FormField],
+    members: &Map<String, Value>,
+    prefix: &str,
+    position: &str,
+    errors: &mut FieldErrors,
+) {
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        validate_at(field, &path, position, members.get(&field.name), errors);
+    }
+    for key in members.keys() {
+        if !fields.iter().any(|field| &field.name == key) {
+            errors.add(
+                format!("{prefix}{key}"),
+                format!("\"{key}\" is not a field of this form"),
+            );
+        }
+    }
+}
+
+/// Checks a flat field's value against its kind and rules, naming it `label`.
+fn validate_leaf(field: &FormField, label: &str, value: Option<&Value>) -> Result<(), String> {
+    let label = label.to_owned();
     let value = match value {
         None | Some(Value::Null) if field.required => return Err(format!("{label} is required")),
         None | Some(Value::Null) => return Ok(()),
@@ -218,6 +312,8 @@ pub fn validate_field(field: &FormField, value: Option<&Value>) -> Result<(), St
             )?;
             check_unique(&label, &items, *unique_items)
         }
+        // Structure is checked member by member in `validate_at`.
+        FieldKind::Object { .. } | FieldKind::RecordList { .. } => Ok(()),
     }
 }
 
@@ -489,22 +585,40 @@ fn backstop(schema: &FormSchema, instance: &Value, errors: &mut FieldErrors) {
         }
     };
     for error in validator.iter_errors(instance) {
-        let field_name = error
+        let segments: Vec<String> = error
             .instance_path()
             .segments()
-            .next()
-            .map(|segment| segment.to_string());
-        match field_name.as_deref().and_then(|name| schema.field(name)) {
+            .map(|segment| segment.to_string())
+            .collect();
+        match segments.first().and_then(|name| schema.field(name)) {
             Some(field) => errors.add(
-                field.name.clone(),
+                form_path(&segments),
                 format!("{} is not valid: {error}", field.label()),
             ),
             None => errors.add(
-                field_name.unwrap_or_default(),
+                segments.first().cloned().unwrap_or_default(),
                 format!("The form is not valid: {error}"),
             ),
         }
     }
+}
+
+/// A JSON Pointer's segments as a form path: `["line_items", "2", "sku"]` → `line_items[2].sku`.
+fn form_path(segments: &[String]) -> String {
+    let mut path = String::new();
+    for segment in segments {
+        if !path.is_empty() && segment.bytes().all(|byte| byte.is_ascii_digit()) {
+            path.push('[');
+            path.push_str(segment);
+            path.push(']');
+        } else {
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(segment);
+        }
+    }
+    path
 }
 
 /// How many compiled validators or patterns are kept before the cache starts over. Schemas come
@@ -545,21 +659,28 @@ fn compiled_validator(schema: &FormSchema) -> Result<Arc<jsonschema::Validator>,
     let mut json_schema = schema.to_json_schema();
     // `multipleOf` is checked above in decimals; the crate divides binary fractions exactly and
     // would refuse `0.3` as a multiple of `0.1`, which a browser's `step` allows.
-    if let Some(properties) = json_schema
-        .get_mut("properties")
-        .and_then(Value::as_object_mut)
-    {
-        for property in properties.values_mut() {
-            if let Some(property) = property.as_object_mut() {
-                property.remove("multipleOf");
-            }
-        }
-    }
+    drop_multiple_of(&mut json_schema);
     cached(&VALIDATORS, json_schema.to_string(), || {
         jsonschema::validator_for(&json_schema)
             .map(Arc::new)
             .map_err(|error| error.to_string())
     })
+}
+
+/// Removes `multipleOf` from every property, inside objects and records too.
+fn drop_multiple_of(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    object.remove("multipleOf");
+    if let Some(items) = object.get_mut("items") {
+        drop_multiple_of(items);
+    }
+    if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+        for property in properties.values_mut() {
+            drop_multiple_of(property);
+        }
+    }
 }
 
 fn compiled_pattern(pattern: &str) -> Result<Regex, regex::Error> {
@@ -593,6 +714,109 @@ mod tests {
 
     fn submit(schema: &FormSchema, body: &str) -> Result<Value, FieldErrors> {
         decode_and_validate(schema, body.as_bytes())
+    }
+
+    fn invoice() -> Result<FormSchema, crate::forms::SchemaError> {
+        FormSchema::from_json_schema(&json!({
+            "type": "object",
+            "properties": {
+                "line_items": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "sku": { "type": "string", "pattern": "^[A-Z]+-[0-9]+$" },
+                            "quantity": { "type": "integer", "minimum": 1 },
+                            "unit_price": { "type": "number", "multipleOf": 0.01 },
+                            "unit": { "type": "string", "enum": ["piece", "box"] },
+                            "shipped_on": { "type": "string", "format": "date" },
+                            "note": { "type": "string", "maxLength": 5, "nullable": true }
+                        },
+                        "required": ["sku", "quantity", "unit_price"]
+                    }
+                }
+            },
+            "required": ["line_items"]
+        }))
+    }
+
+    #[test]
+    fn every_flat_keyword_is_checked_inside_records_and_names_the_line(
+    ) -> Result<(), crate::forms::SchemaError> {
+        let form = invoice()?;
+        let body = "_count.line_items=2\
+            &line_items[0].sku=AB-1&line_items[0].quantity=2&line_items[0].unit_price=0.30&line_items[0].unit=box\
+            &line_items[1].sku=ab&line_items[1].quantity=0&line_items[1].unit_price=1.005\
+            &line_items[1].unit=crate&line_items[1].shipped_on=2024-02-30&line_items[1].note=too+long";
+        let errors = submit(&form, body).err().unwrap_or_default();
+        let expected = [
+            (
+                "line_items[1].note",
+                "Note on line 2 must be at most 5 characters (it has 8)",
+            ),
+            (
+                "line_items[1].quantity",
+                "Quantity on line 2 must be at least 1",
+            ),
+            (
+                "line_items[1].shipped_on",
+                "Shipped on on line 2 must be a date written YYYY-MM-DD, like 2024-05-31",
+            ),
+            (
+                "line_items[1].sku",
+                "Sku on line 2 is not in the expected form",
+            ),
+            (
+                "line_items[1].unit",
+                "Choose one of the listed options for Unit on line 2",
+            ),
+            (
+                "line_items[1].unit_price",
+                "Unit price on line 2 must be a multiple of 0.01",
+            ),
+        ];
+        assert_eq!(errors.iter().collect::<Vec<_>>(), expected);
+        let fixed = "_count.line_items=1&line_items[0].sku=AB-1&line_items[0].quantity=2&line_items[0].unit_price=0.30";
+        assert_eq!(
+            submit(&form, fixed),
+            Ok(json!({ "line_items": [{ "sku": "AB-1", "quantity": 2, "unit_price": 0.3 }] }))
+        );
+        assert_eq!(
+            submit(&form, "_count.line_items=0")
+                .err()
+                .unwrap_or_default()
+                .get("line_items"),
+            Some("Line items needs at least 1 line")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_json_answer_is_checked_inside_records_and_objects_by_path(
+    ) -> Result<(), crate::forms::SchemaError> {
+        let form = invoice()?;
+        let answer = json!({ "line_items": [
+            { "sku": "AB-1", "quantity": 1, "unit_price": 2 },
+            { "sku": "AB-2", "quantity": "3", "unit_price": 2, "colour": "red" },
+            "not a record"
+        ] });
+        let errors = validate(&form, answer.as_object().unwrap_or(&Map::new()))
+            .err()
+            .unwrap_or_default();
+        let expected = [
+            (
+                "line_items[1].colour",
+                "\"colour\" is not a field of this form",
+            ),
+            (
+                "line_items[1].quantity",
+                "Quantity on line 2 must be a whole number",
+            ),
+            ("line_items[2]", "Line 3 of Line items must be a record"),
+        ];
+        assert_eq!(errors.iter().collect::<Vec<_>>(), expected);
+        Ok(())
     }
 
     #[test]

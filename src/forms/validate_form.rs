@@ -149,7 +149,7 @@ fn check_against_schema(
     }
     let mut seen = BTreeSet::new();
     for placed in fields {
-        let Some(field) = schema.field(&placed.name) else {
+        let Some(field) = control_field(schema, &placed.name) else {
             errors.push(issue(
                 Some(&placed.node),
                 Some(&placed.name),
@@ -179,24 +179,33 @@ fn check_against_schema(
             ));
         }
         if check_field_type(placed, field, errors) {
-            check_answerable(tree, catalog, placed, field, bound, errors);
+            if let FieldKind::RecordList {
+                fields: members, ..
+            } = &field.kind
+            {
+                check_record_columns(tree, placed, members, errors);
+            } else {
+                check_answerable(tree, catalog, placed, field, bound, errors);
+            }
         }
     }
-    for field in &schema.fields {
-        if !fields.iter().any(|placed| placed.name == field.name) {
+    for (path, field) in control_paths(schema) {
+        if !fields.iter().any(|placed| placed.name == path) {
+            let within = path
+                .rsplit_once('.')
+                .map(|(object, _)| format!(" (in a Fieldset named `{object}`)"))
+                .unwrap_or_default();
             errors.push(issue(
                 None,
-                Some(&field.name),
+                Some(&path),
                 "missing_field",
                 format!(
-                    "schema field `{}` ({}) has no component",
-                    field.name,
+                    "schema field `{path}` ({}) has no component",
                     describe_kind(&field.kind)
                 ),
                 format!(
-                    "place {} named `{}` inside the Form",
+                    "place {} named `{path}` inside the Form{within}",
                     suggest_component(field),
-                    field.name
                 ),
             ));
         }
@@ -223,6 +232,125 @@ fn check_against_schema(
             "the Form has no submit Button".into(),
             "place a Button with kind \"submit\" inside the Form".into(),
         ));
+    }
+}
+
+/// The schema field a control named `name` submits: a top-level field, or an object's member
+/// named by its path (`address.city`). Record fields are a `RecordList`'s, never a control's.
+fn control_field<'s>(schema: &'s FormSchema, name: &str) -> Option<&'s FormField> {
+    let mut names = name.split('.');
+    let first = schema.field(names.next()?)?;
+    names.try_fold(first, |field, member| match &field.kind {
+        FieldKind::Object { fields } => fields.iter().find(|inner| inner.name == member),
+        _ => None,
+    })
+}
+
+/// Every path that needs a control of its own: each flat field, each object's members (by path)
+/// and each list of records (one `RecordList`), in schema order.
+fn control_paths(schema: &FormSchema) -> Vec<(String, &FormField)> {
+    fn walk<'s>(fields: &'s [FormField], prefix: &str, found: &mut Vec<(String, &'s FormField)>) {
+        for field in fields {
+            let path = format!("{prefix}{}", field.name);
+            match &field.kind {
+                FieldKind::Object { fields: members } => walk(members, &format!("{path}."), found),
+                _ => found.push((path, field)),
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&schema.fields, "", &mut found);
+    found
+}
+
+/// Every field of a record, by its path inside the record (`quantity`, `dimensions.width`).
+fn record_paths(members: &[FormField]) -> Vec<(String, &FormField)> {
+    let mut found = Vec::new();
+    for member in members {
+        match &member.kind {
+            FieldKind::Object { fields } => {
+                for (path, inner) in record_paths(fields) {
+                    found.push((format!("{}.{path}", member.name), inner));
+                }
+            }
+            _ => found.push((member.name.clone(), member)),
+        }
+    }
+    found
+}
+
+/// A `RecordList`'s columns against the record's fields: each field has a column (a read-only
+/// one covers it too, its value travelling hidden), no column names something else, and a
+/// read-only column of a required field has bound rows to take its value from.
+fn check_record_columns(
+    tree: &PageTree,
+    placed: &PlacedField,
+    members: &[FormField],
+    errors: &mut Vec<FormIssue>,
+) {
+    let Some(node) = tree.nodes.get(&placed.node) else {
+        return;
+    };
+    let columns: Vec<(String, bool)> = node
+        .props
+        .get("columns")
+        .and_then(Value::as_array)
+        .map(|columns| {
+            columns
+                .iter()
+                .filter_map(|column| {
+                    let field = column.get("field")?.as_str()?.to_owned();
+                    let read_only = column
+                        .get("read_only")
+                        .or_else(|| column.get("readOnly"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    Some((field, read_only))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let has_rows = node.props.get("rows").is_some_and(|rows| !rows.is_null());
+    let paths = record_paths(members);
+    let list = &placed.name;
+    for (column, read_only) in &columns {
+        let Some((_, member)) = paths.iter().find(|(path, _)| path == column) else {
+            errors.push(issue(
+                Some(&placed.node),
+                Some(list),
+                "unknown_record_field",
+                format!("RecordList `{}` has a column `{column}`, which records of `{list}` do not have", placed.node),
+                format!(
+                    "name columns after the record's fields: {}",
+                    paths.iter().map(|(path, _)| format!("`{path}`")).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+            continue;
+        };
+        if *read_only && !has_rows && member.required {
+            errors.push(issue(
+                Some(&placed.node),
+                Some(&format!("{list}[].{column}")),
+                "read_only_without_rows",
+                format!("column `{column}` of RecordList `{}` is read-only, but no rows give its value and `{list}[].{column}` is required", placed.node),
+                "bind `rows` to the data rows the records correct, or make the column editable".into(),
+            ));
+        }
+    }
+    for (path, member) in &paths {
+        if !columns.iter().any(|(column, _)| column == path) {
+            errors.push(issue(
+                Some(&placed.node),
+                Some(&format!("{list}[].{path}")),
+                "missing_record_field",
+                format!(
+                    "records of `{list}` have `{path}` ({}), but RecordList `{}` has no column for it",
+                    describe_kind(&member.kind),
+                    placed.node
+                ),
+                format!("add {{\"field\": \"{path}\"}} to the columns (with \"read_only\": true to show it unchanged)"),
+            ));
+        }
     }
 }
 
@@ -287,6 +415,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
                 FieldKind::StringArray { .. } | FieldKind::EnumArray { .. },
                 FieldYield::StringArray
             )
+            | (FieldKind::RecordList { .. }, FieldYield::Records)
     );
     if !compatible {
         errors.push(issue(
@@ -354,7 +483,7 @@ fn check_field_type(placed: &PlacedField, field: &FormField, errors: &mut Vec<Fo
         FieldKind::StringArray { min_items, .. } | FieldKind::EnumArray { min_items, .. } => {
             min_items.is_some_and(|count| count > 0)
         }
-        FieldKind::Boolean => false,
+        FieldKind::Boolean | FieldKind::Object { .. } | FieldKind::RecordList { .. } => false,
     };
     if needs_value && !placed.required {
         errors.push(issue(
@@ -425,9 +554,25 @@ fn sample_submissions(
     for variant in 0..widest {
         let mut body = BTreeMap::new();
         for placed in fields {
-            let Some(field) = schema.field(&placed.name) else {
+            let Some(field) = control_field(schema, &placed.name) else {
                 continue;
             };
+            if let FieldKind::RecordList {
+                fields: members,
+                min_items,
+                max_items,
+            } = &field.kind
+            {
+                sample_records(
+                    &mut body,
+                    &placed.name,
+                    members,
+                    *min_items,
+                    *max_items,
+                    variant,
+                );
+                continue;
+            }
             let values = match &placed.options {
                 Some(options) if options.is_empty() => Vec::new(),
                 Some(options) if placed.yields == FieldYield::StringArray && variant == 0 => {
@@ -447,17 +592,69 @@ fn sample_submissions(
         }
         samples.push(body);
     }
-    // Everything a person may leave empty, left empty.
+    // Everything a person may leave empty, left empty; records are sent as in the first sample.
     let mut sparse = BTreeMap::new();
     for placed in fields {
-        if placed.required {
-            if let Some(values) = samples.first().and_then(|first| first.get(&placed.name)) {
+        let Some(first) = samples.first() else {
+            break;
+        };
+        if placed.yields == FieldYield::Records {
+            let record_prefix = format!("{}[", placed.name);
+            let count_key = format!("_count.{}", placed.name);
+            for (key, values) in first {
+                if key.starts_with(&record_prefix) || *key == count_key {
+                    sparse.insert(key.clone(), values.clone());
+                }
+            }
+        } else if placed.required {
+            if let Some(values) = first.get(&placed.name) {
                 sparse.insert(placed.name.clone(), values.clone());
             }
         }
     }
     samples.push(sparse);
     samples
+}
+
+/// The fewest records the list allows (at least one) with every record field filled in, as a
+/// `RecordList` sends them: `_count.<list>` and `<list>[i].<field>`.
+fn sample_records(
+    body: &mut BTreeMap<String, Vec<String>>,
+    list: &str,
+    members: &[FormField],
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    variant: usize,
+) {
+    let count = min_items
+        .unwrap_or(1)
+        .max(1)
+        .min(max_items.unwrap_or(u64::MAX));
+    body.insert(format!("_count.{list}"), vec![count.to_string()]);
+    for index in 0..count {
+        for (path, member) in record_paths(members) {
+            let yields = match &member.kind {
+                FieldKind::Boolean => FieldYield::Boolean,
+                FieldKind::Integer { .. } => FieldYield::Integer,
+                FieldKind::Number { .. } => FieldYield::Number,
+                _ => FieldYield::String,
+            };
+            let values = match (&member.kind, member.kind.options()) {
+                (_, Some(options)) if !options.is_empty() => {
+                    vec![options[variant % options.len()].clone()]
+                }
+                (FieldKind::StringArray { min_items, .. }, _) => (0..min_items.unwrap_or(1).max(1))
+                    .map(|item| format!("sample {item}"))
+                    .collect(),
+                _ => vec![member
+                    .default
+                    .as_ref()
+                    .and_then(default_text)
+                    .unwrap_or_else(|| free_sample(yields, &member.kind))],
+            };
+            body.insert(format!("{list}[{index}].{path}"), values);
+        }
+    }
 }
 
 fn default_text(default: &Value) -> Option<String> {
@@ -557,6 +754,8 @@ fn shape_problem(schema: &FormSchema, decoded: &Map<String, Value>) -> Option<(S
                         .is_some_and(|text| options.iter().any(|option| option == text))
                 })
             }),
+            FieldKind::Object { .. } => value.is_object(),
+            FieldKind::RecordList { .. } => value.is_array(),
         };
         if !fits {
             return Some((
@@ -651,6 +850,8 @@ fn describe_kind(kind: &FieldKind) -> String {
         FieldKind::EnumArray { options, .. } => {
             format!("a list of values from {}", options.join(", "))
         }
+        FieldKind::Object { .. } => "a group of fields".into(),
+        FieldKind::RecordList { .. } => "a list of records".into(),
     }
 }
 
@@ -664,6 +865,10 @@ fn suggest_component(field: &FormField) -> String {
         FieldKind::Enum { .. } => "a Select".into(),
         FieldKind::StringArray { .. } => "a MultiTextInput, or a Table with selectable rows".into(),
         FieldKind::EnumArray { .. } => "a CheckboxGroup or a Select with multiple: true".into(),
+        FieldKind::Object { .. } => "a Fieldset holding one control per member".into(),
+        FieldKind::RecordList { .. } => {
+            "a RecordList (an editable table or a stack of fieldsets)".into()
+        }
     }
 }
 
@@ -712,6 +917,110 @@ mod tests {
             Some(&schema()),
             &json!({}),
         ))
+    }
+
+    fn structured_schema() -> Result<FormSchema, crate::forms::SchemaError> {
+        FormSchema::from_json_schema(&json!({"type": "object", "properties": {
+            "address": {"type": "object", "properties": {
+                "street": {"type": "string"},
+                "city": {"type": "string"}
+            }, "required": ["street", "city"]},
+            "line_items": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
+                "sku": {"type": "string"},
+                "quantity": {"type": "integer", "minimum": 1},
+                "unit": {"type": "string", "enum": ["piece", "box"]}
+            }, "required": ["sku", "quantity"]}}
+        }, "required": ["address", "line_items"]}))
+    }
+
+    fn structured_nodes() -> Value {
+        json!({
+            "h": {"component": "Heading", "props": {"text": "Correct the invoice", "level": 1}},
+            "f": {"component": "Form", "props": {}, "children": ["addr", "items", "go"]},
+            "addr": {"component": "Fieldset", "props": {"name": "address", "legend": "Address"}, "children": ["street", "city"]},
+            "street": {"component": "Input", "props": {"name": "address.street", "label": "Street", "required": true}},
+            "city": {"component": "Input", "props": {"name": "address.city", "label": "City", "required": true}},
+            "items": {"component": "RecordList", "props": {
+                "name": "line_items", "label": "Line items", "rows": {"$data": "/items"}, "key": "sku", "min_items": 1,
+                "columns": [
+                    {"field": "sku", "read_only": true, "required": true},
+                    {"field": "quantity", "input": "number", "min": 1, "step": 1, "required": true},
+                    {"field": "unit", "input": "select", "options": ["piece", "box"]}
+                ]}},
+            "go": {"component": "Button", "props": {"label": "Send", "kind": "submit"}}
+        })
+    }
+
+    fn check_structured(nodes: Value) -> Result<FormReport, Box<dyn std::error::Error>> {
+        Ok(validate_form(
+            &tree(nodes)?,
+            &Catalog::defaults(),
+            Some(&structured_schema()?),
+            &json!({"items": [{"sku": "A-1", "quantity": 2}]}),
+        ))
+    }
+
+    #[test]
+    fn fieldset_children_and_record_list_columns_cover_every_path() -> TestResult {
+        let report = check_structured(structured_nodes())?;
+        assert!(report.ok, "{:#?}", report.errors);
+        Ok(())
+    }
+
+    #[test]
+    fn a_member_or_a_record_field_without_its_control_is_named_by_path() -> TestResult {
+        let mut nodes = structured_nodes();
+        nodes["addr"]["children"] = json!(["street"]);
+        if let Some(object) = nodes.as_object_mut() {
+            object.remove("city");
+        }
+        if let Some(columns) = nodes["items"]["props"]["columns"].as_array_mut() {
+            columns.retain(|column| column["field"] != "quantity");
+        }
+        let report = check_structured(nodes)?;
+        let found: Vec<(&str, Option<&str>, &str)> = report
+            .errors
+            .iter()
+            .map(|issue| (issue.rule, issue.field.as_deref(), issue.fix.as_str()))
+            .collect();
+        assert!(found.contains(&(
+            "missing_field",
+            Some("address.city"),
+            "place an Input (type text, email, url or date) or a TextArea named `address.city` inside the Form (in a Fieldset named `address`)"
+        )), "{found:#?}");
+        assert!(found.contains(&(
+            "missing_record_field",
+            Some("line_items[].quantity"),
+            "add {\"field\": \"quantity\"} to the columns (with \"read_only\": true to show it unchanged)"
+        )), "{found:#?}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_column_for_no_record_field_or_a_read_only_required_column_without_rows_is_an_error(
+    ) -> TestResult {
+        let mut nodes = structured_nodes();
+        if let Some(props) = nodes["items"]["props"].as_object_mut() {
+            props.remove("rows");
+            props.remove("key");
+        }
+        if let Some(columns) = nodes["items"]["props"]["columns"].as_array_mut() {
+            columns.push(json!({"field": "colour"}));
+        }
+        let report = check_structured(nodes)?;
+        let rules: Vec<(&str, Option<&str>)> = report
+            .errors
+            .iter()
+            .map(|issue| (issue.rule, issue.field.as_deref()))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                ("read_only_without_rows", Some("line_items[].sku")),
+                ("unknown_record_field", Some("line_items"))
+            ]
+        );
+        Ok(())
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub fn definitions() -> Vec<Tool> {
 }
 
 const ASK_PERSON_DESCRIPTION: &str = "Ask a person a question through a generated web page and get their typed answer. \
-The page is a form built for `schema` (a flat JSON Schema: string, number, integer, boolean, enum, arrays of strings or enums) showing `data`; \
+The page is a form built for `schema` (a JSON Schema of fields: string, number, integer, boolean, enum, arrays of strings or enums, objects shown as fieldsets, and arrays of objects shown as editable lists of records, which may start from rows of `data`; a list of records inside a record is refused) showing `data`; \
 the person opens a single-use link, answers, and the answer is validated against the schema. \
 Returns the ask's id and status `waiting` with the link to give the person (the link is shown only in this result), \
 or, when the answer arrives within `wait_seconds`, status `submitted` and the typed answer in `response`. \

@@ -13,7 +13,8 @@ use serde::Deserialize as _;
 use serde_json::Value;
 use tessera_app::{
     catalog::Catalog,
-    components::paging::navigation_query,
+    components::paging::{navigation_query, state_query},
+    components::record_list::navigation::{apply_record_action, record_action},
     render::{FormState, CSRF_FIELD, DECLINE_REASON_FIELD},
     tree::PageTree,
 };
@@ -181,8 +182,9 @@ pub enum Submitted {
     Accepted(Link),
     /// Wrong or missing values: show the page again with this state (nothing was stored).
     Invalid(Link, FormState),
-    /// A table's search, sort or page button: show the page again with the person's values and
-    /// this render query. Nothing was validated or stored; the link stays open.
+    /// A table's search, sort or page button, or a record list's add or remove button: show the
+    /// page again with the person's values (records renumbered) and this render query. Nothing
+    /// was validated or stored; the link stays open.
     Navigated(Link, FormState, BTreeMap<String, String>),
     /// This link answered before, or the page was settled by others: the receipt.
     AlreadySubmitted(Link),
@@ -270,7 +272,17 @@ pub async fn submit_page(
     let Some(schema) = &page.schema else {
         return Ok(Submitted::NoForm);
     };
-    if let Some(query) = navigation_query(&pairs(body)) {
+    // Adding or removing a record is navigation too: the page again with every typed value,
+    // the records renumbered, nothing validated or recorded.
+    let sent = pairs(body);
+    if let Some(action) = record_action(&sent) {
+        let form = FormState {
+            values: apply_record_action(&action, raw_values(&with_decisions(body))),
+            ..FormState::default()
+        };
+        return Ok(Submitted::Navigated(link, form, state_query(&sent)));
+    }
+    if let Some(query) = navigation_query(&sent) {
         let form = FormState {
             values: raw_values(&with_decisions(body)),
             ..FormState::default()

@@ -1037,17 +1037,19 @@ async fn a_schema_outside_the_subset_is_refused_naming_the_field() -> anyhow::Re
     let app = spawn_app().await?;
     let response = post_generate(
         &app,
-        &json!({"prompt": "Where do you live?", "schema": {"type": "object", "properties": {
-            "address": {"type": "object", "properties": {"street": {"type": "string"}}}}}}),
+        &json!({"prompt": "Split the shipment", "schema": {"type": "object", "properties": {
+            "parcels": {"type": "array", "items": {"type": "object", "properties": {
+                "contents": {"type": "array", "items": {"type": "object",
+                    "properties": {"sku": {"type": "string"}}}}}}}}}}),
     )
     .await?;
     assert_eq!(response.status(), 400);
     let error: Value = response.json().await?;
     assert_eq!(error["error"]["code"], "invalid_schema");
-    assert_eq!(error["error"]["field"], "address");
+    assert_eq!(error["error"]["field"], "parcels[].contents");
     assert!(error["error"]["message"]
         .as_str()
-        .is_some_and(|text| text.contains("address")));
+        .is_some_and(|text| text.contains("a list of records inside a record")));
     Ok(())
 }
 

@@ -718,7 +718,7 @@ async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
         (json!({"schema": decision_schema()}), "prompt"),
         (
             json!({"prompt": "q", "schema": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}}),
-            "schema.properties.items",
+            "schema.properties.items[]",
         ),
         (
             json!({"prompt": "q", "schema": {"type": "string"}}),

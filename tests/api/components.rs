@@ -14,7 +14,7 @@ async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Res
         .await?;
     assert_eq!(response.status(), 200);
     let html = response.text().await?;
-    assert_eq!(html.matches("data-testid=\"gallery-entry\"").count(), 29);
+    assert_eq!(html.matches("data-testid=\"gallery-entry\"").count(), 31);
     for name in [
         "Form",
         "Input",
@@ -50,14 +50,14 @@ async fn the_tool_definitions_need_the_token_and_list_every_component() -> anyho
         .await?
         .json()
         .await?;
-    assert_eq!(tools.len(), 29);
+    assert_eq!(tools.len(), 31);
     let mut names: Vec<&str> = tools
         .iter()
         .filter_map(|tool| tool["name"].as_str())
         .collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), 29, "tool names are unique");
+    assert_eq!(names.len(), 31, "tool names are unique");
     for tool in &tools {
         assert_eq!(tool["parameters"]["type"], "object", "{tool}");
         assert!(

@@ -47,6 +47,7 @@ pub struct CheckboxProps {
     pub required: bool,
     /// One sentence of help shown under the box.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// Whether it starts ticked.
     #[serde(default)]
@@ -56,7 +57,7 @@ pub struct CheckboxProps {
 impl ComponentProps for CheckboxProps {
     const NAME: &'static str = "Checkbox";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A yes/no answer; the label says what ticking means.";
+    const DESCRIPTION: &'static str = "Yes or no; the label says what ticking means.";
 
     fn example() -> (Value, Value) {
         (
@@ -162,6 +163,7 @@ pub struct SelectProps {
     pub required: bool,
     /// One sentence of help shown under the list.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// Text of the empty first entry of a single Select (default "Choose…").
     #[serde(default)]
@@ -174,7 +176,7 @@ pub struct SelectProps {
 impl ComponentProps for SelectProps {
     const NAME: &'static str = "Select";
     const ROLE: Role = Role::Field;
-    const DESCRIPTION: &'static str = "A drop-down of many options; multiple picks several.";
+    const DESCRIPTION: &'static str = "A drop-down; multiple picks several.";
 
     fn example() -> (Value, Value) {
         (
@@ -292,6 +294,7 @@ pub struct RadioGroupProps {
     pub required: bool,
     /// One sentence of help shown under the legend.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// The initially chosen value.
     #[serde(default)]
@@ -351,6 +354,7 @@ pub struct CheckboxGroupProps {
     pub required: bool,
     /// One sentence of help shown under the legend.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// The initially ticked values.
     #[serde(default)]

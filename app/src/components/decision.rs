@@ -74,7 +74,7 @@ impl ComponentProps for DecisionTableProps {
     const NAME: &'static str = "DecisionTable";
     const ROLE: Role = Role::Field;
     const DESCRIPTION: &'static str =
-        "One choice per row for 2+ id-array fields over the same rows; a choice names one.";
+        "One choice per row for 2+ id-array fields over the same rows.";
     const BY_REFERENCE: &'static [&'static str] = &["rows"];
 
     fn example() -> (Value, Value) {

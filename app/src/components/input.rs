@@ -130,9 +130,11 @@ pub struct InputProps {
     pub required: bool,
     /// An example of the expected input, shown greyed inside the box; never a substitute for the label.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub placeholder: Option<String>,
     /// One sentence of help shown under the field.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// Smallest allowed value (number or date, e.g. 0 or "2024-01-01").
     #[serde(default)]
@@ -285,9 +287,11 @@ pub struct TextAreaProps {
     pub required: bool,
     /// An example of the expected text, shown greyed inside the box.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub placeholder: Option<String>,
     /// One sentence of help shown under the field.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// Visible lines, 2 to 20 (default 4).
     #[serde(default)]

@@ -31,9 +31,11 @@ pub struct MultiTextInputProps {
     pub required: bool,
     /// One sentence of help shown under the rows.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub help: Option<String>,
     /// An example entry shown greyed in empty rows.
     #[serde(default)]
+    #[schemars(extend("x-from-schema" = true))]
     pub placeholder: Option<String>,
     /// How many rows to show at first, 1 to 20 (default 3).
     #[serde(default)]

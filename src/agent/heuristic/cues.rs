@@ -153,6 +153,7 @@ impl CuedPage {
                     component: "Container",
                     props: json!({"direction": "row", "gap": "md"}),
                     slot_id: Some(TOTALS_SLOT),
+                    children: Vec::new(),
                 });
                 plan.inside.insert(TOTALS_SLOT, self.totals.clone());
             }

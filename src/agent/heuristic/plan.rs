@@ -6,15 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use super::{
-    cues, field_component, literal, row_pick_component, row_picks, split_prompt, submit_button,
-    word_forms, words, Plan, Planned, FORM_SLOT, MAX_COLUMNS, MAX_FACTS, MAX_SECTIONS, MAX_STATS,
-    PAGE_ABOVE, PAGE_SIZE, STATS_SLOT,
+    cues, field_component, literal, records, row_pick_component, row_picks, split_prompt,
+    submit_button, word_forms, words, Plan, Planned, FORM_SLOT, MAX_COLUMNS, MAX_FACTS,
+    MAX_SECTIONS, MAX_STATS, PAGE_ABOVE, PAGE_SIZE, STATS_SLOT,
 };
 use crate::agent::{
     prompt::ParsedPrompt,
     summary::{DataEntry, JsonKind},
 };
-use crate::forms::humanize;
+use crate::forms::{humanize, FieldKind};
 
 /// The page for a parsed prompt, using only the offered tools.
 pub(super) fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan {
@@ -45,8 +45,31 @@ pub(super) fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan
     cued.place(&mut plan, offered);
 
     let selectable = row_picks(parsed, offered);
+    let bound = if has("RecordList") {
+        records::bound_lists(parsed)
+    } else {
+        BTreeMap::new()
+    };
+    // A bound list whose rows hold nothing but the record's fields is shown by the list itself.
+    let mut shown_elsewhere = selectable.clone();
+    if let Some(schema) = &parsed.schema {
+        for (name, entry) in &bound {
+            let members: Vec<String> = schema
+                .field(name)
+                .map(|field| {
+                    crate::agent::structure::record_columns(field)
+                        .into_iter()
+                        .map(|(path, _, _)| path)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if entry.keys.iter().all(|key| members.contains(key)) {
+                shown_elsewhere.insert(format!(" bound {name}"), *entry);
+            }
+        }
+    }
 
-    plan_data(parsed, offered, &selectable, &mut plan);
+    plan_data(parsed, offered, &shown_elsewhere, &mut plan);
 
     if let Some(schema) = &parsed.schema {
         if has("Form") {
@@ -54,12 +77,24 @@ pub(super) fn plan_page(parsed: &ParsedPrompt, offered: &BTreeSet<&str>) -> Plan
                 component: "Form",
                 props: json!({}),
                 slot_id: Some(FORM_SLOT),
+                children: Vec::new(),
             });
             let mut inside = Vec::new();
             for field in &schema.fields {
-                let node = match selectable.get(&field.name) {
-                    Some(entry) => row_pick_component(field, entry, schema, &selectable, offered),
-                    None => field_component(field, offered),
+                let node = match (&field.kind, selectable.get(&field.name)) {
+                    (FieldKind::Object { .. }, _) => {
+                        records::fieldset_plan(field, &field.name, offered)
+                    }
+                    (FieldKind::RecordList { .. }, _) => records::record_list_plan(
+                        field,
+                        parsed,
+                        bound.get(&field.name).copied(),
+                        offered,
+                    ),
+                    (_, Some(entry)) => {
+                        row_pick_component(field, entry, schema, &selectable, offered)
+                    }
+                    (_, None) => field_component(field, offered),
                 };
                 inside.extend(node);
             }
@@ -161,6 +196,7 @@ fn plan_data(
                 component: "Container",
                 props: json!({"direction": "row", "gap": "md"}),
                 slot_id: Some(STATS_SLOT),
+                children: Vec::new(),
             });
             plan.inside.insert(STATS_SLOT, stats);
         } else {

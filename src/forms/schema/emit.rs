@@ -9,7 +9,9 @@ impl FormField {
     /// This field as a JSON Schema property (without the object's `required` list).
     #[must_use]
     pub fn to_json_schema(&self) -> Value {
-        let nullable = !self.required && !self.kind.is_array();
+        let nullable = !self.required
+            && !self.kind.is_array()
+            && !matches!(self.kind, FieldKind::RecordList { .. });
         let mut schema = Map::new();
         if let Some(title) = &self.title {
             schema.insert("title".into(), Value::from(title.clone()));
@@ -113,6 +115,22 @@ impl FormField {
                 schema.insert("items".into(), json!({ "type": "string", "enum": options }));
                 insert_array_rules(&mut schema, *min_items, *max_items, *unique_items);
             }
+            FieldKind::Object { fields } => {
+                schema.insert("type".into(), type_value("object"));
+                schema.extend(object_schema(fields));
+            }
+            FieldKind::RecordList {
+                fields,
+                min_items,
+                max_items,
+            } => {
+                schema.insert("type".into(), json!("array"));
+                let mut items = Map::new();
+                items.insert("type".into(), json!("object"));
+                items.extend(object_schema(fields));
+                schema.insert("items".into(), Value::Object(items));
+                insert_array_rules(&mut schema, *min_items, *max_items, false);
+            }
         }
         Value::Object(schema)
     }
@@ -150,29 +168,37 @@ fn insert_array_rules(
     }
 }
 
+/// The `properties`, `required` and `additionalProperties: false` of an object with `fields`.
+fn object_schema(fields: &[FormField]) -> Map<String, Value> {
+    let properties: Map<String, Value> = fields
+        .iter()
+        .map(|field| (field.name.clone(), field.to_json_schema()))
+        .collect();
+    let required: Vec<Value> = fields
+        .iter()
+        .filter(|field| field.required)
+        .map(|field| Value::from(field.name.clone()))
+        .collect();
+    let mut schema = Map::new();
+    schema.insert("properties".into(), Value::Object(properties));
+    schema.insert("required".into(), Value::Array(required));
+    schema.insert("additionalProperties".into(), Value::Bool(false));
+    schema
+}
+
 impl FormSchema {
     /// The canonical JSON Schema (draft 2020-12) of this form: `type: object`, its properties,
     /// `required`, and `additionalProperties: false`. Optional scalars are `[T, "null"]`.
     #[must_use]
     pub fn to_json_schema(&self) -> Value {
-        let properties: Map<String, Value> = self
-            .fields
-            .iter()
-            .map(|field| (field.name.clone(), field.to_json_schema()))
-            .collect();
-        let required: Vec<Value> = self
-            .fields
-            .iter()
-            .filter(|field| field.required)
-            .map(|field| Value::from(field.name.clone()))
-            .collect();
-        json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        })
+        let mut schema = Map::new();
+        schema.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        schema.insert("type".into(), json!("object"));
+        schema.extend(object_schema(&self.fields));
+        Value::Object(schema)
     }
 }
 

@@ -6,23 +6,62 @@ use serde_json::{Map, Value};
 use super::{
     bounds, check_options, integer_kind, is_null_schema, number_kind, single_type,
     string_constants, string_keyword, string_kind, string_options, FieldKind, FormField,
-    SchemaError, MAX_REFERENCE_DEPTH, UNSUPPORTED_KEYWORDS,
+    SchemaError, MAX_NESTING, MAX_REFERENCE_DEPTH, UNSUPPORTED_KEYWORDS,
 };
 
-pub(super) fn required_names(root: &Map<String, Value>) -> Result<Vec<String>, SchemaError> {
-    match root.get("required") {
+fn required_names(path: &str, object: &Map<String, Value>) -> Result<Vec<String>, SchemaError> {
+    let refused = || SchemaError::field(path, "\"required\" must be a list of field names");
+    match object.get("required") {
         None => Ok(Vec::new()),
         Some(Value::Array(names)) => names
             .iter()
-            .map(|name| {
-                name.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| SchemaError::root("\"required\" must be a list of field names"))
-            })
+            .map(|name| name.as_str().map(str::to_owned).ok_or_else(refused))
             .collect(),
-        Some(_) => Err(SchemaError::root(
-            "\"required\" must be a list of field names",
-        )),
+        Some(_) => Err(refused()),
+    }
+}
+
+/// Where a field sits: how many objects and lists of records enclose it, and whether one of
+/// them is a list of records (a list of records cannot sit inside another).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Scope {
+    depth: usize,
+    in_record: bool,
+}
+
+impl Scope {
+    /// The scope inside an object (`record` false) or a list of records (`record` true) at
+    /// `path`.
+    ///
+    /// # Errors
+    /// Refuses a list of records inside a record, and structure deeper than [`MAX_NESTING`].
+    fn enter(self, path: &str, record: bool) -> Result<Self, SchemaError> {
+        if record && self.in_record {
+            return Err(SchemaError::field(
+                path,
+                "a list of records inside a record is not allowed in a form schema; make it a separate list keyed by the outer record, or a list of strings",
+            ));
+        }
+        if self.depth >= MAX_NESTING {
+            return Err(SchemaError::field(
+                path,
+                format!("objects and lists of records nest at most {MAX_NESTING} deep in a form schema; flatten the innermost level"),
+            ));
+        }
+        Ok(Self {
+            depth: self.depth + 1,
+            in_record: self.in_record || record,
+        })
+    }
+}
+
+/// The path of `name` inside the structure at `parent` (`""` for the form itself), as schema
+/// errors name it: `address.city`, `line_items[].quantity`.
+fn member_path(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
     }
 }
 /// Resolves references against the root schema while loading fields.
@@ -39,19 +78,90 @@ struct Flattened {
 }
 
 impl Loader<'_> {
-    pub(super) fn field(
+    /// The fields of an object schema (the form itself when `path` is empty): its `properties`,
+    /// `required` and `additionalProperties`, each property loaded in turn.
+    pub(super) fn members(
         &self,
-        name: &str,
+        path: &str,
+        object: &Map<String, Value>,
+        scope: Scope,
+    ) -> Result<Vec<FormField>, SchemaError> {
+        match object.get("additionalProperties") {
+            None | Some(Value::Bool(_)) => {}
+            Some(_) => {
+                return Err(SchemaError::field(
+                    path,
+                    "additionalProperties must be true or false, not a schema; a form has a fixed set of named fields",
+                ))
+            }
+        }
+        let required = required_names(path, object)?;
+        let empty = Map::new();
+        let properties = match object.get("properties") {
+            None => &empty,
+            Some(Value::Object(properties)) => properties,
+            Some(_) => {
+                return Err(SchemaError::field(
+                    path,
+                    "\"properties\" must be an object of field schemas",
+                ))
+            }
+        };
+        if let Some(missing) = required
+            .iter()
+            .find(|name| !properties.contains_key(name.as_str()))
+        {
+            return Err(SchemaError::field(
+                &member_path(path, missing),
+                "is listed in \"required\" but has no entry in \"properties\"",
+            ));
+        }
+        if properties.is_empty() && !path.is_empty() {
+            return Err(SchemaError::field(
+                path,
+                "an object needs at least one property; a form cannot show an empty group",
+            ));
+        }
+        properties
+            .iter()
+            .map(|(name, field_schema)| {
+                self.field(
+                    &member_path(path, name),
+                    name,
+                    field_schema,
+                    required.contains(name),
+                    scope,
+                )
+            })
+            .collect()
+    }
+
+    /// Loads one field; `name` is its key, `path` how errors name it.
+    fn field(
+        &self,
+        path: &str,
+        member: &str,
         schema: &Value,
         listed_required: bool,
+        scope: Scope,
     ) -> Result<FormField, SchemaError> {
-        if name.is_empty() {
-            return Err(SchemaError::field(name, "a field needs a non-empty name"));
+        let name = path;
+        if member.is_empty() {
+            return Err(SchemaError::field(
+                path.strip_suffix('.').unwrap_or(""),
+                "a field needs a non-empty name",
+            ));
         }
-        if name.starts_with('_') {
+        if member.starts_with('_') {
             return Err(SchemaError::field(
                 name,
                 "names starting with \"_\" are reserved for the framework (like _csrf and _action); rename the field",
+            ));
+        }
+        if member.contains(['.', '[', ']']) {
+            return Err(SchemaError::field(
+                name,
+                "a field name cannot contain \".\", \"[\" or \"]\": a form names nested fields by paths like address.city and line_items[0].sku; rename the field",
             ));
         }
         let flattened = self.flatten_choice(name, schema, 0)?;
@@ -119,7 +229,7 @@ impl Loader<'_> {
             (None, None) => {
                 return Err(SchemaError::field(
                     name,
-                    "has no \"type\"; give it one of string, number, integer, boolean or array",
+                    "has no \"type\"; give it one of string, number, integer, boolean, array or object",
                 ))
             }
             (Some("string"), None) => string_kind(name, schema)?,
@@ -133,14 +243,11 @@ impl Loader<'_> {
                         "an array field cannot also be null: a form with nothing chosen sends an empty list; drop \"null\"",
                     ));
                 }
-                self.array_kind(name, schema)?
+                self.array_kind(name, schema, scope)?
             }
-            (Some("object"), None) => {
-                return Err(SchemaError::field(
-                    name,
-                    "nested objects are not allowed in a form schema; flatten it into separate fields",
-                ))
-            }
+            (Some("object"), None) => FieldKind::Object {
+                fields: self.members(name, schema, scope.enter(name, false)?)?,
+            },
             (Some(other), None) => {
                 return Err(SchemaError::field(
                     name,
@@ -159,7 +266,7 @@ impl Loader<'_> {
             }
         };
         let mut field = FormField {
-            name: name.to_owned(),
+            name: member.to_owned(),
             title,
             description,
             default: None,
@@ -349,6 +456,7 @@ impl Loader<'_> {
         &self,
         name: &str,
         schema: &Map<String, Value>,
+        scope: Scope,
     ) -> Result<FieldKind, SchemaError> {
         let (min_items, max_items) = bounds(name, schema, "minItems", "maxItems")?;
         let unique_items = match schema.get("uniqueItems") {
@@ -446,9 +554,21 @@ impl Loader<'_> {
                     item_format: format,
                 })
             }
-            (Some("object"), _) => Err(SchemaError::field(
+            (Some("object"), None) => {
+                if unique_items {
+                    return Err(SchemaError::field(
+                        name,
+                        "uniqueItems is not supported on a list of records; give each record a key field instead",
+                    ));
+                }
+                let record_path = format!("{name}[]");
+                let fields =
+                    self.members(&record_path, items_schema, scope.enter(name, true)?)?;
+                Ok(FieldKind::RecordList { fields, min_items, max_items })
+            }
+            (Some("object"), Some(_)) => Err(SchemaError::field(
                 name,
-                "arrays of objects are not allowed in a form schema; use an array of strings or of a string enum",
+                "an enum must be a string enum, not object; use string values",
             )),
             (Some("array"), _) => Err(SchemaError::field(
                 name,

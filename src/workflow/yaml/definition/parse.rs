@@ -611,7 +611,7 @@ fn form_schema(
     FormSchema::from_json_schema(schema).map_err(|problem| {
         fail(
             field,
-            format!("not a form schema (flat fields of strings, numbers, booleans, enums and lists of them): {problem}"),
+            format!("not a form schema (fields of strings, numbers, booleans and enums, lists of them, objects and lists of records, no list of records inside a record): {problem}"),
         )
     })
 }
