@@ -261,24 +261,49 @@ async fn after_decision(
     Ok(Redirect::to("/chat").into_response())
 }
 
+/// The format a download's file name asks for (`….csv`, `….json`); any other is not found.
+fn download_format(file: &str) -> Result<DownloadFormat, AppError> {
+    file.rsplit_once('.')
+        .and_then(|(_, extension)| DownloadFormat::from_extension(extension))
+        .ok_or(AppError::NotFound)
+}
+
+/// Which file of a chat session's call a download route serves.
+#[derive(Clone, Copy)]
+enum CallFile {
+    /// A finished change's per-item outcome.
+    Result,
+    /// The rows a read returned.
+    Read,
+}
+
+/// A download of this browser's chat session only: another session's execution is not found.
+async fn download_call_file(
+    state: &ChatState,
+    session: &Session,
+    (execution, file): (String, String),
+    which: CallFile,
+) -> Result<Response, AppError> {
+    let execution = ExecutionId(parse_uuid(&execution)?);
+    let format = download_format(&file)?;
+    let id = chat_session(state, session).await?;
+    let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
+    let file = match which {
+        CallFile::Result => views::result_file(store, manifest, id, execution, format).await,
+        CallFile::Read => views::read_file(store, manifest, id, execution, format).await,
+    }
+    .map_err(anyhow::Error::from)?;
+    Ok(attachment(file.ok_or(AppError::NotFound)?))
+}
+
 /// `GET /chat/results/{execution}/download.{csv,json}`: the per-item result of a finished call
 /// of this browser's chat session, built from the execution record.
 async fn download_result(
     State(state): State<ChatState>,
     session: Session,
-    Path((execution, file)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Response, AppError> {
-    let execution = ExecutionId(parse_uuid(&execution)?);
-    let format = file
-        .rsplit_once('.')
-        .and_then(|(_, extension)| DownloadFormat::from_extension(extension))
-        .ok_or(AppError::NotFound)?;
-    let id = chat_session(&state, &session).await?;
-    let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
-    let file = views::result_file(store, manifest, id, execution, format)
-        .await
-        .map_err(anyhow::Error::from)?;
-    Ok(attachment(file.ok_or(AppError::NotFound)?))
+    download_call_file(&state, &session, path, CallFile::Result).await
 }
 
 /// `GET /chat/reads/{execution}/{node}.{csv,json}`: the rows a read of this browser's chat
@@ -286,17 +311,7 @@ async fn download_result(
 async fn download_read(
     State(state): State<ChatState>,
     session: Session,
-    Path((execution, file)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Response, AppError> {
-    let execution = ExecutionId(parse_uuid(&execution)?);
-    let format = file
-        .rsplit_once('.')
-        .and_then(|(_, extension)| DownloadFormat::from_extension(extension))
-        .ok_or(AppError::NotFound)?;
-    let id = chat_session(&state, &session).await?;
-    let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
-    let file = views::read_file(store, manifest, id, execution, format)
-        .await
-        .map_err(anyhow::Error::from)?;
-    Ok(attachment(file.ok_or(AppError::NotFound)?))
+    download_call_file(&state, &session, path, CallFile::Read).await
 }

@@ -19,9 +19,9 @@
 //!
 //! `$ref`s are resolved inline; a cycle or a nesting deeper than the depth bound becomes an
 //! unconstrained schema (`{}`), and the depth shrinks until an operation's parameters fit in
-//! [`MAX_PARAMETER_BYTES`], so one huge schema cannot blow the per-turn offer. A request body that
-//! is not a flat form (nested objects, arrays of objects, a non-object body) makes the operation
-//! model-only; header and cookie parameters are left out (site-wide credentials come from the
+//! [`MAX_PARAMETER_BYTES`], so one huge schema cannot blow the per-turn offer. A request body
+//! outside the form subset (a list inside a record, a non-object body, a schema cut to `{}`) makes
+//! the operation model-only: a person could not fill it in; header and cookie parameters are left out (site-wide credentials come from the
 //! overlay), as are operations whose body is not JSON.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -980,6 +980,40 @@ mod tests {
             .ok_or_else(|| ImportError::new("archive", "missing"))?;
         assert!(archive.has(Tag::Batch), "{:?}", archive.tags);
         assert_eq!(archive.batch_argument.as_deref(), Some("pet_ids"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_body_with_an_address_and_line_items_is_a_manual_tool_too() -> Result<(), ImportError> {
+        // Forms with structure: a nested object and a list of records are a form like any other,
+        // so the person can call the operation by hand; a list inside a record is not.
+        let line = json!({"type": "object", "required": ["sku"], "properties": {
+            "sku": {"type": "string"}, "quantity": {"type": "integer", "minimum": 1}}});
+        let document = json!({
+            "openapi": "3.1.0",
+            "info": {"title": "Shop", "version": "1"},
+            "servers": [{"url": "https://shop.example.com"}],
+            "paths": {
+                "/orders": {"post": {"operationId": "createOrder", "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "required": ["address"], "properties": {
+                        "address": {"type": "object", "required": ["city"], "properties": {
+                            "street": {"type": "string"}, "city": {"type": "string"}}},
+                        "lines": {"type": "array", "items": line}}}}}}}},
+                "/bundles": {"post": {"operationId": "createBundle", "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "properties": {
+                        "parts": {"type": "array", "items": {"type": "object", "properties": {
+                            "lines": {"type": "array", "items": line}}}}}}}}}}}
+            }
+        });
+        let manifest = import(&document, &Overlay::default())?;
+        let order = manifest
+            .operation("createOrder")
+            .ok_or_else(|| ImportError::new("createOrder", "missing"))?;
+        assert!(order.offered_manually() && order.offered_to_model());
+        let bundle = manifest
+            .operation("createBundle")
+            .ok_or_else(|| ImportError::new("createBundle", "missing"))?;
+        assert!(!bundle.offered_manually() && bundle.offered_to_model());
         Ok(())
     }
 

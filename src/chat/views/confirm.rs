@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
-use tessera_app::tree::{Node, PageTree};
+use tessera_app::{
+    components::DownloadFormat,
+    tree::{Node, PageTree},
+};
 
 use crate::chat::{
     confirm::ApprovalScope,
@@ -378,6 +381,38 @@ pub(super) fn node(component: &str, props: Value) -> Node {
         component: component.to_owned(),
         props,
         children: Vec::new(),
+    }
+}
+
+/// Code's guarantee on a view with a download: a CSV and a JSON link over `data` (a pointer into
+/// the view's data) are always offered, whatever the model placed; the files' contents are code's.
+pub(super) fn offer_downloads(tree: &mut PageTree, what: &str, data: &str, filename: &str) {
+    for format in [DownloadFormat::Csv, DownloadFormat::Json] {
+        let offered = tree.nodes.values().any(|node| {
+            node.component == "DownloadLink"
+                && node
+                    .props
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("csv")
+                    == format.extension()
+        });
+        if !offered {
+            let id = unused_id(tree, &format!("code_download_{}", format.extension()));
+            let label = format!(
+                "Download the {what} as {}",
+                format.extension().to_uppercase()
+            );
+            tree.nodes.insert(
+                id.clone(),
+                node(
+                    "DownloadLink",
+                    json!({"label": label, "format": format.extension(),
+                           "data": {"$data": data}, "filename": filename}),
+                ),
+            );
+            tree.order.push(id);
+        }
     }
 }
 

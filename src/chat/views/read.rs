@@ -27,7 +27,7 @@ use crate::{agent::generate::GenerationInput, forms::humanize, llm::ChatModel, s
 
 use super::{
     changes::value_words,
-    confirm::{node, unused_id},
+    confirm::{node, offer_downloads, unused_id},
     counts::check_counts,
     generate, noun_forms, ChatView, ViewError, ViewKind,
 };
@@ -458,29 +458,7 @@ pub fn enforce_read(tree: &mut PageTree, shape: &ReadShape, entity: &str, reques
         );
         tree.order.insert(1.min(tree.order.len()), id);
     }
-    for format in [DownloadFormat::Csv, DownloadFormat::Json] {
-        let offered = tree.nodes.values().any(|node| {
-            node.component == "DownloadLink"
-                && node
-                    .props
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .unwrap_or("csv")
-                    == format.extension()
-        });
-        if !offered {
-            let id = unused_id(tree, &format!("code_download_{}", format.extension()));
-            tree.nodes.insert(
-                id.clone(),
-                node(
-                    "DownloadLink",
-                    json!({"label": format!("Download the {plural} as {}", format.extension().to_uppercase()),
-                           "format": format.extension(), "data": {"$data": "/rows"}, "filename": plural}),
-                ),
-            );
-            tree.order.push(id);
-        }
-    }
+    offer_downloads(tree, &plural, "/rows", &plural);
 }
 
 /// Words that ask for a chart.

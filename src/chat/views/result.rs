@@ -26,7 +26,7 @@ use crate::{
 };
 
 use super::{
-    confirm::{node, unused_id},
+    confirm::offer_downloads,
     counts::check_counts,
     generate, prompt, ChatView, ViewError, ViewKind,
 };
@@ -254,29 +254,7 @@ pub(super) fn collect_pointers(value: &Value, out: &mut Vec<String>) {
 /// Code's corrections to a result tree: a CSV and a JSON download of every item are always
 /// offered (their contents are code's, see [`result_download`]).
 pub fn enforce_result(tree: &mut PageTree) {
-    for format in [DownloadFormat::Csv, DownloadFormat::Json] {
-        let offered = tree.nodes.values().any(|node| {
-            node.component == "DownloadLink"
-                && node
-                    .props
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .unwrap_or("csv")
-                    == format.extension()
-        });
-        if !offered {
-            let id = unused_id(tree, &format!("code_download_{}", format.extension()));
-            tree.nodes.insert(
-                id.clone(),
-                node(
-                    "DownloadLink",
-                    json!({"label": format!("Download the result as {}", format.extension().to_uppercase()),
-                           "format": format.extension(), "data": {"$data": "/items"}, "filename": "result"}),
-                ),
-            );
-            tree.order.push(id);
-        }
-    }
+    offer_downloads(tree, "result", "/items", "result");
 }
 
 /// The file behind `/chat/results/{execution}/download.{csv,json}`: one row per item with its

@@ -805,7 +805,8 @@ steps:
     fn a_non_form_schema_under_ui_names_file_step_and_field() {
         let text = GOOD.replace(
             "decision: {type: string, enum: [approve, reject]}",
-            "decision: {type: object, properties: {a: {type: string}}}",
+            // A list inside a record is outside the subset (objects and lists of records are in).
+            "decision: {type: array, items: {type: object, properties: {a: {type: array, items: {type: object, properties: {b: {type: string}}}}}}}",
         );
         let error = load(&text).err().unwrap_or_default();
         assert!(
