@@ -5,18 +5,18 @@ import path from 'node:path';
 
 import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
 
-const COMPONENT_COUNT = 29;
+const COMPONENT_COUNT = 31;
 // The gallery is an admin page: a tool reads it with the API token, as this file does.
 test.use({ extraHTTPHeaders: { Authorization: 'Bearer e2e-token-0123456789abcdef' } });
 
-test('the gallery shows all 29 components, each rendered and with its tool definition', async ({ page }) => {
+test('the gallery shows all 31 components, each rendered and with its tool definition', async ({ page }) => {
   const response = await page.goto('/components');
   expect(response?.status()).toBe(200);
   const entries = page.getByTestId('gallery-entry');
   await expect(entries).toHaveCount(COMPONENT_COUNT);
   const names = await entries.evaluateAll((sections) => sections.map((section) => section.getAttribute('data-component')));
   expect(new Set(names).size).toBe(COMPONENT_COUNT);
-  for (const name of ['Form', 'Input', 'MultiTextInput', 'Table', 'Chart', 'DownloadLink', 'Timeline', 'Code']) {
+  for (const name of ['Form', 'Input', 'MultiTextInput', 'Table', 'Chart', 'DownloadLink', 'Timeline', 'Code', 'Fieldset', 'RecordList']) {
     expect(names).toContain(name);
   }
   // No example renders the error box a broken node gets instead of its component.

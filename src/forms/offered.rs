@@ -208,8 +208,11 @@ impl Offered {
             let label = schema
                 .field_at(list)
                 .map_or_else(|| list.clone(), super::FormField::label);
-            if let Some(Value::Array(records)) = value_at(answer, list) {
-                offer.check(list, &label, records, &mut errors);
+            match value_at(answer, list) {
+                Some(Value::Array(records)) => offer.check(list, &label, records, &mut errors),
+                // Absent is no records: a bound list still owes each of its rows.
+                None => offer.check(list, &label, &[], &mut errors),
+                Some(_) => {}
             }
         }
         errors.into_result(())
@@ -218,15 +221,15 @@ impl Offered {
 
 impl RecordOffer {
     /// Checks the records of the list at `list`: bound records name offered rows once each and
-    /// keep their read-only values; choices stay among the offered ones; a bound list gains no
-    /// records (it offers no add button).
+    /// keep their read-only values; choices stay among the offered ones; a bound list holds
+    /// exactly its rows (it offers no add or remove button: the rows are what is asked about).
     fn check(&self, list: &str, label: &str, records: &[Value], errors: &mut FieldErrors) {
         if let Some(rows) = &self.rows {
-            if records.len() > rows.len() {
+            if records.len() != rows.len() {
                 errors.add(
                     list,
                     format!(
-                        "{label} can only hold the {} lines this page shows, not {}",
+                        "{label} must hold each of the {} lines this page shows, not {}",
                         rows.len(),
                         records.len()
                     ),
@@ -547,7 +550,8 @@ mod tests {
     }
 
     #[test]
-    fn a_bound_list_gains_no_records_and_choices_stay_among_the_offered_ones() -> TestResult {
+    fn a_bound_list_neither_gains_nor_loses_records_and_choices_stay_among_the_offered_ones(
+    ) -> TestResult {
         let extra = format!(
             "{}&line_items[2].sku=C-1&line_items[2].quantity=1",
             TWO_LINES.replace("_count.line_items=2", "_count.line_items=3")
@@ -555,7 +559,15 @@ mod tests {
         let errors = invoice_submit(true, &extra)?.err().unwrap_or_default();
         assert_eq!(
             errors.get("line_items"),
-            Some("Line items can only hold the 2 lines this page shows, not 3")
+            Some("Line items must hold each of the 2 lines this page shows, not 3")
+        );
+        // Nor loses one: the page offers no remove button on rows it asks about.
+        let one = "_count.line_items=1&line_items[0].sku=B-220&line_items[0].description=Toner\
+            &line_items[0].quantity=3";
+        let errors = invoice_submit(true, one)?.err().unwrap_or_default();
+        assert_eq!(
+            errors.get("line_items"),
+            Some("Line items must hold each of the 2 lines this page shows, not 1")
         );
         let pallet = format!("{TWO_LINES}&line_items[1].unit=pallet");
         let errors = invoice_submit(true, &pallet)?.err().unwrap_or_default();

@@ -501,8 +501,34 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains(">line_items"), "{html}");
-        // Bound records are corrected, not added to.
+        // Bound records are corrected in place: no add, no remove, no empty actions column.
         assert!(!html.contains("data-record-add"), "{html}");
+        assert!(!html.contains("data-record-remove"), "{html}");
+        assert!(!html.contains(">Actions<"), "{html}");
+    }
+
+    #[test]
+    fn a_bound_list_shows_each_of_its_rows_whatever_count_a_crafted_request_sends() {
+        let (props, data) = invoice();
+        let mut ctx = RenderCtx::new(data);
+        ctx.form.values = submitted(&[
+            ("_count.line_items", "1"),
+            ("line_items[0].sku", "A-100"),
+            ("line_items[0].quantity", "11"),
+        ]);
+        ctx.form
+            .errors
+            .insert("line_items".to_owned(), "refused".to_owned());
+        let html = render(&props, &ctx);
+        assert!(
+            html.contains(r#"name="_count.line_items" value="3""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"name="line_items[0].quantity" value="11""#),
+            "{html}"
+        );
+        assert!(html.contains(r#"name="line_items[2].sku""#), "{html}");
     }
 
     #[test]

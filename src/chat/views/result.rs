@@ -26,9 +26,7 @@ use crate::{
 };
 
 use super::{
-    confirm::offer_downloads,
-    counts::check_counts,
-    generate, prompt, ChatView, ViewError, ViewKind,
+    confirm::offer_downloads, counts::check_counts, generate, prompt, ChatView, ViewError, ViewKind,
 };
 
 /// The columns of a result download, in order.

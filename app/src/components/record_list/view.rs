@@ -92,9 +92,13 @@ impl Records<'_> {
         }
     }
 
-    /// How many records the list holds: as sent, else as bound, else the fewest allowed (at
+    /// How many records the list holds: a bound list its rows, always (it is corrected in place,
+    /// whatever a crafted `_count` or remove says); else as sent, else the fewest allowed (at
     /// least one), kept within the list's bounds.
     fn count(&self, props: &RecordListProps) -> usize {
+        if let Some(rows) = self.rows {
+            return rows.len();
+        }
         let sent = self
             .submitted
             .then(|| {
@@ -220,7 +224,8 @@ pub(super) fn render(
             &values,
             &errors,
             record_error,
-            count > min,
+            // A bound list is corrected in place: its rows are what the answer is about.
+            (!bound).then_some(count > min),
         ))
     };
     let carried_of = |range: std::ops::Range<usize>| {
@@ -258,7 +263,16 @@ pub(super) fn render(
             .map(|column| column.default.as_ref().map_or_else(Vec::new, texts))
             .collect();
         let errors = vec![None; props.columns.len()];
-        let record = record_view(props, &dom_id, layout, &slot, &values, &errors, None, true);
+        let record = record_view(
+            props,
+            &dom_id,
+            layout,
+            &slot,
+            &values,
+            &errors,
+            None,
+            Some(true),
+        );
         view! { <template data-record-template="">{record}</template> }
     });
     let add = can_add.then(|| {
@@ -308,7 +322,9 @@ pub(super) fn render(
                                     <span class="sr-only">{item.clone()}</span>"#"
                                 </th>
                                 {headers}
-                                <th scope="col" class="w-px px-3 py-2"><span class="sr-only">"Actions"</span></th>
+                                {(!bound).then(|| view! {
+                                    <th scope="col" class="w-px px-3 py-2"><span class="sr-only">"Actions"</span></th>
+                                })}
                             </tr>
                         </thead>
                         <tbody data-record-body="">{shown}</tbody>
@@ -361,16 +377,16 @@ fn record_view(
     values: &[Vec<String>],
     errors: &[Option<String>],
     record_error: Option<String>,
-    removable: bool,
+    removable: Option<bool>,
 ) -> AnyView {
     let item = props.item_text();
     let number = || view! { <span data-record-number="">{slot.number.clone()}</span> };
-    let remove = view! {
+    let remove = removable.map(|removable| view! {
         <button type="submit" name=ACTION_FIELD value=format!("{REMOVE_PREFIX}{}[{}]", props.name, slot.index)
             formnovalidate=true hidden=!removable class=SMALL_BUTTON data-testid="record-remove" data-record-remove="">
             "Remove"<span class="sr-only">{format!(" {} ", item.to_lowercase())}{number()}</span>
         </button>
-    };
+    });
     let record_error = record_error.map(|error| {
         view! { <p class="text-sm font-medium text-red-700 dark:text-red-300" data-testid="field-error">{error}</p> }
     });
@@ -406,7 +422,7 @@ fn record_view(
                         {record_error}
                     </th>
                     {cells}
-                    <td class="px-3 py-2 align-top">{remove}</td>
+                    {remove.map(|remove| view! { <td class="px-3 py-2 align-top">{remove}</td> })}
                 </tr>
             }
             .into_any()
@@ -464,7 +480,7 @@ fn record_view(
                     <legend class="px-1 text-sm font-semibold text-slate-900 dark:text-slate-100">{format!("{item} ")}{number()}</legend>
                     {record_error}
                     <div class="grid gap-4 sm:grid-cols-2">{groups}</div>
-                    <div>{remove}</div>
+                    {remove.map(|remove| view! { <div>{remove}</div> })}
                 </fieldset>
             }
             .into_any()
