@@ -285,5 +285,37 @@ for (const javaScriptEnabled of [true, false]) {
         contacts: people.map((name) => ({ name, email: `${name.split(' ')[0].toLowerCase()}@example.com` })),
       });
     });
+
+    test(`a 500-line invoice pages on the server and keeps an edit made on every page (${mode})`, async ({ page, request }) => {
+      const many = Array.from({ length: 500 }, (_, index) => ({
+        sku: `S-${String(index).padStart(3, '0')}`,
+        quantity: (index % 7) + 1,
+        unit_price: 2.5,
+      }));
+      const { id, link } = await ask(request, {
+        prompt: 'The scanner read 500 line items from invoice INV-9000. Correct any quantity.',
+        schema: invoiceSchema,
+        data: { invoice: 'INV-9000', items: many },
+      });
+      await open(page, link, javaScriptEnabled);
+      const list = page.getByTestId('record-list');
+      await expect(list.locator('tbody tr')).toHaveCount(50);
+      await page.getByRole('spinbutton', { name: 'Quantity, line item 2', exact: true }).fill('40');
+      // The pager is the form's own button: the edit travels with it, nothing is recorded.
+      const next = list.getByRole('button', { name: 'Next' });
+      await Promise.all([page.waitForNavigation(), next.click()]);
+      await expect(page.getByRole('spinbutton', { name: 'Quantity, line item 51', exact: true })).toBeVisible();
+      await expect(page.getByRole('spinbutton', { name: 'Quantity, line item 2', exact: true })).toHaveCount(0);
+      await page.getByRole('spinbutton', { name: 'Quantity, line item 60', exact: true }).fill('41');
+      expect((await status(request, id)).status).toBe('waiting');
+      await page.screenshot({ path: path.join(artifacts, `structured-500-page-2-${suffix}.png`), fullPage: false });
+      await submitButton(page).click();
+      await expect(page).toHaveURL(/\/done$/);
+      const answer = (await answerOf(request, id)) as { line_items: { sku: string; quantity: number }[] };
+      expect(answer.line_items).toHaveLength(500);
+      expect(answer.line_items[1]).toEqual({ sku: 'S-001', quantity: 40, unit_price: 2.5 });
+      expect(answer.line_items[59]).toEqual({ sku: 'S-059', quantity: 41, unit_price: 2.5 });
+      expect(answer.line_items[499]).toEqual({ sku: 'S-499', quantity: (499 % 7) + 1, unit_price: 2.5 });
+    });
   });
 }
