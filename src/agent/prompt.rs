@@ -262,10 +262,36 @@ mod tests {
             message: "schema field `note` (a string) has no component".into(),
             fix: "place a TextArea named `note` inside the Form".into(),
         };
-        let text = follow_up(&[issue])?;
-        assert!(text.contains("found 1 problem."), "{text}");
-        assert!(text.contains("[missing_field] field `note`"), "{text}");
-        assert!(text.contains("Fix: place a TextArea"), "{text}");
+        let other = FormIssue {
+            node: Some("n2".into()),
+            field: None,
+            rule: "unknown_prop",
+            message: "Input has no prop `colour`".into(),
+            fix: "remove `colour`".into(),
+        };
+        let text = follow_up(&[issue, other])?;
+        assert!(text.contains("found 2 problems."), "{text}");
+        // One problem a line, as a list the model can work through (they once ran together).
+        let items: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("- ["))
+            .collect();
+        assert_eq!(items.len(), 2, "{text}");
+        assert!(
+            items[0].starts_with("- [missing_field] field `note`"),
+            "{text}"
+        );
+        assert!(
+            items[0].ends_with("Fix: place a TextArea named `note` inside the Form."),
+            "{text}"
+        );
+        assert!(items[1].starts_with("- [unknown_prop] node `n2`"), "{text}");
+        let last = format!("Fix these with the tools, then call {FINISH} again.");
+        assert_eq!(
+            text.trim_end().lines().last(),
+            Some(last.as_str()),
+            "{text}"
+        );
         Ok(())
     }
 }

@@ -238,7 +238,7 @@ fn every_default_component_renders_its_expected_elements() -> Result<(), String>
                 "name=\"line_items[1].quantity\"",
                 "name=\"_count.line_items\" value=\"3\"",
                 "type=\"hidden\" name=\"line_items[0].sku\" value=\"A-100\"",
-                "value=\"remove:line_items[2]\"",
+                "data-testid=\"read-only\"",
             ],
         ),
         (
