@@ -363,6 +363,9 @@ impl Planner {
         let Some(search) = search_operation(&self.manifest, &intent.entity) else {
             return ChatResponse::text("This site has no search operation for that.");
         };
+        if let Some(answer) = needs_arguments(search, &intent) {
+            return ChatResponse::text(answer);
+        }
         let since: &[Message] = &messages[start + 1..];
         // A search of a large site's operations only made the next call possible.
         let last_result = since.iter().rev().find_map(|message| match message {
@@ -460,6 +463,46 @@ impl Planner {
             }
         }
     }
+}
+
+/// When the search needs arguments the request cannot give (a repository's owner and name, say),
+/// what to type instead: a call code would refuse helps nobody.
+fn needs_arguments(search: &Operation, intent: &Intent) -> Option<String> {
+    let missing: Vec<&str> = search
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !intent.filters.contains_key(*name))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut command = format!("/tool {}", search.name);
+    for name in &missing {
+        command.push_str(&format!(" --{name} VALUE"));
+    }
+    for (name, value) in &intent.filters {
+        if let Some(text) = value.as_str() {
+            command.push_str(&format!(" --{name} {text}"));
+        }
+    }
+    let needed = missing
+        .iter()
+        .map(|name| name.replace('_', " "))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let how = if search.offered_manually() {
+        format!(" Run it by hand with the values filled in: {command}")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "To find the {} I need {needed}, which your request does not say, and without a language model I cannot ask for them.{how}",
+        intent.entity
+    ))
 }
 
 /// The answer to a request the planner cannot read: the phrasings it knows when the site has
@@ -595,6 +638,32 @@ mod tests {
         assert_eq!(
             call.arguments.as_ref().ok(),
             Some(&json!({"status": "open"}))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_search_that_needs_what_the_request_does_not_say_is_answered_with_the_command(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        // GitHub's issue list needs the repository's owner and name; "show me the open issues"
+        // names neither, so a call would only be refused by the schema check.
+        let manifest = crate::chat::manifest::openapi::import(
+            &json!({"openapi": "3.1.0", "info": {"title": "GitHub"}, "servers": [{"url": "/api"}], "paths": {
+                "/repos/{owner}/{repo}/issues": {"get": {"operationId": "issues/list-for-repo", "tags": ["issues"], "parameters": [
+                    {"name": "owner", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "repo", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "state", "in": "query", "schema": {"type": "string", "enum": ["open", "closed", "all"]}}]}}}}),
+            &crate::chat::manifest::openapi::Overlay::default(),
+        )?;
+        let planner = Planner::new(Arc::new(manifest), Arc::new(|| TODAY));
+        let messages = vec![Message::User("show me the open issues".to_owned())];
+        let answer = planner.propose(&messages, &["issues_list-for-repo".to_owned()]);
+        assert!(answer.tool_calls.is_empty(), "{answer:?}");
+        let text = answer.text.unwrap_or_default();
+        assert!(text.contains("I need owner, repo"), "{text}");
+        assert!(
+            text.contains("/tool issues_list-for-repo --owner VALUE --repo VALUE --state open"),
+            "{text}"
         );
         Ok(())
     }

@@ -308,6 +308,10 @@ impl Orchestrator {
             let mut line = format!("- {} ({mode}): {}", operation.name, operation.description);
             let rules = policy::describe(manifest, operation);
             if !rules.is_empty() {
+                // A site's summary rarely ends its sentence; the rules are sentences of their own.
+                if !line.ends_with(['.', '!', '?']) {
+                    line.push('.');
+                }
                 line.push(' ');
                 line.push_str(&rules.join(" "));
             }
@@ -319,9 +323,14 @@ impl Orchestrator {
                 .or_default()
                 .push(line);
         }
-        let mut text = String::from("Tools:");
+        let mut text = String::from("What this chat can run (by hand: /tool NAME --field value):");
         for (category, lines) in by_category {
-            text.push_str(&format!("\n{category}:\n{}", lines.join("\n")));
+            let mut heading = category.chars();
+            let heading = heading
+                .next()
+                .map(|first| first.to_uppercase().chain(heading).collect::<String>())
+                .unwrap_or_default();
+            text.push_str(&format!("\n{heading}:\n{}", lines.join("\n")));
         }
         text
     }

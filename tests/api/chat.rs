@@ -1235,6 +1235,23 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         tools.narrative
     );
     assert!(tools.narrative.contains("A person must confirm it."));
+    // Each rule is its own sentence after the description, and the list is headed once.
+    assert!(
+        tools
+            .narrative
+            .lines()
+            .filter(|line| line.contains(" A person must"))
+            .all(|line| line.contains(". A person must")),
+        "{}",
+        tools.narrative
+    );
+    assert!(
+        tools
+            .narrative
+            .starts_with("What this chat can run (by hand: /tool NAME --field value):\n"),
+        "{}",
+        tools.narrative
+    );
     let model_line = orchestrator.handle_turn(session.id, "/model").await?;
     assert_eq!(
         model_line.narrative,
