@@ -16,12 +16,12 @@ use anyhow::{bail, ensure, Context as _};
 use axum::{extract::Request, response::IntoResponse, Json, Router};
 use serde_json::{json, Value};
 use tessera::{
-    agent::AllowedModels,
+    agent::{AllowedModels, HeuristicModel},
     chat::{
         header::CallStatus,
         setup::{sites_orchestrator, sites_orchestrator_with_env},
         sites::load_site,
-        views::confirm_data,
+        views::{confirm_data, session_views},
         ApprovalScope, Orchestrator,
     },
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
@@ -556,6 +556,34 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
         listed.reply
     );
     assert_eq!(prism.received("get")?, 1);
+    // What the person sees of the list: a table of the issues Prism returned, built by the same
+    // generation as pages (the offline model places it here) from the rows stored with the turn.
+    let view = chat.session_view(session.id).await?;
+    let views = session_views(store, &HeuristicModel::new(), &manifest, &view).await?;
+    let [read] = views.reads.values().collect::<Vec<_>>()[..] else {
+        bail!("one read view for the list: {:?}", views.reads.keys());
+    };
+    let table = read
+        .tree
+        .nodes
+        .values()
+        .find(|node| node.component == "Table")
+        .context("the read view has a table")?;
+    assert!(
+        read.data.to_string().contains("1347"),
+        "the table's rows hold the listed issue: {}",
+        read.data
+    );
+    assert!(
+        table.props.to_string().contains("$data"),
+        "the table is bound to the stored rows: {}",
+        table.props
+    );
+    assert_eq!(
+        prism.received("get")?,
+        1,
+        "the view did not ask the site again"
+    );
 
     let asked = chat
         .handle_turn(session.id, "close these 12 issues")
