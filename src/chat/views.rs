@@ -25,10 +25,10 @@ use serde_json::{json, Value};
 use tessera_app::tree::PageTree;
 
 use super::{
-    audit::{ExecutionId, ExecutionStatus},
+    audit::{Execution, ExecutionId, ExecutionStatus},
     confirm::ConfirmationId,
     header::{CallStatus, StepRole},
-    manifest::Manifest,
+    manifest::{Manifest, Operation},
     orchestrator::SessionView,
     session::Speaker,
 };
@@ -240,6 +240,17 @@ pub struct SessionViews {
     pub progress: Vec<ChatView>,
 }
 
+/// The execution `id` among `executions` and the operation it called, when the manifest still
+/// has it (a site reconfigured since may not).
+fn called<'e, 'm>(
+    executions: &'e [Execution],
+    manifest: &'m Manifest,
+    id: ExecutionId,
+) -> Option<(&'e Execution, &'m Operation)> {
+    let execution = executions.iter().find(|execution| execution.id == id)?;
+    Some((execution, manifest.operation(&execution.operation)?))
+}
+
 /// Builds the views of `view` (a session as its page shows it) with `model`; identical views come
 /// from the page cache.
 ///
@@ -271,13 +282,7 @@ pub async fn session_views(
             .filter(|step| step.role == StepRole::Read && step.status == CallStatus::Succeeded)
             .filter_map(|step| step.execution_id);
         for execution_id in reads {
-            let Some(execution) = executions
-                .iter()
-                .find(|execution| execution.id == execution_id)
-            else {
-                continue;
-            };
-            let Some(operation) = manifest.operation(&execution.operation) else {
+            let Some((execution, operation)) = called(&executions, manifest, execution_id) else {
                 continue;
             };
             if let Some(read) = read_view(store, model, operation, execution, request).await? {
@@ -305,13 +310,7 @@ pub async fn session_views(
         if views.results.contains_key(&execution_id) {
             continue;
         }
-        let Some(execution) = executions
-            .iter()
-            .find(|execution| execution.id == execution_id)
-        else {
-            continue;
-        };
-        let Some(operation) = manifest.operation(&execution.operation) else {
+        let Some((execution, operation)) = called(&executions, manifest, execution_id) else {
             continue;
         };
         let preview = preview_of(store, session, execution).await?;

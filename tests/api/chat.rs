@@ -155,15 +155,7 @@ pub(crate) async fn demo_site(
     };
     let app =
         tessera::demo::items::routes::<()>(store.clone()).layer(middleware::from_fn(recorder));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-    });
+    let (address, shutdown) = crate::helpers::serve_on_loopback(app).await?;
     Ok(DemoSite {
         base: Url::parse(&format!("http://{address}/demo-api"))?,
         requests,

@@ -85,15 +85,7 @@ impl GatedSite {
         };
         let app =
             tessera::demo::items::routes::<()>(store.clone()).layer(middleware::from_fn(hold));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let address = listener.local_addr()?;
-        let shutdown = CancellationToken::new();
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
-        });
+        let (address, shutdown) = crate::helpers::serve_on_loopback(app).await?;
         Ok(Self {
             base: Url::parse(&format!("http://{address}/demo-api"))?,
             gate,

@@ -24,6 +24,21 @@ use tessera::{
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// Serves `app` on a free loopback port until the returned token is cancelled: the stand-in
+/// sites the chat tests drive.
+pub async fn serve_on_loopback(app: Router) -> anyhow::Result<(SocketAddr, CancellationToken)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+    });
+    Ok((address, shutdown))
+}
+
 /// The API token every spawned test app accepts.
 pub const API_TOKEN: &str = "test-token-0123456789abcdef";
 

@@ -5,7 +5,6 @@
 //! Every chat test runs on SQLite and on PostgreSQL.
 
 use std::{
-    net::SocketAddr,
     path::{Path, PathBuf},
     process::Stdio,
     sync::{Arc, Mutex},
@@ -95,15 +94,7 @@ impl NotesSite {
                 }
             }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let address: SocketAddr = listener.local_addr()?;
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
-        });
+        let (address, shutdown) = crate::helpers::serve_on_loopback(app).await?;
         Ok(Self {
             origin: Url::parse(&format!("http://{address}"))?,
             requests,
