@@ -61,11 +61,15 @@ pub fn offer(
     operations: &[&Operation],
     history: &[Message],
 ) -> Vec<ToolDefinition> {
-    if !needs_search(manifest, operations) {
-        return operations
+    // The same test as `needs_search`, on definitions built once: they are the offer if it passes.
+    if operations.len() <= SEARCH_ABOVE_OPERATIONS {
+        let all: Vec<ToolDefinition> = operations
             .iter()
             .map(|operation| operation.tool_definition(manifest))
             .collect();
+        if offer_bytes(&all) <= OFFER_BUDGET_BYTES {
+            return all;
+        }
     }
     let search = find_operations_tool(operations.len());
     let mut spent = bytes(&search);
