@@ -17,6 +17,7 @@ pub mod generate;
 pub mod generation;
 pub mod heuristic;
 pub mod models;
+pub mod page_schema;
 pub mod prompt;
 pub mod structure;
 pub mod summary;

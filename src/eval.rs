@@ -14,6 +14,7 @@
 //! evaluation itself (unreadable files, a bad setting, the store).
 
 pub mod meter;
+pub mod record;
 pub mod report;
 pub mod scenario;
 
@@ -35,7 +36,7 @@ use self::{
 use crate::{
     agent::{generate_page, AgentError, CachePolicy, GenerationInput},
     config::DatabaseUrl,
-    llm::{ChatModel, ModelError, ReplayModel, TranscriptError},
+    llm::{ChatModel, ModelError, PageMode, ReplayModel, TranscriptError},
     store::{Store, StoreError},
 };
 
@@ -70,6 +71,14 @@ pub enum EvalError {
         /// What failed.
         source: AgentError,
     },
+    /// A recorded transcript could not be written.
+    #[error("cannot write {path}: {source}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The temporary folder for the store could not be made.
     #[error("cannot create a temporary store: {0}")]
     TempStore(std::io::Error),
@@ -84,11 +93,24 @@ pub struct EvalOptions {
     pub transcripts: Option<PathBuf>,
     /// Print JSON instead of the table.
     pub json: bool,
+    /// Only the scenarios with these names (all when empty).
+    pub only: Vec<String>,
+    /// Model turns allowed per attempt.
+    pub max_steps: usize,
+    /// How the configured model is asked for pages; its own preference when `None`.
+    pub mode: Option<PageMode>,
+    /// Write each configured-model run here as a replayable transcript.
+    pub record: Option<PathBuf>,
 }
 
 /// The usage line of `tessera eval`.
-pub const USAGE: &str = "usage: tessera eval [--scenarios DIR] [--transcripts DIR] [--json]\n\
+pub const USAGE: &str = "usage: tessera eval [--scenarios DIR] [--only NAMES] [--max-steps N] \
+     [--mode auto|whole|tools] [--record DIR] [--transcripts DIR] [--json]\n\
      \x20 --scenarios DIR    page requests to run (default tests/quality)\n\
+     \x20 --only NAMES       only these scenarios, comma-separated (e.g. bug-report,shipping-address)\n\
+     \x20 --max-steps N      model turns allowed per page in the tool loop (default 10)\n\
+     \x20 --mode MODE        whole (one constrained answer), tools (the tool loop) or auto\n\
+     \x20 --record DIR       write each run as a replayable transcript into DIR\n\
      \x20 --transcripts DIR  replay the transcripts in DIR instead of the configured model\n\
      \x20 --json             print the results as JSON\n\
      The model is TESSERA_MODEL with the server's provider settings (see tessera --help).\n";
@@ -103,6 +125,10 @@ impl EvalOptions {
             scenarios: PathBuf::from("tests/quality"),
             transcripts: None,
             json: false,
+            only: Vec::new(),
+            max_steps: crate::agent::generate::DEFAULT_MAX_STEPS,
+            mode: None,
+            record: None,
         };
         let mut arguments = arguments.iter();
         while let Some(argument) = arguments.next() {
@@ -116,6 +142,34 @@ impl EvalOptions {
                 "--scenarios" => options.scenarios = folder("--scenarios")?,
                 "--transcripts" => options.transcripts = Some(folder("--transcripts")?),
                 "--json" => options.json = true,
+                "--record" => options.record = Some(folder("--record")?),
+                "--mode" => {
+                    let mode = arguments.next().map(|mode| PageMode::parse(mode));
+                    options.mode = match mode {
+                        Some(Ok(mode)) => Some(mode),
+                        Some(Err(reason)) => {
+                            return Err(EvalError::Usage(format!("--mode: {reason}\n{USAGE}")))
+                        }
+                        None => {
+                            return Err(EvalError::Usage(format!("--mode needs a mode\n{USAGE}")))
+                        }
+                    };
+                }
+                "--only" => {
+                    let names = arguments.next().ok_or_else(|| {
+                        EvalError::Usage(format!("--only needs scenario names\n{USAGE}"))
+                    })?;
+                    options.only = names.split(',').map(str::to_owned).collect();
+                }
+                "--max-steps" => {
+                    options.max_steps = arguments
+                        .next()
+                        .and_then(|steps| steps.parse().ok())
+                        .filter(|steps| *steps > 0)
+                        .ok_or_else(|| {
+                            EvalError::Usage(format!("--max-steps needs a number above 0\n{USAGE}"))
+                        })?;
+                }
                 other => {
                     return Err(EvalError::Usage(format!(
                         "unknown argument `{other}`\n{USAGE}"
@@ -137,7 +191,20 @@ pub async fn run(
     model: Arc<dyn ChatModel>,
     model_label: &str,
 ) -> Result<Report, EvalError> {
-    let scenarios = Scenario::load_dir(&options.scenarios)?;
+    let mut scenarios = Scenario::load_dir(&options.scenarios)?;
+    if !options.only.is_empty() {
+        if let Some(unknown) = options
+            .only
+            .iter()
+            .find(|name| !scenarios.iter().any(|scenario| &scenario.name == *name))
+        {
+            return Err(EvalError::Usage(format!(
+                "--only: no scenario named `{unknown}` in {}",
+                options.scenarios.display()
+            )));
+        }
+        scenarios.retain(|scenario| options.only.contains(&scenario.name));
+    }
     let (label, cases) = match &options.transcripts {
         Some(folder) => (
             format!("replayed transcripts ({})", folder.display()),
@@ -156,7 +223,11 @@ pub async fn run(
     let store = Store::connect(&DatabaseUrl::Sqlite(path.to_string_lossy().into_owned())).await?;
     let mut results = Vec::with_capacity(cases.len());
     for case in &cases {
-        results.push(evaluate(case, &store).await?);
+        let result = evaluate(case, &store, options).await?;
+        if let (Some(folder), Source::Configured(model)) = (&options.record, &case.source) {
+            record::write(folder, &case.scenario, &model.name().to_string(), &result)?;
+        }
+        results.push(result);
     }
     store.close().await;
     Ok(Report {
@@ -170,7 +241,11 @@ pub async fn run(
 /// # Errors
 /// [`EvalError::Agent`] when the loop fails for a reason other than the model; a model that
 /// produces no valid page is a result with outcome `fell_back` (or `failed`).
-pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, EvalError> {
+pub async fn evaluate(
+    case: &Case,
+    store: &Store,
+    options: &EvalOptions,
+) -> Result<ScenarioResult, EvalError> {
     let (model, expect): (Arc<dyn ChatModel>, _) = match &case.source {
         Source::Replay(transcript) => (
             Arc::new(ReplayModel::new(transcript)),
@@ -186,10 +261,14 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         schema: scenario.schema.clone(),
         data: scenario.data.clone(),
         catalog: Catalog::defaults(),
-        max_steps: crate::agent::generate::DEFAULT_MAX_STEPS,
+        max_steps: options.max_steps,
         cache: CachePolicy::Bypass,
         template: None,
         for_assignees: false,
+        mode: match case.source {
+            Source::Replay(_) => None,
+            Source::Configured(_) => options.mode,
+        },
     };
     let started = Instant::now();
     let generated = generate_page(input, &metered, store, None).await;
@@ -210,6 +289,9 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
     let (html_bytes, nodes) = tree.as_ref().map_or((0, 0), |tree| {
         (html_bytes(tree, &scenario.data), tree.nodes.len())
     });
+    let outline = tree.as_ref().map_or_else(Vec::new, |tree| {
+        tree.outline().lines().map(str::to_owned).collect()
+    });
     Ok(ScenarioResult {
         name: case.label.clone(),
         scenario: scenario.name.clone(),
@@ -222,7 +304,9 @@ pub async fn evaluate(case: &Case, store: &Store) -> Result<ScenarioResult, Eval
         latency_ms,
         html_bytes,
         nodes,
+        outline,
         expect,
+        first_attempt: first_attempt.clone(),
     })
 }
 
@@ -254,6 +338,14 @@ fn rules_reported(attempt: &serde_json::Value) -> Vec<String> {
         for issue in nested.into_iter().flatten() {
             note(issue);
         }
+    }
+    // A whole-page answer's problems, as its repair turn named them.
+    for problem in turns
+        .iter()
+        .filter_map(|turn| turn["problems"].as_array())
+        .flatten()
+    {
+        note(problem);
     }
     rules
 }

@@ -36,7 +36,7 @@ mod transport;
 pub use config::{model_from_spec, retry_policy_from_env, ModelSettings};
 pub use model::{
     ChatModel, ChatRequest, ChatResponse, MalformedArguments, Message, ModelError, ModelName,
-    StopReason, ToolCall, ToolDefinition, Usage,
+    PageMode, ResponseFormat, StopReason, ToolCall, ToolDefinition, Usage,
 };
 pub use replay::{ReplayModel, Transcript, TranscriptError};
 pub use retry::{ModelCallPolicy, Retrying};

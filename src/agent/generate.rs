@@ -15,6 +15,10 @@
 //! The generation's id is chosen by the caller ([`GenerationInput::id`]) so it can subscribe to
 //! the events before the loop starts.
 
+mod whole;
+
+pub use whole::{place_answer, Placed, Problem};
+
 use std::{sync::OnceLock, time::Instant};
 
 use serde_json::{json, Value};
@@ -31,7 +35,8 @@ use super::{
     events::{EventKind, EventLog, EventSink},
     generation::{GenerationOutcome, GenerationRecord},
     heuristic::{HeuristicModel, HEURISTIC},
-    prompt::{follow_up, system_prompt, user_prompt_for},
+    page_schema::{page_schema, PageRequest},
+    prompt::{follow_up, page_system_prompt, system_prompt, user_prompt_for},
     summary::DataSummary,
     tools::{tool_definitions, Effect, Reply, Workspace, AGENT_TOOLS, FINISH},
 };
@@ -41,7 +46,7 @@ use crate::{
         FormSchema,
     },
     llm::{
-        adopt_text_tool_calls, ChatModel, ChatRequest, Message, ModelError, ModelName,
+        adopt_text_tool_calls, ChatModel, ChatRequest, Message, ModelError, ModelName, PageMode,
         ToolDefinition, Usage,
     },
     store::{now_ms, Store, StoreError},
@@ -106,6 +111,9 @@ pub struct GenerationInput {
     /// The page is answered by named assignees, each through a link of their own (code shows
     /// whom a link is for and adds their Decline): the model is told so, and places no Cancel.
     pub for_assignees: bool,
+    /// How the model is asked for the page; `None` for the model's own preference
+    /// ([`ChatModel::page_mode`]).
+    pub mode: Option<PageMode>,
 }
 
 impl GenerationInput {
@@ -123,7 +131,15 @@ impl GenerationInput {
             max_steps: DEFAULT_MAX_STEPS,
             cache: CachePolicy::Use,
             for_assignees: false,
+            mode: None,
         }
+    }
+
+    /// The same input, asking the model for the page in `mode` whatever it prefers.
+    #[must_use]
+    pub fn with_mode(mut self, mode: PageMode) -> Self {
+        self.mode = Some(mode);
+        self
     }
 
     /// The same input asking for `schema`.
@@ -189,6 +205,8 @@ enum AttemptEnd {
 
 struct Attempt {
     model: ModelName,
+    /// `tools` (the tool loop) or `whole` (the whole page in one answer).
+    mode: &'static str,
     end: AttemptEnd,
     turns: i64,
     usage: Usage,
@@ -208,6 +226,7 @@ impl Attempt {
         };
         json!({
             "model": self.model.to_string(),
+            "mode": self.mode,
             "end": end,
             "error": error,
             "turns": self.turns,
@@ -225,8 +244,11 @@ struct Setup<'a> {
     input: &'a GenerationInput,
     system: String,
     user: String,
+    summary: DataSummary,
     /// Made on first use: a cache hit calls no model, so it never needs them.
     tools: OnceLock<Vec<ToolDefinition>>,
+    /// The whole-page answer's schema, made on first use like the tools.
+    page_schema: OnceLock<Value>,
 }
 
 impl Setup<'_> {
@@ -234,6 +256,28 @@ impl Setup<'_> {
     fn tools(&self) -> &[ToolDefinition] {
         self.tools
             .get_or_init(|| tool_definitions(&self.input.catalog))
+    }
+
+    fn page_request(&self) -> PageRequest<'_> {
+        PageRequest::new(
+            &self.input.catalog,
+            self.input.schema.as_ref(),
+            &self.summary,
+        )
+    }
+
+    /// The schema a whole-page answer must follow.
+    fn page_schema(&self) -> &Value {
+        self.page_schema
+            .get_or_init(|| page_schema(&self.page_request()))
+    }
+
+    /// The system prompt of a whole-page answer: the format, the components, the fields.
+    fn page_system(&self) -> Result<String, AgentError> {
+        Ok(page_system_prompt(
+            &self.page_request(),
+            self.input.for_assignees,
+        )?)
     }
 }
 
@@ -296,13 +340,16 @@ async fn generate(
             &summary,
             input.for_assignees,
         )?,
+        summary: summary.clone(),
         tools: OnceLock::new(),
+        page_schema: OnceLock::new(),
     };
     let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
     let mut log = EventLog::new(input.id, store, events);
     log.push(
         EventKind::Started,
         json!({"model": model_name.to_string(), "cache": input.cache, "max_steps": input.max_steps,
+               "mode": input.mode.unwrap_or_else(|| model.page_mode()),
                "prompt_bytes": setup.user.len(), "prompt": input.prompt}),
     );
     let schema_text = canonical_json(
@@ -368,19 +415,47 @@ async fn generate(
     }
     log.flush().await?;
 
-    let first = attempt(model, &setup, &mut log).await?;
-    let mut attempts = vec![first];
-    let mut outcome = GenerationOutcome::Ok;
-    if !matches!(attempts[0].end, AttemptEnd::Valid) {
-        outcome = GenerationOutcome::Failed;
-        if model_name.provider != HEURISTIC {
-            let reason = match &attempts[0].end {
-                AttemptEnd::ModelFailed(error) => format!("model error: {error}"),
-                _ => format!("no valid page after {} turns", input.max_steps),
-            };
+    let mode = input.mode.unwrap_or_else(|| model.page_mode());
+    let mut attempts = Vec::new();
+    if mode == PageMode::Tools {
+        attempts.push(attempt(model, &setup, &mut log).await?);
+    } else {
+        let whole = whole::attempt(model, &setup, &mut log).await?;
+        // A provider or server that cannot constrain its answer refuses the request outright;
+        // the same model may still build the page by tool calls.
+        let refused = matches!(
+            &whole.end,
+            AttemptEnd::ModelFailed(ModelError::Rejected { .. })
+        );
+        attempts.push(whole);
+        if refused && mode == PageMode::Auto {
             log.push(
                 EventKind::FallBack,
-                json!({"reason": reason, "last_errors": attempts[0].report.errors}),
+                json!({"reason": "the provider refused the page schema; building by tool calls",
+                       "to": "tools"}),
+            );
+            attempts.push(attempt(model, &setup, &mut log).await?);
+        }
+    }
+    let mut outcome = GenerationOutcome::Ok;
+    let last_end = attempts.last().map(|last| &last.end);
+    if !matches!(last_end, Some(AttemptEnd::Valid)) {
+        outcome = GenerationOutcome::Failed;
+        if model_name.provider != HEURISTIC {
+            let reason = match last_end {
+                Some(AttemptEnd::ModelFailed(error)) => format!("model error: {error}"),
+                _ if mode == PageMode::Tools => {
+                    format!("no valid page after {} turns", input.max_steps)
+                }
+                _ => "no valid page after the answer and one repair turn".to_owned(),
+            };
+            let last_errors = attempts
+                .last()
+                .map(|last| last.report.errors.clone())
+                .unwrap_or_default();
+            log.push(
+                EventKind::FallBack,
+                json!({"reason": reason, "last_errors": last_errors, "to": HEURISTIC}),
             );
             let fallback = attempt(&HeuristicModel::new(), &setup, &mut log).await?;
             if matches!(fallback.end, AttemptEnd::Valid) {
@@ -567,6 +642,7 @@ async fn attempt(
     ];
     let mut attempt = Attempt {
         model: model.name(),
+        mode: "tools",
         end: AttemptEnd::Exhausted,
         turns: 0,
         usage: Usage::default(),
@@ -581,6 +657,7 @@ async fn attempt(
             tools: setup.tools().to_vec(),
             max_tokens: Some(MAX_TOKENS),
             temperature: None,
+            response_format: None,
         };
         let mut response = match model.chat(request).await {
             Ok(response) => response,

@@ -13,15 +13,21 @@ use minijinja::{context, Environment};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use tessera_app::catalog::{model_schema, Role};
+
 use super::{
+    generate::Problem,
+    page_schema::PageRequest,
     summary::{prompt_json, DataSummary},
     tools::{FINISH, GET_PAGE, MOVE_COMPONENT, REMOVE_COMPONENT, UPDATE_COMPONENT, VALIDATE_FORM},
 };
-use crate::forms::{validate_form::FormIssue, FormSchema};
+use crate::forms::{validate_form::FormIssue, FieldKind, FormField, FormSchema};
 
 const SYSTEM: &str = include_str!("prompts/system.j2");
 const USER: &str = include_str!("prompts/user.j2");
 const FOLLOW_UP: &str = include_str!("prompts/follow_up.j2");
+const PAGE_SYSTEM: &str = include_str!("prompts/page_system.j2");
+const REPAIR: &str = include_str!("prompts/repair.j2");
 
 /// Identifies the prompt templates in cache keys: their name and version. Changing a template's
 /// text changes [`template_digest`], which is part of the key as well.
@@ -39,6 +45,8 @@ fn environment() -> &'static Environment<'static> {
             ("system.j2", SYSTEM),
             ("user.j2", USER),
             ("follow_up.j2", FOLLOW_UP),
+            ("page_system.j2", PAGE_SYSTEM),
+            ("repair.j2", REPAIR),
         ] {
             if let Err(error) = environment.add_template(name, source) {
                 // The templates are compiled into the binary; a syntax error shows in every test.
@@ -49,11 +57,11 @@ fn environment() -> &'static Environment<'static> {
     })
 }
 
-/// SHA-256 (hex) of the three template sources.
+/// SHA-256 (hex) of the template sources.
 #[must_use]
 pub fn template_digest() -> String {
     let mut hasher = Sha256::new();
-    for source in [SYSTEM, USER, FOLLOW_UP] {
+    for source in [SYSTEM, USER, FOLLOW_UP, PAGE_SYSTEM, REPAIR] {
         hasher.update(source.as_bytes());
     }
     hex::encode(hasher.finalize())
@@ -121,6 +129,182 @@ pub fn follow_up(errors: &[FormIssue]) -> Result<String, minijinja::Error> {
             errors => minijinja::Value::from_serialize(errors),
             finish_tool => FINISH,
         })
+}
+
+/// The system prompt of a whole-page answer: the answer's format, one line per component the
+/// page may use (its role, the first sentence of its description, its props, `?` marking the
+/// optional ones) and, for a form, what to place for each field of the response schema.
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn page_system_prompt(
+    request: &PageRequest<'_>,
+    for_assignees: bool,
+) -> Result<String, minijinja::Error> {
+    let components: Vec<Value> = request
+        .components()
+        .map(|spec| {
+            let role = match spec.role {
+                Role::Layout => "Layout",
+                Role::Field => "Field",
+                Role::Action => "Action",
+                Role::Display => "Display",
+            };
+            let schema = model_schema(&spec.props_schema);
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|names| names.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let props: Vec<String> = schema["properties"]
+                .as_object()
+                .map(|properties| {
+                    properties
+                        .keys()
+                        .filter(|name| *name != "children")
+                        .map(|name| {
+                            if required.contains(&name.as_str()) {
+                                name.clone()
+                            } else {
+                                format!("{name}?")
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            serde_json::json!({
+                "name": spec.name,
+                "role": role,
+                "description": first_sentence(&spec.description),
+                "props": if props.is_empty() { "none".to_owned() } else { props.join(", ") },
+            })
+        })
+        .collect();
+    let fields = request
+        .schema
+        .map(|schema| field_hints(&schema.fields, ""))
+        .unwrap_or_default();
+    environment()
+        .get_template("page_system.j2")?
+        .render(context! {
+            components,
+            fields,
+            has_schema => request.forms,
+            for_assignees,
+        })
+}
+
+/// The first sentence of a component's description: enough to choose it.
+fn first_sentence(text: &str) -> &str {
+    let end = text.match_indices(". ").find(|(at, _)| {
+        text[at + 2..]
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase)
+    });
+    end.map_or(text, |(at, _)| &text[..=at]).trim()
+}
+
+/// One line per field: its name, its title, whether it is required and what to place for it.
+fn field_hints(fields: &[FormField], prefix: &str) -> Vec<String> {
+    let mut hints = Vec::new();
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        let required = if field.required { ", required" } else { "" };
+        let title = field
+            .title
+            .as_deref()
+            .map(|title| format!(" \"{title}\""))
+            .unwrap_or_default();
+        let place = match &field.kind {
+            FieldKind::String {
+                format, max_length, ..
+            } => match format {
+                Some(format) if format.as_str() == "date" => "Input with type \"date\"".to_owned(),
+                Some(format) if format.as_str() == "email" => {
+                    "Input with type \"email\"".to_owned()
+                }
+                Some(format) if format.as_str() == "url" || format.as_str() == "uri" => {
+                    "Input with type \"url\"".to_owned()
+                }
+                _ if max_length.is_none_or(|length| length > 200) && is_long(&field.name) => {
+                    "TextArea".to_owned()
+                }
+                _ => "Input".to_owned(),
+            },
+            FieldKind::Number { .. } | FieldKind::Integer { .. } => {
+                "Input with type \"number\"".to_owned()
+            }
+            FieldKind::Boolean => "Checkbox".to_owned(),
+            FieldKind::Enum { options } if options.len() <= 4 => {
+                format!("RadioGroup with options {}", quoted(options))
+            }
+            FieldKind::Enum { options } => format!("Select with options {}", quoted(options)),
+            FieldKind::EnumArray { options, .. } => {
+                format!("CheckboxGroup with options {}", quoted(options))
+            }
+            FieldKind::StringArray { .. } => "a Table of the data's rows with `selectable` \
+                {name, idKey, label} when the person picks rows, else MultiTextInput"
+                .to_owned(),
+            FieldKind::Object { fields } => {
+                hints.push(format!(
+                    "{path}{title}{required}: Fieldset; its fields go inside it:"
+                ));
+                hints.extend(
+                    field_hints(fields, &format!("{path}."))
+                        .into_iter()
+                        .map(|hint| format!("  {hint}")),
+                );
+                continue;
+            }
+            FieldKind::RecordList { .. } => "RecordList (code fills in its columns)".to_owned(),
+        };
+        hints.push(format!("{path}{title}{required}: {place}"));
+    }
+    hints
+}
+
+/// Whether a text field's name says it holds prose.
+fn is_long(name: &str) -> bool {
+    [
+        "reason",
+        "comment",
+        "note",
+        "description",
+        "details",
+        "summary",
+        "feedback",
+        "message",
+        "justification",
+        "steps",
+        "bio",
+    ]
+    .iter()
+    .any(|word| name.to_lowercase().contains(word))
+}
+
+fn quoted(options: &[String]) -> String {
+    let shown: Vec<String> = options
+        .iter()
+        .take(12)
+        .map(|option| format!("\"{option}\""))
+        .collect();
+    let more = options.len().saturating_sub(12);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// What code tells a model whose whole-page answer has problems: one line per problem, naming
+/// the node by the id the model gave it.
+///
+/// # Errors
+/// A template error (only when a template file is broken).
+pub fn repair_message(problems: &[Problem]) -> Result<String, minijinja::Error> {
+    environment().get_template("repair.j2")?.render(context! {
+        problems => minijinja::Value::from_serialize(problems),
+    })
 }
 
 /// The three parts of a user prompt, read back from its layout.

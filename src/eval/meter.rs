@@ -66,6 +66,10 @@ impl ChatModel for Metered {
         self.inner.name()
     }
 
+    fn page_mode(&self) -> crate::llm::PageMode {
+        self.inner.page_mode()
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, ModelError> {
         let request_bytes = serde_json::to_vec(&request).map_or(0, |bytes| bytes.len());
         let started = Instant::now();

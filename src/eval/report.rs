@@ -74,9 +74,16 @@ pub struct ScenarioResult {
     pub html_bytes: usize,
     /// The page tree's nodes.
     pub nodes: usize,
+    /// The page's outline, one line per node (empty without a page).
+    #[serde(skip)]
+    pub outline: Vec<String>,
     /// What a replayed transcript claims.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<Expectation>,
+    /// The model's attempt as the generation record keeps it (turns, answers, usage), for
+    /// `--record`.
+    #[serde(skip)]
+    pub first_attempt: serde_json::Value,
 }
 
 impl ScenarioResult {
@@ -106,6 +113,12 @@ impl ScenarioResult {
             unmet.push(format!(
                 "{} text tool calls (claimed {calls})",
                 self.text_tool_calls
+            ));
+        }
+        if let Some(page) = expect.page.as_ref().filter(|page| **page != self.outline) {
+            unmet.push(format!(
+                "another page: {:?} (claimed {page:?})",
+                self.outline
             ));
         }
         let missed: Vec<&String> = expect
@@ -383,12 +396,15 @@ mod tests {
             latency_ms: 1,
             html_bytes: 1,
             nodes: 1,
+            outline: Vec::new(),
             expect: Some(Expectation {
                 outcome: ExpectedOutcome::Ok,
                 turns: Some(3),
                 text_tool_calls: Some(2),
+                page: None,
                 reported: vec!["missing_field".into(), "no_submit".into()],
             }),
+            first_attempt: serde_json::Value::Null,
         };
         assert_eq!(
             result.unmet_expectation().as_deref(),

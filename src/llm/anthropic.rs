@@ -151,7 +151,16 @@ impl AnthropicChat {
         if !system.is_empty() {
             body["system"] = json!(system.join("\n\n"));
         }
-        if !request.tools.is_empty() {
+        if let Some(format) = &request.response_format {
+            // Anthropic constrains a tool's input, not text: one strict tool the model must call.
+            body["tools"] = json!([{
+                "name": format.name,
+                "description": "Answer with the whole page.",
+                "input_schema": format.schema,
+                "strict": true,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": format.name});
+        } else if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
                 .iter()
@@ -258,6 +267,10 @@ impl ChatModel for AnthropicChat {
         ModelName::new("anthropic", &self.config.model)
     }
 
+    fn page_mode(&self) -> super::model::PageMode {
+        super::model::PageMode::Auto
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {
         let http_request = self
             .client
@@ -269,8 +282,28 @@ impl ChatModel for AnthropicChat {
         if !reply.status.is_success() {
             return Err(reply.error());
         }
-        parse_reply(&reply)
+        let response = parse_reply(&reply)?;
+        Ok(match &request.response_format {
+            Some(format) => answer_as_text(response, &format.name),
+            None => response,
+        })
     }
+}
+
+/// A constrained answer arrives as the input of the one forced tool; the neutral reply carries it
+/// as text, like every other provider's.
+fn answer_as_text(mut response: ChatResponse, tool: &str) -> ChatResponse {
+    if let Some(index) = response
+        .tool_calls
+        .iter()
+        .position(|call| call.name == tool)
+    {
+        let call = response.tool_calls.remove(index);
+        response.text = Some(call.arguments_text());
+        response.tool_calls.clear();
+        response.stop_reason = StopReason::EndTurn;
+    }
+    response
 }
 
 #[cfg(test)]
@@ -436,6 +469,7 @@ mod tests {
             }],
             max_tokens: None,
             temperature: None,
+            response_format: None,
         }
     }
 

@@ -32,7 +32,7 @@ use std::{collections::BTreeMap, fmt, sync::Arc, time::Duration};
 use super::{
     anthropic::{AnthropicChat, AnthropicConfig, ANTHROPIC_BASE_URL},
     gemini::{GeminiChat, GeminiConfig, GEMINI_BASE_URL},
-    model::{ChatModel, ModelError, Result},
+    model::{ChatModel, ModelError, PageMode, Result},
     openai::{
         check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OLLAMA_BASE_URL,
         OPENAI_BASE_URL,
@@ -97,6 +97,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "gemini_base_url",
         default: GEMINI_BASE_URL,
         help: "base URL for gemini:MODEL",
+        secret: false,
+    },
+    Setting {
+        env: "TESSERA_PAGE_MODE",
+        key: "page_mode",
+        default: "auto",
+        help: "how a model builds a page: auto (the whole page in one schema-constrained answer, the tool loop if the provider refuses the schema), whole (no tool loop) or tools (one tool call per component)",
         secret: false,
     },
     Setting {
@@ -197,22 +204,21 @@ pub fn model_from_spec(
         ));
     }
     let policy = retry_policy(&lookup)?;
+    let mode = page_mode(&lookup)?;
     let model: Arc<dyn ChatModel> = match provider {
-        "openai" => Arc::new(Retrying::new(
-            OpenAiChat::new(openai(model, &lookup)?)?,
-            policy,
-        )),
-        "ollama" => Arc::new(Retrying::new(
-            OpenAiChat::new(ollama(model, &lookup)?)?,
-            policy,
-        )),
+        "openai" => Arc::new(
+            Retrying::new(OpenAiChat::new(openai(model, &lookup)?)?, policy).with_page_mode(mode),
+        ),
+        "ollama" => Arc::new(
+            Retrying::new(OpenAiChat::new(ollama(model, &lookup)?)?, policy).with_page_mode(mode),
+        ),
         "anthropic" => {
             let api_key = required_key(&lookup, "ANTHROPIC_API_KEY")?;
             let mut config = AnthropicConfig::new(model, api_key);
             if let Some(base_url) = base_url(&lookup, "ANTHROPIC_BASE_URL")? {
                 config = config.with_base_url(base_url);
             }
-            Arc::new(Retrying::new(AnthropicChat::new(config)?, policy))
+            Arc::new(Retrying::new(AnthropicChat::new(config)?, policy).with_page_mode(mode))
         }
         "gemini" => {
             let api_key = required_key(&lookup, "GEMINI_API_KEY")?;
@@ -220,7 +226,7 @@ pub fn model_from_spec(
             if let Some(base_url) = base_url(&lookup, "GEMINI_BASE_URL")? {
                 config = config.with_base_url(base_url);
             }
-            Arc::new(Retrying::new(GeminiChat::new(config)?, policy))
+            Arc::new(Retrying::new(GeminiChat::new(config)?, policy).with_page_mode(mode))
         }
         other => {
             return Err(ModelError::bad_config(
@@ -230,6 +236,14 @@ pub fn model_from_spec(
         }
     };
     Ok(model)
+}
+
+/// `TESSERA_PAGE_MODE`, when set.
+fn page_mode(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<PageMode>> {
+    lookup("TESSERA_PAGE_MODE")
+        .map(|raw| PageMode::parse(&raw))
+        .transpose()
+        .map_err(|reason| ModelError::bad_config("TESSERA_PAGE_MODE", reason))
 }
 
 /// The retry policy from `TESSERA_MODEL_TIMEOUT_SECS` and `TESSERA_MODEL_MAX_RETRIES`.

@@ -110,6 +110,10 @@ impl ChatModel for GeminiChat {
         ModelName::new("gemini", &self.config.model)
     }
 
+    fn page_mode(&self) -> super::model::PageMode {
+        super::model::PageMode::Auto
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {
         let http_request = self
             .client
@@ -283,6 +287,7 @@ mod tests {
             ],
             max_tokens: Some(2048),
             temperature: Some(0.0),
+            response_format: None,
         }
     }
 

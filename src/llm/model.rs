@@ -27,6 +27,12 @@ pub trait ChatModel: Send + Sync {
     /// Which provider and model answer, for generation records and logs.
     fn name(&self) -> ModelName;
 
+    /// How pages are asked of this model: [`PageMode::Tools`] (the tool loop) unless the
+    /// provider can constrain an answer to a JSON Schema; `TESSERA_PAGE_MODE` may force either.
+    fn page_mode(&self) -> PageMode {
+        PageMode::Tools
+    }
+
     /// Sends the conversation and waits for the model's next turn.
     ///
     /// # Errors
@@ -39,6 +45,10 @@ pub trait ChatModel: Send + Sync {
 impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn name(&self) -> ModelName {
         (**self).name()
+    }
+
+    fn page_mode(&self) -> PageMode {
+        (**self).page_mode()
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {
@@ -84,6 +94,50 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature; the provider's default when `None`.
     pub temperature: Option<f32>,
+    /// When set, the reply must be one JSON document valid against this schema, written as the
+    /// reply's text (each provider asks for it in its own way); `tools` is then ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// How a model is asked for a page (`TESSERA_PAGE_MODE`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageMode {
+    /// The whole page in one constrained answer (plus at most one repair turn); when the
+    /// provider refuses the schema, the tool loop with the same model.
+    #[default]
+    Auto,
+    /// The whole page in one constrained answer; when that fails, straight to the heuristic.
+    Whole,
+    /// The tool loop: one call per component, `ValidateForm`, `Finish`.
+    Tools,
+}
+
+impl PageMode {
+    /// Reads `auto`, `whole` or `tools`.
+    ///
+    /// # Errors
+    /// The accepted values, when `text` is none of them.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        match text.trim() {
+            "auto" => Ok(Self::Auto),
+            "whole" => Ok(Self::Whole),
+            "tools" => Ok(Self::Tools),
+            other => Err(format!("`{other}` is not auto, whole or tools")),
+        }
+    }
+}
+
+/// An answer constrained to a JSON Schema. The schema follows OpenAI's strict structured-output
+/// rules (every object closed, every property required, optional ones nullable), the strictest
+/// of the providers', so one schema serves all of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResponseFormat {
+    /// A name for the schema, `[a-zA-Z0-9_-]{1,64}` (OpenAI requires one).
+    pub name: String,
+    /// The JSON Schema the answer must satisfy.
+    pub schema: serde_json::Value,
 }
 
 /// One message of the conversation.

@@ -154,7 +154,12 @@ impl OpenAiChat {
             "messages": request.messages.iter().map(wire_message).collect::<Vec<_>>(),
             "stream": false,
         });
-        if !request.tools.is_empty() {
+        if let Some(format) = &request.response_format {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": format.name, "strict": true, "schema": format.schema},
+            });
+        } else if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
                 .iter()
@@ -368,6 +373,10 @@ fn reply_error(reply: &HttpReply) -> ModelError {
 impl ChatModel for OpenAiChat {
     fn name(&self) -> ModelName {
         ModelName::new(&self.config.provider, &self.config.model)
+    }
+
+    fn page_mode(&self) -> super::model::PageMode {
+        super::model::PageMode::Auto
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {
@@ -592,6 +601,7 @@ mod tests {
             tools: page_tools(),
             max_tokens: Some(1024),
             temperature: Some(0.2),
+            response_format: None,
         }
     }
 
@@ -936,6 +946,7 @@ mod tests {
             tools: crate::agent::tools::tool_definitions(&catalog),
             max_tokens: Some(1024),
             temperature: None,
+            response_format: None,
         });
         assert_eq!(
             body["tools"].as_array().map(Vec::len),

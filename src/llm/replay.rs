@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::model::{
-    ChatModel, ChatRequest, ChatResponse, MalformedArguments, ModelName, Result, StopReason,
-    ToolCall, Usage,
+    ChatModel, ChatRequest, ChatResponse, MalformedArguments, ModelName, PageMode, Result,
+    StopReason, ToolCall, Usage,
 };
 
 /// The provider name replayed transcripts report.
@@ -59,6 +59,17 @@ pub struct Transcript {
     pub scenario: String,
     /// What realistic behaviour it shows.
     pub notes: String,
+    /// The model it was recorded from (`openai:qwen2.5-coder-1.5b-instruct-q4_k_m`); absent for
+    /// a hand-written transcript.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// When it was recorded (RFC 3339); absent for a hand-written transcript.
+    #[serde(default)]
+    pub recorded: Option<String>,
+    /// How the page was asked for: `tools` (the tool loop, the default) or `whole` (the whole
+    /// page in one constrained answer; each turn's `text` is the answer).
+    #[serde(default)]
+    pub mode: Option<PageMode>,
     /// The outcome the transcript claims, checked by the test suite.
     #[serde(default)]
     pub expect: Option<Expectation>,
@@ -78,6 +89,10 @@ pub struct Expectation {
     /// How many tool calls the loop read from the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_tool_calls: Option<u32>,
+    /// The page the replay must build, as its outline (`GetPage`'s lines), for a recorded
+    /// transcript: the same answers give the same page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<Vec<String>>,
     /// Rules code must report to the model along the way (`ValidateForm` errors such as
     /// `field_outside_form`, refusals such as `invalid_props`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -170,6 +185,7 @@ impl Transcript {
 #[derive(Debug)]
 pub struct ReplayModel {
     name: ModelName,
+    mode: PageMode,
     turns: Vec<TranscriptTurn>,
     next_turn: AtomicUsize,
 }
@@ -180,6 +196,7 @@ impl ReplayModel {
     pub fn new(transcript: &Transcript) -> Self {
         Self {
             name: ModelName::new(REPLAY, transcript.name.clone()),
+            mode: transcript.mode.unwrap_or(PageMode::Tools),
             turns: transcript.turns.clone(),
             next_turn: AtomicUsize::new(0),
         }
@@ -227,6 +244,10 @@ fn arguments_of(arguments: &Value) -> std::result::Result<Value, MalformedArgume
 impl ChatModel for ReplayModel {
     fn name(&self) -> ModelName {
         self.name.clone()
+    }
+
+    fn page_mode(&self) -> PageMode {
+        self.mode
     }
 
     async fn chat(&self, _request: ChatRequest) -> Result<ChatResponse> {

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName, Result};
+use super::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName, PageMode, Result};
 use crate::util::backoff::Backoff;
 
 /// How long one call may take and how often to try.
@@ -64,13 +64,26 @@ impl ModelCallPolicy {
 pub struct Retrying<M> {
     inner: M,
     policy: ModelCallPolicy,
+    /// `TESSERA_PAGE_MODE` when it says more than "the provider's own".
+    page_mode: Option<PageMode>,
 }
 
 impl<M> Retrying<M> {
     /// Wraps `inner` with `policy`.
     #[must_use]
     pub fn new(inner: M, policy: ModelCallPolicy) -> Self {
-        Self { inner, policy }
+        Self {
+            inner,
+            policy,
+            page_mode: None,
+        }
+    }
+
+    /// The same model, asked for pages in `mode` whatever its provider prefers.
+    #[must_use]
+    pub fn with_page_mode(mut self, mode: Option<PageMode>) -> Self {
+        self.page_mode = mode;
+        self
     }
 
     /// The policy in force.
@@ -90,6 +103,10 @@ impl<M> Retrying<M> {
 impl<M: ChatModel> ChatModel for Retrying<M> {
     fn name(&self) -> ModelName {
         self.inner.name()
+    }
+
+    fn page_mode(&self) -> PageMode {
+        self.page_mode.unwrap_or_else(|| self.inner.page_mode())
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {

@@ -25,6 +25,10 @@ fn options(transcripts: Option<&str>) -> EvalOptions {
         scenarios: repository().join("tests/quality"),
         transcripts: transcripts.map(|folder| repository().join(folder)),
         json: false,
+        only: Vec::new(),
+        max_steps: tessera::agent::generate::DEFAULT_MAX_STEPS,
+        mode: None,
+        record: None,
     }
 }
 

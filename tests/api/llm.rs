@@ -76,6 +76,7 @@ async fn a_model_from_the_environment_calls_the_configured_server() -> anyhow::R
             tools: vec![heading_tool()],
             max_tokens: Some(256),
             temperature: None,
+            response_format: None,
         })
         .await?;
     assert_eq!(response.stop_reason, StopReason::ToolUse);

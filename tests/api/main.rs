@@ -49,5 +49,6 @@ mod structured_pages;
 mod timers;
 mod tokens;
 mod upgrade;
+mod whole_page;
 mod workflow;
 mod yaml;

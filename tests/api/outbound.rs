@@ -494,6 +494,7 @@ async fn a_provider_redirect_is_not_followed_so_the_api_key_reaches_no_other_ser
             tools: Vec::new(),
             max_tokens: Some(64),
             temperature: None,
+            response_format: None,
         })
         .await
         .err()

@@ -184,6 +184,7 @@ impl Orchestrator {
                 tools: tools.clone(),
                 max_tokens: None,
                 temperature: None,
+                response_format: None,
             };
             let mut response = match model.chat(request).await {
                 Ok(response) => response,

@@ -77,7 +77,7 @@ pub(super) fn body(request: &ChatRequest) -> Value {
     if !system.is_empty() {
         body["systemInstruction"] = json!({"parts": [{"text": system.join("\n\n")}]});
     }
-    if !request.tools.is_empty() {
+    if request.response_format.is_none() && !request.tools.is_empty() {
         let declarations: Vec<Value> = request
             .tools
             .iter()
@@ -104,6 +104,10 @@ pub(super) fn body(request: &ChatRequest) -> Value {
     if let Some(temperature) = request.temperature {
         generation_config.insert("temperature".into(), json!(temperature));
     }
+    if let Some(format) = &request.response_format {
+        generation_config.insert("responseMimeType".into(), json!("application/json"));
+        generation_config.insert("responseSchema".into(), gemini_schema(&format.schema));
+    }
     if !generation_config.is_empty() {
         body["generationConfig"] = Value::Object(generation_config);
     }
@@ -123,6 +127,7 @@ mod tests {
             tools: crate::agent::tools::tool_definitions(&catalog),
             max_tokens: None,
             temperature: None,
+            response_format: None,
         });
         let declarations = body["tools"][0]["functionDeclarations"]
             .as_array()
@@ -165,6 +170,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: Some(64),
             temperature: None,
+            response_format: None,
         });
         assert_eq!(
             body,

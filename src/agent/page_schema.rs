@@ -1,0 +1,815 @@
+//! The JSON Schema of a whole page as one answer: a flat list of nodes, each a component of the
+//! catalog with its props and its parent, generated from the catalog, the response schema and the
+//! data summary.
+//!
+//! A model constrained to it cannot name a component the catalog lacks, a prop a component does
+//! not have, a field name the response schema does not have, a data pointer the summary does not
+//! list, or a field on a component that cannot submit that field's type; what the schema cannot
+//! say (one Form, every field placed, bounds) code checks afterwards (`whole_page.rs`).
+//!
+//! The schema follows OpenAI's strict structured-output rules, the strictest of the providers',
+//! so the same schema serves every provider: every object closes (`additionalProperties: false`)
+//! and requires all its properties, an optional prop is nullable instead (`null` means "left
+//! out"), only `type`, `properties`, `required`, `additionalProperties`, `items`, `enum`,
+//! `anyOf`, `$defs` and `$ref` appear, and it stays within the limits on nesting, properties and
+//! enum values ([`strict_problems`] checks all of that). Numeric bounds, lengths and formats are
+//! left to code, which checks every prop against the component's full props type anyway.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Map, Value};
+use tessera_app::catalog::{Catalog, ComponentSpec, Role, BINDABLE, FROM_SCHEMA};
+
+use super::summary::DataSummary;
+use crate::forms::{FieldKind, FormField, FormSchema};
+
+/// The name the schema is sent under (OpenAI requires one).
+pub const PAGE_SCHEMA_NAME: &str = "tessera_page";
+
+/// OpenAI's limits on a strict schema: object nesting, properties in all, enum values in all.
+const MAX_NESTING: usize = 10;
+const MAX_PROPERTIES: usize = 5000;
+const MAX_ENUM_VALUES: usize = 1000;
+/// Pointers offered as binding targets; a summary lists at most this many anyway.
+const MAX_POINTERS: usize = 200;
+
+/// What a page schema is generated for.
+#[derive(Clone, Copy, Debug)]
+pub struct PageRequest<'a> {
+    /// The components that may be placed.
+    pub catalog: &'a Catalog,
+    /// The response schema: its field names become the only names a field may take.
+    pub schema: Option<&'a FormSchema>,
+    /// The data summary: its pointers become the only targets a binding may name.
+    pub summary: &'a DataSummary,
+    /// Whether fields, buttons and the Form may be placed; a page without a response schema
+    /// only shows data, so it offers none of them.
+    pub forms: bool,
+}
+
+impl<'a> PageRequest<'a> {
+    /// The request a generation makes: forms offered exactly when there is a response schema.
+    #[must_use]
+    pub fn new(
+        catalog: &'a Catalog,
+        schema: Option<&'a FormSchema>,
+        summary: &'a DataSummary,
+    ) -> Self {
+        Self {
+            catalog,
+            schema,
+            summary,
+            forms: schema.is_some(),
+        }
+    }
+
+    /// The components a page may use, in catalog order.
+    pub fn components(&self) -> impl Iterator<Item = &'a ComponentSpec> + '_ {
+        self.catalog
+            .specs()
+            .iter()
+            .filter(|spec| {
+                self.forms
+                    || !(matches!(spec.role, Role::Field | Role::Action) || spec.name == "Form")
+            })
+            .filter(|spec| {
+                self.field_names(&spec.name)
+                    .is_none_or(|names| !names.is_empty())
+            })
+    }
+
+    /// The field names `component` may submit under: `None` when any name goes (no response
+    /// schema, or a component that names no field).
+    fn field_names(&self, component: &str) -> Option<Vec<String>> {
+        let schema = self.schema?;
+        let fits: fn(&FieldKind) -> bool = match component {
+            "Input" => |kind| {
+                matches!(
+                    kind,
+                    FieldKind::String { .. } | FieldKind::Number { .. } | FieldKind::Integer { .. }
+                )
+            },
+            "TextArea" => |kind| matches!(kind, FieldKind::String { .. }),
+            "Checkbox" => |kind| matches!(kind, FieldKind::Boolean),
+            "Select" | "RadioGroup" => |kind| {
+                matches!(
+                    kind,
+                    FieldKind::Enum { .. } | FieldKind::EnumArray { .. } | FieldKind::String { .. }
+                )
+            },
+            "CheckboxGroup" => |kind| {
+                matches!(
+                    kind,
+                    FieldKind::EnumArray { .. } | FieldKind::StringArray { .. }
+                )
+            },
+            "MultiTextInput" => |kind| matches!(kind, FieldKind::StringArray { .. }),
+            "Fieldset" => |kind| matches!(kind, FieldKind::Object { .. }),
+            "RecordList" => |kind| matches!(kind, FieldKind::RecordList { .. }),
+            "Table" => |kind| {
+                matches!(
+                    kind,
+                    FieldKind::StringArray { .. }
+                        | FieldKind::EnumArray { .. }
+                        | FieldKind::String { .. }
+                        | FieldKind::Enum { .. }
+                )
+            },
+            _ => return None,
+        };
+        let mut names = Vec::new();
+        collect_names(&schema.fields, "", fits, &mut names);
+        Some(names)
+    }
+}
+
+/// Every field path (`address.city`) whose kind `fits`, objects' members included; a record
+/// list's members are its columns, not fields of their own.
+fn collect_names(
+    fields: &[FormField],
+    prefix: &str,
+    fits: fn(&FieldKind) -> bool,
+    names: &mut Vec<String>,
+) {
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        if fits(&field.kind) {
+            names.push(path.clone());
+        }
+        if let FieldKind::Object { fields } = &field.kind {
+            collect_names(fields, &format!("{path}."), fits, names);
+        }
+    }
+}
+
+/// The page schema for `request`.
+#[must_use]
+pub fn page_schema(request: &PageRequest<'_>) -> Value {
+    let pointers: Vec<Value> = request
+        .summary
+        .pointers
+        .iter()
+        .filter(|entry| !entry.pointer.is_empty())
+        .take(MAX_POINTERS)
+        .map(|entry| json!(entry.pointer))
+        .collect();
+    let binding = !pointers.is_empty();
+    let variants: Vec<Value> = request
+        .components()
+        .map(|spec| node_schema(spec, request, binding))
+        .collect();
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "nodes": {"type": "array", "items": {"anyOf": variants}},
+        },
+        "required": ["nodes"],
+        "additionalProperties": false,
+    });
+    if binding {
+        // Two shapes: the plain binding, and one asking code to compute from the bound rows
+        // (a total, a count, groups, a sorted top n); a strict object must write every key, so
+        // the plain one spares a model six nulls on every binding.
+        let pointer = json!({"type": "string", "enum": pointers});
+        let computed = closed(json!({
+            "$data": pointer,
+            "$sum": {"type": ["string", "null"]},
+            "$count": {"type": ["boolean", "null"]},
+            "$groupBy": {"type": ["string", "null"]},
+            "$sortBy": {"type": ["string", "null"]},
+            "$order": {"type": ["string", "null"], "enum": ["asc", "desc", null]},
+            "$limit": {"type": ["integer", "null"]},
+        }));
+        schema["$defs"] = json!({
+            "binding": {"anyOf": [closed(json!({"$data": pointer})), computed]},
+        });
+    }
+    schema
+}
+
+/// One node of `spec`: `{id, component, parent, props}`.
+fn node_schema(spec: &ComponentSpec, request: &PageRequest<'_>, binding: bool) -> Value {
+    let names = request.field_names(&spec.name);
+    let props = props_schema(&spec.props_schema, names.as_deref(), binding);
+    closed(json!({
+        "id": {"type": "string"},
+        "component": {"type": "string", "enum": [spec.name]},
+        "parent": {"type": ["string", "null"]},
+        "props": props,
+    }))
+}
+
+/// A component's props as a strict object: props code fills from the response schema left out,
+/// optional props nullable, bindable props also a binding, `name` (and a selectable table's
+/// `name`) limited to `names`.
+fn props_schema(schema: &Value, names: Option<&[String]>, binding: bool) -> Value {
+    let required: BTreeSet<&str> = schema["required"]
+        .as_array()
+        .map(|required| required.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut properties = Map::new();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        if property.get(FROM_SCHEMA) == Some(&Value::Bool(true)) {
+            continue;
+        }
+        let mut strict = match (name.as_str(), names) {
+            ("name", Some(names)) => json!({"type": "string", "enum": names}),
+            ("selectable", Some(names)) => {
+                let mut selectable = strict_schema(property, binding);
+                if selectable["properties"].get("name").is_some() {
+                    selectable["properties"]["name"] =
+                        json!({"type": ["string", "null"], "enum": nullable_enum(names)});
+                }
+                selectable
+            }
+            _ => strict_schema(property, binding),
+        };
+        if binding && property.get(BINDABLE) == Some(&Value::Bool(true)) {
+            strict = any_of(vec![strict, json!({"$ref": "#/$defs/binding"})]);
+        }
+        if !required.contains(name.as_str()) {
+            strict = nullable(strict);
+        }
+        properties.insert(name.clone(), strict);
+    }
+    closed(Value::Object(properties))
+}
+
+/// `values` and `null`, for a nullable enum.
+fn nullable_enum(values: &[String]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|value| json!(value))
+        .chain([Value::Null])
+        .collect()
+}
+
+/// An object schema with exactly `properties`, all required, nothing else allowed.
+fn closed(properties: Value) -> Value {
+    let required: Vec<Value> = properties
+        .as_object()
+        .map(|properties| properties.keys().map(|key| json!(key)).collect())
+        .unwrap_or_default();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// `schema` or `null`.
+fn nullable(schema: Value) -> Value {
+    match schema.get("type") {
+        Some(Value::String(kind))
+            if schema.get("enum").is_none() && schema.get("anyOf").is_none() =>
+        {
+            let mut schema = schema.clone();
+            schema["type"] = json!([kind, "null"]);
+            schema
+        }
+        _ => any_of(vec![schema, json!({"type": "null"})]),
+    }
+}
+
+/// The alternatives, flattened and without repeats.
+fn any_of(choices: Vec<Value>) -> Value {
+    let mut flat: Vec<Value> = Vec::new();
+    for choice in choices {
+        let inner = match choice.get("anyOf").and_then(Value::as_array) {
+            Some(inner) if choice.as_object().is_some_and(|object| object.len() == 1) => {
+                inner.clone()
+            }
+            _ => vec![choice],
+        };
+        for choice in inner {
+            if !flat.contains(&choice) {
+                flat.push(choice);
+            }
+        }
+    }
+    if flat.len() == 1 {
+        flat.remove(0)
+    } else {
+        json!({ "anyOf": flat })
+    }
+}
+
+/// Any JSON Schema of a prop rewritten into the strict subset.
+fn strict_schema(schema: &Value, binding: bool) -> Value {
+    let Some(object) = schema.as_object() else {
+        return scalar_any(binding);
+    };
+    if let Some(constant) = object.get("const") {
+        return json!({"type": json_type(constant), "enum": [constant]});
+    }
+    if let Some(Value::Array(values)) = object.get("enum") {
+        let kinds: BTreeSet<&str> = values.iter().map(json_type).collect();
+        let mut strict = json!({ "enum": values });
+        if kinds.len() == 1 {
+            strict["type"] = json!(kinds.into_iter().next());
+        }
+        return strict;
+    }
+    if let Some(Value::Array(choices)) = object.get("anyOf").or_else(|| object.get("oneOf")) {
+        return any_of(
+            choices
+                .iter()
+                .map(|choice| strict_schema(choice, binding))
+                .collect(),
+        );
+    }
+    match object.get("type") {
+        Some(Value::Array(kinds)) => any_of(
+            kinds
+                .iter()
+                .map(|kind| {
+                    let mut single = object.clone();
+                    single.insert("type".to_owned(), kind.clone());
+                    strict_schema(&Value::Object(single), binding)
+                })
+                .collect(),
+        ),
+        Some(Value::String(kind)) => match kind.as_str() {
+            "object" => match object.get("properties").and_then(Value::as_object) {
+                Some(properties) if !properties.is_empty() => {
+                    let required: BTreeSet<&str> = object
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|required| required.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let properties: Map<String, Value> = properties
+                        .iter()
+                        .map(|(name, property)| {
+                            let strict = strict_schema(property, binding);
+                            let strict = if required.contains(name.as_str()) {
+                                strict
+                            } else {
+                                nullable(strict)
+                            };
+                            (name.clone(), strict)
+                        })
+                        .collect();
+                    closed(Value::Object(properties))
+                }
+                // A free-form object cannot be written strictly: it is only ever a binding here.
+                _ if binding => json!({"$ref": "#/$defs/binding"}),
+                _ => json!({"type": "string"}),
+            },
+            "array" => {
+                let items = object
+                    .get("items")
+                    .map_or_else(|| scalar_any(false), |items| strict_schema(items, binding));
+                json!({"type": "array", "items": items})
+            }
+            "integer" | "number" | "string" | "boolean" | "null" => json!({ "type": kind }),
+            _ => scalar_any(binding),
+        },
+        _ => scalar_any(binding),
+    }
+}
+
+/// A value of any scalar type (the strict form of `{}`), or a binding.
+fn scalar_any(binding: bool) -> Value {
+    let mut choices = vec![
+        json!({"type": "string"}),
+        json!({"type": "number"}),
+        json!({"type": "boolean"}),
+    ];
+    if binding {
+        choices.push(json!({"$ref": "#/$defs/binding"}));
+    }
+    json!({ "anyOf": choices })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Where `schema` breaks OpenAI's strict structured-output rules, one line per problem; empty
+/// when it follows them all.
+#[must_use]
+pub fn strict_problems(schema: &Value) -> Vec<String> {
+    let mut walk = StrictWalk::default();
+    if schema.get("type") != Some(&json!("object")) || schema.get("anyOf").is_some() {
+        walk.problems
+            .push("the root must be an object, not anyOf".to_owned());
+    }
+    walk.visit(schema, "#", 0);
+    for (name, definition) in schema
+        .get("$defs")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        walk.visit(definition, &format!("#/$defs/{name}"), 1);
+    }
+    if walk.properties > MAX_PROPERTIES {
+        walk.problems.push(format!(
+            "{} properties in all (at most {MAX_PROPERTIES})",
+            walk.properties
+        ));
+    }
+    if walk.enum_values > MAX_ENUM_VALUES {
+        walk.problems.push(format!(
+            "{} enum values in all (at most {MAX_ENUM_VALUES})",
+            walk.enum_values
+        ));
+    }
+    walk.problems
+}
+
+#[derive(Default)]
+struct StrictWalk {
+    problems: Vec<String>,
+    properties: usize,
+    enum_values: usize,
+}
+
+impl StrictWalk {
+    const KEYWORDS: [&'static str; 9] = [
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "anyOf",
+        "$ref",
+        "$defs",
+    ];
+
+    fn visit(&mut self, schema: &Value, at: &str, depth: usize) {
+        let Some(object) = schema.as_object() else {
+            self.problems.push(format!("{at}: not a schema object"));
+            return;
+        };
+        for key in object.keys() {
+            if !Self::KEYWORDS.contains(&key.as_str()) {
+                self.problems
+                    .push(format!("{at}: keyword `{key}` is not allowed"));
+            }
+        }
+        if let Some(values) = object.get("enum").and_then(Value::as_array) {
+            self.enum_values += values.len();
+        }
+        let is_object = match object.get("type") {
+            Some(Value::String(kind)) => kind == "object",
+            Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+            _ => false,
+        };
+        if is_object {
+            if depth >= MAX_NESTING {
+                self.problems
+                    .push(format!("{at}: nested deeper than {MAX_NESTING} objects"));
+            }
+            if object.get("additionalProperties") != Some(&Value::Bool(false)) {
+                self.problems
+                    .push(format!("{at}: additionalProperties must be false"));
+            }
+            let properties = object.get("properties").and_then(Value::as_object);
+            let Some(properties) = properties else {
+                self.problems
+                    .push(format!("{at}: an object needs properties"));
+                return;
+            };
+            let required: BTreeSet<&str> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|required| required.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            for (name, property) in properties {
+                self.properties += 1;
+                if !required.contains(name.as_str()) {
+                    self.problems
+                        .push(format!("{at}: property `{name}` is not required"));
+                }
+                self.visit(property, &format!("{at}/properties/{name}"), depth + 1);
+            }
+        }
+        if let Some(items) = object.get("items") {
+            self.visit(items, &format!("{at}/items"), depth);
+        } else if object.get("type") == Some(&json!("array")) {
+            self.problems.push(format!("{at}: an array needs items"));
+        }
+        for (index, choice) in object
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            self.visit(choice, &format!("{at}/anyOf/{index}"), depth);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use tessera_app::tree::PageTree;
+
+    use super::*;
+    use crate::{
+        agent::{
+            heuristic::HeuristicModel,
+            prompt::{system_prompt, user_prompt},
+            tools::{tool_definitions, Workspace, FINISH},
+        },
+        llm::{ChatRequest, Message},
+    };
+
+    /// A tree as a model constrained to the schema would answer it: its nodes in document order
+    /// under their code ids, props that code fills from the response schema left out, and every
+    /// prop the schema lists but the node lacks written as `null`.
+    fn answer_of(tree: &PageTree, catalog: &Catalog, schema: &Value) -> Value {
+        let nodes: Vec<Value> = tree
+            .document_order()
+            .into_iter()
+            .filter_map(|id| {
+                let node = tree.nodes.get(id)?;
+                let spec = catalog.get(&node.component)?;
+                let mut props = node.props.clone();
+                if let Some(props) = props.as_object_mut() {
+                    props.retain(|name, _| {
+                        spec.props_schema["properties"][name].get(FROM_SCHEMA) != Some(&json!(true))
+                    });
+                }
+                let variant = schema["properties"]["nodes"]["items"]["anyOf"]
+                    .as_array()?
+                    .iter()
+                    .find(|variant| {
+                        variant["properties"]["component"]["enum"][0] == json!(node.component)
+                    })?;
+                let props = with_nulls(props, &variant["properties"]["props"], schema);
+                Some(json!({"id": id, "component": node.component,
+                            "parent": tree.parent_of(id), "props": props}))
+            })
+            .collect();
+        json!({ "nodes": nodes })
+    }
+
+    /// `value` with `null` for every property `schema` has and `value` lacks, at every level.
+    fn with_nulls(value: Value, schema: &Value, root: &Value) -> Value {
+        if let Some(reference) = schema["$ref"].as_str() {
+            let target = reference
+                .strip_prefix('#')
+                .and_then(|pointer| root.pointer(pointer));
+            return target.map_or(value.clone(), |target| with_nulls(value, target, root));
+        }
+        if let Some(choices) = schema["anyOf"].as_array() {
+            return match choices.iter().find(|choice| fits(&value, choice, root)) {
+                Some(choice) => with_nulls(value, choice, root),
+                None => value,
+            };
+        }
+        match value {
+            Value::Object(mut object) => {
+                if let Some(properties) = schema["properties"].as_object() {
+                    for (name, property) in properties {
+                        let filled =
+                            with_nulls(object.remove(name).unwrap_or(Value::Null), property, root);
+                        object.insert(name.clone(), filled);
+                    }
+                }
+                Value::Object(object)
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|item| with_nulls(item, &schema["items"], root))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// Whether `value` is of the type `choice` (an `anyOf` alternative) describes, with no key
+    /// it does not know.
+    fn fits(value: &Value, choice: &Value, root: &Value) -> bool {
+        let kind = json_type(value);
+        let choice = choice["$ref"]
+            .as_str()
+            .and_then(|reference| root.pointer(reference.strip_prefix('#')?))
+            .unwrap_or(choice);
+        if let Some(inner) = choice["anyOf"].as_array() {
+            return inner.iter().any(|inner| fits(value, inner, root));
+        }
+        let matches_type = match &choice["type"] {
+            Value::String(declared) => {
+                declared == kind || (declared == "number" && kind == "integer")
+            }
+            Value::Array(declared) => declared.iter().any(|declared| declared == kind),
+            _ => choice.get("enum").is_some(),
+        };
+        let keys_known = value.as_object().is_none_or(|object| {
+            object
+                .keys()
+                .all(|key| choice["properties"].get(key).is_some())
+        });
+        matches_type && keys_known
+    }
+
+    fn validator(schema: &Value) -> anyhow::Result<jsonschema::Validator> {
+        jsonschema::validator_for(schema).map_err(|error| anyhow::anyhow!("{error}"))
+    }
+
+    fn errors(validator: &jsonschema::Validator, answer: &Value) -> Vec<String> {
+        validator
+            .iter_errors(answer)
+            .map(|error| format!("{} at {}", error, error.instance_path()))
+            .take(3)
+            .collect()
+    }
+
+    /// The heuristic's page for a quality scenario (the suite's known-good pages).
+    fn heuristic_page(
+        prompt: &str,
+        schema: Option<&FormSchema>,
+        data: &Value,
+    ) -> anyhow::Result<PageTree> {
+        let catalog = Catalog::defaults();
+        let summary = DataSummary::of(data);
+        let mut request = ChatRequest {
+            messages: vec![
+                Message::system(system_prompt(schema.is_some())?),
+                Message::user(user_prompt(prompt, schema, &summary)?),
+            ],
+            tools: tool_definitions(&catalog),
+            ..ChatRequest::default()
+        };
+        let mut workspace = Workspace::new(&catalog, schema, data);
+        for _ in 0..4 {
+            let response = HeuristicModel.respond(&request);
+            request.messages.push(Message::assistant(&response));
+            let mut finished = response.tool_calls.is_empty();
+            for call in &response.tool_calls {
+                let reply = workspace.execute(call);
+                finished |= call.name == FINISH;
+                request
+                    .messages
+                    .push(Message::tool_result(call, reply.content));
+            }
+            if finished {
+                anyhow::ensure!(
+                    workspace.check().ok,
+                    "the heuristic's page for {prompt} is not valid"
+                );
+                return Ok(workspace.tree);
+            }
+        }
+        anyhow::bail!("the heuristic did not finish {prompt}")
+    }
+
+    fn quality_scenarios() -> anyhow::Result<Vec<(String, String, Option<FormSchema>, Value)>> {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/quality");
+        let mut scenarios = Vec::new();
+        for entry in std::fs::read_dir(folder)? {
+            let path = entry?.path();
+            let file: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+            let schema = match &file["schema"] {
+                Value::Null => None,
+                schema => Some(FormSchema::from_json_schema(schema)?),
+            };
+            let name = file["name"].as_str().unwrap_or_default().to_owned();
+            let prompt = file["prompt"].as_str().unwrap_or_default().to_owned();
+            scenarios.push((name, prompt, schema, file["data"].clone()));
+        }
+        anyhow::ensure!(scenarios.len() >= 20, "the quality suite is there");
+        Ok(scenarios)
+    }
+
+    #[test]
+    fn every_quality_page_fits_its_schema_and_every_schema_follows_the_strict_rules(
+    ) -> anyhow::Result<()> {
+        let catalog = Catalog::defaults();
+        for (name, prompt, schema, data) in quality_scenarios()? {
+            let summary = DataSummary::of(&data);
+            let page = page_schema(&PageRequest::new(&catalog, schema.as_ref(), &summary));
+            let problems = strict_problems(&page);
+            assert!(problems.is_empty(), "{name}: {problems:?}");
+            let tree = heuristic_page(&prompt, schema.as_ref(), &data)?;
+            let answer = answer_of(&tree, &catalog, &page);
+            let found = errors(&validator(&page)?, &answer);
+            assert!(found.is_empty(), "{name}: {found:?}\n{answer:#}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn every_gallery_example_fits_the_schema_of_a_page_with_forms() -> anyhow::Result<()> {
+        let catalog = Catalog::defaults();
+        for spec in catalog.specs() {
+            let (props, data) = spec.example();
+            let summary = DataSummary::of(&data);
+            let request = PageRequest {
+                catalog: &catalog,
+                schema: None,
+                summary: &summary,
+                forms: true,
+            };
+            let page = page_schema(&request);
+            assert!(strict_problems(&page).is_empty(), "{}", spec.name);
+            let mut tree = PageTree::default();
+            let mut parent = None;
+            if spec.submits || spec.role == Role::Action {
+                tree.nodes.insert(
+                    "form".into(),
+                    serde_json::from_value(json!({"component": "Form", "children": ["example"]}))?,
+                );
+                parent = Some("form");
+            }
+            tree.nodes.insert(
+                "example".into(),
+                serde_json::from_value(json!({"component": spec.name, "props": props}))?,
+            );
+            tree.order = vec![parent.unwrap_or("example").to_owned()];
+            let answer = answer_of(&tree, &catalog, &page);
+            let found = errors(&validator(&page)?, &answer);
+            assert!(found.is_empty(), "{}: {found:?}\n{answer:#}", spec.name);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_node_of_an_unknown_component_a_foreign_field_or_pointer_is_refused() -> anyhow::Result<()>
+    {
+        let catalog = Catalog::defaults();
+        let schema = FormSchema::new(vec![
+            FormField::new("note", FieldKind::string()),
+            FormField::new("urgent", FieldKind::Boolean),
+        ]);
+        let data = json!({"ticket": {"title": "Printer on fire"}});
+        let summary = DataSummary::of(&data);
+        let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
+        let validator = validator(&page)?;
+        let node = |component: &str, props: Value| json!({"nodes": [{"id": "a", "component": component, "parent": null, "props": props}]});
+        let text = |value: Value| json!({"text": value, "muted": null});
+        let stat = |value: Value| json!({"label": "Ticket", "value": value, "delta": null});
+        assert!(validator.is_valid(&node("Text", text(json!("Hello")))));
+        assert!(validator.is_valid(&node("Stat", stat(json!({"$data": "/ticket/title"})))));
+        assert!(
+            !validator.is_valid(&node("Marquee", text(json!("Hello")))),
+            "unknown component"
+        );
+        assert!(
+            !validator.is_valid(&node("Stat", stat(json!({"$data": "/secrets"})))),
+            "unknown pointer"
+        );
+        assert!(
+            !validator.is_valid(&node("Text", json!({"text": "Hi"}))),
+            "a prop left out, not null"
+        );
+        let checkbox = |name: &str| json!({"name": name, "label": "Urgent", "checked": null});
+        assert!(validator.is_valid(&node("Checkbox", checkbox("urgent"))));
+        assert!(
+            !validator.is_valid(&node("Checkbox", checkbox("note"))),
+            "a text field as a checkbox"
+        );
+        assert!(
+            !validator.is_valid(&node("Checkbox", checkbox("priority"))),
+            "no such field"
+        );
+        // A page that only shows data offers no form components at all.
+        let display = page_schema(&PageRequest::new(&catalog, None, &summary));
+        let offered: Vec<&Value> = display["properties"]["nodes"]["items"]["anyOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|variant| &variant["properties"]["component"]["enum"][0])
+            .collect();
+        assert!(offered.contains(&&json!("Table")) && !offered.contains(&&json!("Form")));
+        assert!(!offered.contains(&&json!("Input")) && !offered.contains(&&json!("Button")));
+        Ok(())
+    }
+
+    #[test]
+    fn the_strict_check_names_what_breaks_the_rules() {
+        let loose = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string", "minLength": 2}, "b": {"type": "object"}},
+            "required": ["a"],
+        });
+        let problems = strict_problems(&loose);
+        for expected in [
+            "#: additionalProperties must be false",
+            "#: property `b` is not required",
+            "#/properties/a: keyword `minLength` is not allowed",
+            "#/properties/b: an object needs properties",
+        ] {
+            assert!(
+                problems.iter().any(|problem| problem == expected),
+                "{expected} in {problems:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The whole page in one constrained answer: the request a model gets, the one repair turn, the
+//! fallbacks (the tool loop when a provider refuses the schema, the heuristic when the answer
+//! stays wrong), on a real SQLite store.
+
+use serde_json::{json, Value};
+use tessera::{
+    agent::{generate_page, generation::GenerationOutcome, CachePolicy, GenerationInput},
+    forms::{FieldKind, FormField, FormSchema},
+    llm::{ModelError, PageMode, ScriptedModel, ScriptedTurn, ToolCall},
+};
+
+use crate::helpers::TestDb;
+
+fn input() -> GenerationInput {
+    let schema = FormSchema::new(vec![
+        FormField::new("note", FieldKind::string()),
+        FormField::new("priority", FieldKind::enumeration(["low", "high"])),
+    ]);
+    GenerationInput::new("Triage the ticket. Say how urgent it is.")
+        .with_schema(schema)
+        .with_data(json!({"ticket": {"id": "T-1", "title": "Printer on fire"}}))
+        .with_cache(CachePolicy::Bypass)
+        .with_mode(PageMode::Auto)
+}
+
+fn node(id: &str, component: &str, parent: Option<&str>, props: Value) -> Value {
+    json!({"id": id, "component": component, "parent": parent, "props": props})
+}
+
+/// A complete, valid answer, written as a strict model writes it (every optional prop null).
+fn good_nodes() -> Vec<Value> {
+    vec![
+        node(
+            "title",
+            "Heading",
+            None,
+            json!({"text": "Triage {{/ticket/title}}", "level": null}),
+        ),
+        node(
+            "form",
+            "Form",
+            None,
+            json!({"title": null, "description": null}),
+        ),
+        node(
+            "note",
+            "TextArea",
+            Some("form"),
+            json!({"name": "note", "label": "Note", "rows": null, "value": null}),
+        ),
+        node(
+            "priority",
+            "RadioGroup",
+            Some("form"),
+            json!({"name": "priority", "label": "Priority", "options": ["low", "high"], "value": null}),
+        ),
+        node(
+            "save",
+            "Button",
+            Some("form"),
+            json!({"label": "Save", "variant": null, "kind": "submit"}),
+        ),
+    ]
+}
+
+fn answer(nodes: Vec<Value>) -> ScriptedTurn {
+    ScriptedTurn::text(json!({ "nodes": nodes }).to_string())
+}
+
+#[tokio::test]
+async fn a_constrained_answer_builds_the_page_in_one_turn() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    let model = ScriptedModel::new(vec![answer(good_nodes())]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    let record = &generated.record;
+    assert_eq!(record.outcome, GenerationOutcome::Ok);
+    assert_eq!(record.turns, 1);
+    assert_eq!(record.transcript["attempts"][0]["mode"], "whole");
+    let outline = generated.tree.outline();
+    assert!(
+        outline.contains("RadioGroup") && outline.contains("TextArea"),
+        "{outline}"
+    );
+    // The request: no tools, the page schema by name, strict-shaped, naming only this form's
+    // fields; the system prompt says what to place for each field.
+    let request = &model.requests()[0];
+    assert!(request.tools.is_empty());
+    let format = request
+        .response_format
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("no schema"))?;
+    assert_eq!(format.name, "tessera_page");
+    assert_eq!(format.schema["additionalProperties"], json!(false));
+    let text = serde_json::to_string(&format.schema)?;
+    assert!(text.contains("\"priority\"") && !text.contains("\"Marquee\""));
+    let system = serde_json::to_string(&request.messages[0])?;
+    assert!(
+        system.contains("priority, required: RadioGroup with options \\\"low\\\", \\\"high\\\""),
+        "{system}"
+    );
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn an_answer_with_problems_gets_one_repair_turn_naming_each_node() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    let mut broken = good_nodes();
+    // A submit button outside the form, and the priority field forgotten.
+    broken[4]["parent"] = Value::Null;
+    broken.remove(3);
+    let model = ScriptedModel::new(vec![answer(broken), answer(good_nodes())]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    assert_eq!(generated.record.outcome, GenerationOutcome::Ok);
+    assert_eq!(generated.record.turns, 2);
+    let requests = model.requests();
+    let repair = serde_json::to_string(
+        requests[1]
+            .messages
+            .last()
+            .ok_or_else(|| anyhow::anyhow!("none"))?,
+    )?;
+    assert!(repair.contains("node `form` (Form)"), "{repair}");
+    assert!(repair.contains("field `priority`"), "{repair}");
+    assert!(
+        repair.contains("\\n- ["),
+        "each problem on its own line: {repair}"
+    );
+    assert!(repair.contains("whole corrected page"), "{repair}");
+    // The model's first answer is replayed before the repair.
+    assert_eq!(requests[1].messages.len(), 4);
+    let problems = &generated.record.transcript["attempts"][0]["transcript"][0]["problems"];
+    assert!(problems
+        .as_array()
+        .is_some_and(|problems| !problems.is_empty()));
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn an_answer_still_wrong_after_the_repair_falls_back_to_the_heuristic() -> anyhow::Result<()>
+{
+    let database = TestDb::sqlite().await?;
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::text("<tools><function>Form</function></tools>"),
+        answer(vec![node(
+            "x",
+            "Heading",
+            None,
+            json!({"text": "Hi", "level": null}),
+        )]),
+    ]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    let record = &generated.record;
+    assert_eq!(record.outcome, GenerationOutcome::FellBack);
+    assert!(generated.report.ok);
+    let attempts = &record.transcript["attempts"];
+    assert_eq!(attempts[0]["mode"], "whole");
+    assert_eq!(
+        attempts[0]["transcript"][0]["problems"][0]["rule"],
+        "not_json"
+    );
+    assert_eq!(attempts[1]["model"], "heuristic:heuristic");
+    assert_eq!(model.remaining_turns(), 0, "no third turn");
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn a_provider_refusing_the_schema_builds_the_page_by_tool_calls() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    let place =
+        |id: &str, component: &str, arguments: Value| ToolCall::new(id, component, arguments);
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::error(ModelError::Rejected {
+            status: 400,
+            body_excerpt: "response_format json_schema is not supported".into(),
+        }),
+        ScriptedTurn::tool_calls(vec![
+            place(
+                "form",
+                "Form",
+                json!({"children": [
+                    {"component": "TextArea", "name": "note", "label": "Note"},
+                    {"component": "RadioGroup", "name": "priority", "label": "Priority", "options": ["low", "high"]},
+                    {"component": "Button", "label": "Save", "kind": "submit"}
+                ]}),
+            ),
+            place("done", "Finish", json!({})),
+        ]),
+    ]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    let record = &generated.record;
+    assert_eq!(
+        record.outcome,
+        GenerationOutcome::Ok,
+        "{:#}",
+        record.transcript
+    );
+    let attempts = &record.transcript["attempts"];
+    assert_eq!(
+        (attempts[0]["mode"].as_str(), attempts[0]["end"].as_str()),
+        (Some("whole"), Some("model_error"))
+    );
+    assert_eq!(attempts[1]["mode"], "tools");
+    assert!(!model.requests()[1].tools.is_empty());
+    assert!(model.requests()[1].response_format.is_none());
+
+    // Forced to whole pages, a refusal goes straight to the heuristic.
+    let model = ScriptedModel::new(vec![ScriptedTurn::error(ModelError::Rejected {
+        status: 400,
+        body_excerpt: "no".into(),
+    })]);
+    let generated = generate_page(
+        input().with_mode(PageMode::Whole),
+        &model,
+        &database.store,
+        None,
+    )
+    .await?;
+    assert_eq!(generated.record.outcome, GenerationOutcome::FellBack);
+    assert_eq!(
+        generated.record.transcript["attempts"][1]["model"],
+        "heuristic:heuristic"
+    );
+    database.cleanup().await
+}
