@@ -158,14 +158,13 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         .components()
         .map(|spec| node_schema(spec, request, binding))
         .collect();
-    let mut schema = json!({
-        "type": "object",
-        "properties": {
-            "nodes": {"type": "array", "items": {"anyOf": variants}},
-        },
-        "required": ["nodes"],
-        "additionalProperties": false,
+    let mut properties = json!({
+        "nodes": {"type": "array", "items": {"anyOf": variants}},
     });
+    if let (Some(schema), true) = (request.schema, request.forms) {
+        properties["fields"] = fields_schema(request, schema, binding);
+    }
+    let mut schema = closed(properties);
     if binding {
         // Two shapes: the plain binding, and one asking code to compute from the bound rows
         // (a total, a count, groups, a sorted top n); a strict object must write every key, so
@@ -185,6 +184,80 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         });
     }
     schema
+}
+
+/// `fields`: one required entry per field of the response schema (an object's members
+/// included, by path), so a model constrained to the schema writes every field. An entry is the
+/// field's component, its parent and its props without `name` (the key is the name), or `null`
+/// when a node of `nodes` already submits the field (a `DecisionTable` covering several).
+fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) -> Value {
+    let mut entries = Map::new();
+    for path in field_paths(&schema.fields, "") {
+        let mut variants: Vec<Value> = request
+            .components()
+            .filter(|spec| {
+                request
+                    .field_names(&spec.name)
+                    .is_some_and(|names| names.contains(&path))
+            })
+            .map(|spec| {
+                let mut props = props_schema(&spec.props_schema, None, binding);
+                field_props(&mut props);
+                closed(json!({
+                    "component": {"type": "string", "enum": [spec.name]},
+                    "parent": {"type": ["string", "null"]},
+                    "props": props,
+                }))
+            })
+            .collect();
+        variants.push(json!({"type": "null"}));
+        entries.insert(path, json!({ "anyOf": variants }));
+    }
+    closed(Value::Object(entries))
+}
+
+/// A field component's props without the `name` its key gives it; a table's `selectable`
+/// becomes required, since that is what makes the table answer the field.
+fn field_props(props: &mut Value) {
+    let Some(properties) = props["properties"].as_object_mut() else {
+        return;
+    };
+    properties.remove("name");
+    if let Some(selectable) = properties.get_mut("selectable") {
+        let mut choices = selectable["anyOf"].as_array().cloned().unwrap_or_default();
+        if selectable.get("properties").is_some() {
+            choices.push(selectable.clone());
+        }
+        let object = choices
+            .into_iter()
+            .find(|choice| choice.get("properties").is_some());
+        if let Some(mut object) = object {
+            object["type"] = json!("object");
+            if let Some(inner) = object["properties"].as_object_mut() {
+                inner.remove("name");
+            }
+            object["required"] = json!(object["properties"]
+                .as_object()
+                .map(|inner| inner.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default());
+            *selectable = object;
+        }
+    }
+    let required: Vec<Value> = properties.keys().map(|key| json!(key)).collect();
+    props["required"] = Value::Array(required);
+}
+
+/// Every field a component may answer, by path: top-level fields and an object's members.
+pub fn field_paths(fields: &[FormField], prefix: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for field in fields {
+        let path = format!("{prefix}{}", field.name);
+        paths.push(path.clone());
+        if let FieldKind::Object { fields } = &field.kind {
+            paths.extend(field_paths(fields, &format!("{path}.")));
+        }
+    }
+    paths
 }
 
 /// One node of `spec`: `{id, component, parent, props}`.
@@ -512,6 +585,24 @@ impl StrictWalk {
     }
 }
 
+/// A page schema for the providers' tests: the default catalog, a three-field form, and data
+/// to bind.
+#[cfg(test)]
+#[must_use]
+pub fn example_page_schema() -> Value {
+    let schema = FormSchema::new(vec![
+        FormField::new("note", FieldKind::string()),
+        FormField::new("urgent", FieldKind::Boolean),
+        FormField::new("priority", FieldKind::enumeration(["low", "high"])),
+    ]);
+    let summary = DataSummary::of(&json!({"ticket": {"title": "Printer on fire"}}));
+    page_schema(&PageRequest::new(
+        &Catalog::defaults(),
+        Some(&schema),
+        &summary,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -532,6 +623,15 @@ mod tests {
     /// under their code ids, props that code fills from the response schema left out, and every
     /// prop the schema lists but the node lacks written as `null`.
     fn answer_of(tree: &PageTree, catalog: &Catalog, schema: &Value) -> Value {
+        let field_entries = schema["properties"]["fields"]["properties"].as_object();
+        let mut fields: Map<String, Value> = field_entries
+            .map(|entries| {
+                entries
+                    .keys()
+                    .map(|key| (key.clone(), Value::Null))
+                    .collect()
+            })
+            .unwrap_or_default();
         let nodes: Vec<Value> = tree
             .document_order()
             .into_iter()
@@ -550,12 +650,45 @@ mod tests {
                     .find(|variant| {
                         variant["properties"]["component"]["enum"][0] == json!(node.component)
                     })?;
+                // A field component answering a field goes under `fields`, named by its key.
+                let name = props["name"]
+                    .as_str()
+                    .or_else(|| props["selectable"]["name"].as_str())
+                    .map(str::to_owned);
+                let entry = name.as_deref().and_then(|name| {
+                    field_entries?.get(name)?["anyOf"]
+                        .as_array()?
+                        .iter()
+                        .find(|variant| {
+                            variant["properties"]["component"]["enum"][0] == json!(node.component)
+                        })
+                });
+                if let (Some(name), Some(entry)) = (name, entry) {
+                    let mut props = props.clone();
+                    if let Some(props) = props.as_object_mut() {
+                        props.remove("name");
+                        if let Some(Value::Object(selectable)) = props.get_mut("selectable") {
+                            selectable.remove("name");
+                        }
+                    }
+                    let props = with_nulls(props, &entry["properties"]["props"], schema);
+                    fields.insert(
+                        name,
+                        json!({"component": node.component, "parent": tree.parent_of(id),
+                               "props": props}),
+                    );
+                    return None;
+                }
                 let props = with_nulls(props, &variant["properties"]["props"], schema);
                 Some(json!({"id": id, "component": node.component,
                             "parent": tree.parent_of(id), "props": props}))
             })
             .collect();
-        json!({ "nodes": nodes })
+        if field_entries.is_some() {
+            json!({ "nodes": nodes, "fields": fields })
+        } else {
+            json!({ "nodes": nodes })
+        }
     }
 
     /// `value` with `null` for every property `schema` has and `value` lacks, at every level.
@@ -752,7 +885,10 @@ mod tests {
         let summary = DataSummary::of(&data);
         let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
         let validator = validator(&page)?;
-        let node = |component: &str, props: Value| json!({"nodes": [{"id": "a", "component": component, "parent": null, "props": props}]});
+        let node = |component: &str, props: Value| {
+            json!({"nodes": [{"id": "a", "component": component, "parent": null, "props": props}],
+                   "fields": {"note": null, "urgent": null}})
+        };
         let text = |value: Value| json!({"text": value, "muted": null});
         let stat = |value: Value| json!({"label": "Ticket", "value": value, "delta": null});
         assert!(validator.is_valid(&node("Text", text(json!("Hello")))));

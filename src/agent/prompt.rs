@@ -183,11 +183,27 @@ pub fn page_system_prompt(
         .schema
         .map(|schema| field_hints(&schema.fields, ""))
         .unwrap_or_default();
+    // A real pointer of this page's data makes the binding example concrete; a made-up one
+    // gets copied literally by small models.
+    let pointer = request
+        .summary
+        .pointers
+        .iter()
+        .find(|entry| entry.depth() >= 1 && entry.kind.is_scalar())
+        .or_else(|| {
+            request
+                .summary
+                .pointers
+                .iter()
+                .find(|entry| entry.depth() >= 1)
+        })
+        .map_or("/title", |entry| entry.pointer.as_str());
     environment()
         .get_template("page_system.j2")?
         .render(context! {
             components,
             fields,
+            pointer,
             has_schema => request.forms,
             for_assignees,
         })

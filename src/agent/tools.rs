@@ -327,6 +327,12 @@ impl<'a> Workspace<'a> {
         }
     }
 
+    /// The role of `component` in the catalog the page is built from.
+    #[must_use]
+    pub fn role_of(&self, component: &str) -> Option<tessera_app::catalog::Role> {
+        self.catalog.get(component).map(|spec| spec.role)
+    }
+
     /// Code's own check of the current tree (`ValidateForm`; without a schema, a non-empty,
     /// well-formed tree).
     #[must_use]

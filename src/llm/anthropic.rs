@@ -421,7 +421,31 @@ mod tests {
                 )?;
             }
         }
-        Ok(())
+        let errors: Vec<String> = published()?
+            .iter_errors(body)
+            .map(|error| format!("{error} at {}", error.instance_path()))
+            .take(3)
+            .collect();
+        ensure(
+            errors.is_empty(),
+            format!("request does not match the SDK's MessageCreateParams: {errors:?}"),
+        )
+    }
+
+    /// `MessageCreateParamsNonStreaming` as the published `@anthropic-ai/sdk` types define it
+    /// (vendored, see tests/data/anthropic/README.md).
+    fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
+        static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
+            std::sync::OnceLock::new();
+        SPEC.get_or_init(|| {
+            let schema: Value = serde_json::from_str(include_str!(
+                "../../tests/data/anthropic/messages-create.schema.json"
+            ))
+            .map_err(|error| error.to_string())?;
+            jsonschema::validator_for(&schema).map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
     }
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, AnthropicChat)> {
@@ -471,6 +495,41 @@ mod tests {
             temperature: None,
             response_format: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_constrained_answer_is_a_forced_strict_tool_whose_input_comes_back_as_text(
+    ) -> anyhow::Result<()> {
+        let page = json!({"nodes": [{"id": "h", "component": "Heading", "parent": null,
+                                     "props": {"text": "Triage", "level": null}}]});
+        let (server, model) = mock(vec![MockReply::ok(message(
+            &json!([{"type": "tool_use", "id": "toolu_01", "name": "tessera_page", "input": page}]),
+            "tool_use",
+        ))])
+        .await?;
+        let mut constrained = request(vec![Message::user("Build the page.")]);
+        constrained.response_format = Some(crate::llm::ResponseFormat {
+            name: "tessera_page".into(),
+            schema: crate::agent::page_schema::example_page_schema(),
+        });
+        let response = model.chat(constrained).await?;
+        assert!(server.failures().is_empty(), "{:?}", server.failures());
+        assert_eq!(
+            serde_json::from_str::<Value>(response.text.as_deref().unwrap_or_default())?,
+            page
+        );
+        assert!(response.tool_calls.is_empty());
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let sent = &server.received()[0].body;
+        let tools = sent["tools"].as_array().map_or(0, Vec::len);
+        assert_eq!(tools, 1, "only the answer's tool is offered");
+        assert_eq!(sent["tools"][0]["strict"], json!(true));
+        assert_eq!(sent["tools"][0]["name"], "tessera_page");
+        assert_eq!(
+            sent["tool_choice"],
+            json!({"type": "tool", "name": "tessera_page"})
+        );
+        Ok(())
     }
 
     #[tokio::test]

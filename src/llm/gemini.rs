@@ -232,7 +232,34 @@ mod tests {
                 }
             }
         }
+        if let Some(config) = body.get("generationConfig") {
+            let errors: Vec<String> = published()?
+                .iter_errors(config)
+                .map(|error| format!("{error} at {}", error.instance_path()))
+                .take(3)
+                .collect();
+            ensure(
+                errors.is_empty(),
+                format!("generationConfig does not match the SDK's GenerationConfig: {errors:?}"),
+            )?;
+        }
         Ok(())
+    }
+
+    /// `GenerationConfig` (and the `Schema` of `responseSchema`) as the published `@google/genai`
+    /// types define them (vendored, see tests/data/gemini/README.md).
+    fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
+        static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
+            std::sync::OnceLock::new();
+        SPEC.get_or_init(|| {
+            let schema: Value = serde_json::from_str(include_str!(
+                "../../tests/data/gemini/generation-config.schema.json"
+            ))
+            .map_err(|error| error.to_string())?;
+            jsonschema::validator_for(&schema).map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
     }
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, GeminiChat)> {
@@ -289,6 +316,37 @@ mod tests {
             temperature: Some(0.0),
             response_format: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_constrained_answer_asks_for_json_with_the_page_as_response_schema(
+    ) -> anyhow::Result<()> {
+        let page = r#"{"nodes":[{"id":"h","component":"Heading","parent":null,"props":{"text":"Triage","level":null}}]}"#;
+        let (server, model) = mock(vec![MockReply::ok(generated(
+            &json!([{"text": page}]),
+            "STOP",
+        ))])
+        .await?;
+        let mut constrained = request(vec![Message::user("Build the page.")]);
+        constrained.response_format = Some(crate::llm::ResponseFormat {
+            name: "tessera_page".into(),
+            schema: crate::agent::page_schema::example_page_schema(),
+        });
+        let response = model.chat(constrained).await?;
+        assert!(server.failures().is_empty(), "{:?}", server.failures());
+        assert_eq!(response.text.as_deref(), Some(page));
+        let sent = &server.received()[0].body;
+        assert!(sent.get("tools").is_none());
+        let config = &sent["generationConfig"];
+        assert_eq!(config["responseMimeType"], "application/json");
+        let schema = &config["responseSchema"];
+        assert_eq!(schema["type"], "OBJECT");
+        assert_eq!(schema["properties"]["nodes"]["type"], "ARRAY");
+        assert!(
+            find_rejected_keyword(schema).is_none(),
+            "no `$ref`, `additionalProperties` or `const` reaches Gemini"
+        );
+        Ok(())
     }
 
     #[tokio::test]

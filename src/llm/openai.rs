@@ -606,6 +606,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_constrained_answer_asks_for_the_strict_json_schema_and_no_tools(
+    ) -> anyhow::Result<()> {
+        let page = r#"{"nodes":[{"id":"h","component":"Heading","parent":null,"props":{"text":"Triage","level":null}}]}"#;
+        let server = openai_mock(vec![MockReply::ok(text_reply(page))], bearer).await?;
+        let model = provider(&server)?;
+        let mut constrained = request(vec![Message::user("Build the page.")]);
+        constrained.response_format = Some(crate::llm::ResponseFormat {
+            name: "tessera_page".into(),
+            schema: crate::agent::page_schema::example_page_schema(),
+        });
+        let response = model.chat(constrained).await?;
+        assert!(server.failures().is_empty(), "{:?}", server.failures());
+        assert_eq!(response.text.as_deref(), Some(page));
+        let sent = &server.received()[0].body;
+        assert!(
+            sent.get("tools").is_none(),
+            "the answer is the page, not tool calls"
+        );
+        let format = &sent["response_format"];
+        assert_eq!(format["type"], "json_schema");
+        assert_eq!(format["json_schema"]["name"], "tessera_page");
+        assert_eq!(format["json_schema"]["strict"], json!(true));
+        assert_eq!(
+            format["json_schema"]["schema"]["properties"]["nodes"]["type"],
+            "array"
+        );
+        assert_eq!(model.page_mode(), crate::llm::PageMode::Auto);
+        Ok(())
+    }
+
+    #[tokio::test]
     async fn a_text_reply_maps_content_stop_reason_and_usage() -> anyhow::Result<()> {
         let server = openai_mock(vec![MockReply::ok(text_reply("Hello there."))], bearer).await?;
         let model = provider(&server)?;

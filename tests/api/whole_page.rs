@@ -28,49 +28,30 @@ fn node(id: &str, component: &str, parent: Option<&str>, props: Value) -> Value 
 }
 
 /// A complete, valid answer, written as a strict model writes it (every optional prop null).
-fn good_nodes() -> Vec<Value> {
-    vec![
-        node(
-            "title",
-            "Heading",
-            None,
-            json!({"text": "Triage {{/ticket/title}}", "level": null}),
-        ),
-        node(
-            "form",
-            "Form",
-            None,
-            json!({"title": null, "description": null}),
-        ),
-        node(
-            "note",
-            "TextArea",
-            Some("form"),
-            json!({"name": "note", "label": "Note", "rows": null, "value": null}),
-        ),
-        node(
-            "priority",
-            "RadioGroup",
-            Some("form"),
-            json!({"name": "priority", "label": "Priority", "options": ["low", "high"], "value": null}),
-        ),
-        node(
-            "save",
-            "Button",
-            Some("form"),
-            json!({"label": "Save", "variant": null, "kind": "submit"}),
-        ),
-    ]
+fn good_answer() -> Value {
+    json!({
+        "nodes": [
+            node("title", "Heading", None, json!({"text": "Triage {{/ticket/title}}", "level": null})),
+            node("form", "Form", None, json!({"title": null, "description": null})),
+            node("save", "Button", Some("form"), json!({"label": "Save", "variant": null, "kind": "submit"})),
+        ],
+        "fields": {
+            "note": {"component": "TextArea", "parent": null,
+                     "props": {"label": "Note", "rows": null, "value": null}},
+            "priority": {"component": "RadioGroup", "parent": "form",
+                         "props": {"label": "Priority", "options": ["low", "high"], "value": null}},
+        },
+    })
 }
 
-fn answer(nodes: Vec<Value>) -> ScriptedTurn {
-    ScriptedTurn::text(json!({ "nodes": nodes }).to_string())
+fn answer(answer: &Value) -> ScriptedTurn {
+    ScriptedTurn::text(answer.to_string())
 }
 
 #[tokio::test]
 async fn a_constrained_answer_builds_the_page_in_one_turn() -> anyhow::Result<()> {
     let database = TestDb::sqlite().await?;
-    let model = ScriptedModel::new(vec![answer(good_nodes())]);
+    let model = ScriptedModel::new(vec![answer(&good_answer())]);
     let generated = generate_page(input(), &model, &database.store, None).await?;
     let record = &generated.record;
     assert_eq!(record.outcome, GenerationOutcome::Ok);
@@ -104,11 +85,11 @@ async fn a_constrained_answer_builds_the_page_in_one_turn() -> anyhow::Result<()
 #[tokio::test]
 async fn an_answer_with_problems_gets_one_repair_turn_naming_each_node() -> anyhow::Result<()> {
     let database = TestDb::sqlite().await?;
-    let mut broken = good_nodes();
-    // A submit button outside the form, and the priority field forgotten.
-    broken[4]["parent"] = Value::Null;
-    broken.remove(3);
-    let model = ScriptedModel::new(vec![answer(broken), answer(good_nodes())]);
+    let mut broken = good_answer();
+    // No submit button, and a choice that does not offer every value of the field.
+    broken["nodes"].as_array_mut().map(Vec::pop);
+    broken["fields"]["priority"]["props"]["options"] = json!(["low"]);
+    let model = ScriptedModel::new(vec![answer(&broken), answer(&good_answer())]);
     let generated = generate_page(input(), &model, &database.store, None).await?;
     assert_eq!(generated.record.outcome, GenerationOutcome::Ok);
     assert_eq!(generated.record.turns, 2);
@@ -141,12 +122,10 @@ async fn an_answer_still_wrong_after_the_repair_falls_back_to_the_heuristic() ->
     let database = TestDb::sqlite().await?;
     let model = ScriptedModel::new(vec![
         ScriptedTurn::text("<tools><function>Form</function></tools>"),
-        answer(vec![node(
-            "x",
-            "Heading",
-            None,
-            json!({"text": "Hi", "level": null}),
-        )]),
+        answer(&json!({
+            "nodes": [node("x", "Heading", None, json!({"text": "Hi", "level": null}))],
+            "fields": {"note": null, "priority": null},
+        })),
     ]);
     let generated = generate_page(input(), &model, &database.store, None).await?;
     let record = &generated.record;

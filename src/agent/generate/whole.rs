@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
+use tessera_app::catalog::Role;
 
 use super::{Attempt, AttemptEnd, Setup, MAX_TOKENS};
 use crate::{
@@ -80,22 +81,32 @@ struct AnswerNode {
     component: String,
     parent: Option<String>,
     props: Value,
+    /// For an entry of `fields`: the field's path, which decides its place when `parent` does
+    /// not name a layout (its object's Fieldset, else the Form).
+    field: Option<String>,
 }
 
-/// The nodes of an answer, or the problem that stops it being read at all.
-fn read_answer(text: &str) -> Result<Vec<AnswerNode>, Problem> {
+/// An answer: its `nodes`, and the entries of `fields` that are not `null`, in order.
+struct Answer {
+    nodes: Vec<AnswerNode>,
+    fields: Vec<AnswerNode>,
+}
+
+/// The answer in `text`, or the problem that stops it being read at all.
+fn read_answer(text: &str) -> Result<Answer, Problem> {
     let trimmed = strip_fence(text.trim());
     let value: Value = serde_json::from_str(trimmed).map_err(|error| {
         Problem::new(
             "not_json",
             format!("the answer is not one JSON document ({error})"),
-            "Answer with exactly one JSON object {\"nodes\": [...]} and nothing else.",
+            "Answer with exactly one JSON object {\"nodes\": [...], \"fields\": {...}} and \
+             nothing else.",
         )
     })?;
-    let nodes = match value {
-        Value::Object(mut object) => object.remove("nodes"),
-        Value::Array(nodes) => Some(Value::Array(nodes)),
-        _ => None,
+    let (nodes, fields) = match value {
+        Value::Object(mut object) => (object.remove("nodes"), object.remove("fields")),
+        Value::Array(nodes) => (Some(Value::Array(nodes)), None),
+        _ => (None, None),
     };
     let Some(Value::Array(nodes)) = nodes else {
         return Err(Problem::new(
@@ -106,32 +117,69 @@ fn read_answer(text: &str) -> Result<Vec<AnswerNode>, Problem> {
     };
     let mut read = Vec::with_capacity(nodes.len());
     for (index, node) in nodes.into_iter().enumerate() {
-        let Value::Object(mut fields) = node else {
+        let Value::Object(fields) = node else {
             return Err(Problem::new(
                 "invalid_node",
                 format!("nodes[{index}] is not an object"),
                 "Write each node as {\"id\", \"component\", \"parent\", \"props\"}.",
             ));
         };
-        let text = |fields: &mut Map<String, Value>, key: &str| match fields.remove(key) {
-            Some(Value::String(text)) if !text.is_empty() => Some(text),
-            _ => None,
-        };
-        let component = text(&mut fields, "component").unwrap_or_default();
-        let id = text(&mut fields, "id").unwrap_or_else(|| format!("node{}", index + 1));
-        let parent = text(&mut fields, "parent");
-        let props = match fields.remove("props") {
-            Some(props) => props,
-            None => Value::Object(fields),
-        };
-        read.push(AnswerNode {
-            id,
-            component,
-            parent,
-            props: drop_nulls(props),
-        });
+        read.push(answer_node(fields, format!("node{}", index + 1), None));
     }
-    Ok(read)
+    let mut entries = Vec::new();
+    if let Some(Value::Object(fields)) = fields {
+        for (path, entry) in fields {
+            let Value::Object(entry) = entry else {
+                continue;
+            };
+            let mut node = answer_node(entry, path.clone(), Some(path.clone()));
+            node.id.clone_from(&path);
+            name_field(&node.component, &mut node.props, &path);
+            entries.push(node);
+        }
+    }
+    Ok(Answer {
+        nodes: read,
+        fields: entries,
+    })
+}
+
+fn answer_node(mut fields: Map<String, Value>, id: String, field: Option<String>) -> AnswerNode {
+    let mut text = |key: &str| match fields.remove(key) {
+        Some(Value::String(text)) if !text.is_empty() => Some(text),
+        _ => None,
+    };
+    let component = text("component").unwrap_or_default();
+    let id = text("id").unwrap_or(id);
+    let parent = text("parent");
+    let props = match fields.remove("props") {
+        Some(props) => props,
+        None => Value::Object(fields),
+    };
+    AnswerNode {
+        id,
+        component,
+        parent,
+        props: drop_nulls(props),
+        field,
+    }
+}
+
+/// Names a `fields` entry by its key: a table answers through its `selectable`, any other
+/// component through `name`.
+fn name_field(component: &str, props: &mut Value, path: &str) {
+    let Value::Object(props) = props else {
+        *props = json!({ "name": path });
+        return;
+    };
+    match props.get_mut("selectable") {
+        Some(Value::Object(selectable)) if component == "Table" => {
+            selectable.insert("name".to_owned(), json!(path));
+        }
+        _ => {
+            props.insert("name".to_owned(), json!(path));
+        }
+    }
 }
 
 /// A fenced block's content (models without constrained output often fence their JSON).
@@ -159,11 +207,16 @@ fn drop_nulls(value: Value) -> Value {
     }
 }
 
-/// Places the answer `text` in `workspace` node by node, each exactly as a tool call placing it
-/// would be, parents before children, and checks the page.
+/// Places the answer `text` in `workspace` and checks the page. Each node is placed exactly as a
+/// tool call placing it would be: first the nodes that are not buttons, in answer order and
+/// parents first, then the fields in schema order, then the buttons, so the fields come before
+/// the Form's buttons whatever order the answer lists them in. Code settles what a reader could
+/// not mistake: a node whose parent cannot hold others goes beside that parent, a field
+/// without a layout goes in its object's Fieldset or else the Form, and fields with no Form
+/// anywhere get one.
 pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
-    let nodes = match read_answer(text) {
-        Ok(nodes) => nodes,
+    let answer = match read_answer(text) {
+        Ok(answer) => answer,
         Err(problem) => {
             let report = workspace.check();
             return Placed {
@@ -173,124 +226,24 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
             };
         }
     };
-    let mut problems = Vec::new();
-    let mut seen = BTreeSet::new();
-    let ids: BTreeSet<&str> = nodes.iter().map(|node| node.id.as_str()).collect();
-    // The model's id → code's id, for placed nodes; and back, to name nodes in `ValidateForm`'s
-    // errors by the model's ids.
-    let mut placed: BTreeMap<String, String> = BTreeMap::new();
-    let mut pending: Vec<&AnswerNode> = Vec::new();
-    for node in &nodes {
-        if !seen.insert(node.id.as_str()) {
-            problems.push(
-                Problem::new(
-                    "duplicate_id",
-                    format!("two nodes have the id `{}`", node.id),
-                    "Give every node its own id.",
-                )
-                .at(&node.id, &node.component),
-            );
-            continue;
-        }
-        match &node.parent {
-            Some(parent) if !ids.contains(parent.as_str()) || parent == &node.id => {
-                problems.push(
-                    Problem::new(
-                        "unknown_parent",
-                        format!("its parent `{parent}` is not a node of the answer"),
-                        "Set parent to the id of a Layout node in the answer, or null.",
-                    )
-                    .at(&node.id, &node.component),
-                );
-            }
-            _ => pending.push(node),
+    let mut placement = Placement::new(&answer);
+    let (buttons, others): (Vec<&AnswerNode>, Vec<&AnswerNode>) = answer
+        .nodes
+        .iter()
+        .partition(|node| workspace.role_of(&node.component) == Some(Role::Action));
+    placement.place_all(workspace, others);
+    if !answer.fields.is_empty() && placement.form.is_none() {
+        let form = ToolCall::new("node_form", "Form", json!({}));
+        if let Effect::Placed { id, .. } = workspace.execute(&form).effect {
+            placement.form = Some(id);
         }
     }
-    // Parents first, in answer order otherwise; whatever never gets its parent placed is
-    // reported once with the reason.
-    let mut refused: BTreeSet<String> = BTreeSet::new();
-    let mut progress = true;
-    while progress && !pending.is_empty() {
-        progress = false;
-        let mut waiting = Vec::new();
-        for node in pending {
-            let parent = match &node.parent {
-                None => None,
-                Some(parent) => match placed.get(parent) {
-                    Some(code_id) => Some(code_id.clone()),
-                    None if refused.contains(parent) => {
-                        refused.insert(node.id.clone());
-                        problems.push(
-                            Problem::new(
-                                "parent_refused",
-                                format!("not placed: its parent `{parent}` was refused"),
-                                "Fix the parent; this node is placed with it.",
-                            )
-                            .at(&node.id, &node.component),
-                        );
-                        progress = true;
-                        continue;
-                    }
-                    None => {
-                        waiting.push(node);
-                        continue;
-                    }
-                },
-            };
-            progress = true;
-            let mut arguments = match &node.props {
-                Value::Object(props) => props.clone(),
-                _ => Map::new(),
-            };
-            // The node's place comes from the answer's `parent`, never from its props.
-            arguments.remove("children");
-            arguments.remove("parent");
-            if let Some(parent) = parent {
-                arguments.insert("parent".to_owned(), json!(parent));
-            }
-            let call = ToolCall::new(
-                format!("node_{}", node.id),
-                node.component.clone(),
-                Value::Object(arguments),
-            );
-            let reply = workspace.execute(&call);
-            match reply.effect {
-                Effect::Placed { id, .. } => {
-                    placed.insert(node.id.clone(), id);
-                }
-                _ => {
-                    refused.insert(node.id.clone());
-                    let error = &reply.content["error"];
-                    let text = |key: &str| error[key].as_str().unwrap_or_default().to_owned();
-                    let mut problem = Problem::new(
-                        error["rule"].as_str().unwrap_or("refused"),
-                        if node.component.is_empty() {
-                            "the node names no component".to_owned()
-                        } else {
-                            text("message")
-                        },
-                        text("fix"),
-                    )
-                    .at(&node.id, &node.component);
-                    problem.field = error["field"].as_str().map(str::to_owned);
-                    problems.push(problem);
-                }
-            }
-        }
-        pending = waiting;
-    }
-    for node in pending {
-        problems.push(
-            Problem::new(
-                "parent_cycle",
-                "not placed: its parents form a cycle",
-                "Make every parent chain end at a node whose parent is null.",
-            )
-            .at(&node.id, &node.component),
-        );
-    }
+    placement.place_all(workspace, answer.fields.iter().collect());
+    placement.place_all(workspace, buttons);
     let report = workspace.check();
-    let model_ids: BTreeMap<&str, &str> = placed
+    let mut problems = placement.problems;
+    let model_ids: BTreeMap<&str, &str> = placement
+        .placed
         .iter()
         .map(|(model, code)| (code.as_str(), model.as_str()))
         .collect();
@@ -314,8 +267,194 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
     Placed {
         problems,
         report,
-        nodes: placed.len(),
+        nodes: placement.placed.len(),
     }
+}
+
+/// The bookkeeping of placing one answer.
+struct Placement<'a> {
+    /// Every id the answer uses, nodes and fields.
+    ids: BTreeSet<&'a str>,
+    /// The answer's parent of each node, to put a node beside a parent that cannot hold it.
+    parents: BTreeMap<&'a str, Option<&'a str>>,
+    /// The model's id → code's id, for placed nodes.
+    placed: BTreeMap<String, String>,
+    /// Nodes refused, by the model's id.
+    refused: BTreeSet<String>,
+    /// Code's id of the first Form placed.
+    form: Option<String>,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Placement<'a> {
+    fn new(answer: &'a Answer) -> Self {
+        let all = answer.nodes.iter().chain(&answer.fields);
+        Self {
+            ids: all.clone().map(|node| node.id.as_str()).collect(),
+            parents: all
+                .map(|node| (node.id.as_str(), node.parent.as_deref()))
+                .collect(),
+            placed: BTreeMap::new(),
+            refused: BTreeSet::new(),
+            form: None,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Places `nodes`, parents first; whatever never gets its parent placed is reported once.
+    fn place_all(&mut self, workspace: &mut Workspace<'_>, mut pending: Vec<&'a AnswerNode>) {
+        let mut progress = true;
+        while progress && !pending.is_empty() {
+            progress = false;
+            let mut waiting = Vec::new();
+            for node in pending {
+                if self.placed.contains_key(&node.id) || self.refused.contains(&node.id) {
+                    if node.field.is_none() {
+                        self.problems.push(
+                            Problem::new(
+                                "duplicate_id",
+                                format!("two nodes have the id `{}`", node.id),
+                                "Give every node its own id.",
+                            )
+                            .at(&node.id, &node.component),
+                        );
+                    }
+                    progress = true;
+                    continue;
+                }
+                match self.parent_of(workspace, node) {
+                    Parent::Wait => waiting.push(node),
+                    Parent::Refused(parent) => {
+                        self.refused.insert(node.id.clone());
+                        self.problems.push(
+                            Problem::new(
+                                "parent_refused",
+                                format!("not placed: its parent `{parent}` was refused"),
+                                "Fix the parent; this node is placed with it.",
+                            )
+                            .at(&node.id, &node.component),
+                        );
+                        progress = true;
+                    }
+                    Parent::At(parent) => {
+                        self.place(workspace, node, parent);
+                        progress = true;
+                    }
+                }
+            }
+            pending = waiting;
+        }
+        for node in pending {
+            self.problems.push(
+                Problem::new(
+                    "parent_cycle",
+                    "not placed: its parents form a cycle",
+                    "Make every parent chain end at a node whose parent is null.",
+                )
+                .at(&node.id, &node.component),
+            );
+        }
+    }
+
+    /// Where `node` goes: code's id of a placed layout, the top level, or not yet.
+    fn parent_of(&self, workspace: &Workspace<'_>, node: &AnswerNode) -> Parent {
+        let mut parent = node.parent.as_deref();
+        // A parent that cannot hold others: its own parent, and so on up.
+        let mut hops = 0;
+        while let Some(id) = parent {
+            if !self.ids.contains(id) || id == node.id || hops > self.ids.len() {
+                break;
+            }
+            if self.refused.contains(id) {
+                return Parent::Refused(id.to_owned());
+            }
+            let Some(code_id) = self.placed.get(id) else {
+                return Parent::Wait;
+            };
+            let holds = workspace
+                .tree
+                .nodes
+                .get(code_id)
+                .and_then(|placed| workspace.role_of(&placed.component))
+                == Some(Role::Layout);
+            if holds {
+                return Parent::At(Some(code_id.clone()));
+            }
+            parent = self.parents.get(id).copied().flatten();
+            hops += 1;
+        }
+        let Some(path) = &node.field else {
+            return Parent::At(None);
+        };
+        // A field without a layout: its object's Fieldset, else the Form.
+        let object = path.rsplit_once('.').map(|(object, _)| object);
+        if let Some(object) = object {
+            if self.refused.contains(object) {
+                return Parent::Refused(object.to_owned());
+            }
+            if let Some(code_id) = self.placed.get(object) {
+                return Parent::At(Some(code_id.clone()));
+            }
+            if self.ids.contains(object) {
+                return Parent::Wait;
+            }
+        }
+        Parent::At(self.form.clone())
+    }
+
+    fn place(&mut self, workspace: &mut Workspace<'_>, node: &AnswerNode, parent: Option<String>) {
+        let mut arguments = match &node.props {
+            Value::Object(props) => props.clone(),
+            _ => Map::new(),
+        };
+        // The node's place comes from the answer's `parent`, never from its props.
+        arguments.remove("children");
+        arguments.remove("parent");
+        if let Some(parent) = parent {
+            arguments.insert("parent".to_owned(), json!(parent));
+        }
+        let call = ToolCall::new(
+            format!("node_{}", node.id),
+            node.component.clone(),
+            Value::Object(arguments),
+        );
+        let reply = workspace.execute(&call);
+        if let Effect::Placed { id, component, .. } = reply.effect {
+            if component == "Form" && self.form.is_none() {
+                self.form = Some(id.clone());
+            }
+            self.placed.insert(node.id.clone(), id);
+            return;
+        }
+        self.refused.insert(node.id.clone());
+        let error = &reply.content["error"];
+        let text = |key: &str| error[key].as_str().unwrap_or_default().to_owned();
+        let mut problem = Problem::new(
+            error["rule"].as_str().unwrap_or("refused"),
+            if node.component.is_empty() {
+                "the node names no component".to_owned()
+            } else {
+                text("message")
+            },
+            text("fix"),
+        )
+        .at(&node.id, &node.component);
+        problem.field = error["field"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| node.field.clone());
+        self.problems.push(problem);
+    }
+}
+
+/// Where a node goes.
+enum Parent {
+    /// Into this placed layout (code's id), or at the top level.
+    At(Option<String>),
+    /// Its parent is not placed yet.
+    Wait,
+    /// Its parent (the model's id) was refused.
+    Refused(String),
 }
 
 /// One model's whole-page attempt: the answer, and at most one repair turn.

@@ -106,12 +106,35 @@ pub(super) fn body(request: &ChatRequest) -> Value {
     }
     if let Some(format) = &request.response_format {
         generation_config.insert("responseMimeType".into(), json!("application/json"));
-        generation_config.insert("responseSchema".into(), gemini_schema(&format.schema));
+        let mut schema = gemini_schema(&format.schema);
+        upper_types(&mut schema);
+        generation_config.insert("responseSchema".into(), schema);
     }
     if !generation_config.is_empty() {
         body["generationConfig"] = Value::Object(generation_config);
     }
     body
+}
+
+/// Spells every `type` the way Gemini's `Schema` type names them (`OBJECT`, `STRING`, …), as its
+/// published types and structured-output examples do.
+fn upper_types(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                match (key.as_str(), value) {
+                    ("type", Value::String(kind)) => *kind = kind.to_uppercase(),
+                    // A property may be named `type`; only schemas below it are rewritten.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(upper_types);
+                    }
+                    (_, value) => upper_types(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(upper_types),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
