@@ -154,11 +154,19 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         .map(|entry| json!(entry.pointer))
         .collect();
     let binding = !pointers.is_empty();
+    // With a response schema, a field's component is written under `fields` only, never as a
+    // node too (a table stays a node: it mostly shows rows; `fields` holds it when it picks).
+    let keyed = request.schema.is_some() && request.forms;
     let variants: Vec<Value> = request
         .components()
+        .filter(|spec| {
+            !(keyed && spec.name != "Table" && request.field_names(&spec.name).is_some())
+        })
         .map(|spec| node_schema(spec, request, binding))
         .collect();
+    // The page's title: code makes it the first Heading, so every page says what it is for.
     let mut properties = json!({
+        "title": {"type": "string"},
         "nodes": {"type": "array", "items": {"anyOf": variants}},
     });
     if let (Some(schema), true) = (request.schema, request.forms) {
@@ -202,7 +210,7 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
             })
             .map(|spec| {
                 let mut props = props_schema(&spec.props_schema, None, binding);
-                field_props(&mut props);
+                field_props(&mut props, binding);
                 closed(json!({
                     "component": {"type": "string", "enum": [spec.name]},
                     "parent": {"type": ["string", "null"]},
@@ -217,12 +225,23 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
 }
 
 /// A field component's props without the `name` its key gives it; a table's `selectable`
-/// becomes required, since that is what makes the table answer the field.
-fn field_props(props: &mut Value) {
+/// becomes required, since that is what makes the table answer the field. A prefilled answer
+/// may only come from the data (a binding): a literal one is an answer the model made up, and
+/// the schema's default is filled in by code anyway.
+fn field_props(props: &mut Value, binding: bool) {
     let Some(properties) = props["properties"].as_object_mut() else {
         return;
     };
     properties.remove("name");
+    for prefill in ["value", "values", "checked"] {
+        if let Some(schema) = properties.get_mut(prefill) {
+            *schema = if binding {
+                json!({"anyOf": [{"$ref": "#/$defs/binding"}, {"type": "null"}]})
+            } else {
+                json!({"type": "null"})
+            };
+        }
+    }
     if let Some(selectable) = properties.get_mut("selectable") {
         let mut choices = selectable["anyOf"].as_array().cloned().unwrap_or_default();
         if selectable.get("properties").is_some() {
@@ -684,10 +703,18 @@ mod tests {
                             "parent": tree.parent_of(id), "props": props}))
             })
             .collect();
+        let title = tree
+            .document_order()
+            .first()
+            .and_then(|id| tree.nodes.get(*id))
+            .filter(|node| node.component == "Heading")
+            .and_then(|node| node.props["text"].as_str())
+            .unwrap_or("A page")
+            .to_owned();
         if field_entries.is_some() {
-            json!({ "nodes": nodes, "fields": fields })
+            json!({ "title": title, "nodes": nodes, "fields": fields })
         } else {
-            json!({ "nodes": nodes })
+            json!({ "title": title, "nodes": nodes })
         }
     }
 
@@ -886,8 +913,8 @@ mod tests {
         let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
         let validator = validator(&page)?;
         let node = |component: &str, props: Value| {
-            json!({"nodes": [{"id": "a", "component": component, "parent": null, "props": props}],
-                   "fields": {"note": null, "urgent": null}})
+            json!({"title": "Ticket", "fields": {"note": null, "urgent": null},
+                   "nodes": [{"id": "a", "component": component, "parent": null, "props": props}]})
         };
         let text = |value: Value| json!({"text": value, "muted": null});
         let stat = |value: Value| json!({"label": "Ticket", "value": value, "delta": null});
@@ -905,16 +932,9 @@ mod tests {
             !validator.is_valid(&node("Text", json!({"text": "Hi"}))),
             "a prop left out, not null"
         );
-        let checkbox = |name: &str| json!({"name": name, "label": "Urgent", "checked": null});
-        assert!(validator.is_valid(&node("Checkbox", checkbox("urgent"))));
-        assert!(
-            !validator.is_valid(&node("Checkbox", checkbox("note"))),
-            "a text field as a checkbox"
-        );
-        assert!(
-            !validator.is_valid(&node("Checkbox", checkbox("priority"))),
-            "no such field"
-        );
+        let foreign = json!({"title": "T", "nodes": [],
+            "fields": {"note": null, "urgent": null, "priority": null}});
+        assert!(!validator.is_valid(&foreign), "no such field");
         // A page that only shows data offers no form components at all.
         let display = page_schema(&PageRequest::new(&catalog, None, &summary));
         let offered: Vec<&Value> = display["properties"]["nodes"]["items"]["anyOf"]

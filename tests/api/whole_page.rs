@@ -30,6 +30,7 @@ fn node(id: &str, component: &str, parent: Option<&str>, props: Value) -> Value 
 /// A complete, valid answer, written as a strict model writes it (every optional prop null).
 fn good_answer() -> Value {
     json!({
+        "title": "Triage the ticket",
         "nodes": [
             node("title", "Heading", None, json!({"text": "Triage {{/ticket/title}}", "level": null})),
             node("form", "Form", None, json!({"title": null, "description": null})),

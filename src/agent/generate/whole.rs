@@ -88,6 +88,8 @@ struct AnswerNode {
 
 /// An answer: its `nodes`, and the entries of `fields` that are not `null`, in order.
 struct Answer {
+    /// The page's title, made its first Heading.
+    title: Option<String>,
     nodes: Vec<AnswerNode>,
     fields: Vec<AnswerNode>,
 }
@@ -103,10 +105,18 @@ fn read_answer(text: &str) -> Result<Answer, Problem> {
              nothing else.",
         )
     })?;
-    let (nodes, fields) = match value {
-        Value::Object(mut object) => (object.remove("nodes"), object.remove("fields")),
-        Value::Array(nodes) => (Some(Value::Array(nodes)), None),
-        _ => (None, None),
+    let (title, nodes, fields) = match value {
+        Value::Object(mut object) => (
+            object.remove("title"),
+            object.remove("nodes"),
+            object.remove("fields"),
+        ),
+        Value::Array(nodes) => (None, Some(Value::Array(nodes)), None),
+        _ => (None, None, None),
+    };
+    let title = match title {
+        Some(Value::String(title)) if !title.trim().is_empty() => Some(title),
+        _ => None,
     };
     let Some(Value::Array(nodes)) = nodes else {
         return Err(Problem::new(
@@ -139,6 +149,7 @@ fn read_answer(text: &str) -> Result<Answer, Problem> {
         }
     }
     Ok(Answer {
+        title,
         nodes: read,
         fields: entries,
     })
@@ -227,6 +238,15 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
         }
     };
     let mut placement = Placement::new(&answer);
+    // The title heads the page unless the answer starts with a heading of its own.
+    let starts_with_heading = answer
+        .nodes
+        .first()
+        .is_some_and(|node| node.component == "Heading" && node.parent.is_none());
+    if let (Some(title), false) = (&answer.title, starts_with_heading) {
+        let heading = ToolCall::new("node_title", "Heading", json!({"text": title, "level": 1}));
+        workspace.execute(&heading);
+    }
     let (buttons, others): (Vec<&AnswerNode>, Vec<&AnswerNode>) = answer
         .nodes
         .iter()
