@@ -342,12 +342,12 @@ fn closed(properties: Value) -> Value {
         .as_object()
         .map(|properties| properties.keys().map(|key| json!(key)).collect())
         .unwrap_or_default();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
+    let mut object = Map::new();
+    object.insert("type".to_owned(), json!("object"));
+    object.insert("properties".to_owned(), properties);
+    object.insert("required".to_owned(), Value::Array(required));
+    object.insert("additionalProperties".to_owned(), Value::Bool(false));
+    Value::Object(object)
 }
 
 /// `schema` or `null`.
@@ -830,7 +830,10 @@ mod tests {
         anyhow::bail!("the heuristic did not finish {prompt}")
     }
 
-    fn quality_scenarios() -> anyhow::Result<Vec<(String, String, Option<FormSchema>, Value)>> {
+    /// A quality scenario: its name, request, response schema and data.
+    type QualityScenario = (String, String, Option<FormSchema>, Value);
+
+    fn quality_scenarios() -> anyhow::Result<Vec<QualityScenario>> {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/quality");
         let mut scenarios = Vec::new();
         for entry in std::fs::read_dir(folder)? {

@@ -497,6 +497,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_vendored_request_schema_refuses_what_the_api_would() -> anyhow::Result<()> {
+        let spec = published().map_err(anyhow::Error::msg)?;
+        let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 64,
+                          "messages": [{"role": "user", "content": "Hi"}]});
+        assert!(spec.is_valid(&body));
+        let mut unknown = body.clone();
+        unknown["response_format"] = json!({"type": "json_schema"});
+        assert!(!spec.is_valid(&unknown), "Anthropic has no response_format");
+        let mut strict = body;
+        strict["tools"] = json!([{"name": "page", "input_schema": {"type": "object"}, "strict": "yes"}]);
+        assert!(!spec.is_valid(&strict), "strict is a boolean");
+        Ok(())
+    }
+
     #[tokio::test]
     async fn a_constrained_answer_is_a_forced_strict_tool_whose_input_comes_back_as_text(
     ) -> anyhow::Result<()> {

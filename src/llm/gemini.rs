@@ -318,6 +318,19 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_vendored_generation_config_refuses_what_the_api_would() -> anyhow::Result<()> {
+        let spec = published().map_err(anyhow::Error::msg)?;
+        let config = json!({"responseMimeType": "application/json",
+                            "responseSchema": {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}});
+        assert!(spec.is_valid(&config));
+        let lower = json!({"responseSchema": {"type": "object"}});
+        assert!(!spec.is_valid(&lower), "the published Schema type spells types in capitals");
+        let closed = json!({"responseSchema": {"type": "OBJECT", "additionalProperties": false}});
+        assert!(!spec.is_valid(&closed), "Schema has no additionalProperties");
+        Ok(())
+    }
+
     #[tokio::test]
     async fn a_constrained_answer_asks_for_json_with_the_page_as_response_schema(
     ) -> anyhow::Result<()> {

@@ -24,7 +24,9 @@ fn input() -> GenerationInput {
 }
 
 fn node(id: &str, component: &str, parent: Option<&str>, props: Value) -> Value {
-    json!({"id": id, "component": component, "parent": parent, "props": props})
+    let mut node = json!({"id": id, "component": component, "parent": parent});
+    node["props"] = props;
+    node
 }
 
 /// A complete, valid answer, written as a strict model writes it (every optional prop null).

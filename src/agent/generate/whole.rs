@@ -95,15 +95,15 @@ struct Answer {
 }
 
 /// The answer in `text`, or the problem that stops it being read at all.
-fn read_answer(text: &str) -> Result<Answer, Problem> {
+fn read_answer(text: &str) -> Result<Answer, Box<Problem>> {
     let trimmed = strip_fence(text.trim());
     let value: Value = serde_json::from_str(trimmed).map_err(|error| {
-        Problem::new(
+        Box::new(Problem::new(
             "not_json",
             format!("the answer is not one JSON document ({error})"),
             "Answer with exactly one JSON object {\"nodes\": [...], \"fields\": {...}} and \
              nothing else.",
-        )
+        ))
     })?;
     let (title, nodes, fields) = match value {
         Value::Object(mut object) => (
@@ -119,20 +119,20 @@ fn read_answer(text: &str) -> Result<Answer, Problem> {
         _ => None,
     };
     let Some(Value::Array(nodes)) = nodes else {
-        return Err(Problem::new(
+        return Err(Box::new(Problem::new(
             "no_nodes",
             "the answer has no \"nodes\" array",
             "Answer {\"nodes\": [{\"id\", \"component\", \"parent\", \"props\"}, ...]}.",
-        ));
+        )));
     };
     let mut read = Vec::with_capacity(nodes.len());
     for (index, node) in nodes.into_iter().enumerate() {
         let Value::Object(fields) = node else {
-            return Err(Problem::new(
+            return Err(Box::new(Problem::new(
                 "invalid_node",
                 format!("nodes[{index}] is not an object"),
                 "Write each node as {\"id\", \"component\", \"parent\", \"props\"}.",
-            ));
+            )));
         };
         read.push(answer_node(fields, format!("node{}", index + 1), None));
     }
@@ -231,7 +231,7 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
         Err(problem) => {
             let report = workspace.check();
             return Placed {
-                problems: vec![problem],
+                problems: vec![*problem],
                 report,
                 nodes: 0,
             };
@@ -268,7 +268,7 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
         .map(|(model, code)| (code.as_str(), model.as_str()))
         .collect();
     for issue in &report.errors {
-        let mut problem = Problem::new(&issue.rule, issue.message.clone(), issue.fix.clone());
+        let mut problem = Problem::new(issue.rule, issue.message.clone(), issue.fix.clone());
         if let Some(code_id) = &issue.node {
             problem.node = Some(
                 model_ids
