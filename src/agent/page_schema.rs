@@ -76,6 +76,20 @@ impl<'a> PageRequest<'a> {
                 self.field_names(&spec.name)
                     .is_none_or(|names| !names.is_empty())
             })
+            .filter(|spec| spec.name != "DecisionTable" || self.decision_table_fits())
+    }
+
+    /// Whether a `DecisionTable` could answer anything: it answers two or more id-array fields
+    /// over the same rows, so a form with fewer is better off without it.
+    fn decision_table_fits(&self) -> bool {
+        self.schema.is_none_or(|schema| {
+            schema
+                .fields
+                .iter()
+                .filter(|field| field.kind.is_array())
+                .count()
+                >= 2
+        })
     }
 
     /// The field names `component` may submit under: `None` when any name goes (no response
@@ -218,8 +232,16 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
                 }))
             })
             .collect();
-        variants.push(json!({"type": "null"}));
-        entries.insert(path, json!({ "anyOf": variants }));
+        // Only an id-array field may be left to a node of `nodes` (a DecisionTable); every
+        // other field must be written here, which is what makes a constrained model place it.
+        let by_a_node = request.decision_table_fits()
+            && schema
+                .field_at(&path)
+                .is_some_and(|field| field.kind.is_array());
+        if by_a_node || variants.is_empty() {
+            variants.push(json!({"type": "null"}));
+        }
+        entries.insert(path, any_of(variants));
     }
     closed(Value::Object(entries))
 }
@@ -663,24 +685,20 @@ mod tests {
                         spec.props_schema["properties"][name].get(FROM_SCHEMA) != Some(&json!(true))
                     });
                 }
-                let variant = schema["properties"]["nodes"]["items"]["anyOf"]
-                    .as_array()?
-                    .iter()
-                    .find(|variant| {
-                        variant["properties"]["component"]["enum"][0] == json!(node.component)
-                    })?;
                 // A field component answering a field goes under `fields`, named by its key.
                 let name = props["name"]
                     .as_str()
                     .or_else(|| props["selectable"]["name"].as_str())
                     .map(str::to_owned);
                 let entry = name.as_deref().and_then(|name| {
-                    field_entries?.get(name)?["anyOf"]
-                        .as_array()?
-                        .iter()
-                        .find(|variant| {
-                            variant["properties"]["component"]["enum"][0] == json!(node.component)
-                        })
+                    let entry = field_entries?.get(name)?;
+                    // One variant stands alone; several are an `anyOf`.
+                    let variants = entry["anyOf"]
+                        .as_array()
+                        .map_or_else(|| std::slice::from_ref(entry), Vec::as_slice);
+                    variants.iter().find(|variant| {
+                        variant["properties"]["component"]["enum"][0] == json!(node.component)
+                    })
                 });
                 if let (Some(name), Some(entry)) = (name, entry) {
                     let mut props = props.clone();
@@ -698,6 +716,12 @@ mod tests {
                     );
                     return None;
                 }
+                let variant = schema["properties"]["nodes"]["items"]["anyOf"]
+                    .as_array()?
+                    .iter()
+                    .find(|variant| {
+                        variant["properties"]["component"]["enum"][0] == json!(node.component)
+                    })?;
                 let props = with_nulls(props, &variant["properties"]["props"], schema);
                 Some(json!({"id": id, "component": node.component,
                             "parent": tree.parent_of(id), "props": props}))
@@ -863,7 +887,7 @@ mod tests {
             let tree = heuristic_page(&prompt, schema.as_ref(), &data)?;
             let answer = answer_of(&tree, &catalog, &page);
             let found = errors(&validator(&page)?, &answer);
-            assert!(found.is_empty(), "{name}: {found:?}\n{answer:#}");
+            assert!(found.is_empty(), "{name}: {found:?}\n{}\n{answer:#}", tree.outline());
         }
         Ok(())
     }
@@ -915,8 +939,16 @@ mod tests {
         let summary = DataSummary::of(&data);
         let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
         let validator = validator(&page)?;
+        let note = || {
+            json!({"component": "Input", "parent": null,
+                             "props": {"label": "Note", "type": null, "value": null}})
+        };
+        let urgent = || {
+            json!({"component": "Checkbox", "parent": null,
+                               "props": {"label": "Urgent", "checked": null}})
+        };
         let node = |component: &str, props: Value| {
-            json!({"title": "Ticket", "fields": {"note": null, "urgent": null},
+            json!({"title": "Ticket", "fields": {"note": note(), "urgent": urgent()},
                    "nodes": [{"id": "a", "component": component, "parent": null, "props": props}]})
         };
         let text = |value: Value| json!({"text": value, "muted": null});
@@ -936,8 +968,38 @@ mod tests {
             "a prop left out, not null"
         );
         let foreign = json!({"title": "T", "nodes": [],
-            "fields": {"note": null, "urgent": null, "priority": null}});
+            "fields": {"note": note(), "urgent": urgent(), "priority": null}});
         assert!(!validator.is_valid(&foreign), "no such field");
+        // `fields` holds every field, each only as a component that can answer it.
+        let with_urgent = |urgent: Value| json!({"title": "T", "nodes": [], "fields": {"note": note(), "urgent": urgent}});
+        assert!(validator.is_valid(&with_urgent(urgent())));
+        let as_text = json!({"component": "TextArea", "parent": null,
+                             "props": {"label": "Urgent", "rows": null, "value": null}});
+        assert!(
+            !validator.is_valid(&with_urgent(as_text)),
+            "a yes/no field as text"
+        );
+        assert!(
+            !validator.is_valid(&with_urgent(Value::Null)),
+            "a field left to nobody"
+        );
+        let prefilled = json!({"component": "Input", "parent": null,
+                               "props": {"label": "Note", "type": null, "value": "{{/page.note}}"}});
+        let made_up =
+            json!({"title": "T", "nodes": [], "fields": {"note": prefilled, "urgent": urgent()}});
+        assert!(
+            !validator.is_valid(&made_up),
+            "a prefill must come from the data"
+        );
+        let missing = json!({"title": "T", "nodes": [], "fields": {"note": note()}});
+        assert!(!validator.is_valid(&missing), "a field left out");
+        let as_node = json!({"title": "T", "fields": {"note": note(), "urgent": urgent()},
+            "nodes": [{"id": "a", "component": "Checkbox", "parent": null,
+                       "props": {"name": "urgent", "label": "Urgent", "checked": null}}]});
+        assert!(
+            !validator.is_valid(&as_node),
+            "a field's component is written under fields only"
+        );
         // A page that only shows data offers no form components at all.
         let display = page_schema(&PageRequest::new(&catalog, None, &summary));
         let offered: Vec<&Value> = display["properties"]["nodes"]["items"]["anyOf"]

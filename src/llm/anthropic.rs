@@ -507,7 +507,8 @@ mod tests {
         unknown["response_format"] = json!({"type": "json_schema"});
         assert!(!spec.is_valid(&unknown), "Anthropic has no response_format");
         let mut strict = body;
-        strict["tools"] = json!([{"name": "page", "input_schema": {"type": "object"}, "strict": "yes"}]);
+        strict["tools"] =
+            json!([{"name": "page", "input_schema": {"type": "object"}, "strict": "yes"}]);
         assert!(!spec.is_valid(&strict), "strict is a boolean");
         Ok(())
     }

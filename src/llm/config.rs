@@ -393,6 +393,29 @@ mod tests {
     }
 
     #[test]
+    fn the_page_mode_is_the_providers_unless_the_setting_forces_one() -> anyhow::Result<()> {
+        let local = |mode: Option<&str>| {
+            let mut pairs = vec![("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")];
+            pairs.extend(mode.map(|mode| ("TESSERA_PAGE_MODE", mode)));
+            model_from_spec("openai:qwen", &env(&pairs))
+        };
+        assert_eq!(local(None)?.page_mode(), PageMode::Auto);
+        assert_eq!(local(Some("tools"))?.page_mode(), PageMode::Tools);
+        assert_eq!(local(Some("whole"))?.page_mode(), PageMode::Whole);
+        let keyed = env(&[("GEMINI_API_KEY", "k"), ("TESSERA_PAGE_MODE", "tools")]);
+        assert_eq!(
+            model_from_spec("gemini:gemini-2.5-flash", &keyed)?.page_mode(),
+            PageMode::Tools
+        );
+        let error = local(Some("grammar")).err().map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("invalid TESSERA_PAGE_MODE: `grammar` is not auto, whole or tools")
+        );
+        Ok(())
+    }
+
+    #[test]
     fn a_missing_key_names_the_variable() {
         let none = env(&[]);
         assert_eq!(

@@ -325,9 +325,15 @@ mod tests {
                             "responseSchema": {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}});
         assert!(spec.is_valid(&config));
         let lower = json!({"responseSchema": {"type": "object"}});
-        assert!(!spec.is_valid(&lower), "the published Schema type spells types in capitals");
+        assert!(
+            !spec.is_valid(&lower),
+            "the published Schema type spells types in capitals"
+        );
         let closed = json!({"responseSchema": {"type": "OBJECT", "additionalProperties": false}});
-        assert!(!spec.is_valid(&closed), "Schema has no additionalProperties");
+        assert!(
+            !spec.is_valid(&closed),
+            "Schema has no additionalProperties"
+        );
         Ok(())
     }
 
