@@ -379,6 +379,21 @@ mod tests {
         assert!(unknown
             .map(|error| error.to_string())
             .is_some_and(|text| text.starts_with("unknown argument `--fast`")));
+        let measured = EvalOptions::parse(&arguments(
+            "--only bug-report,shipping-address --max-steps 2 --mode whole --record /tmp/rec",
+        ))?;
+        assert_eq!(measured.only, ["bug-report", "shipping-address"]);
+        assert_eq!(measured.max_steps, 2);
+        assert_eq!(measured.mode, Some(PageMode::Whole));
+        assert_eq!(measured.record, Some(PathBuf::from("/tmp/rec")));
+        let bad_mode = EvalOptions::parse(&arguments("--mode grammar")).err();
+        assert!(bad_mode
+            .map(|error| error.to_string())
+            .is_some_and(|text| text.starts_with("--mode: `grammar` is not auto, whole or tools")));
+        let no_steps = EvalOptions::parse(&arguments("--max-steps 0")).err();
+        assert!(no_steps
+            .map(|error| error.to_string())
+            .is_some_and(|text| text.starts_with("--max-steps needs a number above 0")));
         let missing = EvalOptions::parse(&arguments("--scenarios")).err();
         assert!(missing
             .map(|error| error.to_string())

@@ -218,6 +218,34 @@ struct Attempt {
 }
 
 impl Attempt {
+    /// One model call of this attempt, counted; `None` (the attempt ends, the error recorded
+    /// and reported) when it fails after its retries.
+    async fn call(
+        &mut self,
+        model: &dyn ChatModel,
+        request: ChatRequest,
+        turn: usize,
+        log: &mut EventLog<'_>,
+    ) -> Result<Option<crate::llm::ChatResponse>, AgentError> {
+        match model.chat(request).await {
+            Ok(response) => {
+                self.turns += 1;
+                self.usage.input_tokens += response.usage.input_tokens;
+                self.usage.output_tokens += response.usage.output_tokens;
+                Ok(Some(response))
+            }
+            Err(error) => {
+                log.push(
+                    EventKind::ModelError,
+                    json!({"turn": turn, "model": self.model.to_string(), "error": error.to_string()}),
+                );
+                log.flush().await?;
+                self.end = AttemptEnd::ModelFailed(error);
+                Ok(None)
+            }
+        }
+    }
+
     fn summary(&self) -> Value {
         let (end, error) = match &self.end {
             AttemptEnd::Valid => ("valid", None),
@@ -659,25 +687,13 @@ async fn attempt(
             temperature: None,
             response_format: None,
         };
-        let mut response = match model.chat(request).await {
-            Ok(response) => response,
-            Err(error) => {
-                log.push(
-                    EventKind::ModelError,
-                    json!({"turn": turn, "model": attempt.model.to_string(), "error": error.to_string()}),
-                );
-                log.flush().await?;
-                attempt.end = AttemptEnd::ModelFailed(error);
-                break;
-            }
+        let Some(mut response) = attempt.call(model, request, turn, log).await? else {
+            break;
         };
-        attempt.turns += 1;
         // Small models often write their calls as JSON text; they count as calls of this turn.
         let text_tool_calls =
             adopt_text_tool_calls(&mut response, setup.tools(), &format!("text_{turn}_"));
         attempt.text_tool_calls += text_tool_calls;
-        attempt.usage.input_tokens += response.usage.input_tokens;
-        attempt.usage.output_tokens += response.usage.output_tokens;
         messages.push(Message::assistant(&response));
         let mut calls = Vec::new();
         let mut finish_called = response.tool_calls.is_empty();

@@ -136,6 +136,53 @@ impl ChatModel for HeuristicModel {
     }
 }
 
+/// The heuristic's page for a request, built through the tool semantics as the loop would (for
+/// tests that need a known-good page).
+///
+/// # Errors
+/// What went wrong, when a prompt does not render or the heuristic does not finish.
+#[cfg(test)]
+pub fn page_for(
+    prompt: &str,
+    schema: Option<&crate::forms::FormSchema>,
+    data: &serde_json::Value,
+) -> Result<tessera_app::tree::PageTree, String> {
+    use super::{
+        prompt::{system_prompt, user_prompt},
+        summary::DataSummary,
+        tools::{tool_definitions, Workspace, FINISH},
+    };
+    use crate::llm::Message;
+    let catalog = tessera_app::catalog::Catalog::defaults();
+    let summary = DataSummary::of(data);
+    let text = |error: minijinja::Error| error.to_string();
+    let mut request = ChatRequest {
+        messages: vec![
+            Message::system(system_prompt(schema.is_some()).map_err(text)?),
+            Message::user(user_prompt(prompt, schema, &summary).map_err(text)?),
+        ],
+        tools: tool_definitions(&catalog),
+        ..ChatRequest::default()
+    };
+    let mut workspace = Workspace::new(&catalog, schema, data);
+    for _ in 0..4 {
+        let response = HeuristicModel.respond(&request);
+        request.messages.push(Message::assistant(&response));
+        let mut finished = response.tool_calls.is_empty();
+        for call in &response.tool_calls {
+            let reply = workspace.execute(call);
+            finished |= call.name == FINISH;
+            request
+                .messages
+                .push(Message::tool_result(call, reply.content));
+        }
+        if finished {
+            return Ok(workspace.tree);
+        }
+    }
+    Err("the heuristic did not finish".into())
+}
+
 /// The call placing `node` with `children` inside it, in one call, in the flat shape the tools
 /// offer: the props are the arguments, a child is `{"component", …its props}`.
 fn component_call(id: String, node: &Planned, children: &[Planned]) -> ToolCall {

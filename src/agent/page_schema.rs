@@ -626,6 +626,17 @@ impl StrictWalk {
     }
 }
 
+/// The constrained answer the providers' tests ask for: [`example_page_schema`] under
+/// [`PAGE_SCHEMA_NAME`].
+#[cfg(test)]
+#[must_use]
+pub fn example_response_format() -> crate::llm::ResponseFormat {
+    crate::llm::ResponseFormat {
+        name: PAGE_SCHEMA_NAME.to_owned(),
+        schema: example_page_schema(),
+    }
+}
+
 /// A page schema for the providers' tests: the default catalog, a three-field form, and data
 /// to bind.
 #[cfg(test)]
@@ -651,14 +662,7 @@ mod tests {
     use tessera_app::tree::PageTree;
 
     use super::*;
-    use crate::{
-        agent::{
-            heuristic::HeuristicModel,
-            prompt::{system_prompt, user_prompt},
-            tools::{tool_definitions, Workspace, FINISH},
-        },
-        llm::{ChatRequest, Message},
-    };
+    use crate::agent::heuristic::page_for;
 
     /// A tree as a model constrained to the schema would answer it: its nodes in document order
     /// under their code ids, props that code fills from the response schema left out, and every
@@ -821,37 +825,11 @@ mod tests {
         schema: Option<&FormSchema>,
         data: &Value,
     ) -> anyhow::Result<PageTree> {
+        let tree = page_for(prompt, schema, data).map_err(anyhow::Error::msg)?;
         let catalog = Catalog::defaults();
-        let summary = DataSummary::of(data);
-        let mut request = ChatRequest {
-            messages: vec![
-                Message::system(system_prompt(schema.is_some())?),
-                Message::user(user_prompt(prompt, schema, &summary)?),
-            ],
-            tools: tool_definitions(&catalog),
-            ..ChatRequest::default()
-        };
-        let mut workspace = Workspace::new(&catalog, schema, data);
-        for _ in 0..4 {
-            let response = HeuristicModel.respond(&request);
-            request.messages.push(Message::assistant(&response));
-            let mut finished = response.tool_calls.is_empty();
-            for call in &response.tool_calls {
-                let reply = workspace.execute(call);
-                finished |= call.name == FINISH;
-                request
-                    .messages
-                    .push(Message::tool_result(call, reply.content));
-            }
-            if finished {
-                anyhow::ensure!(
-                    workspace.check().ok,
-                    "the heuristic's page for {prompt} is not valid"
-                );
-                return Ok(workspace.tree);
-            }
-        }
-        anyhow::bail!("the heuristic did not finish {prompt}")
+        let report = crate::forms::validate_form::validate_form(&tree, &catalog, schema, data);
+        anyhow::ensure!(report.ok, "the heuristic's page for {prompt} is not valid");
+        Ok(tree)
     }
 
     /// A quality scenario: its name, request, response schema and data.
@@ -887,7 +865,11 @@ mod tests {
             let tree = heuristic_page(&prompt, schema.as_ref(), &data)?;
             let answer = answer_of(&tree, &catalog, &page);
             let found = errors(&validator(&page)?, &answer);
-            assert!(found.is_empty(), "{name}: {found:?}\n{}\n{answer:#}", tree.outline());
+            assert!(
+                found.is_empty(),
+                "{name}: {found:?}\n{}\n{answer:#}",
+                tree.outline()
+            );
         }
         Ok(())
     }

@@ -315,7 +315,7 @@ mod tests {
 
     use super::*;
     use crate::llm::{
-        mock::{ensure, MockReply, MockServer, Received},
+        mock::{ensure, spec_errors, vendored, MockReply, MockServer, Received},
         model::ToolDefinition,
         retry::{ModelCallPolicy, Retrying},
     };
@@ -421,11 +421,7 @@ mod tests {
                 )?;
             }
         }
-        let errors: Vec<String> = published()?
-            .iter_errors(body)
-            .map(|error| format!("{error} at {}", error.instance_path()))
-            .take(3)
-            .collect();
+        let errors = spec_errors(published()?, body);
         ensure(
             errors.is_empty(),
             format!("request does not match the SDK's MessageCreateParams: {errors:?}"),
@@ -437,15 +433,10 @@ mod tests {
     fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
         static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
             std::sync::OnceLock::new();
-        SPEC.get_or_init(|| {
-            let schema: Value = serde_json::from_str(include_str!(
-                "../../tests/data/anthropic/messages-create.schema.json"
-            ))
-            .map_err(|error| error.to_string())?;
-            jsonschema::validator_for(&schema).map_err(|error| error.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+        vendored(
+            &SPEC,
+            include_str!("../../tests/data/anthropic/messages-create.schema.json"),
+        )
     }
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, AnthropicChat)> {
@@ -524,10 +515,7 @@ mod tests {
         ))])
         .await?;
         let mut constrained = request(vec![Message::user("Build the page.")]);
-        constrained.response_format = Some(crate::llm::ResponseFormat {
-            name: "tessera_page".into(),
-            schema: crate::agent::page_schema::example_page_schema(),
-        });
+        constrained.response_format = Some(crate::agent::page_schema::example_response_format());
         let response = model.chat(constrained).await?;
         assert!(server.failures().is_empty(), "{:?}", server.failures());
         assert_eq!(

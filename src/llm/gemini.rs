@@ -139,7 +139,7 @@ mod tests {
         *,
     };
     use crate::llm::{
-        mock::{ensure, MockReply, MockServer, Received},
+        mock::{ensure, spec_errors, vendored, MockReply, MockServer, Received},
         model::{Message, StopReason, ToolDefinition, Usage},
         retry::{ModelCallPolicy, Retrying},
     };
@@ -233,11 +233,7 @@ mod tests {
             }
         }
         if let Some(config) = body.get("generationConfig") {
-            let errors: Vec<String> = published()?
-                .iter_errors(config)
-                .map(|error| format!("{error} at {}", error.instance_path()))
-                .take(3)
-                .collect();
+            let errors = spec_errors(published()?, config);
             ensure(
                 errors.is_empty(),
                 format!("generationConfig does not match the SDK's GenerationConfig: {errors:?}"),
@@ -251,15 +247,10 @@ mod tests {
     fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
         static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
             std::sync::OnceLock::new();
-        SPEC.get_or_init(|| {
-            let schema: Value = serde_json::from_str(include_str!(
-                "../../tests/data/gemini/generation-config.schema.json"
-            ))
-            .map_err(|error| error.to_string())?;
-            jsonschema::validator_for(&schema).map_err(|error| error.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+        vendored(
+            &SPEC,
+            include_str!("../../tests/data/gemini/generation-config.schema.json"),
+        )
     }
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, GeminiChat)> {
@@ -347,10 +338,7 @@ mod tests {
         ))])
         .await?;
         let mut constrained = request(vec![Message::user("Build the page.")]);
-        constrained.response_format = Some(crate::llm::ResponseFormat {
-            name: "tessera_page".into(),
-            schema: crate::agent::page_schema::example_page_schema(),
-        });
+        constrained.response_format = Some(crate::agent::page_schema::example_response_format());
         let response = model.chat(constrained).await?;
         assert!(server.failures().is_empty(), "{:?}", server.failures());
         assert_eq!(response.text.as_deref(), Some(page));

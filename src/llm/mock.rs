@@ -196,3 +196,25 @@ pub(crate) fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Str
         Err(what.into())
     }
 }
+
+/// A validator for a vendored provider schema (`tests/data/<provider>/…`), compiled once per
+/// `cell`; the error is the schema's own, as text.
+pub(crate) fn vendored(
+    cell: &'static std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+    source: &str,
+) -> Result<&'static jsonschema::Validator, String> {
+    cell.get_or_init(|| {
+        let schema: Value = serde_json::from_str(source).map_err(|error| error.to_string())?;
+        jsonschema::validator_for(&schema).map_err(|error| error.to_string())
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// The first few ways `body` breaks `spec`, with where.
+pub(crate) fn spec_errors(spec: &jsonschema::Validator, body: &Value) -> Vec<String> {
+    spec.iter_errors(body)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .take(3)
+        .collect()
+}

@@ -612,10 +612,7 @@ mod tests {
         let server = openai_mock(vec![MockReply::ok(text_reply(page))], bearer).await?;
         let model = provider(&server)?;
         let mut constrained = request(vec![Message::user("Build the page.")]);
-        constrained.response_format = Some(crate::llm::ResponseFormat {
-            name: "tessera_page".into(),
-            schema: crate::agent::page_schema::example_page_schema(),
-        });
+        constrained.response_format = Some(crate::agent::page_schema::example_response_format());
         let response = model.chat(constrained).await?;
         assert!(server.failures().is_empty(), "{:?}", server.failures());
         assert_eq!(response.text.as_deref(), Some(page));

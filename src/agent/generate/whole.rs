@@ -511,21 +511,9 @@ pub(super) async fn attempt(
             temperature: None,
             response_format: Some(format.clone()),
         };
-        let response = match model.chat(request).await {
-            Ok(response) => response,
-            Err(error) => {
-                log.push(
-                    EventKind::ModelError,
-                    json!({"turn": turn, "model": attempt.model.to_string(), "error": error.to_string()}),
-                );
-                log.flush().await?;
-                attempt.end = AttemptEnd::ModelFailed(error);
-                break;
-            }
+        let Some(response) = attempt.call(model, request, turn, log).await? else {
+            break;
         };
-        attempt.turns += 1;
-        attempt.usage.input_tokens += response.usage.input_tokens;
-        attempt.usage.output_tokens += response.usage.output_tokens;
         let answer = response.text.clone().unwrap_or_default();
         let mut workspace = Workspace::new(&input.catalog, input.schema.as_ref(), &input.data);
         let placed = place_answer(&answer, &mut workspace);

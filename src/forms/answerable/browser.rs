@@ -18,17 +18,12 @@ use tessera_app::{
 };
 
 use crate::{
-    agent::{
-        heuristic::HeuristicModel,
-        prompt::{system_prompt, user_prompt},
-        summary::DataSummary,
-        tools::{tool_definitions, Workspace, FINISH},
-    },
+    agent::tools::Workspace,
     forms::{
         decode_and_validate, validate::is_multiple_of, FieldKind, FormField, FormSchema,
         StringFormat,
     },
-    llm::{ChatRequest, Message, ToolCall},
+    llm::ToolCall,
 };
 
 /// A field, the answer for it (`None`: left empty), and how a random "model" places it.
@@ -210,36 +205,7 @@ fn cases() -> impl Strategy<Value = Vec<Case>> {
 
 /// Builds the heuristic's page for `schema`.
 fn heuristic_page(schema: &FormSchema, data: &Value) -> Result<PageTree, String> {
-    let catalog = Catalog::defaults();
-    let summary = DataSummary::of(data);
-    let mut request = ChatRequest {
-        messages: vec![
-            Message::system(system_prompt(true).map_err(|error| error.to_string())?),
-            Message::user(
-                user_prompt("Answer these questions.", Some(schema), &summary)
-                    .map_err(|error| error.to_string())?,
-            ),
-        ],
-        tools: tool_definitions(&catalog),
-        ..ChatRequest::default()
-    };
-    let mut workspace = Workspace::new(&catalog, Some(schema), data);
-    for _ in 0..4 {
-        let response = HeuristicModel.respond(&request);
-        request.messages.push(Message::assistant(&response));
-        let mut finished = response.tool_calls.is_empty();
-        for call in &response.tool_calls {
-            let reply = workspace.execute(call);
-            finished |= call.name == FINISH;
-            request
-                .messages
-                .push(Message::tool_result(call, reply.content));
-        }
-        if finished {
-            return Ok(workspace.tree);
-        }
-    }
-    Err("the heuristic did not finish".into())
+    crate::agent::heuristic::page_for("Answer these questions.", Some(schema), data)
 }
 
 /// How a random "model" writes a field's component: which component and which props it sets
