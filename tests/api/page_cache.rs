@@ -166,6 +166,9 @@ async fn start_mock() -> anyhow::Result<(Mock, Arc<dyn ChatModel>)> {
         "OPENAI_BASE_URL" => Some(base_url.clone()),
         "OPENAI_API_KEY" => Some("sk-local".to_owned()),
         "TESSERA_MODEL_TIMEOUT_SECS" => Some("10".to_owned()),
+        // The mock answers through the tool protocol (the heuristic's calls); what is tested
+        // here is the cache in front of any model.
+        "TESSERA_PAGE_MODE" => Some("tools".to_owned()),
         _ => None,
     })?;
     Ok((mock, model))
