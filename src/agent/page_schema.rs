@@ -224,7 +224,7 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
             })
             .map(|spec| {
                 let mut props = props_schema(&spec.props_schema, None, binding);
-                field_props(&mut props, binding);
+                field_props(&mut props);
                 closed(json!({
                     "component": {"type": "string", "enum": [spec.name]},
                     "parent": {"type": ["string", "null"]},
@@ -247,22 +247,16 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
 }
 
 /// A field component's props without the `name` its key gives it; a table's `selectable`
-/// becomes required, since that is what makes the table answer the field. A prefilled answer
-/// may only come from the data (a binding): a literal one is an answer the model made up, and
-/// the schema's default is filled in by code anyway.
-fn field_props(props: &mut Value, binding: bool) {
+/// becomes required, since that is what makes the table answer the field. There is no prefilled
+/// answer: the schema's default is filled in by code, and a small model given the choice fills
+/// every field with whatever the data has (measured: a justification as a date).
+fn field_props(props: &mut Value) {
     let Some(properties) = props["properties"].as_object_mut() else {
         return;
     };
     properties.remove("name");
     for prefill in ["value", "values", "checked"] {
-        if let Some(schema) = properties.get_mut(prefill) {
-            *schema = if binding {
-                json!({"anyOf": [{"$ref": "#/$defs/binding"}, {"type": "null"}]})
-            } else {
-                json!({"type": "null"})
-            };
-        }
+        properties.remove(prefill);
     }
     if let Some(selectable) = properties.get_mut("selectable") {
         let mut choices = selectable["anyOf"].as_array().cloned().unwrap_or_default();
@@ -923,11 +917,11 @@ mod tests {
         let validator = validator(&page)?;
         let note = || {
             json!({"component": "Input", "parent": null,
-                             "props": {"label": "Note", "type": null, "value": null}})
+                             "props": {"label": "Note", "type": null}})
         };
         let urgent = || {
             json!({"component": "Checkbox", "parent": null,
-                               "props": {"label": "Urgent", "checked": null}})
+                               "props": {"label": "Urgent"}})
         };
         let node = |component: &str, props: Value| {
             json!({"title": "Ticket", "fields": {"note": note(), "urgent": urgent()},
@@ -956,7 +950,7 @@ mod tests {
         let with_urgent = |urgent: Value| json!({"title": "T", "nodes": [], "fields": {"note": note(), "urgent": urgent}});
         assert!(validator.is_valid(&with_urgent(urgent())));
         let as_text = json!({"component": "TextArea", "parent": null,
-                             "props": {"label": "Urgent", "rows": null, "value": null}});
+                             "props": {"label": "Urgent", "rows": null}});
         assert!(
             !validator.is_valid(&with_urgent(as_text)),
             "a yes/no field as text"

@@ -204,6 +204,7 @@ pub fn page_system_prompt(
             components,
             fields,
             pointer,
+            example => data_example(request.summary),
             has_schema => request.forms,
             for_assignees,
         })
@@ -317,9 +318,57 @@ fn quoted(options: &[String]) -> String {
 ///
 /// # Errors
 /// A template error (only when a template file is broken).
-pub fn repair_message(problems: &[Problem]) -> Result<String, minijinja::Error> {
+pub fn repair_message(
+    problems: &[Problem],
+    summary: &DataSummary,
+) -> Result<String, minijinja::Error> {
+    let pointers: Vec<&str> = summary
+        .pointers
+        .iter()
+        .filter(|entry| entry.depth() >= 1)
+        .map(|entry| entry.pointer.as_str())
+        .take(24)
+        .collect();
     environment().get_template("repair.j2")?.render(context! {
         problems => minijinja::Value::from_serialize(problems),
+        pointers,
+    })
+}
+
+/// A node showing the data, written with the data's own pointers, as the system prompt's
+/// example: a table of the first list of records, else a KeyValue of the first record's facts.
+fn data_example(summary: &DataSummary) -> Option<String> {
+    let label = |key: &str| {
+        let mut label = key.replace('_', " ");
+        if let Some(first) = label.get(..1) {
+            label.replace_range(..1, &first.to_uppercase());
+        }
+        label
+    };
+    if let Some(rows) = summary
+        .pointers
+        .iter()
+        .find(|entry| entry.kind == super::summary::JsonKind::Array && !entry.keys.is_empty())
+    {
+        let columns: Vec<serde_json::Value> = rows
+            .keys
+            .iter()
+            .take(4)
+            .map(|key| serde_json::json!({"key": key, "label": label(key)}))
+            .collect();
+        let node = serde_json::json!({"component": "Table",
+            "props": {"rows": {"$data": rows.pointer}, "columns": columns}});
+        return Some(node.to_string());
+    }
+    let facts: Vec<serde_json::Value> = summary
+        .pointers
+        .iter()
+        .filter(|entry| entry.depth() >= 1 && entry.kind.is_scalar())
+        .take(3)
+        .map(|entry| serde_json::json!({"label": label(&entry.key()), "value": {"$data": entry.pointer}}))
+        .collect();
+    (!facts.is_empty()).then(|| {
+        serde_json::json!({"component": "KeyValue", "props": {"items": facts}}).to_string()
     })
 }
 

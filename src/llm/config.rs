@@ -107,6 +107,13 @@ pub const SETTINGS: &[Setting] = &[
         secret: false,
     },
     Setting {
+        env: "TESSERA_MODEL_TEMPERATURE",
+        key: "model_temperature",
+        default: "(unset: the provider's default)",
+        help: "sampling temperature, 0 to 2, for every model call (0 makes small local models steadier; some hosted reasoning models refuse any value)",
+        secret: false,
+    },
+    Setting {
         env: "TESSERA_MODEL_TIMEOUT_SECS",
         key: "model_timeout_secs",
         default: "60",
@@ -205,12 +212,17 @@ pub fn model_from_spec(
     }
     let policy = retry_policy(&lookup)?;
     let mode = page_mode(&lookup)?;
+    let temperature = temperature(&lookup)?;
     let model: Arc<dyn ChatModel> = match provider {
         "openai" => Arc::new(
-            Retrying::new(OpenAiChat::new(openai(model, &lookup)?)?, policy).with_page_mode(mode),
+            Retrying::new(OpenAiChat::new(openai(model, &lookup)?)?, policy)
+                .with_page_mode(mode)
+                .with_temperature(temperature),
         ),
         "ollama" => Arc::new(
-            Retrying::new(OpenAiChat::new(ollama(model, &lookup)?)?, policy).with_page_mode(mode),
+            Retrying::new(OpenAiChat::new(ollama(model, &lookup)?)?, policy)
+                .with_page_mode(mode)
+                .with_temperature(temperature),
         ),
         "anthropic" => {
             let api_key = required_key(&lookup, "ANTHROPIC_API_KEY")?;
@@ -218,7 +230,11 @@ pub fn model_from_spec(
             if let Some(base_url) = base_url(&lookup, "ANTHROPIC_BASE_URL")? {
                 config = config.with_base_url(base_url);
             }
-            Arc::new(Retrying::new(AnthropicChat::new(config)?, policy).with_page_mode(mode))
+            Arc::new(
+                Retrying::new(AnthropicChat::new(config)?, policy)
+                    .with_page_mode(mode)
+                    .with_temperature(temperature),
+            )
         }
         "gemini" => {
             let api_key = required_key(&lookup, "GEMINI_API_KEY")?;
@@ -226,7 +242,11 @@ pub fn model_from_spec(
             if let Some(base_url) = base_url(&lookup, "GEMINI_BASE_URL")? {
                 config = config.with_base_url(base_url);
             }
-            Arc::new(Retrying::new(GeminiChat::new(config)?, policy).with_page_mode(mode))
+            Arc::new(
+                Retrying::new(GeminiChat::new(config)?, policy)
+                    .with_page_mode(mode)
+                    .with_temperature(temperature),
+            )
         }
         other => {
             return Err(ModelError::bad_config(
@@ -236,6 +256,24 @@ pub fn model_from_spec(
         }
     };
     Ok(model)
+}
+
+/// `TESSERA_MODEL_TEMPERATURE`, when set.
+fn temperature(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<f32>> {
+    lookup("TESSERA_MODEL_TEMPERATURE")
+        .map(|raw| {
+            raw.trim()
+                .parse::<f32>()
+                .ok()
+                .filter(|value| (0.0..=2.0).contains(value))
+                .ok_or_else(|| {
+                    ModelError::bad_config(
+                        "TESSERA_MODEL_TEMPERATURE",
+                        format!("`{raw}` is not a number from 0 to 2"),
+                    )
+                })
+        })
+        .transpose()
 }
 
 /// `TESSERA_PAGE_MODE`, when set.
@@ -406,6 +444,14 @@ mod tests {
         assert_eq!(
             model_from_spec("gemini:gemini-2.5-flash", &keyed)?.page_mode(),
             PageMode::Tools
+        );
+        let cold = env(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"),
+            ("TESSERA_MODEL_TEMPERATURE", "hot"),
+        ]);
+        assert_eq!(
+            setting_of(model_from_spec("openai:qwen", &cold)).as_deref(),
+            Some("TESSERA_MODEL_TEMPERATURE")
         );
         let error = local(Some("grammar")).err().map(|error| error.to_string());
         assert_eq!(

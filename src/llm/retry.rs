@@ -66,6 +66,8 @@ pub struct Retrying<M> {
     policy: ModelCallPolicy,
     /// `TESSERA_PAGE_MODE` when it says more than "the provider's own".
     page_mode: Option<PageMode>,
+    /// `TESSERA_MODEL_TEMPERATURE`: the sampling temperature of every call that sets none.
+    temperature: Option<f32>,
 }
 
 impl<M> Retrying<M> {
@@ -76,7 +78,15 @@ impl<M> Retrying<M> {
             inner,
             policy,
             page_mode: None,
+            temperature: None,
         }
+    }
+
+    /// The same model, sampling at `temperature` on every call that does not set its own.
+    #[must_use]
+    pub fn with_temperature(mut self, temperature: Option<f32>) -> Self {
+        self.temperature = temperature;
+        self
     }
 
     /// The same model, asked for pages in `mode` whatever its provider prefers.
@@ -109,7 +119,10 @@ impl<M: ChatModel> ChatModel for Retrying<M> {
         self.page_mode.unwrap_or_else(|| self.inner.page_mode())
     }
 
-    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse> {
+    async fn chat(&self, mut request: ChatRequest) -> Result<ChatResponse> {
+        if request.temperature.is_none() {
+            request.temperature = self.temperature;
+        }
         let max_attempts = self.policy.max_attempts.max(1);
         let mut attempt = 1;
         loop {

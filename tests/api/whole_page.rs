@@ -40,9 +40,9 @@ fn good_answer() -> Value {
         ],
         "fields": {
             "note": {"component": "TextArea", "parent": null,
-                     "props": {"label": "Note", "rows": null, "value": null}},
+                     "props": {"label": "Note", "rows": null}},
             "priority": {"component": "RadioGroup", "parent": "form",
-                         "props": {"label": "Priority", "options": ["low", "high"], "value": null}},
+                         "props": {"label": "Priority", "options": ["low", "high"]}},
         },
     })
 }

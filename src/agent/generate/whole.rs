@@ -57,10 +57,18 @@ impl Problem {
         }
     }
 
-    fn at(mut self, node: &str, component: &str) -> Self {
-        self.node = Some(node.to_owned());
+    /// The problem of the node the model calls `id` (a `fields` entry: of that field).
+    fn at(mut self, id: &str, component: &str) -> Self {
+        self.name(id);
         self.component = Some(component.to_owned());
         self
+    }
+
+    fn name(&mut self, id: &str) {
+        match id.strip_prefix(FIELD_ID) {
+            Some(path) => self.field = Some(path.to_owned()),
+            None => self.node = Some(id.to_owned()),
+        }
     }
 }
 
@@ -142,8 +150,8 @@ fn read_answer(text: &str) -> Result<Answer, Box<Problem>> {
             let Value::Object(entry) = entry else {
                 continue;
             };
-            let mut node = answer_node(entry, path.clone(), Some(path.clone()));
-            node.id.clone_from(&path);
+            let mut node = answer_node(entry, field_id(&path), Some(path.clone()));
+            node.id = field_id(&path);
             name_field(&node.component, &mut node.props, &path);
             entries.push(node);
         }
@@ -154,6 +162,16 @@ fn read_answer(text: &str) -> Result<Answer, Box<Problem>> {
         fields: entries,
     })
 }
+
+/// The id a `fields` entry goes by: its path in a namespace of its own, since models often give
+/// a node of `nodes` the field's name too (a heading or a text beside it).
+fn field_id(path: &str) -> String {
+    format!("{FIELD_ID}{path}")
+}
+
+/// Where field ids start; no node id a model writes looks like it matters, since a node's own
+/// id is looked up first.
+const FIELD_ID: &str = "field:";
 
 fn answer_node(mut fields: Map<String, Value>, id: String, field: Option<String>) -> AnswerNode {
     let mut text = |key: &str| match fields.remove(key) {
@@ -270,10 +288,11 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
     for issue in &report.errors {
         let mut problem = Problem::new(issue.rule, issue.message.clone(), issue.fix.clone());
         if let Some(code_id) = &issue.node {
-            problem.node = Some(
+            problem.name(
                 model_ids
                     .get(code_id.as_str())
-                    .map_or_else(|| code_id.clone(), |id| (*id).to_owned()),
+                    .copied()
+                    .unwrap_or(code_id.as_str()),
             );
             problem.component = workspace
                 .tree
@@ -281,7 +300,9 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
                 .get(code_id)
                 .map(|node| node.component.clone());
         }
-        problem.field.clone_from(&issue.field);
+        if issue.field.is_some() {
+            problem.field.clone_from(&issue.field);
+        }
         problems.push(problem);
     }
     Placed {
@@ -349,7 +370,10 @@ impl<'a> Placement<'a> {
                         self.problems.push(
                             Problem::new(
                                 "parent_refused",
-                                format!("not placed: its parent `{parent}` was refused"),
+                                format!(
+                                    "not placed: its parent `{}` was refused",
+                                    parent.trim_start_matches(FIELD_ID)
+                                ),
                                 "Fix the parent; this node is placed with it.",
                             )
                             .at(&node.id, &node.component),
@@ -378,10 +402,17 @@ impl<'a> Placement<'a> {
 
     /// Where `node` goes: code's id of a placed layout, the top level, or not yet.
     fn parent_of(&self, workspace: &Workspace<'_>, node: &AnswerNode) -> Parent {
-        let mut parent = node.parent.as_deref();
+        let mut parent = node.parent.clone();
         // A parent that cannot hold others: its own parent, and so on up.
         let mut hops = 0;
-        while let Some(id) = parent {
+        while let Some(named) = parent.take() {
+            // A node's id first; else a field's (a Fieldset named by its path).
+            let id = if self.ids.contains(named.as_str()) {
+                named
+            } else {
+                field_id(&named)
+            };
+            let id = id.as_str();
             if !self.ids.contains(id) || id == node.id || hops > self.ids.len() {
                 break;
             }
@@ -400,22 +431,22 @@ impl<'a> Placement<'a> {
             if holds {
                 return Parent::At(Some(code_id.clone()));
             }
-            parent = self.parents.get(id).copied().flatten();
+            parent = self.parents.get(id).copied().flatten().map(str::to_owned);
             hops += 1;
         }
         let Some(path) = &node.field else {
             return Parent::At(None);
         };
         // A field without a layout: its object's Fieldset, else the Form.
-        let object = path.rsplit_once('.').map(|(object, _)| object);
-        if let Some(object) = object {
-            if self.refused.contains(object) {
-                return Parent::Refused(object.to_owned());
+        if let Some((object, _)) = path.rsplit_once('.') {
+            let object = field_id(object);
+            if self.refused.contains(&object) {
+                return Parent::Refused(object);
             }
-            if let Some(code_id) = self.placed.get(object) {
+            if let Some(code_id) = self.placed.get(&object) {
                 return Parent::At(Some(code_id.clone()));
             }
-            if self.ids.contains(object) {
+            if self.ids.contains(object.as_str()) {
                 return Parent::Wait;
             }
         }
@@ -549,7 +580,7 @@ pub(super) async fn attempt(
             break;
         }
         if turn < TURNS {
-            let message = repair_message(&placed.problems)?;
+            let message = repair_message(&placed.problems, &setup.summary)?;
             log.push(
                 EventKind::FollowUp,
                 json!({"turn": turn, "message": message, "errors": placed.problems}),
