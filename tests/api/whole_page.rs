@@ -204,3 +204,50 @@ async fn a_provider_refusing_the_schema_builds_the_page_by_tool_calls() -> anyho
     );
     database.cleanup().await
 }
+
+#[tokio::test]
+async fn a_node_named_like_a_field_and_a_parent_that_holds_nothing_are_settled_by_code(
+) -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    // As a 1.5B model answered: a text node called like the field, the field's parent that text,
+    // and no Form at all.
+    let answer_text = json!({
+        "title": "Triage",
+        "nodes": [
+            node("priority", "Text", None, json!({"text": "How urgent is it?", "muted": true})),
+            node("save", "Button", None, json!({"label": "Save", "variant": null, "kind": "submit"})),
+        ],
+        "fields": {
+            "note": {"component": "Input", "parent": "nowhere", "props": {"label": "Note", "type": null}},
+            "priority": {"component": "Select", "parent": "priority",
+                         "props": {"label": "Priority", "options": ["low", "high"],
+                                   "multiple": null, "placeholder": null}},
+        },
+    });
+    let model = ScriptedModel::new(vec![answer(&answer_text)]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    assert_eq!(
+        generated.record.outcome,
+        GenerationOutcome::Ok,
+        "{:#}",
+        generated.record.transcript
+    );
+    let outline = generated.tree.outline();
+    let lines: Vec<&str> = outline.lines().collect();
+    assert!(
+        lines[0].contains("Heading") && lines[0].contains("Triage"),
+        "{outline}"
+    );
+    assert!(lines[1].contains("Text"), "{outline}");
+    // Code made the Form; the fields and then the button went into it.
+    assert!(lines[2].contains("Form"), "{outline}");
+    assert!(
+        lines[3].contains("Input") && lines[4].contains("Select"),
+        "{outline}"
+    );
+    assert!(
+        lines[5].contains("Button") && lines[5].starts_with("  "),
+        "{outline}"
+    );
+    database.cleanup().await
+}

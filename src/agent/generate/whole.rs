@@ -241,8 +241,8 @@ fn drop_nulls(value: Value) -> Value {
 /// parents first, then the fields in schema order, then the buttons, so the fields come before
 /// the Form's buttons whatever order the answer lists them in. Code settles what a reader could
 /// not mistake: a node whose parent cannot hold others goes beside that parent, a field
-/// without a layout goes in its object's Fieldset or else the Form, and fields with no Form
-/// anywhere get one.
+/// without a layout goes in its object's Fieldset or else the Form, a button without one goes
+/// in the Form, and fields with no Form anywhere get one.
 pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
     let answer = match read_answer(text) {
         Ok(answer) => answer,
@@ -435,6 +435,10 @@ impl<'a> Placement<'a> {
             hops += 1;
         }
         let Some(path) = &node.field else {
+            // A button belongs to the Form: one left at the top level goes into it.
+            if workspace.role_of(&node.component) == Some(Role::Action) {
+                return Parent::At(self.form.clone());
+            }
             return Parent::At(None);
         };
         // A field without a layout: its object's Fieldset, else the Form.
