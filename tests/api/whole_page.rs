@@ -251,3 +251,37 @@ async fn a_node_named_like_a_field_and_a_parent_that_holds_nothing_are_settled_b
     );
     database.cleanup().await
 }
+
+#[tokio::test]
+async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    // As a 1.5B model answered a bug report: each field in a Form of its own, nested.
+    let answer_text = json!({
+        "title": "Triage",
+        "nodes": [
+            node("note", "Form", None, json!({"title": "Note", "description": null})),
+            node("priority", "Form", Some("note"), json!({"title": "Priority", "description": null})),
+            node("save", "Button", Some("priority"), json!({"label": "Save", "variant": null, "kind": "submit"})),
+        ],
+        "fields": {
+            "note": {"component": "TextArea", "parent": "note", "props": {"label": "Note", "rows": null}},
+            "priority": {"component": "RadioGroup", "parent": "priority",
+                         "props": {"label": "Priority", "options": ["low", "high"]}},
+        },
+    });
+    let model = ScriptedModel::new(vec![answer(&answer_text)]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    assert_eq!(
+        generated.record.outcome,
+        GenerationOutcome::Ok,
+        "{:#}",
+        generated.record.transcript
+    );
+    let outline = generated.tree.outline();
+    assert_eq!(outline.matches(" Form").count(), 1, "{outline}");
+    assert!(
+        outline.contains("Card {\"title\":\"Priority\"}"),
+        "{outline}"
+    );
+    database.cleanup().await
+}

@@ -242,9 +242,10 @@ fn drop_nulls(value: Value) -> Value {
 /// the Form's buttons whatever order the answer lists them in. Code settles what a reader could
 /// not mistake: a node whose parent cannot hold others goes beside that parent, a field
 /// without a layout goes in its object's Fieldset or else the Form, a button without one goes
-/// in the Form, and fields with no Form anywhere get one.
+/// in the Form, a Form after the first is a section (a Card) of it, and fields with no Form
+/// anywhere get one.
 pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
-    let answer = match read_answer(text) {
+    let mut answer = match read_answer(text) {
         Ok(answer) => answer,
         Err(problem) => {
             let report = workspace.check();
@@ -255,6 +256,20 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
             };
         }
     };
+    // A page has one Form; small models write one per section. Past the first, a Form is the
+    // section it was meant as: a Card with the same title and description, inside the Form.
+    let mut forms = answer
+        .nodes
+        .iter_mut()
+        .filter(|node| node.component == "Form");
+    let first_form = forms.next().map(|form| form.id.clone());
+    for section in forms {
+        section.component = "Card".to_owned();
+        if section.parent.is_none() {
+            section.parent.clone_from(&first_form);
+        }
+    }
+    let answer = answer;
     let mut placement = Placement::new(&answer);
     // The title heads the page unless the answer starts with a heading of its own.
     let starts_with_heading = answer
