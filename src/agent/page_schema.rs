@@ -103,7 +103,8 @@ impl<'a> PageRequest<'a> {
                     FieldKind::String { .. } | FieldKind::Number { .. } | FieldKind::Integer { .. }
                 )
             },
-            "TextArea" => |kind| matches!(kind, FieldKind::String { .. }),
+            // A formatted string (email, date, url) needs the Input of that type.
+            "TextArea" => |kind| matches!(kind, FieldKind::String { format: None, .. }),
             "Checkbox" => |kind| matches!(kind, FieldKind::Boolean),
             "Select" | "RadioGroup" => |kind| {
                 matches!(

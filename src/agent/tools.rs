@@ -327,6 +327,12 @@ impl<'a> Workspace<'a> {
         }
     }
 
+    /// The props schema of `component` in the catalog the page is built from.
+    #[must_use]
+    pub fn props_schema_of(&self, component: &str) -> Option<&Value> {
+        self.catalog.get(component).map(|spec| &spec.props_schema)
+    }
+
     /// The role of `component` in the catalog the page is built from.
     #[must_use]
     pub fn role_of(&self, component: &str) -> Option<tessera_app::catalog::Role> {

@@ -477,6 +477,7 @@ impl<'a> Placement<'a> {
             Value::Object(props) => props.clone(),
             _ => Map::new(),
         };
+        clamp_numbers(&mut arguments, workspace.props_schema_of(&node.component));
         // The node's place comes from the answer's `parent`, never from its props.
         arguments.remove("children");
         arguments.remove("parent");
@@ -514,6 +515,35 @@ impl<'a> Placement<'a> {
             .map(str::to_owned)
             .or_else(|| node.field.clone());
         self.problems.push(problem);
+    }
+}
+
+/// Numeric props brought within their bounds (a TextArea of 1 row gets the fewest allowed): the
+/// strict schema cannot carry bounds, and a count of rows is not worth a repair turn.
+fn clamp_numbers(props: &mut Map<String, Value>, schema: Option<&Value>) {
+    let Some(schema) = schema else {
+        return;
+    };
+    for (name, value) in props.iter_mut() {
+        let Some(number) = value.as_f64() else {
+            continue;
+        };
+        let bound = |key: &str| schema["properties"][name][key].as_f64();
+        let clamped = match (bound("minimum"), bound("maximum")) {
+            (Some(minimum), _) if number < minimum => minimum,
+            (_, Some(maximum)) if number > maximum => maximum,
+            _ => continue,
+        };
+        *value = if value.is_f64() {
+            json!(clamped)
+        } else {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "a bound of an integer prop is a whole number well inside i64"
+            )]
+            let whole = clamped as i64;
+            json!(whole)
+        };
     }
 }
 
