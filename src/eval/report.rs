@@ -75,7 +75,7 @@ pub struct ScenarioResult {
     /// The page tree's nodes.
     pub nodes: usize,
     /// The page's outline, one line per node (empty without a page).
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outline: Vec<String>,
     /// What a replayed transcript claims.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -264,7 +264,7 @@ async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()>
             node("save", "Button", Some("priority"), json!({"label": "Save", "variant": null, "kind": "submit"})),
         ],
         "fields": {
-            "note": {"component": "TextArea", "parent": "note", "props": {"label": "Note", "rows": null}},
+            "note": {"component": "TextArea", "parent": "note", "props": {"label": "Note", "rows": 1}},
             "priority": {"component": "RadioGroup", "parent": "priority",
                          "props": {"label": "Priority", "options": ["low", "high"]}},
         },
@@ -283,5 +283,7 @@ async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()>
         outline.contains("Card {\"title\":\"Priority\"}"),
         "{outline}"
     );
+    // One row is fewer than a TextArea has: code gives it the fewest allowed.
+    assert!(outline.contains("\"rows\":2"), "{outline}");
     database.cleanup().await
 }
