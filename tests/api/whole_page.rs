@@ -47,6 +47,19 @@ fn good_answer() -> Value {
     })
 }
 
+/// The outline of the page a model answering `answer_text` once gets, which must be valid
+/// without a repair turn or a fallback.
+async fn valid_outline(answer_text: &Value, database: &TestDb) -> anyhow::Result<String> {
+    let model = ScriptedModel::new(vec![answer(answer_text)]);
+    let generated = generate_page(input(), &model, &database.store, None).await?;
+    anyhow::ensure!(
+        generated.record.outcome == GenerationOutcome::Ok && generated.record.turns == 1,
+        "{:#}",
+        generated.record.transcript
+    );
+    Ok(generated.tree.outline())
+}
+
 fn answer(answer: &Value) -> ScriptedTurn {
     ScriptedTurn::text(answer.to_string())
 }
@@ -224,15 +237,7 @@ async fn a_node_named_like_a_field_and_a_parent_that_holds_nothing_are_settled_b
                                    "multiple": null, "placeholder": null}},
         },
     });
-    let model = ScriptedModel::new(vec![answer(&answer_text)]);
-    let generated = generate_page(input(), &model, &database.store, None).await?;
-    assert_eq!(
-        generated.record.outcome,
-        GenerationOutcome::Ok,
-        "{:#}",
-        generated.record.transcript
-    );
-    let outline = generated.tree.outline();
+    let outline = valid_outline(&answer_text, &database).await?;
     let lines: Vec<&str> = outline.lines().collect();
     assert!(
         lines[0].contains("Heading") && lines[0].contains("Triage"),
@@ -269,15 +274,7 @@ async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()>
                          "props": {"label": "Priority", "options": ["low", "high"]}},
         },
     });
-    let model = ScriptedModel::new(vec![answer(&answer_text)]);
-    let generated = generate_page(input(), &model, &database.store, None).await?;
-    assert_eq!(
-        generated.record.outcome,
-        GenerationOutcome::Ok,
-        "{:#}",
-        generated.record.transcript
-    );
-    let outline = generated.tree.outline();
+    let outline = valid_outline(&answer_text, &database).await?;
     assert_eq!(outline.matches(" Form").count(), 1, "{outline}");
     assert!(
         outline.contains("Card {\"title\":\"Priority\"}"),
