@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use serde_json::{json, Map, Value};
 use tessera_app::catalog::{Catalog, ComponentSpec, Role, BINDABLE, FROM_SCHEMA};
 
-use super::summary::DataSummary;
-use crate::forms::{FieldKind, FormField, FormSchema};
+use super::summary::{DataSummary, JsonKind};
+use crate::forms::{answerable::allowed_input_types, FieldKind, FormField, FormSchema};
 
 /// The name the schema is sent under (OpenAI requires one).
 pub const PAGE_SCHEMA_NAME: &str = "tessera_page";
@@ -157,18 +157,36 @@ fn collect_names(
     }
 }
 
+/// Which bindings the page's data allows.
+#[derive(Clone, Copy, Debug)]
+struct Bindings {
+    /// A value may be bound to any pointer (`$defs.binding`).
+    values: bool,
+    /// Rows may be bound to an array (`$defs.rows`).
+    rows: bool,
+}
+
 /// The page schema for `request`.
 #[must_use]
 pub fn page_schema(request: &PageRequest<'_>) -> Value {
-    let pointers: Vec<Value> = request
+    let entries: Vec<_> = request
         .summary
         .pointers
         .iter()
         .filter(|entry| !entry.pointer.is_empty())
         .take(MAX_POINTERS)
+        .collect();
+    let pointers: Vec<Value> = entries.iter().map(|entry| json!(entry.pointer)).collect();
+    let arrays: Vec<Value> = entries
+        .iter()
+        .filter(|entry| entry.kind == JsonKind::Array)
         .map(|entry| json!(entry.pointer))
         .collect();
-    let binding = !pointers.is_empty();
+    let bindings = Bindings {
+        values: !pointers.is_empty(),
+        rows: !arrays.is_empty(),
+    };
+    let binding = bindings.values;
     // With a response schema, a field's component is written under `fields` only, never as a
     // node too (a table stays a node: it mostly shows rows; `fields` holds it when it picks).
     let keyed = request.schema.is_some() && request.forms;
@@ -177,7 +195,7 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         .filter(|spec| {
             !(keyed && spec.name != "Table" && request.field_names(&spec.name).is_some())
         })
-        .map(|spec| node_schema(spec, request, binding))
+        .map(|spec| node_schema(spec, request, bindings))
         .collect();
     // The page's title: code makes it the first Heading, so every page says what it is for.
     let mut properties = json!({
@@ -185,7 +203,7 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         "nodes": {"type": "array", "items": {"anyOf": variants}},
     });
     if let (Some(schema), true) = (request.schema, request.forms) {
-        properties["fields"] = fields_schema(request, schema, binding);
+        properties["fields"] = fields_schema(request, schema, bindings);
     }
     let mut schema = closed(properties);
     if binding {
@@ -205,6 +223,21 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
         schema["$defs"] = json!({
             "binding": {"anyOf": [closed(json!({"$data": pointer})), computed]},
         });
+        if bindings.rows {
+            // Rows come from an array, and stay rows: groups, a sort and a top n, never a total
+            // or a count (measured: a 1.5B model bound a table's rows to an object with every
+            // operation set, and the table showed nothing).
+            let array = json!({"type": "string", "enum": arrays});
+            let computed = closed(json!({
+                "$data": array,
+                "$groupBy": {"type": ["string", "null"]},
+                "$sum": {"type": ["string", "null"]},
+                "$sortBy": {"type": ["string", "null"]},
+                "$order": {"type": ["string", "null"], "enum": ["asc", "desc", null]},
+                "$limit": {"type": ["integer", "null"]},
+            }));
+            schema["$defs"]["rows"] = json!({"anyOf": [closed(json!({"$data": array})), computed]});
+        }
     }
     schema
 }
@@ -213,7 +246,7 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
 /// included, by path), so a model constrained to the schema writes every field. An entry is the
 /// field's component, its parent and its props without `name` (the key is the name), or `null`
 /// when a node of `nodes` already submits the field (a `DecisionTable` covering several).
-fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) -> Value {
+fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, bindings: Bindings) -> Value {
     let mut entries = Map::new();
     for path in field_paths(&schema.fields, "") {
         let mut variants: Vec<Value> = request
@@ -224,8 +257,11 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, binding: bool) 
                     .is_some_and(|names| names.contains(&path))
             })
             .map(|spec| {
-                let mut props = props_schema(&spec.props_schema, None, binding);
+                let mut props = props_schema(&spec.props_schema, None, bindings);
                 field_props(&mut props);
+                if let (true, Some(field)) = (spec.name == "Input", schema.field_at(&path)) {
+                    input_types(&mut props, field);
+                }
                 closed(json!({
                     "component": {"type": "string", "enum": [spec.name]},
                     "parent": {"type": ["string", "null"]},
@@ -283,6 +319,24 @@ fn field_props(props: &mut Value) {
     props["required"] = Value::Array(required);
 }
 
+/// An Input's `type` limited to the types that can answer `field` (`null` is a text box), so
+/// an email field cannot get a text box (measured: a 1.5B model chose `text` for an email).
+fn input_types(props: &mut Value, field: &FormField) {
+    let allowed: Vec<&str> = allowed_input_types(field)
+        .iter()
+        .copied()
+        .filter(|kind| *kind != "textarea")
+        .collect();
+    let Some(slot) = props["properties"].get_mut("type") else {
+        return;
+    };
+    *slot = if allowed.contains(&"text") {
+        json!({"type": ["string", "null"], "enum": allowed.iter().map(|kind| json!(kind)).chain([Value::Null]).collect::<Vec<_>>()})
+    } else {
+        json!({"type": "string", "enum": allowed})
+    };
+}
+
 /// Every field a component may answer, by path: top-level fields and an object's members.
 pub fn field_paths(fields: &[FormField], prefix: &str) -> Vec<String> {
     let mut paths = Vec::new();
@@ -296,10 +350,18 @@ pub fn field_paths(fields: &[FormField], prefix: &str) -> Vec<String> {
     paths
 }
 
-/// One node of `spec`: `{id, component, parent, props}`.
-fn node_schema(spec: &ComponentSpec, request: &PageRequest<'_>, binding: bool) -> Value {
+/// One node of `spec`: `{id, component, parent, props}`. With a response schema a table's
+/// selection is written under `fields` only: a node that also selects would answer the field
+/// twice (measured: a 1.5B model wrote the selectable table both ways).
+fn node_schema(spec: &ComponentSpec, request: &PageRequest<'_>, bindings: Bindings) -> Value {
     let names = request.field_names(&spec.name);
-    let props = props_schema(&spec.props_schema, names.as_deref(), binding);
+    let mut props = props_schema(&spec.props_schema, names.as_deref(), bindings);
+    if request.schema.is_some() && request.forms && spec.name == "Table" {
+        if let Some(properties) = props["properties"].as_object_mut() {
+            properties.remove("selectable");
+        }
+        props = closed(props["properties"].take());
+    }
     closed(json!({
         "id": {"type": "string"},
         "component": {"type": "string", "enum": [spec.name]},
@@ -309,9 +371,10 @@ fn node_schema(spec: &ComponentSpec, request: &PageRequest<'_>, binding: bool) -
 }
 
 /// A component's props as a strict object: props code fills from the response schema left out,
-/// optional props nullable, bindable props also a binding, `name` (and a selectable table's
-/// `name`) limited to `names`.
-fn props_schema(schema: &Value, names: Option<&[String]>, binding: bool) -> Value {
+/// optional props nullable, bindable props also a binding (an array prop only to an array),
+/// `name` (and a selectable table's `name`) limited to `names`.
+fn props_schema(schema: &Value, names: Option<&[String]>, bindings: Bindings) -> Value {
+    let binding = bindings.values;
     let required: BTreeSet<&str> = schema["required"]
         .as_array()
         .map(|required| required.iter().filter_map(Value::as_str).collect())
@@ -334,7 +397,13 @@ fn props_schema(schema: &Value, names: Option<&[String]>, binding: bool) -> Valu
             _ => strict_schema(property, binding),
         };
         if binding && property.get(BINDABLE) == Some(&Value::Bool(true)) {
-            strict = any_of(vec![strict, json!({"$ref": "#/$defs/binding"})]);
+            strict = if !only_arrays(property) {
+                any_of(vec![strict, json!({"$ref": "#/$defs/binding"})])
+            } else if bindings.rows {
+                any_of(vec![strict, json!({"$ref": "#/$defs/rows"})])
+            } else {
+                strict
+            };
         }
         if !required.contains(name.as_str()) {
             strict = nullable(strict);
@@ -476,6 +545,16 @@ fn strict_schema(schema: &Value, binding: bool) -> Value {
         },
         _ => scalar_any(binding),
     }
+}
+
+/// Whether every value `schema` allows, `null` aside, is an array.
+fn only_arrays(schema: &Value) -> bool {
+    let kinds: Vec<&str> = match &schema["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => return false,
+    };
+    kinds.contains(&"array") && kinds.iter().all(|kind| matches!(*kind, "array" | "null"))
 }
 
 /// A value of any scalar type (the strict form of `{}`), or a binding.
@@ -658,6 +737,7 @@ mod tests {
 
     use super::*;
     use crate::agent::heuristic::page_for;
+    use crate::forms::StringFormat;
 
     /// A tree as a model constrained to the schema would answer it: its nodes in document order
     /// under their code ids, props that code fills from the response schema left out, and every
@@ -901,6 +981,96 @@ mod tests {
             let found = errors(&validator(&page)?, &answer);
             assert!(found.is_empty(), "{}: {found:?}\n{answer:#}", spec.name);
         }
+        Ok(())
+    }
+
+    #[test]
+    fn an_input_offers_only_the_types_that_answer_its_field() -> anyhow::Result<()> {
+        let catalog = Catalog::defaults();
+        let schema = FormSchema::new(vec![
+            FormField::new(
+                "email",
+                FieldKind::String {
+                    format: Some(StringFormat::Email),
+                    min_length: None,
+                    max_length: None,
+                    pattern: None,
+                },
+            ),
+            FormField::new("note", FieldKind::string()),
+        ]);
+        let summary = DataSummary::of(&json!({}));
+        let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
+        let validator = validator(&page)?;
+        let input = |kind: Value| {
+            json!({"component": "Input", "parent": null,
+                                         "props": {"label": "Email", "type": kind}})
+        };
+        let page_with = |email: Value, note: Value| json!({"title": "Contact", "nodes": [], "fields": {"email": email, "note": note}});
+        assert!(validator.is_valid(&page_with(input(json!("email")), input(Value::Null))));
+        assert!(validator.is_valid(&page_with(input(json!("email")), input(json!("password")))));
+        assert!(
+            !validator.is_valid(&page_with(input(json!("text")), input(Value::Null))),
+            "an email typed into a text box"
+        );
+        assert!(
+            !validator.is_valid(&page_with(input(Value::Null), input(Value::Null))),
+            "an email with no type is a text box"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_table_binds_its_rows_to_a_list_and_selects_only_as_a_field() -> anyhow::Result<()> {
+        let catalog = Catalog::defaults();
+        let schema = FormSchema::new(vec![FormField::new(
+            "branch_ids",
+            FieldKind::string_array(),
+        )]);
+        let data = json!({"repository": {"name": "tessera"},
+                          "branches": [{"id": "old-ui", "age_days": 120}]});
+        let summary = DataSummary::of(&data);
+        let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
+        let validator = validator(&page)?;
+        let columns = json!([{"key": "id", "label": "Branch"}]);
+        let table = |rows: Value, selectable: Option<Value>| {
+            let mut props = json!({"columns": columns, "rows": rows, "caption": null,
+                                   "pageSize": null, "sortable": null, "emptyText": null});
+            if let Some(selectable) = selectable {
+                props["selectable"] = selectable;
+            }
+            props
+        };
+        let field = json!({"component": "Table", "parent": null,
+            "props": table(json!({"$data": "/branches"}),
+                Some(json!({"idKey": "id", "label": "Delete", "required": null, "maxItems": null})))});
+        let page_with = |rows: Value, selectable: Option<Value>| {
+            json!({"title": "Stale branches", "fields": {"branch_ids": field},
+                   "nodes": [{"id": "t", "component": "Table", "parent": null,
+                              "props": table(rows, selectable)}]})
+        };
+        assert!(validator.is_valid(&page_with(json!({"$data": "/branches"}), None)));
+        let newest = json!({"$data": "/branches", "$groupBy": null, "$sum": null,
+                            "$sortBy": "age_days", "$order": "desc", "$limit": 5});
+        assert!(
+            validator.is_valid(&page_with(newest, None)),
+            "a sorted top five"
+        );
+        assert!(
+            !validator.is_valid(&page_with(json!({"$data": "/repository"}), None)),
+            "rows bound to a record"
+        );
+        let counted = json!({"$data": "/branches", "$count": true});
+        assert!(
+            !validator.is_valid(&page_with(counted, None)),
+            "rows bound to a count"
+        );
+        let selecting = json!({"name": "branch_ids", "idKey": "id", "label": "Delete",
+                               "required": null, "maxItems": null});
+        assert!(
+            !validator.is_valid(&page_with(json!({"$data": "/branches"}), Some(selecting))),
+            "a node selecting what the field already selects"
+        );
         Ok(())
     }
 

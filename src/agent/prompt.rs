@@ -205,6 +205,7 @@ pub fn page_system_prompt(
             fields,
             pointer,
             example => data_example(request.summary),
+            computed => computed_example(request.summary),
             has_schema => request.forms,
             for_assignees,
         })
@@ -370,6 +371,27 @@ fn data_example(summary: &DataSummary) -> Option<String> {
     (!facts.is_empty()).then(|| {
         serde_json::json!({"component": "KeyValue", "props": {"items": facts}}).to_string()
     })
+}
+
+/// A computed binding over the data's first list of records, as the system prompt's example of
+/// a total (or a count when no column holds numbers): small models otherwise invent template
+/// filters (measured: `{{/project.tasks|sum('hours')}}`).
+fn computed_example(summary: &DataSummary) -> Option<String> {
+    let rows = summary
+        .pointers
+        .iter()
+        .find(|entry| entry.kind == super::summary::JsonKind::Array && !entry.keys.is_empty())?;
+    let numeric = rows.keys.iter().find(|key| {
+        rows.samples.iter().any(|row| {
+            row.get(key.as_str())
+                .is_some_and(serde_json::Value::is_number)
+        })
+    });
+    let binding = match numeric {
+        Some(column) => serde_json::json!({"$data": rows.pointer, "$sum": column}),
+        None => serde_json::json!({"$data": rows.pointer, "$count": true}),
+    };
+    Some(binding.to_string())
 }
 
 /// The three parts of a user prompt, read back from its layout.

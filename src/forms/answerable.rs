@@ -55,7 +55,8 @@ pub fn input_type(field: &FormField) -> &'static str {
 }
 
 /// The input types that accept every value of `field` (and none that is refused only by type).
-fn allowed_input_types(field: &FormField) -> &'static [&'static str] {
+#[must_use]
+pub fn allowed_input_types(field: &FormField) -> &'static [&'static str] {
     match &field.kind {
         FieldKind::Number { .. } | FieldKind::Integer { .. } => &["number"],
         FieldKind::String { format, .. } => match format {

@@ -284,3 +284,45 @@ async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()>
     assert!(outline.contains("\"rows\":2"), "{outline}");
     database.cleanup().await
 }
+
+#[tokio::test]
+async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
+) -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    // As a 1.5B model answered a registration form: a Text per field saying its label, in a
+    // section, and each field's parent that Text.
+    let answer_text = json!({
+        "title": "Triage",
+        "nodes": [
+            node("form", "Form", None, json!({"title": null, "description": null})),
+            node("details", "Card", Some("form"), json!({"title": "Details", "description": null})),
+            node("note_label", "Text", Some("details"), json!({"text": "Note:", "muted": false})),
+            node("priority", "Text", Some("details"), json!({"text": "priority", "muted": false})),
+            node("hint", "Text", Some("details"), json!({"text": "Printers first.", "muted": true})),
+            node("save", "Button", Some("form"), json!({"label": "Save", "variant": null, "kind": "submit"})),
+        ],
+        "fields": {
+            "note": {"component": "Input", "parent": "note_label", "props": {"label": "Note", "type": null}},
+            "priority": {"component": "Select", "parent": "priority",
+                         "props": {"label": "How urgent", "options": ["low", "high"],
+                                   "multiple": null, "placeholder": null}},
+        },
+    });
+    let outline = valid_outline(&answer_text, &database).await?;
+    assert_eq!(outline.matches(" Text ").count(), 1, "{outline}");
+    assert!(outline.contains("Printers first."), "{outline}");
+    // The fields sit where their labels were: in the section.
+    let lines: Vec<&str> = outline.lines().collect();
+    let card = lines
+        .iter()
+        .position(|line| line.contains("Card"))
+        .unwrap_or(usize::MAX);
+    for field in ["Input", "Select"] {
+        let line = lines
+            .iter()
+            .position(|line| line.contains(field))
+            .unwrap_or(0);
+        assert!(line > card && lines[line].starts_with("    "), "{outline}");
+    }
+    database.cleanup().await
+}
