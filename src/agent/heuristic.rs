@@ -30,6 +30,7 @@
 mod cues;
 
 mod fields;
+pub(crate) use fields::is_prose;
 mod plan;
 mod records;
 mod rows;

@@ -20,7 +20,10 @@ use std::collections::BTreeSet;
 use serde_json::{json, Map, Value};
 use tessera_app::catalog::{Catalog, ComponentSpec, Role, BINDABLE, FROM_SCHEMA};
 
-use super::summary::{DataSummary, JsonKind};
+use super::{
+    heuristic::is_prose,
+    summary::{DataSummary, JsonKind},
+};
 use crate::forms::{answerable::allowed_input_types, FieldKind, FormField, FormSchema};
 
 /// The name the schema is sent under (OpenAI requires one).
@@ -96,34 +99,36 @@ impl<'a> PageRequest<'a> {
     /// schema, or a component that names no field).
     fn field_names(&self, component: &str) -> Option<Vec<String>> {
         let schema = self.schema?;
-        let fits: fn(&FieldKind) -> bool = match component {
-            "Input" => |kind| {
+        let fits: fn(&FormField) -> bool = match component {
+            "Input" => |field| {
                 matches!(
-                    kind,
+                    field.kind,
                     FieldKind::String { .. } | FieldKind::Number { .. } | FieldKind::Integer { .. }
                 )
             },
-            // A formatted string (email, date, url) needs the Input of that type.
-            "TextArea" => |kind| matches!(kind, FieldKind::String { format: None, .. }),
-            "Checkbox" => |kind| matches!(kind, FieldKind::Boolean),
-            "Select" | "RadioGroup" => |kind| {
+            // Prose only, as code judges it from the field (measured: a 1.5B model given the
+            // choice put first names and postcodes in TextAreas); a formatted string (email,
+            // date, url) needs the Input of that type.
+            "TextArea" => is_prose,
+            "Checkbox" => |field| matches!(field.kind, FieldKind::Boolean),
+            "Select" | "RadioGroup" => |field| {
                 matches!(
-                    kind,
+                    field.kind,
                     FieldKind::Enum { .. } | FieldKind::EnumArray { .. } | FieldKind::String { .. }
                 )
             },
-            "CheckboxGroup" => |kind| {
+            "CheckboxGroup" => |field| {
                 matches!(
-                    kind,
+                    field.kind,
                     FieldKind::EnumArray { .. } | FieldKind::StringArray { .. }
                 )
             },
-            "MultiTextInput" => |kind| matches!(kind, FieldKind::StringArray { .. }),
-            "Fieldset" => |kind| matches!(kind, FieldKind::Object { .. }),
-            "RecordList" => |kind| matches!(kind, FieldKind::RecordList { .. }),
-            "Table" => |kind| {
+            "MultiTextInput" => |field| matches!(field.kind, FieldKind::StringArray { .. }),
+            "Fieldset" => |field| matches!(field.kind, FieldKind::Object { .. }),
+            "RecordList" => |field| matches!(field.kind, FieldKind::RecordList { .. }),
+            "Table" => |field| {
                 matches!(
-                    kind,
+                    field.kind,
                     FieldKind::StringArray { .. }
                         | FieldKind::EnumArray { .. }
                         | FieldKind::String { .. }
@@ -138,17 +143,17 @@ impl<'a> PageRequest<'a> {
     }
 }
 
-/// Every field path (`address.city`) whose kind `fits`, objects' members included; a record
+/// Every field path (`address.city`) whose field `fits`, objects' members included; a record
 /// list's members are its columns, not fields of their own.
 fn collect_names(
     fields: &[FormField],
     prefix: &str,
-    fits: fn(&FieldKind) -> bool,
+    fits: fn(&FormField) -> bool,
     names: &mut Vec<String>,
 ) {
     for field in fields {
         let path = format!("{prefix}{}", field.name);
-        if fits(&field.kind) {
+        if fits(field) {
             names.push(path.clone());
         }
         if let FieldKind::Object { fields } = &field.kind {
@@ -236,6 +241,15 @@ pub fn page_schema(request: &PageRequest<'_>) -> Value {
                 "$order": {"type": ["string", "null"], "enum": ["asc", "desc", null]},
                 "$limit": {"type": ["integer", "null"]},
             }));
+            // A selection offers every row, in their own columns: sorted at most, never grouped
+            // or cut to a top n (measured: a selection grouped by id showed only the ids).
+            let sorted = closed(json!({
+                "$data": array,
+                "$sortBy": {"type": ["string", "null"]},
+                "$order": {"type": ["string", "null"], "enum": ["asc", "desc", null]},
+            }));
+            schema["$defs"]["selection"] =
+                json!({"anyOf": [closed(json!({"$data": array})), sorted]});
             schema["$defs"]["rows"] = json!({"anyOf": [closed(json!({"$data": array})), computed]});
         }
     }
@@ -261,6 +275,9 @@ fn fields_schema(request: &PageRequest<'_>, schema: &FormSchema, bindings: Bindi
                 field_props(&mut props);
                 if let (true, Some(field)) = (spec.name == "Input", schema.field_at(&path)) {
                     input_types(&mut props, field);
+                }
+                if spec.name == "Table" {
+                    every_row(&mut props["properties"]["rows"]);
                 }
                 closed(json!({
                     "component": {"type": "string", "enum": [spec.name]},
@@ -317,6 +334,17 @@ fn field_props(props: &mut Value) {
     }
     let required: Vec<Value> = properties.keys().map(|key| json!(key)).collect();
     props["required"] = Value::Array(required);
+}
+
+/// A selecting table's `rows`: bound rows only as `$defs.selection` allows (every row).
+fn every_row(rows: &mut Value) {
+    if let Some(choices) = rows.get_mut("anyOf").and_then(Value::as_array_mut) {
+        for choice in choices {
+            if choice.get("$ref") == Some(&json!("#/$defs/rows")) {
+                *choice = json!({"$ref": "#/$defs/selection"});
+            }
+        }
+    }
 }
 
 /// An Input's `type` limited to the types that can answer `field` (`null` is a text box), so
@@ -985,7 +1013,7 @@ mod tests {
     }
 
     #[test]
-    fn an_input_offers_only_the_types_that_answer_its_field() -> anyhow::Result<()> {
+    fn a_text_field_offers_only_the_controls_and_types_that_answer_it() -> anyhow::Result<()> {
         let catalog = Catalog::defaults();
         let schema = FormSchema::new(vec![
             FormField::new(
@@ -998,15 +1026,16 @@ mod tests {
                 },
             ),
             FormField::new("note", FieldKind::string()),
+            FormField::new("city", FieldKind::string()),
         ]);
         let summary = DataSummary::of(&json!({}));
         let page = page_schema(&PageRequest::new(&catalog, Some(&schema), &summary));
         let validator = validator(&page)?;
-        let input = |kind: Value| {
-            json!({"component": "Input", "parent": null,
-                                         "props": {"label": "Email", "type": kind}})
+        let input = |kind: Value| json!({"component": "Input", "parent": null, "props": {"label": "Email", "type": kind}});
+        let page_with = |email: Value, note: Value| {
+            json!({"title": "Contact", "nodes": [],
+                   "fields": {"email": email, "note": note, "city": input(Value::Null)}})
         };
-        let page_with = |email: Value, note: Value| json!({"title": "Contact", "nodes": [], "fields": {"email": email, "note": note}});
         assert!(validator.is_valid(&page_with(input(json!("email")), input(Value::Null))));
         assert!(validator.is_valid(&page_with(input(json!("email")), input(json!("password")))));
         assert!(
@@ -1017,6 +1046,13 @@ mod tests {
             !validator.is_valid(&page_with(input(Value::Null), input(Value::Null))),
             "an email with no type is a text box"
         );
+        // Prose goes in a TextArea, a city in one line.
+        let area = json!({"component": "TextArea", "parent": null,
+                          "props": {"label": "Text", "rows": null}});
+        let mut prose = page_with(input(json!("email")), area.clone());
+        assert!(validator.is_valid(&prose), "a note in a TextArea");
+        prose["fields"]["city"] = area;
+        assert!(!validator.is_valid(&prose), "a city in a TextArea");
         Ok(())
     }
 
@@ -1059,6 +1095,18 @@ mod tests {
         assert!(
             !validator.is_valid(&page_with(json!({"$data": "/repository"}), None)),
             "rows bound to a record"
+        );
+        let grouped = json!({"$data": "/branches", "$groupBy": "id", "$sum": null,
+                             "$sortBy": null, "$order": null, "$limit": null});
+        let mut selecting_groups = page_with(json!({"$data": "/branches"}), None);
+        selecting_groups["fields"]["branch_ids"]["props"]["rows"] = grouped.clone();
+        assert!(
+            !validator.is_valid(&selecting_groups),
+            "a selection of groups instead of rows"
+        );
+        assert!(
+            validator.is_valid(&page_with(grouped, None)),
+            "a table of groups"
         );
         let counted = json!({"$data": "/branches", "$count": true});
         assert!(

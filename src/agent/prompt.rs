@@ -234,9 +234,7 @@ fn field_hints(fields: &[FormField], prefix: &str) -> Vec<String> {
             .map(|title| format!(" \"{title}\""))
             .unwrap_or_default();
         let place = match &field.kind {
-            FieldKind::String {
-                format, max_length, ..
-            } => match format {
+            FieldKind::String { format, .. } => match format {
                 Some(format) if format.as_str() == "date" => "Input with type \"date\"".to_owned(),
                 Some(format) if format.as_str() == "email" => {
                     "Input with type \"email\"".to_owned()
@@ -244,9 +242,7 @@ fn field_hints(fields: &[FormField], prefix: &str) -> Vec<String> {
                 Some(format) if format.as_str() == "url" || format.as_str() == "uri" => {
                     "Input with type \"url\"".to_owned()
                 }
-                _ if max_length.is_none_or(|length| length > 200) && is_long(&field.name) => {
-                    "TextArea".to_owned()
-                }
+                _ if super::heuristic::is_prose(field) => "TextArea".to_owned(),
                 _ => "Input".to_owned(),
             },
             FieldKind::Number { .. } | FieldKind::Integer { .. } => {
@@ -279,25 +275,6 @@ fn field_hints(fields: &[FormField], prefix: &str) -> Vec<String> {
         hints.push(format!("{path}{title}{required}: {place}"));
     }
     hints
-}
-
-/// Whether a text field's name says it holds prose.
-fn is_long(name: &str) -> bool {
-    [
-        "reason",
-        "comment",
-        "note",
-        "description",
-        "details",
-        "summary",
-        "feedback",
-        "message",
-        "justification",
-        "steps",
-        "bio",
-    ]
-    .iter()
-    .any(|word| name.to_lowercase().contains(word))
 }
 
 fn quoted(options: &[String]) -> String {

@@ -327,6 +327,12 @@ impl<'a> Workspace<'a> {
         }
     }
 
+    /// The page data.
+    #[must_use]
+    pub fn data(&self) -> &'a Value {
+        self.bound.data()
+    }
+
     /// The props schema of `component` in the catalog the page is built from.
     #[must_use]
     pub fn props_schema_of(&self, component: &str) -> Option<&Value> {

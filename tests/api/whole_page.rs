@@ -289,8 +289,8 @@ async fn a_form_per_section_becomes_sections_of_one_form() -> anyhow::Result<()>
 async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
 ) -> anyhow::Result<()> {
     let database = TestDb::sqlite().await?;
-    // As a 1.5B model answered a registration form: a Text per field saying its label, in a
-    // section, and each field's parent that Text.
+    // As a 1.5B model answered a registration form and a rating: a Text per field saying its
+    // label or showing it through a made-up pointer, in a section, each field's parent that Text.
     let answer_text = json!({
         "title": "Triage",
         "nodes": [
@@ -299,6 +299,8 @@ async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
             node("note_label", "Text", Some("details"), json!({"text": "Note:", "muted": false})),
             node("priority", "Text", Some("details"), json!({"text": "priority", "muted": false})),
             node("hint", "Text", Some("details"), json!({"text": "Printers first.", "muted": true})),
+            node("note_value", "Text", Some("details"), json!({"text": "{{/ticket/note}}", "muted": true})),
+            node("title", "Text", Some("details"), json!({"text": "{{/ticket/title}}", "muted": true})),
             node("save", "Button", Some("form"), json!({"label": "Save", "variant": null, "kind": "submit"})),
         ],
         "fields": {
@@ -309,8 +311,11 @@ async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
         },
     });
     let outline = valid_outline(&answer_text, &database).await?;
-    assert_eq!(outline.matches(" Text ").count(), 1, "{outline}");
+    // Left out: the labels, and the field's answer-to-be shown through a pointer to nothing;
+    // kept: the hint and the data's own title.
+    assert_eq!(outline.matches(" Text ").count(), 2, "{outline}");
     assert!(outline.contains("Printers first."), "{outline}");
+    assert!(outline.contains("{{/ticket/title}}"), "{outline}");
     // The fields sit where their labels were: in the section.
     let lines: Vec<&str> = outline.lines().collect();
     let card = lines
@@ -324,5 +329,43 @@ async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
             .unwrap_or(0);
         assert!(line > card && lines[line].starts_with("    "), "{outline}");
     }
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn a_table_showing_the_rows_a_selection_shows_is_left_out() -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    let schema = FormSchema::new(vec![FormField::new(
+        "branch_ids",
+        FieldKind::string_array(),
+    )]);
+    let input = GenerationInput::new("Pick the stale branches to delete.")
+        .with_schema(schema)
+        .with_data(json!({"branches": [{"id": "old-ui", "author": "Ada"},
+                                       {"id": "spike", "author": "Lin"}]}))
+        .with_cache(CachePolicy::Bypass)
+        .with_mode(PageMode::Auto);
+    let columns = json!([{"key": "id", "label": "Branch"}, {"key": "author", "label": "Author"}]);
+    // As a 1.5B model answered: the rows once to show them, once to select them.
+    let answer_text = json!({
+        "title": "Stale branches",
+        "nodes": [
+            node("form", "Form", None, json!({"title": null, "description": null})),
+            node("shown", "Table", Some("form"), json!({"columns": columns,
+                "rows": {"$data": "/branches"}, "caption": "Branches"})),
+            node("go", "Button", Some("form"), json!({"label": "Delete", "variant": "danger", "kind": "submit"})),
+        ],
+        "fields": {
+            "branch_ids": {"component": "Table", "parent": null,
+                "props": {"columns": columns, "rows": {"$data": "/branches"}, "caption": "Delete",
+                          "selectable": {"idKey": "id", "label": "Delete", "required": null, "maxItems": null}}},
+        },
+    });
+    let model = ScriptedModel::new(vec![answer(&answer_text)]);
+    let generated = generate_page(input, &model, &database.store, None).await?;
+    assert_eq!(generated.record.outcome, GenerationOutcome::Ok);
+    let outline = generated.tree.outline();
+    assert_eq!(outline.matches(" Table ").count(), 1, "{outline}");
+    assert!(outline.contains("selectable"), "{outline}");
     database.cleanup().await
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::{BoundData, PageTree};
 use crate::catalog::{Catalog, Role};
@@ -121,12 +122,16 @@ fn check_nodes(
         let facts = bound.facts(spec, &node.props);
         for missing in &facts.unresolved {
             let (path, pointer) = missing.split_once(": ").unwrap_or(("", missing.as_str()));
+            let fix = filter_fix(pointer).unwrap_or_else(|| {
+                "Bind only pointers listed in the data summary, or write the value literally."
+                    .to_owned()
+            });
             issues.push(
                 TreeIssue::new(
                     id,
                     "unbound_data",
                     format!("Node \"{id}\" binds {pointer} in prop `{path}`, which points nowhere in the page data."),
-                    "Bind only pointers listed in the data summary, or write the value literally.".to_owned(),
+                    fix,
                 )
                 .with_field(path),
             );
@@ -143,6 +148,41 @@ fn check_nodes(
             ));
         }
     }
+}
+
+/// For a template with filters (`{{/tasks|sum(hours)}}`, which no template has), the computed
+/// binding that does what was meant: models write filters from other template languages.
+fn filter_fix(pointer: &str) -> Option<String> {
+    let inner = pointer
+        .trim()
+        .trim_start_matches("{{")
+        .trim_end_matches("}}");
+    let (base, filters) = inner.split_once('|')?;
+    let mut binding = Map::new();
+    binding.insert("$data".to_owned(), Value::String(base.trim().to_owned()));
+    for filter in filters.split('|') {
+        let (name, argument) = filter.split_once('(').unwrap_or((filter, ""));
+        let argument = argument
+            .trim_end_matches(')')
+            .trim_matches(|c: char| c == '\'' || c == '"' || c.is_whitespace());
+        let key = match name.trim().to_ascii_lowercase().as_str() {
+            "sum" | "total" => "$sum",
+            "group" | "groupby" | "group_by" => "$groupBy",
+            "sort" | "sortby" | "sort_by" => "$sortBy",
+            "count" | "length" | "len" => {
+                binding.insert("$count".to_owned(), Value::Bool(true));
+                continue;
+            }
+            _ => continue,
+        };
+        if !argument.is_empty() {
+            binding.insert(key.to_owned(), Value::String(argument.to_owned()));
+        }
+    }
+    Some(format!(
+        "A template holds one pointer and no filters; code computes totals, counts and groups: set the prop to {}.",
+        Value::Object(binding)
+    ))
 }
 
 fn check_parents(tree: &PageTree, issues: &mut Vec<TreeIssue>) {
@@ -474,6 +514,34 @@ mod tests {
         );
         let data = json!({"emails": [{"subject": "x"}], "user": {"name": "Ada"}});
         assert!(rules(&tree, &data)?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_template_with_filters_is_answered_with_the_computed_binding_meant(
+    ) -> Result<(), serde_json::Error> {
+        let tree: PageTree = serde_json::from_value(json!({"nodes": {
+            "k": {"component": "KeyValue", "props": {"items": [
+                {"label": "Total hours", "value": "{{/tasks|sum('hours')}}"},
+                {"label": "By owner", "value": "{{/tasks | groupBy(owner)}}"}
+            ]}}
+        }, "order": ["k"]}))?;
+        let data = json!({"tasks": [{"owner": "Ada", "hours": 3}]});
+        let fixes: Vec<String> = tree
+            .validate(&Catalog::defaults(), &data)
+            .into_iter()
+            .filter(|issue| issue.rule == "unbound_data")
+            .map(|issue| issue.fix)
+            .collect();
+        assert_eq!(fixes.len(), 2, "{fixes:?}");
+        assert!(
+            fixes[0].contains(r#"{"$data":"/tasks","$sum":"hours"}"#),
+            "{fixes:?}"
+        );
+        assert!(
+            fixes[1].contains(r#"{"$data":"/tasks","$groupBy":"owner"}"#),
+            "{fixes:?}"
+        );
         Ok(())
     }
 

@@ -271,7 +271,7 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
     }
     let answer = answer;
     let mut placement = Placement::new(&answer);
-    placement.echoes = label_echoes(&answer);
+    placement.echoes = echoes(&answer, workspace.data());
     // The title heads the page unless the answer starts with a heading of its own.
     let starts_with_heading = answer
         .nodes
@@ -328,35 +328,63 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
     }
 }
 
-/// The Text nodes of `answer` that only say a field's label (or its name): the field shows its
-/// label already, and a small model writes one such Text per field (measured with a 1.5B model
-/// on three scenarios of eight), so the page would say every label twice.
-fn label_echoes(answer: &Answer) -> BTreeSet<String> {
+/// The nodes of `answer` that only repeat what a field shows: a Text saying a field's label or
+/// name, or showing the field's answer-to-be through a pointer the data lacks
+/// (`{{/session/rating}}` for the field `rating`), and a Table of the rows a selecting table
+/// of `fields` shows. A small model writes one such Text per field (measured with a 1.5B model on
+/// four scenarios of eight) and a selection's rows twice, so the page would say everything twice
+/// or fail on a pointer to nothing.
+fn echoes(answer: &Answer, data: &Value) -> BTreeSet<String> {
     let plain = |text: &str| {
         text.trim()
             .trim_end_matches([':', '*', ' '])
             .replace('_', " ")
             .to_lowercase()
     };
+    let names: BTreeSet<&str> = answer
+        .fields
+        .iter()
+        .filter_map(|field| field.field.as_deref())
+        .map(|path| path.rsplit('.').next().unwrap_or(path))
+        .collect();
     let labels: BTreeSet<String> = answer
         .fields
         .iter()
-        .flat_map(|field| {
-            let name = field.field.as_deref().unwrap_or_default();
-            let name = name.rsplit('.').next().unwrap_or(name);
-            [field.props["label"].as_str().unwrap_or_default(), name]
-        })
+        .filter_map(|field| field.props["label"].as_str())
+        .chain(names.iter().copied())
         .map(plain)
         .filter(|label| !label.is_empty())
+        .collect();
+    let shows_a_field = |text: &str| {
+        let Some(pointer) = text
+            .trim()
+            .strip_prefix("{{")
+            .and_then(|rest| rest.strip_suffix("}}"))
+            .map(str::trim)
+        else {
+            return false;
+        };
+        let last = pointer.rsplit(['/', '.']).next().unwrap_or(pointer);
+        data.pointer(pointer).is_none() && names.contains(last)
+    };
+    let selected: BTreeSet<&str> = answer
+        .fields
+        .iter()
+        .filter(|field| field.component == "Table")
+        .filter_map(|field| field.props["rows"]["$data"].as_str())
         .collect();
     answer
         .nodes
         .iter()
-        .filter(|node| node.component == "Text")
-        .filter(|node| {
-            node.props["text"]
+        .filter(|node| match node.component.as_str() {
+            "Text" => node.props["text"]
                 .as_str()
-                .is_some_and(|text| labels.contains(&plain(text)))
+                .is_some_and(|text| labels.contains(&plain(text)) || shows_a_field(text)),
+            // The same rows as a selecting table: the selection shows them already.
+            "Table" => node.props["rows"]["$data"]
+                .as_str()
+                .is_some_and(|rows| selected.contains(rows)),
+            _ => false,
         })
         .map(|node| node.id.clone())
         .collect()
@@ -374,7 +402,7 @@ struct Placement<'a> {
     refused: BTreeSet<String>,
     /// Code's id of the first Form placed.
     form: Option<String>,
-    /// Text nodes left out, by the model's id: they only repeat a field's label.
+    /// Nodes left out, by the model's id: they only repeat what a field shows.
     echoes: BTreeSet<String>,
     problems: Vec<Problem>,
 }

@@ -89,6 +89,21 @@ fn is_long_text(field: &FormField) -> bool {
         .any(|phrase| description.contains(phrase))
 }
 
+/// Whether `field` takes prose (several lines): an unformatted string named or described as
+/// such, or allowed more than 200 characters, and not capped at 80.
+pub(crate) fn is_prose(field: &FormField) -> bool {
+    let FieldKind::String {
+        format: None,
+        max_length,
+        ..
+    } = &field.kind
+    else {
+        return false;
+    };
+    (is_long_text(field) || max_length.is_some_and(|longest| longest > 200))
+        && !max_length.is_some_and(|longest| longest <= 80)
+}
+
 /// The field component for `field`, choosing among the offered tools.
 pub(super) fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Option<Planned> {
     let has = |name: &str| offered.contains(name);
@@ -106,13 +121,8 @@ pub(super) fn field_component(field: &FormField, offered: &BTreeSet<&str>) -> Op
         FieldKind::EnumArray { .. } if has("Select") => "Select",
         FieldKind::StringArray { .. } if has("MultiTextInput") => "MultiTextInput",
         FieldKind::Number { .. } | FieldKind::Integer { .. } if has("Input") => "Input",
-        FieldKind::String {
-            format, max_length, ..
-        } => {
-            let long = format.is_none()
-                && (is_long_text(field) || max_length.is_some_and(|longest| longest > 200))
-                && !max_length.is_some_and(|longest| longest <= 80);
-            if long && has("TextArea") {
+        FieldKind::String { format, .. } => {
+            if is_prose(field) && has("TextArea") {
                 "TextArea"
             } else if has("Input") {
                 "Input"
