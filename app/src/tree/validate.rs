@@ -161,7 +161,11 @@ fn filter_fix(pointer: &str) -> Option<String> {
     let mut binding = Map::new();
     binding.insert("$data".to_owned(), Value::String(base.trim().to_owned()));
     for filter in filters.split('|') {
-        let (name, argument) = filter.split_once('(').unwrap_or((filter, ""));
+        // `sum(hours)`, `sum('hours')` or `sum: hours`.
+        let (name, argument) = filter
+            .split_once('(')
+            .or_else(|| filter.split_once(':'))
+            .unwrap_or((filter, ""));
         let argument = argument
             .trim_end_matches(')')
             .trim_matches(|c: char| c == '\'' || c == '"' || c.is_whitespace());
@@ -523,7 +527,7 @@ mod tests {
         let tree: PageTree = serde_json::from_value(json!({"nodes": {
             "k": {"component": "KeyValue", "props": {"items": [
                 {"label": "Total hours", "value": "{{/tasks|sum('hours')}}"},
-                {"label": "By owner", "value": "{{/tasks | groupBy(owner)}}"}
+                {"label": "By owner", "value": "{{/tasks | groupBy: owner}}"}
             ]}}
         }, "order": ["k"]}))?;
         let data = json!({"tasks": [{"owner": "Ada", "hours": 3}]});
