@@ -815,12 +815,7 @@ fn quality_warnings(tree: &PageTree, fields: &[PlacedField]) -> Vec<FormIssue> {
                     .get("variant")
                     .and_then(Value::as_str)
                     .unwrap_or("primary");
-                let destructive = [
-                    "delete", "remove", "discard", "destroy", "purge", "erase", "wipe",
-                ]
-                .iter()
-                .any(|verb| label.contains(verb));
-                if destructive && variant != "danger" {
+                if destroys(&label) && variant != "danger" {
                     warnings.push(issue(Some(id), None, "destructive_not_danger", format!("button `{id}` (\"{label}\") destroys something but is styled {variant}"), "set `variant: \"danger\"`".into()));
                 }
             }
@@ -870,6 +865,18 @@ fn suggest_component(field: &FormField) -> String {
             "a RecordList (an editable table or a stack of fieldsets)".into()
         }
     }
+}
+
+/// Whether a button labelled `label` destroys something (deletes, removes, wipes…), so it must
+/// look dangerous.
+#[must_use]
+pub fn destroys(label: &str) -> bool {
+    let label = label.to_lowercase();
+    [
+        "delete", "remove", "discard", "destroy", "purge", "erase", "wipe",
+    ]
+    .iter()
+    .any(|verb| label.contains(verb))
 }
 
 #[cfg(test)]

@@ -301,7 +301,7 @@ async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
             node("hint", "Text", Some("details"), json!({"text": "Printers first.", "muted": true})),
             node("note_value", "Text", Some("details"), json!({"text": "{{/ticket/note}}", "muted": true})),
             node("title", "Text", Some("details"), json!({"text": "{{/ticket/title}}", "muted": true})),
-            node("save", "Button", Some("form"), json!({"label": "Save", "variant": null, "kind": "submit"})),
+            node("save", "Button", Some("form"), json!({"label": "Save", "variant": "danger", "kind": "submit"})),
         ],
         "fields": {
             "note": {"component": "Input", "parent": "note_label", "props": {"label": "Note", "type": null}},
@@ -316,6 +316,11 @@ async fn a_text_repeating_a_field_label_is_left_out_and_its_field_still_placed(
     assert_eq!(outline.matches(" Text ").count(), 2, "{outline}");
     assert!(outline.contains("Printers first."), "{outline}");
     assert!(outline.contains("{{/ticket/title}}"), "{outline}");
+    // Saving destroys nothing: not styled as danger.
+    assert!(
+        outline.contains(r#""label":"Save","variant":"primary""#),
+        "{outline}"
+    );
     // The fields sit where their labels were: in the section.
     let lines: Vec<&str> = outline.lines().collect();
     let card = lines
@@ -353,7 +358,7 @@ async fn a_table_showing_the_rows_a_selection_shows_is_left_out() -> anyhow::Res
             node("form", "Form", None, json!({"title": null, "description": null})),
             node("shown", "Table", Some("form"), json!({"columns": columns,
                 "rows": {"$data": "/branches"}, "caption": "Branches"})),
-            node("go", "Button", Some("form"), json!({"label": "Delete", "variant": "danger", "kind": "submit"})),
+            node("go", "Button", Some("form"), json!({"label": "Delete", "variant": "primary", "kind": "submit"})),
         ],
         "fields": {
             "branch_ids": {"component": "Table", "parent": null,
@@ -367,5 +372,10 @@ async fn a_table_showing_the_rows_a_selection_shows_is_left_out() -> anyhow::Res
     let outline = generated.tree.outline();
     assert_eq!(outline.matches(" Table ").count(), 1, "{outline}");
     assert!(outline.contains("selectable"), "{outline}");
+    // Deleting is dangerous whatever the model styled it.
+    assert!(
+        outline.contains(r#"{"label":"Delete","variant":"danger","kind":"submit"}"#),
+        "{outline}"
+    );
     database.cleanup().await
 }

@@ -18,7 +18,7 @@ use crate::{
         prompt::repair_message,
         tools::{Effect, Workspace},
     },
-    forms::validate_form::FormReport,
+    forms::validate_form::{destroys, FormReport},
     llm::{ChatModel, ChatRequest, Message, ResponseFormat, ToolCall, Usage},
 };
 
@@ -553,6 +553,20 @@ impl<'a> Placement<'a> {
             _ => Map::new(),
         };
         clamp_numbers(&mut arguments, workspace.props_schema_of(&node.component));
+        // A submit button is red exactly when its label says it destroys something: code's
+        // call (measured: a 1.5B model styled every submit button danger, or none).
+        let kind = arguments.get("kind").and_then(Value::as_str);
+        if node.component == "Button" && matches!(kind, None | Some("submit")) {
+            let label = arguments
+                .get("label")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let variant = if destroys(label) { "danger" } else { "primary" };
+            let styled = arguments.get("variant").and_then(Value::as_str);
+            if variant == "danger" || styled == Some("danger") {
+                arguments.insert("variant".to_owned(), json!(variant));
+            }
+        }
         // The node's place comes from the answer's `parent`, never from its props.
         arguments.remove("children");
         arguments.remove("parent");
