@@ -50,6 +50,7 @@ pub mod settings;
 pub mod sign_in;
 pub mod sqlite_file;
 pub mod timers;
+pub mod views;
 
 use std::{str::FromStr, time::Duration};
 

@@ -29,6 +29,7 @@ store_contract!(
     an_unknown_token_submission_is_not_found,
     a_duplicate_token_hash_is_a_conflict,
     a_page_keeps_the_component_set_it_was_made_with,
+    a_view_is_given_only_to_an_open_page_and_is_not_its_link,
 );
 
 async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
@@ -286,5 +287,50 @@ async fn reopening_an_sqlite_file_keeps_its_data_and_migrations() -> anyhow::Res
     first.close().await;
     let second = Store::connect(&url).await?;
     assert_eq!(second.run(run.id).await?, run);
+    Ok(())
+}
+
+async fn a_view_is_given_only_to_an_open_page_and_is_not_its_link(
+    store: &Store,
+) -> anyhow::Result<()> {
+    let run_id = waiting_run(store).await?;
+    let token = PageToken::generate();
+    let page = store
+        .create_page(&new_page(&token, Some(run_id), now_ms() + 60_000))
+        .await?;
+    let view = PageToken::generate();
+    assert!(store.add_page_view(page.id, &view.hash(), now_ms()).await?);
+    assert_eq!(store.page_by_view(&view.hash()).await?, page);
+    // The view and the link are two keys: neither opens the page as the other.
+    assert!(matches!(
+        store.page_by_view(&token.hash()).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(matches!(
+        store.page_by_token(&view.hash()).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(matches!(
+        store.page_by_view(&PageToken::generate().hash()).await,
+        Err(StoreError::NotFound)
+    ));
+    // Once answered, the page takes no new views; the one given still finds it (its receipt).
+    let submitted = store
+        .submit_page(&token.hash(), &json!({"note": "done"}), now_ms())
+        .await?;
+    assert!(
+        matches!(submitted, SubmitOutcome::Submitted(_)),
+        "{submitted:?}"
+    );
+    let late = PageToken::generate();
+    assert!(!store.add_page_view(page.id, &late.hash(), now_ms()).await?);
+    assert!(matches!(
+        store.page_by_view(&late.hash()).await,
+        Err(StoreError::NotFound)
+    ));
+    assert_eq!(
+        store.page_by_view(&view.hash()).await?.status,
+        PageStatus::Submitted
+    );
     Ok(())
 }
