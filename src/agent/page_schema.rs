@@ -1054,15 +1054,7 @@ mod tests {
     fn a_text_field_offers_only_the_controls_and_types_that_answer_it() -> anyhow::Result<()> {
         let catalog = Catalog::defaults();
         let schema = FormSchema::new(vec![
-            FormField::new(
-                "email",
-                FieldKind::String {
-                    format: Some(StringFormat::Email),
-                    min_length: None,
-                    max_length: None,
-                    pattern: None,
-                },
-            ),
+            FormField::new("email", FieldKind::formatted(StringFormat::Email)),
             FormField::new("note", FieldKind::string()),
             FormField::new("city", FieldKind::string()),
         ]);

@@ -696,15 +696,7 @@ mod tests {
 
     #[test]
     fn completing_fills_only_what_the_model_left_out() {
-        let email = FormField::new(
-            "email",
-            FieldKind::String {
-                format: Some(StringFormat::Email),
-                min_length: None,
-                max_length: None,
-                pattern: None,
-            },
-        );
+        let email = FormField::new("email", FieldKind::formatted(StringFormat::Email));
         let mut props = json!({"name": "email", "label": "Work email"});
         complete_props("Input", &mut props, &email);
         assert_eq!(props["type"], json!("email"));

@@ -209,6 +209,17 @@ impl FieldKind {
         }
     }
 
+    /// A string of `format` (an email, a date…) with no other rules.
+    #[must_use]
+    pub fn formatted(format: StringFormat) -> Self {
+        Self::String {
+            format: Some(format),
+            min_length: None,
+            max_length: None,
+            pattern: None,
+        }
+    }
+
     /// A number with no bounds.
     #[must_use]
     pub fn number() -> Self {
@@ -1428,16 +1439,7 @@ mod tests {
             )
             .with_title("Full name")
             .with_description("As on your passport."),
-            FormField::new(
-                "email",
-                FieldKind::String {
-                    format: Some(StringFormat::Email),
-                    min_length: None,
-                    max_length: None,
-                    pattern: None,
-                },
-            )
-            .optional(),
+            FormField::new("email", FieldKind::formatted(StringFormat::Email)).optional(),
             FormField::new(
                 "age",
                 FieldKind::Integer {
