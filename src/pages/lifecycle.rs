@@ -159,11 +159,45 @@ pub async fn open_page(
         },
         Err(error) => return Err(error),
     };
+    Ok(opened(link, now_ms, receipt_lifetime))
+}
+
+/// Looks up a page by a view an MCP host holds ([`Store::add_page_view`]): the page as its
+/// anonymous link would show it at `now_ms`. Never writes.
+///
+/// # Errors
+/// Database failures.
+pub async fn open_view(
+    store: &Store,
+    view: &str,
+    now_ms: i64,
+    receipt_lifetime: Duration,
+) -> Result<Opened, StoreError> {
+    let Some(view) = PageToken::parse(view) else {
+        return Ok(Opened::NotFound);
+    };
+    match store.page_by_view(&view.hash()).await {
+        Ok(page) => Ok(opened(
+            Link {
+                page,
+                holder: None,
+                people: Vec::new(),
+            },
+            now_ms,
+            receipt_lifetime,
+        )),
+        Err(StoreError::NotFound) => Ok(Opened::NotFound),
+        Err(error) => Err(error),
+    }
+}
+
+/// What `link` shows at `now_ms`.
+fn opened(link: Link, now_ms: i64, receipt_lifetime: Duration) -> Opened {
     let answered = link
         .holder
         .as_ref()
         .is_some_and(|holder| holder.answer.is_some());
-    Ok(match link.page.status {
+    match link.page.status {
         PageStatus::Submitted if link.page.receipt_expired(now_ms, receipt_lifetime) => {
             Opened::ReceiptExpired
         }
@@ -172,7 +206,7 @@ pub async fn open_page(
         PageStatus::Revoked => Opened::Revoked,
         PageStatus::Open if link.page.is_expired(now_ms) => Opened::Expired,
         PageStatus::Open => Opened::Open(link),
-    })
+    }
 }
 
 /// What a submission came to.
@@ -269,104 +303,185 @@ pub async fn submit_page(
     if !presented.is_some_and(|value| csrf.verify(page.id, &value)) {
         return Ok(Submitted::Forbidden);
     }
-    let Some(schema) = &page.schema else {
-        return Ok(Submitted::NoForm);
+    let reached = Reached {
+        store,
+        catalog_for,
+        via: Via::Link(token),
+        now_ms,
+        receipt_lifetime,
     };
-    // Adding or removing a record is navigation too: the page again with every typed value,
-    // the records renumbered, nothing validated or recorded.
-    let sent = pairs(body);
-    if let Some(action) = record_action(&sent) {
-        let form = FormState {
-            values: apply_record_action(&action, raw_values(&with_decisions(body))),
-            ..FormState::default()
-        };
-        return Ok(Submitted::Navigated(link, form, state_query(&sent)));
-    }
-    if let Some(query) = navigation_query(&sent) {
-        let form = FormState {
-            values: raw_values(&with_decisions(body)),
-            ..FormState::default()
-        };
-        return Ok(Submitted::Navigated(link, form, query));
-    }
-    let schema =
-        FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema {
-            page: page.id.to_string(),
-            reason: error.to_string(),
-        })?;
-    let offered = offered_by(page, catalog_for)?;
-    let submission = match read_submission(&schema, &offered.values, body) {
-        // Only a page that shows a Cancel button can be answered with one; an assignee's Cancel
-        // is their decline.
-        Submission::Cancelled if link.holder.is_some() => {
-            Submission::Declined(clean_reason(reason_in(body).as_deref()))
-        }
-        Submission::Cancelled if !offered.cancel => read_fields(&schema, &offered.values, body),
-        submission => submission,
-    };
-    let given = match submission {
-        Submission::Valid(value) => Given::Answer(value),
-        Submission::Declined(None) if page.decline_reason_required => {
-            let form = decline_needs_reason(body);
-            return Ok(Submitted::Invalid(link, form));
-        }
-        Submission::Declined(reason) => Given::Decline(reason),
-        Submission::Cancelled => {
-            return record_anonymous(store, link, &cancelled_response(), token, now_ms).await
-        }
-        Submission::Invalid(state) => return Ok(Submitted::Invalid(link, state)),
-    };
-    let Some(parsed) = PageToken::parse(token) else {
-        return Ok(Submitted::NotFound);
-    };
-    if link.holder.is_none() {
-        let response = match &given {
-            Given::Answer(value) => value.clone(),
-            Given::Decline(reason) => declined_response(&Decline {
-                reason: reason.clone(),
-                by: None,
-            }),
-        };
-        return record_anonymous(store, link, &response, token, now_ms).await;
-    }
-    let outcome = store
-        .answer_as_assignee(&parsed.hash(), &given, now_ms)
-        .await?;
-    Ok(match outcome {
-        AssigneeAnswered::Recorded { .. } => {
-            match open_page(store, token, now_ms, receipt_lifetime).await? {
-                Opened::Receipt(link) | Opened::Open(link) => Submitted::Accepted(link),
-                Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
-                Opened::Revoked => Submitted::Revoked,
-                Opened::NotFound => Submitted::NotFound,
-            }
-        }
-        AssigneeAnswered::AlreadyAnswered | AssigneeAnswered::Decided => {
-            match open_page(store, token, now_ms, receipt_lifetime).await? {
-                Opened::Receipt(link) | Opened::Open(link) => Submitted::AlreadySubmitted(link),
-                Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
-                Opened::Revoked => Submitted::Revoked,
-                Opened::NotFound => Submitted::NotFound,
-            }
-        }
-        AssigneeAnswered::Expired => Submitted::Expired,
-        AssigneeAnswered::Revoked => Submitted::Revoked,
-        AssigneeAnswered::NotFound => Submitted::NotFound,
-    })
+    reached.submit(link, body).await
 }
 
-/// Records `response` through a page's one anonymous link: the page is settled by it.
+/// Decodes, validates and records a submission through a view an MCP host holds, exactly as
+/// [`submit_page`] does through the page's link: the same answer, the same once. The view is
+/// the capability, so there is no CSRF token (the body comes in a tool call, not from a
+/// browser holding cookies).
+///
+/// # Errors
+/// As [`submit_page`].
+pub async fn submit_view(
+    store: &Store,
+    catalog_for: PageCatalog<'_>,
+    view: &str,
+    body: &[u8],
+    now_ms: i64,
+    receipt_lifetime: Duration,
+) -> Result<Submitted, PagesError> {
+    let link = match open_view(store, view, now_ms, receipt_lifetime).await? {
+        Opened::Open(link) => link,
+        Opened::Receipt(link) => return Ok(Submitted::AlreadySubmitted(link)),
+        Opened::Expired | Opened::ReceiptExpired => return Ok(Submitted::Expired),
+        Opened::Revoked => return Ok(Submitted::Revoked),
+        Opened::NotFound => return Ok(Submitted::NotFound),
+    };
+    let reached = Reached {
+        store,
+        catalog_for,
+        via: Via::View,
+        now_ms,
+        receipt_lifetime,
+    };
+    reached.submit(link, body).await
+}
+
+/// How a submission reached its page.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    /// The page's link (anonymous or an assignee's), as a browser posts it.
+    Link(&'a str),
+    /// A view of a page with one anonymous answer.
+    View,
+}
+
+/// A submission that reached an open page, with what deciding it needs.
+struct Reached<'a> {
+    store: &'a Store,
+    catalog_for: PageCatalog<'a>,
+    via: Via<'a>,
+    now_ms: i64,
+    receipt_lifetime: Duration,
+}
+
+impl Reached<'_> {
+    /// Decodes, validates and records `body` for the open page `link`.
+    async fn submit(&self, link: Link, body: &[u8]) -> Result<Submitted, PagesError> {
+        let Reached {
+            store,
+            catalog_for,
+            via,
+            now_ms,
+            receipt_lifetime,
+        } = *self;
+        let page = &link.page;
+        let Some(schema) = &page.schema else {
+            return Ok(Submitted::NoForm);
+        };
+        // Adding or removing a record is navigation too: the page again with every typed value,
+        // the records renumbered, nothing validated or recorded.
+        let sent = pairs(body);
+        if let Some(action) = record_action(&sent) {
+            let form = FormState {
+                values: apply_record_action(&action, raw_values(&with_decisions(body))),
+                ..FormState::default()
+            };
+            return Ok(Submitted::Navigated(link, form, state_query(&sent)));
+        }
+        if let Some(query) = navigation_query(&sent) {
+            let form = FormState {
+                values: raw_values(&with_decisions(body)),
+                ..FormState::default()
+            };
+            return Ok(Submitted::Navigated(link, form, query));
+        }
+        let schema =
+            FormSchema::from_json_schema(schema).map_err(|error| PagesError::StoredSchema {
+                page: page.id.to_string(),
+                reason: error.to_string(),
+            })?;
+        let offered = offered_by(page, catalog_for)?;
+        let submission = match read_submission(&schema, &offered.values, body) {
+            // Only a page that shows a Cancel button can be answered with one; an assignee's Cancel
+            // is their decline.
+            Submission::Cancelled if link.holder.is_some() => {
+                Submission::Declined(clean_reason(reason_in(body).as_deref()))
+            }
+            Submission::Cancelled if !offered.cancel => read_fields(&schema, &offered.values, body),
+            submission => submission,
+        };
+        let given = match submission {
+            Submission::Valid(value) => Given::Answer(value),
+            Submission::Declined(None) if page.decline_reason_required => {
+                let form = decline_needs_reason(body);
+                return Ok(Submitted::Invalid(link, form));
+            }
+            Submission::Declined(reason) => Given::Decline(reason),
+            Submission::Cancelled => {
+                return record_anonymous(store, link, &cancelled_response(), via, now_ms).await
+            }
+            Submission::Invalid(state) => return Ok(Submitted::Invalid(link, state)),
+        };
+        if link.holder.is_none() {
+            let response = match &given {
+                Given::Answer(value) => value.clone(),
+                Given::Decline(reason) => declined_response(&Decline {
+                    reason: reason.clone(),
+                    by: None,
+                }),
+            };
+            return record_anonymous(store, link, &response, via, now_ms).await;
+        }
+        // Only a link names an assignee; a view is of a page with one anonymous answer.
+        let Via::Link(token) = via else {
+            return Ok(Submitted::NotFound);
+        };
+        let Some(parsed) = PageToken::parse(token) else {
+            return Ok(Submitted::NotFound);
+        };
+        let outcome = store
+            .answer_as_assignee(&parsed.hash(), &given, now_ms)
+            .await?;
+        Ok(match outcome {
+            AssigneeAnswered::Recorded { .. } => {
+                match open_page(store, token, now_ms, receipt_lifetime).await? {
+                    Opened::Receipt(link) | Opened::Open(link) => Submitted::Accepted(link),
+                    Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
+                    Opened::Revoked => Submitted::Revoked,
+                    Opened::NotFound => Submitted::NotFound,
+                }
+            }
+            AssigneeAnswered::AlreadyAnswered | AssigneeAnswered::Decided => {
+                match open_page(store, token, now_ms, receipt_lifetime).await? {
+                    Opened::Receipt(link) | Opened::Open(link) => Submitted::AlreadySubmitted(link),
+                    Opened::Expired | Opened::ReceiptExpired => Submitted::Expired,
+                    Opened::Revoked => Submitted::Revoked,
+                    Opened::NotFound => Submitted::NotFound,
+                }
+            }
+            AssigneeAnswered::Expired => Submitted::Expired,
+            AssigneeAnswered::Revoked => Submitted::Revoked,
+            AssigneeAnswered::NotFound => Submitted::NotFound,
+        })
+    }
+}
+
+/// Records `response` through a page's one anonymous link or a view of it: the page is settled by it.
 async fn record_anonymous(
     store: &Store,
     link: Link,
     response: &Value,
-    token: &str,
+    via: Via<'_>,
     now_ms: i64,
 ) -> Result<Submitted, PagesError> {
-    let Some(token) = PageToken::parse(token) else {
-        return Ok(Submitted::NotFound);
+    let outcome = match via {
+        Via::Link(token) => {
+            let Some(token) = PageToken::parse(token) else {
+                return Ok(Submitted::NotFound);
+            };
+            store.submit_page(&token.hash(), response, now_ms).await?
+        }
+        Via::View => store.answer_page(link.page.id, response, now_ms).await?,
     };
-    let outcome = store.submit_page(&token.hash(), response, now_ms).await?;
     if matches!(outcome, SubmitOutcome::Submitted(_)) {
         // The one anonymous answer in the history (a Cancel is no answer). Written after the
         // answer's own statement: a failure here is logged, and the answer stands.

@@ -14,7 +14,8 @@ use crate::pages::{
 
 impl Store {
     /// Gives open page `page_id` the view `view` at `now`; `false` (nothing stored) when the page
-    /// is not open or does not exist.
+    /// is not open, does not exist, or names assignees (each answers through their own link, so
+    /// a view, answering for nobody in particular, could not say who answered).
     ///
     /// # Errors
     /// Database failures; a view hash already taken is [`StoreError::Conflict`].
@@ -23,7 +24,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO page_views (view_hash, page_id, created_at) \
                  SELECT $1, $2, $3 WHERE EXISTS \
-                 (SELECT 1 FROM pages WHERE id = $2 AND status = 'open')",
+                 (SELECT 1 FROM pages WHERE id = $2 AND status = 'open') \
+                 AND NOT EXISTS (SELECT 1 FROM page_assignees WHERE page_id = $2)",
             )
             .bind(&view.0)
             .bind(page_id.to_string())

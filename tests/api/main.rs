@@ -49,6 +49,7 @@ mod structured_pages;
 mod timers;
 mod tokens;
 mod upgrade;
+mod views;
 mod whole_page;
 mod workflow;
 mod yaml;
