@@ -209,6 +209,19 @@ fn opened(link: Link, now_ms: i64, receipt_lifetime: Duration) -> Opened {
     }
 }
 
+impl Opened {
+    /// The link, when it is open to a submission; otherwise what a submission to it comes to.
+    fn for_submission(self) -> Result<Link, Box<Submitted>> {
+        Err(Box::new(match self {
+            Self::Open(link) => return Ok(link),
+            Self::Receipt(link) => Submitted::AlreadySubmitted(link),
+            Self::Expired | Self::ReceiptExpired => Submitted::Expired,
+            Self::Revoked => Submitted::Revoked,
+            Self::NotFound => Submitted::NotFound,
+        }))
+    }
+}
+
 /// What a submission came to.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Submitted {
@@ -287,12 +300,12 @@ pub async fn submit_page(
     now_ms: i64,
     receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
-    let link = match open_page(store, token, now_ms, receipt_lifetime).await? {
-        Opened::Open(link) => link,
-        Opened::Receipt(link) => return Ok(Submitted::AlreadySubmitted(link)),
-        Opened::Expired | Opened::ReceiptExpired => return Ok(Submitted::Expired),
-        Opened::Revoked => return Ok(Submitted::Revoked),
-        Opened::NotFound => return Ok(Submitted::NotFound),
+    let link = match open_page(store, token, now_ms, receipt_lifetime)
+        .await?
+        .for_submission()
+    {
+        Ok(link) => link,
+        Err(submitted) => return Ok(*submitted),
     };
     let page = &link.page;
     let presented = pairs(body)
@@ -328,12 +341,12 @@ pub async fn submit_view(
     now_ms: i64,
     receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
-    let link = match open_view(store, view, now_ms, receipt_lifetime).await? {
-        Opened::Open(link) => link,
-        Opened::Receipt(link) => return Ok(Submitted::AlreadySubmitted(link)),
-        Opened::Expired | Opened::ReceiptExpired => return Ok(Submitted::Expired),
-        Opened::Revoked => return Ok(Submitted::Revoked),
-        Opened::NotFound => return Ok(Submitted::NotFound),
+    let link = match open_view(store, view, now_ms, receipt_lifetime)
+        .await?
+        .for_submission()
+    {
+        Ok(link) => link,
+        Err(submitted) => return Ok(*submitted),
     };
     let reached = Reached {
         store,
