@@ -31,8 +31,11 @@ pub use workflow::{ask_workflow, AskState, CallbackPayload, NotifierFor, ASK_WOR
 use tokio::sync::broadcast;
 
 use crate::{
-    pages::links::{reissue_links, LinkChange},
-    store::StoreError,
+    pages::{
+        links::{reissue_links, LinkChange},
+        token::TokenHash,
+    },
+    store::{now_ms, StoreError},
     workflow::{overview::run_overview, run::RunStatus, Runner, WorkflowError},
 };
 
@@ -110,6 +113,38 @@ pub async fn create_ask(
     ask: NewAsk,
     link_wait: Duration,
 ) -> Result<AskView, AskError> {
+    start_and_wait(runner, public_url, ask, link_wait, None).await
+}
+
+/// [`create_ask`], giving the ask the page view `view` ([`crate::store::Store::add_page_view`])
+/// as it starts, before its page is made: an MCP App's view shows the page through it, and asks
+/// for the page until it is made.
+///
+/// # Errors
+/// As [`create_ask`]; an ask with assignees takes no view ([`AskError::Invalid`]).
+pub async fn create_ask_with_view(
+    runner: &Runner,
+    public_url: &str,
+    ask: NewAsk,
+    link_wait: Duration,
+    view: &TokenHash,
+) -> Result<AskView, AskError> {
+    if ask.people.is_assigned() {
+        return Err(AskError::invalid(
+            "assignees",
+            "an ask with assignees is answered through each person's own link, not inline",
+        ));
+    }
+    start_and_wait(runner, public_url, ask, link_wait, Some(view)).await
+}
+
+async fn start_and_wait(
+    runner: &Runner,
+    public_url: &str,
+    ask: NewAsk,
+    link_wait: Duration,
+    view: Option<&TokenHash>,
+) -> Result<AskView, AskError> {
     let notifies_someone = ask.notify || ask.recipients.is_some() || ask.people.is_assigned();
     // Subscribed before the run starts, so its announcement cannot be missed.
     let mut minted = runner.links().subscribe();
@@ -119,6 +154,12 @@ pub async fn create_ask(
             serde_json::to_value(ask.into_state()).map_err(anyhow::Error::from)?,
         )
         .await?;
+    if let Some(view) = view {
+        // Given before the page can be answered: nobody has its link yet.
+        if !runner.store().add_page_view(run.id, view, now_ms()).await? {
+            return Err(anyhow::anyhow!("run {} took no page view", run.id).into());
+        }
+    }
     let deadline = tokio::time::Instant::now() + link_wait;
     let mut link = None;
     loop {

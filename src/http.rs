@@ -170,7 +170,7 @@ pub fn router(state: AppState) -> Router {
         .route("/p/{token}/done", get(pages::confirmation))
         .route("/p/{token}/download/{file}", get(pages::download))
         .merge(api)
-        .merge(mcp::routes(&state))
+        .merge(mcp::routes(&state, &site_files))
         .merge(admin_pages)
         .merge(chat::routes(&state))
         .merge(demo_site(&state))

@@ -25,8 +25,10 @@
 //! [`NewAsk::parse_beside`]: crate::asks::NewAsk::parse_beside
 //! [`AskError`]: crate::asks::AskError
 
+pub mod apps;
 pub mod arguments;
 pub mod elicit;
+pub mod inline;
 pub mod server;
 pub mod tools;
 pub mod wait;

@@ -15,6 +15,7 @@ pub mod page;
 pub mod people;
 pub mod preview;
 pub mod receipt;
+pub mod render_ctx;
 pub mod submission;
 pub mod timers;
 pub mod token;

@@ -198,6 +198,21 @@ pub fn dom_id(node_id: &str) -> String {
     }
 }
 
+/// Renders `tree` to an HTML fragment in a reactive owner of its own, for whoever needs the
+/// markup rather than a view (an MCP App's page). A tree over its budget is an error naming the
+/// limit, never a fragment cut short.
+///
+/// # Errors
+/// The budget limit the tree went over.
+#[cfg(feature = "ssr")]
+pub fn tree_html(tree: &PageTree, ctx: &RenderCtx) -> Result<String, OverBudget> {
+    Owner::new().with(|| {
+        let watch = BudgetWatch::provide();
+        let html = render_tree(tree, ctx).to_html();
+        watch.overrun().map_or(Ok(html), Err)
+    })
+}
+
 /// Renders a page tree. Never panics; see the module docs for how broken trees render and what
 /// happens over budget.
 #[must_use]

@@ -13,20 +13,34 @@ use rmcp::transport::streamable_http_server::{
     session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
 
-use super::{api_token::require_api_token, AppState};
-use crate::{asks::AskCapabilities, mcp::TesseraMcp};
+use super::{api_token::require_api_token, site::SiteFiles, AppState};
+use crate::{
+    asks::AskCapabilities,
+    mcp::{server::Views, TesseraMcp},
+};
 
-/// The MCP endpoint, when the state has a runner (asks need one).
-pub fn routes(state: &AppState) -> Router<AppState> {
+/// The MCP endpoint, when the state has a runner (asks need one). The page's MCP App view
+/// carries the site's stylesheet from `site_files`.
+pub fn routes(state: &AppState, site_files: &SiteFiles) -> Router<AppState> {
     let Some(runner) = state.runner() else {
         return Router::new();
     };
+    let stylesheet = site_files
+        .stylesheet(&state.site.output_name)
+        .unwrap_or_else(|| {
+            tracing::warn!("the site has no stylesheet: pages shown inline in MCP hosts are unstyled (build with `make build`)");
+            String::new()
+        });
     let server = TesseraMcp::new(
         runner.clone(),
         state.config.public_url.clone(),
         AskCapabilities::of(&state.config.notify, &state.config.outbound_allow)
             .with_groups(state.config.groups.clone()),
-    );
+    )
+    .with_views(Views {
+        stylesheet: stylesheet.into(),
+        receipt_lifetime: state.config.access.receipt_lifetime,
+    });
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(state))
         .with_max_request_body_bytes(state.config.body_limit)

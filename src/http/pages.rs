@@ -19,7 +19,7 @@ use leptos::prelude::*;
 use tessera_app::{
     components::{download::download_for_node, paging::state_query},
     not_found::ErrorPage,
-    render::{render_tree, DeclineOffer, FormState, RenderCtx},
+    render::{render_tree, FormState, RenderCtx},
     tree::PageTree,
 };
 use tower_sessions::Session;
@@ -31,12 +31,13 @@ use super::{
     AppState,
 };
 use crate::{
-    forms::{pairs, FormSchema},
+    forms::pairs,
     pages::{
         lifecycle::{open_page, submit_page, Admission, Link, Opened, Submitted},
         page::{Page, PageStatus},
         people::{Assignee, Outcome},
-        receipt::{assignee_receipt_tree, receipt_tree},
+        receipt::link_receipt_tree,
+        render_ctx::page_render_ctx,
     },
     store::now_ms,
     workflow::Runner,
@@ -265,18 +266,10 @@ async fn render_open(
             .await;
         }
     };
-    let mut ctx = RenderCtx::new(page.data.clone());
-    ctx.catalog = catalog;
-    ctx.form = form;
+    let mut ctx = page_render_ctx(page, &tree, catalog, form, query);
     ctx.action = Some(format!("/p/{token}"));
     ctx.csrf_token = Some(state.csrf.token_for(page.id));
     ctx.download_base = Some(format!("/p/{token}/download"));
-    ctx.query = query;
-    // Decline is an answer on every page that takes one.
-    ctx.decline = page.schema.is_some().then(|| DeclineOffer {
-        reason_required: page.decline_reason_required,
-        placed: tree.offers_decline(),
-    });
     let addressed = link
         .holder
         .as_ref()
@@ -319,25 +312,7 @@ async fn render_receipt(
     status: StatusCode,
     heading: &str,
 ) -> Response {
-    let page = &link.page;
-    let schema = page
-        .schema
-        .as_ref()
-        .and_then(|schema| FormSchema::from_json_schema(schema).ok());
-    let tree = match &link.holder {
-        Some(holder) => assignee_receipt_tree(
-            heading,
-            schema.as_ref(),
-            page,
-            holder,
-            &link.people,
-            &link.answers(),
-        ),
-        None => {
-            let response = page.response.clone().unwrap_or_default();
-            receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms)
-        }
-    };
+    let tree = link_receipt_tree(link, heading);
     let ctx = RenderCtx::new(serde_json::Value::Null);
     html_document(state, status, "Answer received · Tessera", move || {
         view! { <div data-testid="receipt">{render_tree(&tree, &ctx)}</div> }.into_any()

@@ -10,8 +10,6 @@
 //! [`BudgetWatch`] hears of an overrun, and the answer is then an error (a 422 page, or a 422
 //! JSON body for fragments) naming the limit, never a page cut short.
 
-use std::time::Duration;
-
 use axum::response::{Html, IntoResponse, Response};
 use http::{HeaderValue, StatusCode};
 use leptos::{nonce::Nonce, prelude::*};
@@ -23,10 +21,9 @@ use tessera_app::{
 };
 
 use super::{error::AppError, AppState};
+pub use crate::util::blocking::RENDER_DEADLINE;
 use crate::util::blocking::{within_deadline, BlockingError};
 
-/// How long the answer waits for a document or fragment to render.
-pub const RENDER_DEADLINE: Duration = Duration::from_secs(10);
 
 impl From<OverBudget> for AppError {
     fn from(over: OverBudget) -> Self {

@@ -61,6 +61,22 @@ impl SiteFiles {
     }
 }
 
+impl SiteFiles {
+    /// The site's stylesheet `pkg/{output_name}.css`, for a document that must carry it inline
+    /// (an MCP App's view, which may fetch nothing); `None` when the site has none.
+    #[must_use]
+    pub fn stylesheet(&self, output_name: &str) -> Option<String> {
+        let path = format!("pkg/{output_name}.css");
+        match self {
+            Self::Folder(root) => std::fs::read_to_string(format!("{root}/{path}")).ok(),
+            Self::Embedded => EMBEDDED
+                .iter()
+                .find(|file| file.path == path)
+                .and_then(|file| String::from_utf8(file.bytes.to_vec()).ok()),
+        }
+    }
+}
+
 /// Whether `files` hold what a page links: a stylesheet, the islands' JavaScript and wasm.
 fn is_whole(files: &[EmbeddedFile]) -> bool {
     [".css", ".js", ".wasm"].iter().all(|extension| {

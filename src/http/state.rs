@@ -156,12 +156,12 @@ impl AppState {
         &self,
         page: &crate::pages::page::Page,
     ) -> Result<tessera_app::catalog::Catalog, UnknownComponent> {
-        let Some(set) = &page.component_set else {
-            return Ok(self.page_catalog());
-        };
         match self.runner() {
-            Some(runner) => runner.known_components().catalog_for(set),
-            None => KnownComponents::with([]).catalog_for(set),
+            Some(runner) => runner.catalog_for_page(page),
+            None => match &page.component_set {
+                Some(set) => KnownComponents::with([]).catalog_for(set),
+                None => Ok(self.page_catalog()),
+            },
         }
     }
 

@@ -114,6 +114,76 @@ pub fn list_asks(mut arguments: Map<String, Value>) -> Result<Option<AskStatus>,
     }
 }
 
+/// A checked `show_page` call (a view's own tool).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShowPage {
+    /// The view's capability.
+    pub view: String,
+    /// A table's page or sort, as its link's query; empty for none.
+    pub query: String,
+}
+
+/// A checked `submit_answer` call (a view's own tool).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubmitAnswer {
+    /// The view's capability.
+    pub view: String,
+    /// The form, `application/x-www-form-urlencoded`.
+    pub body: String,
+}
+
+/// The longest view capability taken (they are 48 characters; anything longer is no view).
+const MAX_VIEW_CHARS: usize = 128;
+
+/// Checks `show_page`'s arguments.
+///
+/// # Errors
+/// [`AskError::Invalid`] naming the first field at fault.
+pub fn show_page(mut arguments: Map<String, Value>) -> Result<ShowPage, AskError> {
+    refuse_unknown(&arguments, &["view", "query"])?;
+    let view = parse_view(arguments.remove("view"))?;
+    let query = match arguments.remove("query") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(query)) if query.len() <= super::inline::MAX_QUERY_BYTES => query,
+        Some(_) => {
+            return Err(AskError::invalid(
+                "query",
+                format!(
+                    "must be a link's query string of at most {} bytes",
+                    super::inline::MAX_QUERY_BYTES
+                ),
+            ))
+        }
+    };
+    Ok(ShowPage { view, query })
+}
+
+/// Checks `submit_answer`'s arguments.
+///
+/// # Errors
+/// [`AskError::Invalid`] naming the first field at fault.
+pub fn submit_answer(mut arguments: Map<String, Value>) -> Result<SubmitAnswer, AskError> {
+    refuse_unknown(&arguments, &["view", "body"])?;
+    let view = parse_view(arguments.remove("view"))?;
+    match arguments.remove("body") {
+        Some(Value::String(body)) => Ok(SubmitAnswer { view, body }),
+        _ => Err(AskError::invalid(
+            "body",
+            "is required: the form as application/x-www-form-urlencoded (a string)",
+        )),
+    }
+}
+
+fn parse_view(value: Option<Value>) -> Result<String, AskError> {
+    match value {
+        Some(Value::String(view)) if !view.is_empty() && view.len() <= MAX_VIEW_CHARS => Ok(view),
+        _ => Err(AskError::invalid(
+            "view",
+            "is required: the view's capability from the page's `_meta` (a string)",
+        )),
+    }
+}
+
 fn statuses() -> String {
     AskStatus::ALL
         .iter()

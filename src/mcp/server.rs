@@ -6,13 +6,14 @@
 //! successful call answers the ask (`AskView`, as `GET /api/asks/{id}` shows it) as structured
 //! content, and the same JSON as text for clients that read only text.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-        ServerConfig,
+        JsonObject, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     ErrorData, RoleServer, ServerHandler,
@@ -20,18 +21,24 @@ use rmcp::{
 use serde_json::{json, Value};
 
 use super::{
+    apps::{self, PAGE_META},
     arguments::{self, AskPerson, Elicit},
     elicit::{self, Sent},
-    tools,
+    inline, tools,
     wait::{wait_for_answer, Progress},
 };
 use crate::{
     asks::{
-        cancel_ask, create_ask, decline_ask, list_asks, AskCapabilities, AskError, AskStatus,
-        AskView, LINK_WAIT,
+        cancel_ask, create_ask, create_ask_with_view, decline_ask, list_asks, AskCapabilities,
+        AskError, AskStatus, AskView, LINK_WAIT,
     },
+    pages::token::PageToken,
     workflow::Runner,
 };
+
+/// How long an `ask_person` shown inline waits for its page before answering without it (the
+/// view then asks for it): the call returns at once, not when the person answers.
+pub const INLINE_PAGE_WAIT: Duration = Duration::from_secs(5);
 
 /// The MCP revision this server implements.
 pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
@@ -42,6 +49,16 @@ pub struct TesseraMcp {
     runner: Runner,
     public_url: String,
     capabilities: AskCapabilities,
+    views: Views,
+}
+
+/// What the page's MCP App view is served with.
+#[derive(Clone, Debug, Default)]
+pub struct Views {
+    /// The site's stylesheet, inlined into the view's document (empty without a built site).
+    pub stylesheet: Arc<str>,
+    /// How long a receipt stays readable after the answer (`TESSERA_RECEIPT_LIFETIME_SECS`).
+    pub receipt_lifetime: Duration,
 }
 
 impl std::fmt::Debug for TesseraMcp {
@@ -53,10 +70,12 @@ impl std::fmt::Debug for TesseraMcp {
     }
 }
 
-/// What a tool answers: the structured content and, sometimes, a sentence for the model.
+/// What a tool answers: the structured content, sometimes a sentence for the model, and
+/// sometimes the page for an MCP App's view (in `_meta`, which hosts keep from the model).
 struct Answer {
     structured: Value,
     note: Option<String>,
+    page: Option<Value>,
 }
 
 impl Answer {
@@ -64,7 +83,16 @@ impl Answer {
         Ok(Self {
             structured: serde_json::to_value(view).map_err(anyhow::Error::from)?,
             note: None,
+            page: None,
         })
+    }
+
+    fn shown(shown: &inline::Shown, view: &str) -> Self {
+        Self {
+            structured: shown.structured(),
+            note: Some(shown.sentence().to_owned()),
+            page: Some(shown.meta(view)),
+        }
     }
 
     fn noting(mut self, note: impl Into<String>) -> Self {
@@ -82,7 +110,15 @@ impl TesseraMcp {
             runner,
             public_url,
             capabilities,
+            views: Views::default(),
         }
+    }
+
+    /// Serves the page's MCP App view with `views`.
+    #[must_use]
+    pub fn with_views(mut self, views: Views) -> Self {
+        self.views = views;
+        self
     }
 
     async fn dispatch(
@@ -91,10 +127,24 @@ impl TesseraMcp {
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<Answer, AskError> {
+        let lifetime = self.views.receipt_lifetime;
         match name {
             tools::ASK_PERSON => {
                 let call = arguments::ask_person(arguments, &self.capabilities)?;
+                if apps::client_renders_apps(&context.peer) && !call.ask.people.is_assigned() {
+                    return self.ask_person_inline(call).await;
+                }
                 self.ask_person(call, context).await
+            }
+            tools::SHOW_PAGE => {
+                let call = arguments::show_page(arguments)?;
+                let shown = inline::show(&self.runner, &call.view, &call.query, lifetime).await?;
+                Ok(Answer::shown(&shown, &call.view))
+            }
+            tools::SUBMIT_ANSWER => {
+                let call = arguments::submit_answer(arguments)?;
+                let shown = inline::submit(&self.runner, &call.view, &call.body, lifetime).await?;
+                Ok(Answer::shown(&shown, &call.view))
             }
             tools::GET_ANSWER => {
                 let call = arguments::get_answer(arguments)?;
@@ -120,6 +170,7 @@ impl TesseraMcp {
                 Ok(Answer {
                     structured: json!({ "asks": asks }),
                     note: None,
+                    page: None,
                 })
             }
         }
@@ -195,6 +246,49 @@ impl TesseraMcp {
     }
 }
 
+impl TesseraMcp {
+    /// Creates the ask with a view and answers at once: the host shows the page inline, so the
+    /// model gets the ask's id and a sentence, and only the view gets the page (its view, its
+    /// HTML, and the link for "open in the browser") in `_meta`. `wait_seconds` and `elicit`
+    /// have nothing to do here: the person is already looking at the page.
+    async fn ask_person_inline(&self, call: AskPerson) -> Result<Answer, AskError> {
+        call.ask.check_destinations(&self.capabilities).await?;
+        let view = PageToken::generate();
+        let mut created = create_ask_with_view(
+            &self.runner,
+            &self.public_url,
+            call.ask,
+            INLINE_PAGE_WAIT,
+            &view.hash(),
+        )
+        .await?;
+        let link = created.link.take();
+        let shown = inline::show(
+            &self.runner,
+            view.as_str(),
+            "",
+            self.views.receipt_lifetime,
+        )
+        .await?;
+        let mut page = shown.meta(view.as_str());
+        if let (Some(link), Some(page)) = (link, page.as_object_mut()) {
+            page.insert("link".to_owned(), Value::String(link));
+        }
+        let sentence = match shown.status {
+            inline::Status::Preparing => "A page for the person is being prepared and will be shown to them in this conversation",
+            _ => "A page was shown to the person in this conversation",
+        };
+        Ok(Answer {
+            note: Some(format!(
+                "{sentence}. Call get_answer with ask_id \"{}\" (and wait_seconds to wait) for their typed answer.",
+                created.id
+            )),
+            structured: serde_json::to_value(&created).map_err(anyhow::Error::from)?,
+            page: Some(page),
+        })
+    }
+}
+
 /// Where a call's progress goes, when its client asked for progress.
 fn progress(context: &RequestContext<RoleServer>) -> Option<Progress<'_>> {
     context.meta.get_progress_token().map(|token| Progress {
@@ -222,7 +316,12 @@ fn tool_error(tool: &str, error: AskError) -> CallToolResult {
 
 impl ServerHandler for TesseraMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
             .with_protocol_version(PROTOCOL_VERSION)
             .with_server_info(
                 Implementation::new("tessera", crate::VERSION).with_title("Tessera"),
@@ -239,9 +338,54 @@ impl ServerHandler for TesseraMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::definitions()))
+        let apps = apps::client_renders_apps(&context.peer);
+        Ok(ListToolsResult::with_all_items(tools::definitions_for(
+            apps,
+        )))
+    }
+
+    /// The page's views for a client that renders MCP Apps (every version, so a conversation
+    /// that named an older one still shows); nothing for one that does not.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if !apps::client_renders_apps(&context.peer) {
+            return Ok(ListResourcesResult::with_all_items(Vec::new()));
+        }
+        let resources = apps::uris()
+            .map(|uri| {
+                let mut resource = Resource::new(uri, "Tessera page")
+                    .with_mime_type(apps::MIME_TYPE)
+                    .with_description("A page a person answers, shown inline.");
+                resource.meta = Some(apps::resource_meta());
+                resource
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(html) = apps::document(&request.uri, &self.views.stylesheet) else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource `{}`", request.uri),
+                None,
+            ));
+        };
+        let contents = ResourceContents::TextResourceContents {
+            uri: request.uri,
+            mime_type: Some(apps::MIME_TYPE.to_owned()),
+            text: html,
+            meta: Some(apps::resource_meta()),
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn call_tool(
@@ -250,7 +394,11 @@ impl ServerHandler for TesseraMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        if !tools::definitions().iter().any(|tool| tool.name == name) {
+        let apps = apps::client_renders_apps(&context.peer);
+        if !tools::definitions_for(apps)
+            .iter()
+            .any(|tool| tool.name == name)
+        {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 None,
@@ -265,6 +413,11 @@ impl ServerHandler for TesseraMcp {
                 let mut result = CallToolResult::structured(answer.structured);
                 if let Some(note) = answer.note {
                     result.content.push(ContentBlock::text(note));
+                }
+                if let Some(page) = answer.page {
+                    let mut meta = MetaObject::new();
+                    meta.0.insert(PAGE_META.to_owned(), page);
+                    result.meta = Some(meta);
                 }
                 result
             }

@@ -25,8 +25,78 @@ pub const GET_ANSWER: &str = "get_answer";
 pub const CANCEL_ASK: &str = "cancel_ask";
 /// Lists the newest asks.
 pub const LIST_ASKS: &str = "list_asks";
+/// For an MCP App's view only: the page it shows now.
+pub const SHOW_PAGE: &str = "show_page";
+/// For an MCP App's view only: sends what the person entered.
+pub const SUBMIT_ANSWER: &str = "submit_answer";
 
-/// Every tool, in the order `tools/list` shows them.
+/// Every tool for a client that renders MCP Apps (`apps`) or not, in the order `tools/list`
+/// shows them. For one that does, `ask_person` shows the page inline, and two tools only its
+/// view calls follow; a client that does not sees exactly [`definitions`].
+#[must_use]
+pub fn definitions_for(apps: bool) -> Vec<Tool> {
+    let mut tools = definitions();
+    if !apps {
+        return tools;
+    }
+    if let Some(ask) = tools.first_mut() {
+        ask.description = Some(ASK_PERSON_INLINE_DESCRIPTION.into());
+        ask.meta = Some(super::apps::tool_meta_with_view());
+    }
+    let shown = Arc::new(object(json!({
+        "type": "object",
+        "properties": {"status": {"type": "string", "enum": ["open", "preparing", "submitted", "invalid", "navigated", "closed"]}},
+        "required": ["status"],
+    })));
+    let view = json!({"type": "string", "minLength": 1, "maxLength": 128, "description": "The view's capability, from `_meta[\"tessera/page\"].view`."});
+    tools.push(
+        Tool::new(
+            SHOW_PAGE,
+            "For the page's view: the page as it is now (the form, or the receipt once answered), in `_meta[\"tessera/page\"].html`.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "view": view,
+                    "query": {"type": "string", "maxLength": super::inline::MAX_QUERY_BYTES, "description": "A table's page or sort on a page without a form, as its link's query."},
+                },
+                "required": ["view"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("Show the page")
+        .with_raw_output_schema(shown.clone())
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false))
+        .with_meta(super::apps::tool_meta_app_only()),
+    );
+    tools.push(
+        Tool::new(
+            SUBMIT_ANSWER,
+            "For the page's view: sends the person's form, exactly as their browser would post it to the page's link, with the button they pressed. Answers `status` and the page to show next in `_meta[\"tessera/page\"].html`.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "view": view,
+                    "body": {"type": "string", "description": "The form as application/x-www-form-urlencoded, including the pressed button's name and value."},
+                },
+                "required": ["view", "body"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("Send the person's answer")
+        .with_raw_output_schema(shown)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
+        )
+        .with_meta(super::apps::tool_meta_app_only()),
+    );
+    tools
+}
+
+/// Every tool for a client that does not render MCP Apps, in the order `tools/list` shows them.
 #[must_use]
 pub fn definitions() -> Vec<Tool> {
     let ask = Arc::new(object(ask_output_schema()));
@@ -103,6 +173,12 @@ or, when the answer arrives within `wait_seconds`, status `submitted` and the ty
 With `elicit: \"url\"` and a client that can open URLs for elicitation, the link is sent to the person as a URL-mode elicitation and the call waits for the answer; declining it declines the ask. \
 With `assignees` (e-mail addresses the server allows), each person gets a link of their own, returned in `links` (no shared `link`), and `approvals.required` of them must approve; the ask is `declined` once too many decline. \
 Every page also offers Decline with a reason. Read it later with get_answer: `answers` lists who answered, when, and what.";
+
+const ASK_PERSON_INLINE_DESCRIPTION: &str = "Ask a person a question through a generated page shown inline in this conversation, and get their typed answer. \
+The page is a form built for `schema` (a JSON Schema of fields: string, number, integer, boolean, enum, arrays of strings or enums, objects shown as fieldsets, and arrays of objects shown as editable lists of records, which may start from rows of `data`; a list of records inside a record is refused) showing `data`. \
+The call returns at once with the ask's id and status `waiting` while the person answers the page in the conversation; read the answer with get_answer (with `wait_seconds` to wait for it): `response` is the typed answer, validated against the schema. \
+The person may also Decline with a reason. \
+With `assignees` (e-mail addresses the server allows), the page is not shown here: each person gets a link of their own, returned in `links`, and `approvals.required` of them must approve.";
 
 fn ask_person_input() -> Value {
     json!({

@@ -162,8 +162,19 @@ pub async fn open_page(
     Ok(opened(link, now_ms, receipt_lifetime))
 }
 
-/// Looks up a page by a view an MCP host holds ([`Store::add_page_view`]): the page as its
-/// anonymous link would show it at `now_ms`. Never writes.
+/// What a view an MCP host holds shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Viewed {
+    /// Its page is still being made: ask again shortly.
+    Preparing,
+    /// Its run ended (failed or cancelled) without making the page; it never will.
+    Unmade,
+    /// Its page, as the page's anonymous link would show it.
+    Page(Opened),
+}
+
+/// Looks up the page a view an MCP host holds shows ([`Store::add_page_view`]) at `now_ms`.
+/// Never writes.
 ///
 /// # Errors
 /// Database failures.
@@ -172,12 +183,12 @@ pub async fn open_view(
     view: &str,
     now_ms: i64,
     receipt_lifetime: Duration,
-) -> Result<Opened, StoreError> {
+) -> Result<Viewed, StoreError> {
     let Some(view) = PageToken::parse(view) else {
-        return Ok(Opened::NotFound);
+        return Ok(Viewed::Page(Opened::NotFound));
     };
     match store.page_by_view(&view.hash()).await {
-        Ok(page) => Ok(opened(
+        Ok((_, Some(page))) => Ok(Viewed::Page(opened(
             Link {
                 page,
                 holder: None,
@@ -185,8 +196,13 @@ pub async fn open_view(
             },
             now_ms,
             receipt_lifetime,
-        )),
-        Err(StoreError::NotFound) => Ok(Opened::NotFound),
+        ))),
+        Ok((run_id, None)) => Ok(if store.run(run_id).await?.is_finished() {
+            Viewed::Unmade
+        } else {
+            Viewed::Preparing
+        }),
+        Err(StoreError::NotFound) => Ok(Viewed::Page(Opened::NotFound)),
         Err(error) => Err(error),
     }
 }
@@ -341,10 +357,13 @@ pub async fn submit_view(
     now_ms: i64,
     receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
-    let link = match open_view(store, view, now_ms, receipt_lifetime)
-        .await?
-        .for_submission()
-    {
+    let opened = match open_view(store, view, now_ms, receipt_lifetime).await? {
+        Viewed::Page(opened) => opened,
+        // No form was shown yet, so nothing could have been submitted from one.
+        Viewed::Preparing => return Ok(Submitted::NotFound),
+        Viewed::Unmade => return Ok(Submitted::Revoked),
+    };
+    let link = match opened.for_submission() {
         Ok(link) => link,
         Err(submitted) => return Ok(*submitted),
     };

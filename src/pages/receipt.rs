@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use tessera_app::tree::PageTree;
 
 use super::{
+    lifecycle::Link,
     page::{Page, PageStatus},
     people::{AnswerRecord, Assignee, Outcome},
 };
@@ -19,6 +20,41 @@ pub use crate::{
     util::dates::format_utc,
     workflow::step::{cancelled_response, is_cancelled_response as is_cancelled},
 };
+
+/// The receipt `link` shows, headed by `heading`: an assignee's view of the request and who
+/// decided it, or the page's one answer.
+#[must_use]
+pub fn link_receipt_tree(link: &Link, heading: &str) -> PageTree {
+    let page = &link.page;
+    let schema = page
+        .schema
+        .as_ref()
+        .and_then(|schema| FormSchema::from_json_schema(schema).ok());
+    match &link.holder {
+        Some(holder) => assignee_receipt_tree(
+            heading,
+            schema.as_ref(),
+            page,
+            holder,
+            &link.people,
+            &link.answers(),
+        ),
+        None => {
+            let response = page.response.clone().unwrap_or_default();
+            receipt_tree(heading, schema.as_ref(), &response, page.submitted_at_ms)
+        }
+    }
+}
+
+/// A short notice in place of a page that cannot be answered: `heading` and what it means.
+#[must_use]
+pub fn notice_tree(heading: &str, message: &str) -> PageTree {
+    let tree = json!({"nodes": {
+        "heading": {"component": "Heading", "props": {"text": heading, "level": 1}},
+        "message": {"component": "Text", "props": {"text": message}},
+    }, "order": ["heading", "message"]});
+    serde_json::from_value(tree).unwrap_or_default()
+}
 
 /// A receipt for `response` (labels from `schema` when there is one), headed by `heading`.
 #[must_use]

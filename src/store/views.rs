@@ -1,34 +1,37 @@
-//! Page views: capabilities for one page, held by the view an MCP host renders inline. A view is
-//! neither the page's link nor derived from it; only its hash is stored, and it is made only while
-//! its page is open. What a view may do with a page that has since ended (see its receipt) is the
+//! Page views: capabilities for one ask's page, held by the view an MCP host renders inline. A
+//! view is neither the page's link nor derived from it; only its hash is stored. It is given when
+//! the ask starts, before a model may have made the page, so it names the run and shows the page
+//! that run makes. What a view may do with a page that has since ended (see its receipt) is the
 //! pages layer's call, from the page it resolves to.
 
 use super::{
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
 };
-use crate::pages::{
-    page::{Page, PageId},
-    token::TokenHash,
+use crate::{
+    pages::{page::Page, token::TokenHash},
+    workflow::run::RunId,
 };
 
 impl Store {
-    /// Gives open page `page_id` the view `view` at `now`; `false` (nothing stored) when the page
-    /// is not open, does not exist, or names assignees (each answers through their own link, so
-    /// a view, answering for nobody in particular, could not say who answered).
+    /// Gives run `run_id` the view `view` at `now`; `false` (nothing stored) when the run does not
+    /// exist, has a page that is no longer open, or has a page that names assignees (each answers
+    /// through their own link, so a view, answering for nobody in particular, could not say who
+    /// answered).
     ///
     /// # Errors
     /// Database failures; a view hash already taken is [`StoreError::Conflict`].
-    pub async fn add_page_view(&self, page_id: PageId, view: &TokenHash, now: i64) -> Result<bool> {
+    pub async fn add_page_view(&self, run_id: RunId, view: &TokenHash, now: i64) -> Result<bool> {
         let written = on_pool!(self, |pool| {
             sqlx::query(
-                "INSERT INTO page_views (view_hash, page_id, created_at) \
-                 SELECT $1, $2, $3 WHERE EXISTS \
-                 (SELECT 1 FROM pages WHERE id = $2 AND status = 'open') \
-                 AND NOT EXISTS (SELECT 1 FROM page_assignees WHERE page_id = $2)",
+                "INSERT INTO page_views (view_hash, run_id, created_at) \
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM runs WHERE id = $2) \
+                 AND NOT EXISTS (SELECT 1 FROM pages WHERE run_id = $2 AND status <> 'open') \
+                 AND NOT EXISTS (SELECT 1 FROM page_assignees a JOIN pages p ON p.id = a.page_id \
+                 WHERE p.run_id = $2)",
             )
             .bind(&view.0)
-            .bind(page_id.to_string())
+            .bind(run_id.to_string())
             .bind(now)
             .execute(pool)
             .await?
@@ -37,21 +40,46 @@ impl Store {
         Ok(written == 1)
     }
 
-    /// The page view `view` was given to.
+    /// The run view `view` was given to, and the page it shows: its run's newest, or `None` while
+    /// the run has made none.
     ///
     /// # Errors
-    /// [`StoreError::NotFound`] for a view no page has; database failures.
-    pub async fn page_by_view(&self, view: &TokenHash) -> Result<Page> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM pages WHERE id = \
-             (SELECT page_id FROM page_views WHERE view_hash = $1)"
-        );
-        let row: Option<PageRow> = on_pool!(self, |pool| {
-            sqlx::query_as(&sql)
+    /// [`StoreError::NotFound`] for a view no run has, or whose page names assignees; database
+    /// failures.
+    pub async fn page_by_view(&self, view: &TokenHash) -> Result<(RunId, Option<Page>)> {
+        let run: Option<(String,)> = on_pool!(self, |pool| {
+            sqlx::query_as("SELECT run_id FROM page_views WHERE view_hash = $1")
                 .bind(&view.0)
                 .fetch_optional(pool)
                 .await?
         });
-        row.ok_or(StoreError::NotFound)?.try_into()
+        let (run,) = run.ok_or(StoreError::NotFound)?;
+        let run_id = RunId(super::decode_uuid("page_views.run_id", &run)?);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM pages WHERE run_id = $1 \
+             AND NOT EXISTS (SELECT 1 FROM page_assignees WHERE page_id = pages.id) \
+             ORDER BY created_at DESC LIMIT 1"
+        );
+        let row: Option<PageRow> = on_pool!(self, |pool| {
+            sqlx::query_as(&sql).bind(&run).fetch_optional(pool).await?
+        });
+        match row {
+            Some(row) => Ok((run_id, Some(row.try_into()?))),
+            None if self.run_has_assigned_page(&run).await? => Err(StoreError::NotFound),
+            None => Ok((run_id, None)),
+        }
+    }
+
+    async fn run_has_assigned_page(&self, run: &str) -> Result<bool> {
+        let found: Option<(i64,)> = on_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT 1 FROM page_assignees a JOIN pages p ON p.id = a.page_id \
+                 WHERE p.run_id = $1 LIMIT 1",
+            )
+            .bind(run)
+            .fetch_optional(pool)
+            .await?
+        });
+        Ok(found.is_some())
     }
 }

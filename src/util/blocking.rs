@@ -7,6 +7,9 @@
 
 use std::time::Duration;
 
+/// How long an answer waits for a page, document or fragment to render.
+pub const RENDER_DEADLINE: Duration = Duration::from_secs(10);
+
 /// Why blocking work gave no result.
 #[derive(Debug, thiserror::Error)]
 pub enum BlockingError {

@@ -122,6 +122,22 @@ impl Runner {
         &self.inner.services.known_components
     }
 
+    /// What `page` is rendered with: the components it recorded, looked up among
+    /// [`Runner::known_components`]; a page stored before pages recorded them gets
+    /// [`Runner::page_catalog`].
+    ///
+    /// # Errors
+    /// [`UnknownComponent`] when the page recorded a spec this server no longer has.
+    pub fn catalog_for_page(
+        &self,
+        page: &crate::pages::page::Page,
+    ) -> Result<Catalog, crate::pages::component_set::UnknownComponent> {
+        match &page.component_set {
+            Some(set) => self.known_components().catalog_for(set),
+            None => Ok(self.page_catalog().clone()),
+        }
+    }
+
     /// The links this process's `ui` steps minted, kept in memory for the steps that send them;
     /// subscribe to hear of each (how `POST /api/asks` answers with its link).
     #[must_use]

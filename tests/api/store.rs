@@ -294,13 +294,18 @@ async fn a_view_is_given_only_to_an_open_page_and_is_not_its_link(
     store: &Store,
 ) -> anyhow::Result<()> {
     let run_id = waiting_run(store).await?;
+    // Given when the ask starts: it shows nothing until the run makes its page.
+    let view = PageToken::generate();
+    assert!(store.add_page_view(run_id, &view.hash(), now_ms()).await?);
+    assert_eq!(store.page_by_view(&view.hash()).await?, (run_id, None));
     let token = PageToken::generate();
     let page = store
         .create_page(&new_page(&token, Some(run_id), now_ms() + 60_000))
         .await?;
-    let view = PageToken::generate();
-    assert!(store.add_page_view(page.id, &view.hash(), now_ms()).await?);
-    assert_eq!(store.page_by_view(&view.hash()).await?, page);
+    assert_eq!(
+        store.page_by_view(&view.hash()).await?,
+        (run_id, Some(page.clone()))
+    );
     // The view and the link are two keys: neither opens the page as the other.
     assert!(matches!(
         store.page_by_view(&token.hash()).await,
@@ -314,6 +319,13 @@ async fn a_view_is_given_only_to_an_open_page_and_is_not_its_link(
         store.page_by_view(&PageToken::generate().hash()).await,
         Err(StoreError::NotFound)
     ));
+    // No run, no view.
+    let orphan = PageToken::generate();
+    assert!(
+        !store
+            .add_page_view(RunId::new(), &orphan.hash(), now_ms())
+            .await?
+    );
     // Once answered, the page takes no new views; the one given still finds it (its receipt).
     let submitted = store
         .submit_page(&token.hash(), &json!({"note": "done"}), now_ms())
@@ -323,14 +335,12 @@ async fn a_view_is_given_only_to_an_open_page_and_is_not_its_link(
         "{submitted:?}"
     );
     let late = PageToken::generate();
-    assert!(!store.add_page_view(page.id, &late.hash(), now_ms()).await?);
+    assert!(!store.add_page_view(run_id, &late.hash(), now_ms()).await?);
     assert!(matches!(
         store.page_by_view(&late.hash()).await,
         Err(StoreError::NotFound)
     ));
-    assert_eq!(
-        store.page_by_view(&view.hash()).await?.status,
-        PageStatus::Submitted
-    );
+    let (_, shown) = store.page_by_view(&view.hash()).await?;
+    assert_eq!(shown.map(|page| page.status), Some(PageStatus::Submitted));
     Ok(())
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 use tessera::{
     pages::{
         component_set::UnknownComponent,
-        lifecycle::{open_view, submit_view, Opened, Submitted},
+        lifecycle::{open_view, submit_view, Opened, Submitted, Viewed},
         page::{NewPage, Page, PageStatus},
         token::PageToken,
     },
@@ -49,7 +49,7 @@ async fn page_with_view(store: &Store) -> anyhow::Result<(Page, PageToken, PageT
         })
         .await?;
     let view = PageToken::generate();
-    anyhow::ensure!(store.add_page_view(page.id, &view.hash(), now_ms()).await?);
+    anyhow::ensure!(store.add_page_view(run.id, &view.hash(), now_ms()).await?);
     Ok((page, token, view))
 }
 
@@ -97,7 +97,7 @@ async fn a_view_answers_its_page_once_after_a_wrong_value_kept_for_correction() 
     );
     assert!(matches!(
         open_view(store, view.as_str(), now_ms(), RECEIPTS).await?,
-        Opened::Receipt(_)
+        Viewed::Page(Opened::Receipt(_))
     ));
     database.cleanup().await
 }
@@ -128,5 +128,34 @@ async fn only_the_view_itself_reaches_the_page() -> anyhow::Result<()> {
         );
     }
     assert_eq!(store.page(page.id).await?.status, PageStatus::Open);
+    database.cleanup().await
+}
+
+#[tokio::test]
+async fn a_view_given_before_its_page_waits_for_it_and_says_when_it_never_comes(
+) -> anyhow::Result<()> {
+    let database = TestDb::sqlite().await?;
+    let store = &database.store;
+    let mut views = Vec::new();
+    for _ in 0..2 {
+        let run = store
+            .create_run(&NewRun {
+                workflow: "notes".into(),
+                state: json!({}),
+                status: RunStatus::Running,
+            })
+            .await?;
+        let view = PageToken::generate();
+        anyhow::ensure!(store.add_page_view(run.id, &view.hash(), now_ms()).await?);
+        views.push((run, view));
+    }
+    let open = |view: &PageToken| open_view(store, view.as_str(), now_ms(), RECEIPTS);
+    assert_eq!(open(&views[0].1).await?, Viewed::Preparing);
+    // A submission before any form was shown reaches nothing.
+    let early = submit_view(store, &catalog, views[0].1.as_str(), b"note=hello", now_ms(), RECEIPTS).await?;
+    assert!(matches!(early, Submitted::NotFound), "{early:?}");
+    // The second run is cancelled before making its page: its view says so instead of waiting.
+    store.cancel_run(views[1].0.id, now_ms()).await?;
+    assert_eq!(open(&views[1].1).await?, Viewed::Unmade);
     database.cleanup().await
 }
