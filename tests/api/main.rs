@@ -27,6 +27,7 @@ mod login;
 mod logs;
 mod mailbox;
 mod mcp;
+mod mcp_apps;
 mod metrics;
 mod model_settings;
 mod notify;

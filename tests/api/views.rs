@@ -149,13 +149,18 @@ async fn a_view_given_before_its_page_waits_for_it_and_says_when_it_never_comes(
         anyhow::ensure!(store.add_page_view(run.id, &view.hash(), now_ms()).await?);
         views.push((run, view));
     }
-    let open = |view: &PageToken| open_view(store, view.as_str(), now_ms(), RECEIPTS);
-    assert_eq!(open(&views[0].1).await?, Viewed::Preparing);
+    assert_eq!(
+        open_view(store, views[0].1.as_str(), now_ms(), RECEIPTS).await?,
+        Viewed::Preparing
+    );
     // A submission before any form was shown reaches nothing.
     let early = submit_view(store, &catalog, views[0].1.as_str(), b"note=hello", now_ms(), RECEIPTS).await?;
     assert!(matches!(early, Submitted::NotFound), "{early:?}");
     // The second run is cancelled before making its page: its view says so instead of waiting.
     store.cancel_run(views[1].0.id, now_ms()).await?;
-    assert_eq!(open(&views[1].1).await?, Viewed::Unmade);
+    assert_eq!(
+        open_view(store, views[1].1.as_str(), now_ms(), RECEIPTS).await?,
+        Viewed::Unmade
+    );
     database.cleanup().await
 }
