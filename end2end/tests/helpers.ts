@@ -1,6 +1,6 @@
 // Shared browser-test helpers: the `test` every spec uses (it checks the HTML of every document a
 // test opens with the Nu HTML checker), accessibility checks with axe-core, and screenshots.
-import { test as base, expect, type Browser, type BrowserContext, type Page, type Response } from '@playwright/test';
+import { test as base, expect, type Browser, type BrowserContext, type Frame, type Page, type Response } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -12,8 +12,8 @@ const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export const artifacts = path.resolve(__dirname, '..', 'artifacts');
 
-/** Runs axe-core in the page and fails on any serious or critical violation, listing them. */
-export async function expectNoSeriousA11yViolations(page: Page): Promise<void> {
+/** Runs axe-core in the page (or a frame of it) and fails on any serious or critical violation, listing them. */
+export async function expectNoSeriousA11yViolations(page: Page | Frame): Promise<void> {
   // Evaluated through the DevTools protocol, so the page's CSP (which forbids inline scripts) does not apply.
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {

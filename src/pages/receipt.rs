@@ -76,7 +76,7 @@ pub fn receipt_tree(
         .unwrap_or_default();
     let nodes = json!({
         "heading": {"component": "Heading", "props": {"text": heading, "level": 1}},
-        "status": {"component": "Alert", "props": {"tone": "success", "text": format!("This link has been used. {when} It cannot be submitted again.")}},
+        "status": {"component": "Alert", "props": {"tone": "success", "text": format!("This request has been answered. {when} It cannot be answered again.")}},
         "answers": {"component": "KeyValue", "props": {"items": items}}
     });
     serde_json::from_value(json!({"nodes": nodes, "order": ["heading", "status", "answers"]}))
