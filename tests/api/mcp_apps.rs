@@ -5,11 +5,19 @@
 //! without the extension sees none of it. `end2end/tests/mcp-apps.spec.ts` answers the same view
 //! in Chromium, inside a sandboxed iframe.
 
+use std::{sync::Arc, time::Duration};
+
 use anyhow::Context as _;
 use serde_json::{json, Value};
+use tessera::{
+    agent::AllowedModels,
+    llm::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName},
+    startup::Options,
+};
+use tokio::sync::Semaphore;
 
 use crate::{
-    helpers::{on_both_backends, spawn_app, spawn_app_on, Backend},
+    helpers::{on_both_backends, spawn_app, spawn_app_on, spawn_app_on_with, Backend},
     mcp::{text_of, McpClient},
 };
 
@@ -257,5 +265,67 @@ async fn a_person_declines_inline_and_strangers_reach_nothing(
     let answered = client.call("get_answer", json!({"ask_id": id, "wait_seconds": 10})).await?;
     assert_eq!(answered["structuredContent"]["status"], "declined", "{answered:#}");
     assert_eq!(answered["structuredContent"]["answers"][0]["reason"], "Not my trip");
+    app.cleanup().await
+}
+
+/// A model that answers nothing until released, then refuses: the page then comes from the
+/// heuristic fallback, as it would after a slow model failed.
+struct HeldModel(Arc<Semaphore>);
+
+#[async_trait::async_trait]
+impl ChatModel for HeldModel {
+    fn name(&self) -> ModelName {
+        ModelName::new("scripted", "held")
+    }
+
+    async fn chat(&self, _request: ChatRequest) -> Result<ChatResponse, ModelError> {
+        let _released = self.0.acquire().await;
+        Err(ModelError::Refused {
+            reason: "held".to_owned(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Result<()> {
+    let release = Arc::new(Semaphore::new(0));
+    let options = Options {
+        models: Some(AllowedModels::with_model(
+            "scripted:held",
+            Arc::new(HeldModel(release.clone())),
+        )),
+        ..Options::default()
+    };
+    let app = spawn_app_on_with(Backend::Sqlite, |_| {}, options)
+        .await?
+        .context("SQLite always runs")?;
+    let client = McpClient::connect(&app, apps()).await?;
+    // The call does not wait for the model: it answers with the view and no page yet.
+    let created = client.call("ask_person", expense_ask()).await?;
+    let page = &created["_meta"]["tessera/page"];
+    assert_eq!(page["status"], "preparing", "{created:#}");
+    assert!(page.get("html").is_none() && page.get("link").is_none(), "{created:#}");
+    let said = created["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("being prepared"), "{said}");
+    let (view, _) = page_of(&created)?;
+    let waiting = client.call("show_page", json!({"view": view})).await?;
+    assert_eq!(waiting["structuredContent"], json!({"status": "preparing"}), "{waiting:#}");
+
+    release.add_permits(100);
+    let started = tokio::time::Instant::now();
+    let shown = loop {
+        let shown = client.call("show_page", json!({"view": view})).await?;
+        if shown["structuredContent"]["status"] != "preparing" {
+            break shown;
+        }
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(30), "the page never came: {shown:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(shown["structuredContent"], json!({"status": "open"}), "{shown:#}");
+    assert!(page_of(&shown)?.1.contains("Log the expense for Berlin"));
+    let sent = client
+        .call("submit_answer", json!({"view": view, "body": "amount=12&_action=submit"}))
+        .await?;
+    assert_eq!(sent["structuredContent"], json!({"status": "submitted"}), "{sent:#}");
     app.cleanup().await
 }
