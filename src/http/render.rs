@@ -24,7 +24,6 @@ use super::{error::AppError, AppState};
 pub use crate::util::blocking::RENDER_DEADLINE;
 use crate::util::blocking::{within_deadline, BlockingError};
 
-
 impl From<OverBudget> for AppError {
     fn from(over: OverBudget) -> Self {
         Self::Unprocessable {

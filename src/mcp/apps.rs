@@ -46,7 +46,9 @@ pub fn client_renders_apps(peer: &Peer<RoleServer>) -> bool {
 /// The URI tools name now.
 #[must_use]
 pub fn current_uri() -> &'static str {
-    VERSIONS.last().map_or("ui://tessera/page/v1", |(uri, _)| uri)
+    VERSIONS
+        .last()
+        .map_or("ui://tessera/page/v1", |(uri, _)| uri)
 }
 
 /// Every version's URI, oldest first.
@@ -119,7 +121,8 @@ mod tests {
 
     #[test]
     fn a_stylesheet_that_would_end_its_element_is_left_out() {
-        let html = document(current_uri(), "a{}</STYLE><script>alert(1)</script>").unwrap_or_default();
+        let html =
+            document(current_uri(), "a{}</STYLE><script>alert(1)</script>").unwrap_or_default();
         assert!(!html.contains("alert(1)"), "{html}");
     }
 }

@@ -103,32 +103,34 @@ pub async fn show(
     receipt_lifetime: Duration,
 ) -> Result<Shown, AskError> {
     let query = state_query(&pairs(query.as_bytes()));
-    Ok(
-        match open_view(runner.store(), view, now_ms(), receipt_lifetime).await? {
-            Viewed::Preparing => Shown {
+    let opened = match open_view(runner.store(), view, now_ms(), receipt_lifetime).await? {
+        Viewed::Preparing => {
+            return Ok(Shown {
                 status: Status::Preparing,
                 html: None,
-            },
-            Viewed::Unmade => closed(
+            })
+        }
+        Viewed::Unmade => {
+            return Ok(closed(
                 "This request ended",
                 "It ended before its page was ready; there is nothing to answer.",
             )
-            .await,
-            Viewed::Page(Opened::Open(link)) => {
-                let html = open_html(runner, &link, FormState::default(), query).await;
-                Shown {
-                    status: Status::Open,
-                    html: Some(html),
-                }
-            }
-            Viewed::Page(Opened::Receipt(link)) => Shown {
-                status: Status::Closed,
-                html: Some(receipt_html(&link, "Your answer was received").await),
-            },
-            Viewed::Page(Opened::NotFound) => return Err(unknown_view()),
-            Viewed::Page(other) => notice_of(&other).await,
+            .await)
+        }
+        Viewed::Page(opened) => *opened,
+    };
+    Ok(match opened {
+        Opened::Open(link) => Shown {
+            status: Status::Open,
+            html: Some(open_html(runner, &link, FormState::default(), query).await),
         },
-    )
+        Opened::Receipt(link) => Shown {
+            status: Status::Closed,
+            html: Some(receipt_html(&link, "Your answer was received").await),
+        },
+        Opened::NotFound => return Err(unknown_view()),
+        other => notice_of(&other).await,
+    })
 }
 
 /// Records `body` (the form's `application/x-www-form-urlencoded` encoding, with the button
@@ -235,7 +237,13 @@ async fn open_html(
         .await;
     };
     match runner.catalog_for_page(page) {
-        Ok(catalog) => render(tree.clone(), page_render_ctx(page, &tree, catalog, form, query)).await,
+        Ok(catalog) => {
+            render(
+                tree.clone(),
+                page_render_ctx(page, &tree, catalog, form, query),
+            )
+            .await
+        }
         Err(unknown) => {
             tracing::error!(page.id = %page.id, component.name = %unknown.name, "page cannot be shown in a view: {unknown}");
             notice_html(
@@ -248,7 +256,11 @@ async fn open_html(
 }
 
 async fn receipt_html(link: &Link, heading: &str) -> String {
-    render(link_receipt_tree(link, heading), RenderCtx::new(Value::Null)).await
+    render(
+        link_receipt_tree(link, heading),
+        RenderCtx::new(Value::Null),
+    )
+    .await
 }
 
 async fn notice_html(heading: &str, message: &str) -> String {

@@ -12,8 +12,8 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
         JsonObject, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+        Resource, ResourceContents, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     ErrorData, RoleServer, ServerHandler,
@@ -263,13 +263,8 @@ impl TesseraMcp {
         )
         .await?;
         let link = created.link.take();
-        let shown = inline::show(
-            &self.runner,
-            view.as_str(),
-            "",
-            self.views.receipt_lifetime,
-        )
-        .await?;
+        let shown =
+            inline::show(&self.runner, view.as_str(), "", self.views.receipt_lifetime).await?;
         let mut page = shown.meta(view.as_str());
         if let (Some(link), Some(page)) = (link, page.as_object_mut()) {
             page.insert("link".to_owned(), Value::String(link));
@@ -394,8 +389,10 @@ impl ServerHandler for TesseraMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        let apps = apps::client_renders_apps(&context.peer);
-        if !tools::definitions_for(apps)
+        // The view's tools are listed only to a client that renders MCP Apps, but answered on
+        // any session: a host may call them over a session of its own (the view is the
+        // capability, not the session).
+        if !tools::definitions_for(true)
             .iter()
             .any(|tool| tool.name == name)
         {

@@ -170,7 +170,7 @@ pub enum Viewed {
     /// Its run ended (failed or cancelled) without making the page; it never will.
     Unmade,
     /// Its page, as the page's anonymous link would show it.
-    Page(Opened),
+    Page(Box<Opened>),
 }
 
 /// Looks up the page a view an MCP host holds shows ([`Store::add_page_view`]) at `now_ms`.
@@ -185,10 +185,10 @@ pub async fn open_view(
     receipt_lifetime: Duration,
 ) -> Result<Viewed, StoreError> {
     let Some(view) = PageToken::parse(view) else {
-        return Ok(Viewed::Page(Opened::NotFound));
+        return Ok(Viewed::Page(Box::new(Opened::NotFound)));
     };
     match store.page_by_view(&view.hash()).await {
-        Ok((_, Some(page))) => Ok(Viewed::Page(opened(
+        Ok((_, Some(page))) => Ok(Viewed::Page(Box::new(opened(
             Link {
                 page,
                 holder: None,
@@ -196,13 +196,13 @@ pub async fn open_view(
             },
             now_ms,
             receipt_lifetime,
-        ))),
+        )))),
         Ok((run_id, None)) => Ok(if store.run(run_id).await?.is_finished() {
             Viewed::Unmade
         } else {
             Viewed::Preparing
         }),
-        Err(StoreError::NotFound) => Ok(Viewed::Page(Opened::NotFound)),
+        Err(StoreError::NotFound) => Ok(Viewed::Page(Box::new(Opened::NotFound))),
         Err(error) => Err(error),
     }
 }
@@ -358,7 +358,7 @@ pub async fn submit_view(
     receipt_lifetime: Duration,
 ) -> Result<Submitted, PagesError> {
     let opened = match open_view(store, view, now_ms, receipt_lifetime).await? {
-        Viewed::Page(opened) => opened,
+        Viewed::Page(opened) => *opened,
         // No form was shown yet, so nothing could have been submitted from one.
         Viewed::Preparing => return Ok(Submitted::NotFound),
         Viewed::Unmade => return Ok(Submitted::Revoked),

@@ -89,19 +89,37 @@ async fn a_client_without_the_extension_sees_no_app() -> anyhow::Result<()> {
         let client = McpClient::connect(&app, capabilities.clone()).await?;
         let listed = client.request("tools/list", json!({})).await?;
         let tools = listed["result"]["tools"].as_array().context("tools")?;
-        let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
-        assert_eq!(names, ["ask_person", "get_answer", "cancel_ask", "list_asks"], "{capabilities}");
-        assert!(tools.iter().all(|tool| tool.get("_meta").is_none()), "{listed:#}");
+        let names: Vec<&str> = tools
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["ask_person", "get_answer", "cancel_ask", "list_asks"],
+            "{capabilities}"
+        );
+        assert!(
+            tools.iter().all(|tool| tool.get("_meta").is_none()),
+            "{listed:#}"
+        );
         let resources = client.request("resources/list", json!({})).await?;
         assert_eq!(resources["result"]["resources"], json!([]), "{resources:#}");
-        // The view's tools are not this client's to call.
-        let refused = client
-            .request("tools/call", json!({"name": "show_page", "arguments": {"view": "x"}}))
-            .await?;
-        assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("unknown tool")), "{refused:#}");
+        // The view's tools are not listed here; a host may still call them over a session of
+        // its own, and without a view they reach nothing.
+        let refused = client.call("show_page", json!({"view": "x"})).await?;
+        assert_eq!(
+            text_of(&refused),
+            "view: no page has this view",
+            "{refused:#}"
+        );
         // And ask_person still hands over the link, as before.
         let created = client.call("ask_person", expense_ask()).await?;
-        assert!(created["structuredContent"]["link"].as_str().is_some_and(|link| link.contains("/p/")), "{created:#}");
+        assert!(
+            created["structuredContent"]["link"]
+                .as_str()
+                .is_some_and(|link| link.contains("/p/")),
+            "{created:#}"
+        );
         assert!(created.get("_meta").is_none(), "{created:#}");
     }
     app.cleanup().await
@@ -113,22 +131,45 @@ async fn an_app_client_gets_the_page_resource_and_the_views_own_tools() -> anyho
     let client = McpClient::connect(&app, apps()).await?;
     let listed = client.request("tools/list", json!({})).await?;
     let tools = listed["result"]["tools"].as_array().context("tools")?;
-    let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
     assert_eq!(
         names,
-        ["ask_person", "get_answer", "cancel_ask", "list_asks", "show_page", "submit_answer"]
+        [
+            "ask_person",
+            "get_answer",
+            "cancel_ask",
+            "list_asks",
+            "show_page",
+            "submit_answer"
+        ]
     );
     let uri = "ui://tessera/page/v1";
-    assert_eq!(tools[0]["_meta"]["ui"]["resourceUri"], uri, "{:#}", tools[0]);
+    assert_eq!(
+        tools[0]["_meta"]["ui"]["resourceUri"], uri,
+        "{:#}",
+        tools[0]
+    );
     assert_eq!(tools[0]["_meta"]["ui/resourceUri"], uri);
     for view_tool in &tools[4..] {
-        assert_eq!(view_tool["_meta"]["ui"]["visibility"], json!(["app"]), "{view_tool:#}");
+        assert_eq!(
+            view_tool["_meta"]["ui"]["visibility"],
+            json!(["app"]),
+            "{view_tool:#}"
+        );
     }
     let resources = client.request("resources/list", json!({})).await?;
-    assert_eq!(resources["result"]["resources"][0]["uri"], uri, "{resources:#}");
+    assert_eq!(
+        resources["result"]["resources"][0]["uri"], uri,
+        "{resources:#}"
+    );
     assert_eq!(resources["result"]["resources"][0]["mimeType"], MIME);
 
-    let read = client.request("resources/read", json!({"uri": uri})).await?;
+    let read = client
+        .request("resources/read", json!({"uri": uri}))
+        .await?;
     let contents = &read["result"]["contents"][0];
     assert_eq!(contents["mimeType"], MIME, "{read:#}");
     assert_eq!(contents["_meta"]["ui"]["prefersBorder"], true);
@@ -136,10 +177,19 @@ async fn an_app_client_gets_the_page_resource_and_the_views_own_tools() -> anyho
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("ui/initialize") && html.contains("submit_answer"));
     // It reaches nothing but the host: no external script, stylesheet or fetch.
-    for outside in ["<script src", "<link", "fetch(", "XMLHttpRequest", "url(http", "@import"] {
+    for outside in [
+        "<script src",
+        "<link",
+        "fetch(",
+        "XMLHttpRequest",
+        "url(http",
+        "@import",
+    ] {
         assert!(!html.contains(outside), "the view loads `{outside}`");
     }
-    let unknown = client.request("resources/read", json!({"uri": "ui://tessera/page/v9"})).await?;
+    let unknown = client
+        .request("resources/read", json!({"uri": "ui://tessera/page/v9"}))
+        .await?;
     assert!(unknown["error"].is_object(), "{unknown:#}");
     app.cleanup().await
 }
@@ -167,50 +217,103 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
     assert!(asked.get("links").is_none());
     let id = asked["id"].as_str().context("an id")?.to_owned();
     let said = created["content"][1]["text"].as_str().unwrap_or_default();
-    assert!(said.starts_with("A page was shown to the person"), "{created:#}");
+    assert!(
+        said.starts_with("A page was shown to the person"),
+        "{created:#}"
+    );
     let (view, html) = page_of(&created)?;
-    let link = created["_meta"]["tessera/page"]["link"].as_str().context("the link, for the view")?.to_owned();
+    let link = created["_meta"]["tessera/page"]["link"]
+        .as_str()
+        .context("the link, for the view")?
+        .to_owned();
     assert!(html.contains("Log the expense for Berlin"), "{html}");
     // A fragment to place in the view: no document, no form action, no CSRF token, no navigation.
     assert!(!html.contains("<html") && !html.contains("<nav"), "{html}");
-    assert!(!html.contains("action=") && !html.contains("_csrf"), "{html}");
+    assert!(
+        !html.contains("action=") && !html.contains("_csrf"),
+        "{html}"
+    );
     assert!(!html.contains(&link) && !html.contains("/p/"), "{html}");
     let mut results = vec![("ask_person", created.clone())];
 
     // A wrong value: the page again with the person's values and a message; nothing recorded.
     let wrong = client
-        .call("submit_answer", json!({"view": view, "body": "amount=0&comment=Taxi&_action=submit"}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=0&comment=Taxi&_action=submit"}),
+        )
         .await?;
-    assert_eq!(wrong["structuredContent"], json!({"status": "invalid"}), "{wrong:#}");
+    assert_eq!(
+        wrong["structuredContent"],
+        json!({"status": "invalid"}),
+        "{wrong:#}"
+    );
     let (_, again) = page_of(&wrong)?;
-    assert!(again.contains("value=\"0\"") && again.contains("Taxi</textarea>"), "{again}");
+    assert!(
+        again.contains("value=\"0\"") && again.contains("Taxi</textarea>"),
+        "{again}"
+    );
     assert!(again.contains("aria-invalid=\"true\""), "{again}");
     results.push(("submit_answer (wrong)", wrong));
 
     let right = client
-        .call("submit_answer", json!({"view": view, "body": "amount=42&comment=Taxi&_action=submit"}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=42&comment=Taxi&_action=submit"}),
+        )
         .await?;
-    assert_eq!(right["structuredContent"], json!({"status": "submitted"}), "{right:#}");
+    assert_eq!(
+        right["structuredContent"],
+        json!({"status": "submitted"}),
+        "{right:#}"
+    );
     let (_, receipt) = page_of(&right)?;
-    assert!(receipt.contains("your answer was received") && receipt.contains("42"), "{receipt}");
+    assert!(
+        receipt.contains("your answer was received") && receipt.contains("42"),
+        "{receipt}"
+    );
     results.push(("submit_answer (right)", right));
 
     // Once: a second answer is refused with the receipt; the first stands.
     let twice = client
-        .call("submit_answer", json!({"view": view, "body": "amount=7&_action=submit"}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=7&_action=submit"}),
+        )
         .await?;
-    assert_eq!(twice["structuredContent"], json!({"status": "closed"}), "{twice:#}");
+    assert_eq!(
+        twice["structuredContent"],
+        json!({"status": "closed"}),
+        "{twice:#}"
+    );
     results.push(("submit_answer (again)", twice));
     // A reloaded view is shown the receipt.
     let reloaded = client.call("show_page", json!({"view": view})).await?;
-    assert_eq!(reloaded["structuredContent"], json!({"status": "closed"}), "{reloaded:#}");
+    assert_eq!(
+        reloaded["structuredContent"],
+        json!({"status": "closed"}),
+        "{reloaded:#}"
+    );
     assert!(page_of(&reloaded)?.1.contains("42"));
     results.push(("show_page", reloaded));
 
-    let answered = client.call("get_answer", json!({"ask_id": id, "wait_seconds": 10})).await?;
-    assert_eq!(answered["structuredContent"]["status"], "submitted", "{answered:#}");
-    assert_eq!(answered["structuredContent"]["response"], json!({"amount": 42, "comment": "Taxi"}));
-    assert_eq!(answered["structuredContent"]["answers"].as_array().map(Vec::len), Some(1));
+    let answered = client
+        .call("get_answer", json!({"ask_id": id, "wait_seconds": 10}))
+        .await?;
+    assert_eq!(
+        answered["structuredContent"]["status"], "submitted",
+        "{answered:#}"
+    );
+    assert_eq!(
+        answered["structuredContent"]["response"],
+        json!({"amount": 42, "comment": "Taxi"})
+    );
+    assert_eq!(
+        answered["structuredContent"]["answers"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
     results.push(("get_answer", answered));
 
     // The run went on once: every step ran one time.
@@ -233,9 +336,15 @@ async fn a_person_declines_inline_and_strangers_reach_nothing(
     let client = McpClient::connect(&app, apps()).await?;
     let created = client.call("ask_person", expense_ask()).await?;
     let (view, _) = page_of(&created)?;
-    let link = created["_meta"]["tessera/page"]["link"].as_str().context("the link")?.to_owned();
+    let link = created["_meta"]["tessera/page"]["link"]
+        .as_str()
+        .context("the link")?
+        .to_owned();
     let token = link.rsplit('/').next().unwrap_or_default().to_owned();
-    let id = created["structuredContent"]["id"].as_str().context("an id")?.to_owned();
+    let id = created["structuredContent"]["id"]
+        .as_str()
+        .context("an id")?
+        .to_owned();
 
     // The link's token, a made-up view, an over-long one: none is a view.
     for stranger in [token.clone(), "0".repeat(48), "v".repeat(500)] {
@@ -243,28 +352,58 @@ async fn a_person_declines_inline_and_strangers_reach_nothing(
         assert_eq!(shown["isError"], true, "{shown:#}");
         assert!(text_of(&shown).starts_with("view: "), "{shown:#}");
         let sent = client
-            .call("submit_answer", json!({"view": stranger, "body": "amount=5&_action=submit"}))
+            .call(
+                "submit_answer",
+                json!({"view": stranger, "body": "amount=5&_action=submit"}),
+            )
             .await?;
         assert_eq!(sent["isError"], true, "{sent:#}");
     }
     let unknown = client
-        .call("submit_answer", json!({"view": view, "body": "amount=5", "page": 1}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=5", "page": 1}),
+        )
         .await?;
-    assert_eq!(text_of(&unknown), "page: unknown field `page`; the fields are view, body");
+    assert_eq!(
+        text_of(&unknown),
+        "page: unknown field `page`; the fields are view, body"
+    );
     let long_query = client
-        .call("show_page", json!({"view": view, "query": "q".repeat(5000)}))
+        .call(
+            "show_page",
+            json!({"view": view, "query": "q".repeat(5000)}),
+        )
         .await?;
-    assert!(text_of(&long_query).starts_with("query: "), "{long_query:#}");
+    assert!(
+        text_of(&long_query).starts_with("query: "),
+        "{long_query:#}"
+    );
 
     // The person declines, saying why.
     let declined = client
-        .call("submit_answer", json!({"view": view, "body": "amount=&_action=decline&_reason=Not+my+trip"}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=&_action=decline&_reason=Not+my+trip"}),
+        )
         .await?;
-    assert_eq!(declined["structuredContent"], json!({"status": "submitted"}), "{declined:#}");
+    assert_eq!(
+        declined["structuredContent"],
+        json!({"status": "submitted"}),
+        "{declined:#}"
+    );
     assert_nothing_for_the_model(&declined, &[&view, &token], "the decline")?;
-    let answered = client.call("get_answer", json!({"ask_id": id, "wait_seconds": 10})).await?;
-    assert_eq!(answered["structuredContent"]["status"], "declined", "{answered:#}");
-    assert_eq!(answered["structuredContent"]["answers"][0]["reason"], "Not my trip");
+    let answered = client
+        .call("get_answer", json!({"ask_id": id, "wait_seconds": 10}))
+        .await?;
+    assert_eq!(
+        answered["structuredContent"]["status"], "declined",
+        "{answered:#}"
+    );
+    assert_eq!(
+        answered["structuredContent"]["answers"][0]["reason"],
+        "Not my trip"
+    );
     app.cleanup().await
 }
 
@@ -304,12 +443,19 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
     let created = client.call("ask_person", expense_ask()).await?;
     let page = &created["_meta"]["tessera/page"];
     assert_eq!(page["status"], "preparing", "{created:#}");
-    assert!(page.get("html").is_none() && page.get("link").is_none(), "{created:#}");
+    assert!(
+        page.get("html").is_none() && page.get("link").is_none(),
+        "{created:#}"
+    );
     let said = created["content"][1]["text"].as_str().unwrap_or_default();
     assert!(said.contains("being prepared"), "{said}");
     let (view, _) = page_of(&created)?;
     let waiting = client.call("show_page", json!({"view": view})).await?;
-    assert_eq!(waiting["structuredContent"], json!({"status": "preparing"}), "{waiting:#}");
+    assert_eq!(
+        waiting["structuredContent"],
+        json!({"status": "preparing"}),
+        "{waiting:#}"
+    );
 
     release.add_permits(100);
     let started = tokio::time::Instant::now();
@@ -318,14 +464,28 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
         if shown["structuredContent"]["status"] != "preparing" {
             break shown;
         }
-        anyhow::ensure!(started.elapsed() < Duration::from_secs(30), "the page never came: {shown:#}");
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(30),
+            "the page never came: {shown:#}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert_eq!(shown["structuredContent"], json!({"status": "open"}), "{shown:#}");
+    assert_eq!(
+        shown["structuredContent"],
+        json!({"status": "open"}),
+        "{shown:#}"
+    );
     assert!(page_of(&shown)?.1.contains("Log the expense for Berlin"));
     let sent = client
-        .call("submit_answer", json!({"view": view, "body": "amount=12&_action=submit"}))
+        .call(
+            "submit_answer",
+            json!({"view": view, "body": "amount=12&_action=submit"}),
+        )
         .await?;
-    assert_eq!(sent["structuredContent"], json!({"status": "submitted"}), "{sent:#}");
+    assert_eq!(
+        sent["structuredContent"],
+        json!({"status": "submitted"}),
+        "{sent:#}"
+    );
     app.cleanup().await
 }

@@ -97,7 +97,7 @@ async fn a_view_answers_its_page_once_after_a_wrong_value_kept_for_correction() 
     );
     assert!(matches!(
         open_view(store, view.as_str(), now_ms(), RECEIPTS).await?,
-        Viewed::Page(Opened::Receipt(_))
+        Viewed::Page(opened) if matches!(*opened, Opened::Receipt(_))
     ));
     database.cleanup().await
 }
@@ -154,7 +154,15 @@ async fn a_view_given_before_its_page_waits_for_it_and_says_when_it_never_comes(
         Viewed::Preparing
     );
     // A submission before any form was shown reaches nothing.
-    let early = submit_view(store, &catalog, views[0].1.as_str(), b"note=hello", now_ms(), RECEIPTS).await?;
+    let early = submit_view(
+        store,
+        &catalog,
+        views[0].1.as_str(),
+        b"note=hello",
+        now_ms(),
+        RECEIPTS,
+    )
+    .await?;
     assert!(matches!(early, Submitted::NotFound), "{early:?}");
     // The second run is cancelled before making its page: its view says so instead of waiting.
     store.cancel_run(views[1].0.id, now_ms()).await?;
