@@ -8,12 +8,10 @@
 //! `ui://tessera/page/v1`, or a conversation that named it before an upgrade, still gets a view
 //! that speaks to the tools as it did. A new version is added beside the old ones.
 
-use rmcp::{
-    model::{JsonObject, MetaObject},
-    service::Peer,
-    RoleServer,
-};
+use rmcp::{model::MetaObject, service::Peer, RoleServer};
 use serde_json::{json, Value};
+
+use super::tools::object;
 
 /// The extension's id in `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
@@ -93,13 +91,6 @@ pub fn tool_meta_with_view() -> MetaObject {
 #[must_use]
 pub fn tool_meta_app_only() -> MetaObject {
     MetaObject(object(json!({"ui": {"visibility": ["app"]}})))
-}
-
-fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(object) => object,
-        _ => JsonObject::new(),
-    }
 }
 
 #[cfg(test)]

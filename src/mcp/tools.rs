@@ -328,7 +328,8 @@ fn list_output_schema() -> Value {
     })
 }
 
-fn object(value: Value) -> JsonObject {
+/// `value` as a JSON object (empty when it is not one).
+pub(super) fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(object) => object,
         _ => JsonObject::new(),

@@ -118,26 +118,22 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
         )
         .env("TESSERA_API_TOKEN", "very-secret-token-value-123")
         .env("TESSERA_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // Files, not pipes: the debug log (every migration's SQL) outgrows a pipe's buffer
+        // before the server listens, and a pipe nobody reads yet would stall it there.
+        .stdout(std::fs::File::create(dir.path().join("stdout.log"))?)
+        .stderr(std::fs::File::create(dir.path().join("stderr.log"))?)
         .spawn()?;
     wait_until_listening(port, &mut child)?;
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()?;
     assert!(status.success());
-    let output = child
-        .wait_with_output()
-        .context("waiting for the server to exit")?;
-    assert!(
-        output.status.success(),
-        "graceful exit, got {:?}",
-        output.status
-    );
+    let exited = child.wait().context("waiting for the server to exit")?;
+    assert!(exited.success(), "graceful exit, got {exited:?}");
     let log = format!(
         "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        std::fs::read_to_string(dir.path().join("stdout.log"))?,
+        std::fs::read_to_string(dir.path().join("stderr.log"))?
     );
     assert!(log.contains("shutting down"), "{log}");
     assert!(

@@ -52,6 +52,23 @@ fn page_of(result: &Value) -> anyhow::Result<(String, String)> {
     Ok((view, html))
 }
 
+/// Sends `body` through `view` as the view's script does, expecting `status`.
+async fn submit_through(
+    client: &McpClient<'_>,
+    view: &str,
+    body: &str,
+    status: &str,
+) -> anyhow::Result<Value> {
+    let result = client
+        .call("submit_answer", json!({"view": view, "body": body}))
+        .await?;
+    anyhow::ensure!(
+        result["structuredContent"] == json!({ "status": status }),
+        "expected {status}: {result:#}"
+    );
+    Ok(result)
+}
+
 /// Everything a model may read of a tool result: its content and structured content.
 fn model_visible(result: &Value) -> String {
     format!("{}{}", result["content"], result["structuredContent"])
@@ -237,17 +254,13 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
     let mut results = vec![("ask_person", created.clone())];
 
     // A wrong value: the page again with the person's values and a message; nothing recorded.
-    let wrong = client
-        .call(
-            "submit_answer",
-            json!({"view": view, "body": "amount=0&comment=Taxi&_action=submit"}),
-        )
-        .await?;
-    assert_eq!(
-        wrong["structuredContent"],
-        json!({"status": "invalid"}),
-        "{wrong:#}"
-    );
+    let wrong = submit_through(
+        &client,
+        &view,
+        "amount=0&comment=Taxi&_action=submit",
+        "invalid",
+    )
+    .await?;
     let (_, again) = page_of(&wrong)?;
     assert!(
         again.contains("value=\"0\"") && again.contains("Taxi</textarea>"),
@@ -256,17 +269,13 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
     assert!(again.contains("aria-invalid=\"true\""), "{again}");
     results.push(("submit_answer (wrong)", wrong));
 
-    let right = client
-        .call(
-            "submit_answer",
-            json!({"view": view, "body": "amount=42&comment=Taxi&_action=submit"}),
-        )
-        .await?;
-    assert_eq!(
-        right["structuredContent"],
-        json!({"status": "submitted"}),
-        "{right:#}"
-    );
+    let right = submit_through(
+        &client,
+        &view,
+        "amount=42&comment=Taxi&_action=submit",
+        "submitted",
+    )
+    .await?;
     let (_, receipt) = page_of(&right)?;
     assert!(
         receipt.contains("your answer was received") && receipt.contains("42"),
@@ -275,17 +284,7 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
     results.push(("submit_answer (right)", right));
 
     // Once: a second answer is refused with the receipt; the first stands.
-    let twice = client
-        .call(
-            "submit_answer",
-            json!({"view": view, "body": "amount=7&_action=submit"}),
-        )
-        .await?;
-    assert_eq!(
-        twice["structuredContent"],
-        json!({"status": "closed"}),
-        "{twice:#}"
-    );
+    let twice = submit_through(&client, &view, "amount=7&_action=submit", "closed").await?;
     results.push(("submit_answer (again)", twice));
     // A reloaded view is shown the receipt.
     let reloaded = client.call("show_page", json!({"view": view})).await?;
@@ -381,17 +380,13 @@ async fn a_person_declines_inline_and_strangers_reach_nothing(
     );
 
     // The person declines, saying why.
-    let declined = client
-        .call(
-            "submit_answer",
-            json!({"view": view, "body": "amount=&_action=decline&_reason=Not+my+trip"}),
-        )
-        .await?;
-    assert_eq!(
-        declined["structuredContent"],
-        json!({"status": "submitted"}),
-        "{declined:#}"
-    );
+    let declined = submit_through(
+        &client,
+        &view,
+        "amount=&_action=decline&_reason=Not+my+trip",
+        "submitted",
+    )
+    .await?;
     assert_nothing_for_the_model(&declined, &[&view, &token], "the decline")?;
     let answered = client
         .call("get_answer", json!({"ask_id": id, "wait_seconds": 10}))
@@ -476,16 +471,6 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
         "{shown:#}"
     );
     assert!(page_of(&shown)?.1.contains("Log the expense for Berlin"));
-    let sent = client
-        .call(
-            "submit_answer",
-            json!({"view": view, "body": "amount=12&_action=submit"}),
-        )
-        .await?;
-    assert_eq!(
-        sent["structuredContent"],
-        json!({"status": "submitted"}),
-        "{sent:#}"
-    );
+    let sent = submit_through(&client, &view, "amount=12&_action=submit", "submitted").await?;
     app.cleanup().await
 }
