@@ -471,6 +471,6 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
         "{shown:#}"
     );
     assert!(page_of(&shown)?.1.contains("Log the expense for Berlin"));
-    let sent = submit_through(&client, &view, "amount=12&_action=submit", "submitted").await?;
+    submit_through(&client, &view, "amount=12&_action=submit", "submitted").await?;
     app.cleanup().await
 }
