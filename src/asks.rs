@@ -157,6 +157,8 @@ async fn start_and_wait(
     if let Some(view) = view {
         // Given before the page can be answered: nobody has its link yet.
         if !runner.store().add_page_view(run.id, view, now_ms()).await? {
+            // An ask nobody can answer is no ask: stop it before it notifies anyone.
+            let _ = runner.cancel_run(run.id).await;
             return Err(anyhow::anyhow!("run {} took no page view", run.id).into());
         }
     }

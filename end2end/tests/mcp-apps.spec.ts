@@ -196,6 +196,7 @@ test('the person answers inline in a sandboxed view: a wrong value first, then t
 test('the person declines inline, saying why', async ({ baseURL, page }) => {
   const client = await connectApp(baseURL!);
   const { view, askId } = await askInHost(page, client, expense);
+  await expect(view.getByRole('heading', { name: 'Log the taxi to Berlin' })).toBeVisible();
   // The host switches to dark while the view is open: the view follows.
   await page.evaluate(() =>
     (window as unknown as { hostSetContext: (context: unknown) => void }).hostSetContext({ theme: 'dark' }),

@@ -82,15 +82,19 @@ export const HOST_HTML = `<!DOCTYPE html>
       }
     };
     window.addEventListener('message', listener);
-    current = { iframe, listener };
+    current = { iframe, listener, ready: () => ready };
     document.getElementById('slot').append(iframe);
   }
 
   window.hostShow = show;
   // A host reloads a view at will: a new iframe, the same tool input and result replayed.
   window.hostReload = () => show(state.shown);
-  window.hostSetContext = (context) => current && current.iframe.contentWindow.postMessage(
-    { jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: context }, '*');
+  // Like every message to the view, only once it said it is initialized.
+  window.hostSetContext = (context) => {
+    if (!current || !current.ready()) throw new Error('the view is not initialized yet');
+    current.iframe.contentWindow.postMessage(
+      { jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: context }, '*');
+  };
 })();
 </script>
 </body>

@@ -131,10 +131,17 @@ impl TesseraMcp {
         match name {
             tools::ASK_PERSON => {
                 let call = arguments::ask_person(arguments, &self.capabilities)?;
-                if apps::client_renders_apps(&context.peer) && !call.ask.people.is_assigned() {
+                if !apps::client_renders_apps(&context.peer) {
+                    return self.ask_person(call, context).await;
+                }
+                if !call.ask.people.is_assigned() {
                     return self.ask_person_inline(call).await;
                 }
-                self.ask_person(call, context).await
+                // The host shows the view for every call of the tool: it says the ask went to
+                // the people it names, and shows none of their links.
+                let mut answer = self.ask_person(call, context).await?;
+                answer.page = Some(json!({ "status": "elsewhere" }));
+                Ok(answer)
             }
             tools::SHOW_PAGE => {
                 let call = arguments::show_page(arguments)?;

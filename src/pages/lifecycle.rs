@@ -188,23 +188,31 @@ pub async fn open_view(
         return Ok(Viewed::Page(Box::new(Opened::NotFound)));
     };
     match store.page_by_view(&view.hash()).await {
-        Ok((_, Some(page))) => Ok(Viewed::Page(Box::new(opened(
-            Link {
-                page,
-                holder: None,
-                people: Vec::new(),
-            },
-            now_ms,
-            receipt_lifetime,
-        )))),
-        Ok((run_id, None)) => Ok(if store.run(run_id).await?.is_finished() {
-            Viewed::Unmade
-        } else {
-            Viewed::Preparing
-        }),
+        Ok((_, Some(page))) => Ok(viewed_page(page, now_ms, receipt_lifetime)),
+        Ok((run_id, None)) => {
+            if !store.run(run_id).await?.is_finished() {
+                return Ok(Viewed::Preparing);
+            }
+            // The page may have been made, answered and the run finished since it was looked
+            // up: look once more before saying it never came.
+            match store.page_by_view(&view.hash()).await? {
+                (_, Some(page)) => Ok(viewed_page(page, now_ms, receipt_lifetime)),
+                (_, None) => Ok(Viewed::Unmade),
+            }
+        }
         Err(StoreError::NotFound) => Ok(Viewed::Page(Box::new(Opened::NotFound))),
         Err(error) => Err(error),
     }
+}
+
+/// What a view shows of its page: what the page's one anonymous link would.
+fn viewed_page(page: Page, now_ms: i64, receipt_lifetime: Duration) -> Viewed {
+    let link = Link {
+        page,
+        holder: None,
+        people: Vec::new(),
+    };
+    Viewed::Page(Box::new(opened(link, now_ms, receipt_lifetime)))
 }
 
 /// What `link` shows at `now_ms`.

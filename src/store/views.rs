@@ -71,9 +71,9 @@ impl Store {
     }
 
     async fn run_has_assigned_page(&self, run: &str) -> Result<bool> {
-        let found: Option<(i64,)> = on_pool!(self, |pool| {
+        let found: Option<(String,)> = on_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT 1 FROM page_assignees a JOIN pages p ON p.id = a.page_id \
+                "SELECT a.page_id FROM page_assignees a JOIN pages p ON p.id = a.page_id \
                  WHERE p.run_id = $1 LIMIT 1",
             )
             .bind(run)

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tessera::{
     agent::AllowedModels,
     llm::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName},
+    notify::RecipientAllowlist,
     startup::Options,
 };
 use tokio::sync::Semaphore;
@@ -472,5 +473,32 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
     );
     assert!(page_of(&shown)?.1.contains("Log the expense for Berlin"));
     submit_through(&client, &view, "amount=12&_action=submit", "submitted").await?;
+    app.cleanup().await
+}
+
+#[tokio::test]
+async fn an_ask_with_assignees_is_not_answered_inline_and_its_view_says_so() -> anyhow::Result<()> {
+    let app = spawn_app_on(Backend::Sqlite, |config| {
+        config.notify.ask_recipients = RecipientAllowlist {
+            email: vec!["@example.com".into()],
+            ..RecipientAllowlist::default()
+        };
+    })
+    .await?
+    .context("SQLite always runs")?;
+    let client = McpClient::connect(&app, apps()).await?;
+    let mut ask = expense_ask();
+    ask["assignees"] = json!(["ana@example.com", "bo@example.com"]);
+    let created = client.call("ask_person", ask).await?;
+    assert_eq!(created["isError"], false, "{created:#}");
+    // Each person's own link, as for any client; the view gets no capability, only a status.
+    let links = created["structuredContent"]["links"]
+        .as_array()
+        .context("links")?;
+    assert_eq!(links.len(), 2, "{created:#}");
+    assert_eq!(
+        created["_meta"]["tessera/page"],
+        json!({"status": "elsewhere"})
+    );
     app.cleanup().await
 }

@@ -23,6 +23,7 @@
   let link = null;
   let busy = false;
   let polls = 0;
+  let submissions = 0;
 
   const post = (message) => window.parent.postMessage(message, '*');
 
@@ -109,8 +110,16 @@
 
   function onToolResult(result) {
     const meta = pageMeta(result);
+    if (result && result.isError) {
+      showText(`This request could not be made: ${textOf(result)}`);
+      return;
+    }
+    if (meta && meta.status === 'elsewhere') {
+      showText('This request went to the people it names; each answers through a link of their own.');
+      return;
+    }
     if (!meta || typeof meta.view !== 'string') {
-      showText(textOf(result) || 'There is nothing to answer here.');
+      showText('There is nothing to answer here.');
       return;
     }
     view = meta.view;
@@ -123,15 +132,26 @@
     refresh('');
   }
 
+  // Asks again while the page is being prepared, also after a failed call, a bounded number of times.
+  function pollAgain(query) {
+    polls += 1;
+    if (polls < MAX_POLLS) setTimeout(() => refresh(query), POLL_MS);
+    else say('The page is taking long to prepare. Reopen this conversation later to answer it.');
+  }
+
   async function refresh(query) {
+    const asked = submissions;
     const result = await callTool('show_page', query ? { view, query } : { view });
-    if (!result) return;
+    // A submission answered meanwhile showed something newer than this reply.
+    if (asked !== submissions) return;
+    if (!result) {
+      if (!page.dataset.state) pollAgain(query); // nothing shown yet: keep asking
+      return;
+    }
     const state = statusOf(result);
     if (state === 'preparing') {
       say('The page is being prepared…');
-      polls += 1;
-      if (polls < MAX_POLLS) setTimeout(() => refresh(query), POLL_MS);
-      else say('The page is taking long to prepare. Reopen this conversation later to answer it.');
+      pollAgain(query);
       return;
     }
     if (state === 'open' && page.dataset.state === 'open' && !query) {
@@ -160,15 +180,28 @@
   const isSubmitter = (element) =>
     element instanceof HTMLButtonElement ? element.type === 'submit' : element instanceof HTMLInputElement;
 
-  // The button a browser presses for Enter in a field: the form's first submit button.
-  const defaultButton = (form) =>
-    Array.from(form.elements).find((element) => isSubmitter(element) && ['submit', 'image'].includes(element.type)) || null;
+  // A form's own properties, read from the prototype: a field named `elements` or
+  // `reportValidity` (names come from the page's schema) hides them on the form itself.
+  const formGet = (form, name) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, name).get.call(form);
+  const controlsOf = (form) => Array.from(formGet(form, 'elements'));
+  const TEXT_TYPES = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time',
+    'datetime-local', 'number'];
+
+  // What Enter in a field presses, as a browser decides: the form's first submit button; with
+  // none, the form is sent only when it has a single text field.
+  function implicitSubmitter(form) {
+    const controls = controlsOf(form);
+    const button = controls.find((element) => isSubmitter(element) && ['submit', 'image'].includes(element.type));
+    if (button) return { button };
+    const fields = controls.filter((element) => element instanceof HTMLInputElement && TEXT_TYPES.includes(element.type));
+    return fields.length === 1 ? { button: null } : null;
+  }
 
   async function submit(form, button) {
     if (busy || !view) return;
     if (button && button.disabled) return;
-    const validate = !form.noValidate && !(button && button.formNoValidate);
-    if (validate && !form.reportValidity()) return;
+    const validate = !formGet(form, 'noValidate') && !(button && button.formNoValidate);
+    if (validate && !HTMLFormElement.prototype.reportValidity.call(form)) return;
     const data = new FormData(form);
     if (button && button.name) data.append(button.name, button.value);
     const body = new URLSearchParams();
@@ -176,6 +209,7 @@
       if (typeof value === 'string') body.append(name, value);
     }
     busy = true;
+    submissions += 1;
     page.setAttribute('aria-busy', 'true');
     say('Sending…');
     const result = await callTool('submit_answer', { view, body: body.toString() });
@@ -231,7 +265,8 @@
     if (!(field instanceof HTMLInputElement) || !field.form || !page.contains(field)) return;
     if (['button', 'submit', 'reset', 'image', 'file'].includes(field.type)) return;
     event.preventDefault();
-    submit(field.form, defaultButton(field.form));
+    const implicit = implicitSubmitter(field.form);
+    if (implicit) submit(field.form, implicit.button);
   });
 
   // Where a host does allow forms, a submission still goes through the tool, never a navigation.
