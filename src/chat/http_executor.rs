@@ -27,7 +27,10 @@ use super::{
 };
 use crate::{
     config::Secret,
-    util::backoff::{retry_after, Backoff},
+    util::{
+        backoff::{retry_after, Backoff},
+        templates::encode_component,
+    },
 };
 
 /// Timeouts and retry limits.
@@ -294,7 +297,7 @@ impl HttpExecutor {
                 Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
-            path = path.replace(&format!("{{{name}}}"), &encode_path_segment(&text));
+            path = path.replace(&format!("{{{name}}}"), &encode_component(&text).to_string());
         }
         let base = operation
             .http
@@ -548,19 +551,6 @@ fn excerpt(text: &str) -> String {
     } else {
         cut
     }
-}
-
-/// Percent-encodes one path segment (RFC 3986 unreserved characters stay).
-fn encode_path_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

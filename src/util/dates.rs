@@ -172,30 +172,17 @@ fn clock(unix_ms: i64) -> (CivilDate, i64, i64, i64) {
     )
 }
 
-/// Parses `YYYY-MM-DD` (midnight UTC) or RFC 3339 UTC `YYYY-MM-DDTHH:MM:SSZ` into unix ms.
+/// Parses `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time (`2026-11-25T01:02:03Z`, or with
+/// an offset such as `+02:00`) into unix ms; fractions of a second are dropped.
 #[must_use]
 pub fn parse_instant(text: &str) -> Option<i64> {
     let text = text.trim();
     if let Some(date) = CivilDate::parse(text) {
         return Some(date.start_unix_ms());
     }
-    let (date, time) = text.split_once('T')?;
-    let date = CivilDate::parse(date)?;
-    let time = time.strip_suffix('Z')?;
-    let mut parts = time.split(':');
-    let hours: i64 = parts.next()?.parse().ok()?;
-    let minutes: i64 = parts.next()?.parse().ok()?;
-    let seconds: i64 = parts
-        .next()
-        .unwrap_or("0")
-        .split('.')
-        .next()?
-        .parse()
-        .ok()?;
-    if parts.next().is_some() || hours > 23 || minutes > 59 || seconds > 60 {
-        return None;
-    }
-    Some(date.start_unix_ms() + ((hours * 60 + minutes) * 60 + seconds) * 1000)
+    let instant =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    instant.unix_timestamp().checked_mul(1000)
 }
 
 #[cfg(test)]
@@ -252,6 +239,10 @@ mod tests {
         );
         assert_eq!(parse_instant("2026-11-25"), Some(1_795_564_800_000));
         assert_eq!(parse_instant("2026-11-25T25:00:00Z"), None);
+        assert_eq!(
+            parse_instant("2026-11-25T03:02:03.9+02:00"),
+            parse_instant("2026-11-25T01:02:03Z")
+        );
         assert_eq!(parse_instant("last tuesday"), None);
     }
 

@@ -59,6 +59,12 @@ pub fn compile<'env, 'source>(
     environment.template_from_str(source)
 }
 
+/// `text` percent-encoded as one URL component (a path segment, a query value): everything but
+/// RFC 3986's unreserved characters.
+pub fn encode_component(text: &str) -> percent_encoding::PercentEncode<'_> {
+    utf8_percent_encode(text, URL_COMPONENT)
+}
+
 /// The auto-escape mode of URL templates: values are percent-encoded.
 const URL_ESCAPE: AutoEscape = AutoEscape::Custom("url");
 
@@ -94,7 +100,7 @@ fn url_formatter(
             format!("a value inserted into the URL is `{text}`, which would move along the path; write `| safe` after it if that is meant"),
         ));
     }
-    write!(out, "{}", utf8_percent_encode(&text, URL_COMPONENT)).map_err(minijinja::Error::from)
+    write!(out, "{}", encode_component(&text)).map_err(minijinja::Error::from)
 }
 
 /// How a bounded render ran out.

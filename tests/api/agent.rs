@@ -23,7 +23,7 @@ use tessera::{
 use tessera_app::catalog::Catalog;
 use uuid::Uuid;
 
-use crate::helpers::{spawn_app, store_contract, TestDb, API_TOKEN};
+use crate::helpers::{store_contract, TestApp, TestDb, API_TOKEN};
 
 fn schema() -> FormSchema {
     FormSchema::new(vec![
@@ -967,7 +967,7 @@ async fn a_generation_leaves_its_record_and_events_in_the_store(
 
 #[tokio::test]
 async fn generating_a_page_needs_the_api_token() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app
         .client
         .post(app.url("/api/pages/generate"))
@@ -994,7 +994,7 @@ async fn post_generate(
 
 #[tokio::test]
 async fn the_heuristic_generates_a_valid_page_over_http_and_caches_it() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let body = json!({
         "prompt": "Archive old emails. Tick the ones to archive.",
         "schema": {"type": "object", "properties": {
@@ -1034,7 +1034,7 @@ async fn the_heuristic_generates_a_valid_page_over_http_and_caches_it() -> anyho
 
 #[tokio::test]
 async fn a_schema_outside_the_subset_is_refused_naming_the_field() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = post_generate(
         &app,
         &json!({"prompt": "Split the shipment", "schema": {"type": "object", "properties": {
@@ -1055,7 +1055,7 @@ async fn a_schema_outside_the_subset_is_refused_naming_the_field() -> anyhow::Re
 
 #[tokio::test]
 async fn only_configured_models_may_be_requested() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let refused = post_generate(
         &app,
         &json!({"prompt": "Hi", "model": "openai:gpt-4.1-mini"}),
@@ -1072,7 +1072,7 @@ async fn only_configured_models_may_be_requested() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let id = Uuid::new_v4();
     // Subscribe first: the stream waits for the generation to start.
     let events_url = app.url(&format!("/api/generations/{id}/events"));

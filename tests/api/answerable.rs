@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::{
     asks::{answer_of, create, submit},
-    helpers::{on_both_backends, spawn_app, spawn_app_on, Backend, TestApp},
+    helpers::{on_both_backends, Backend, TestApp},
 };
 
 /// The opening tag of the control named `name`.
@@ -27,7 +27,7 @@ async fn refusal(app: &TestApp, body: &Value) -> anyhow::Result<(u16, Value)> {
 
 #[tokio::test]
 async fn the_prompt_is_rendered_over_the_data_before_anyone_sees_it() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let claims: Vec<Value> = (1..=38)
         .map(|index| json!({"id": format!("c{index}"), "amount": index}))
         .collect();
@@ -52,7 +52,7 @@ async fn the_prompt_is_rendered_over_the_data_before_anyone_sees_it() -> anyhow:
 
 #[tokio::test]
 async fn an_unknown_variable_or_a_syntax_error_is_a_422_naming_the_prompt() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let (status, error) = refusal(
         &app,
         &json!({"prompt": "Collect a job application for the {{ role.title }} role", "data": {"role": {"name": "x"}}}),
@@ -76,7 +76,12 @@ async fn an_unknown_variable_or_a_syntax_error_is_a_422_naming_the_prompt() -> a
 async fn a_display_only_ask_shows_a_page_with_no_form_until_it_expires(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, path) = create(
@@ -112,7 +117,7 @@ on_both_backends!(a_display_only_ask_shows_a_page_with_no_form_until_it_expires)
 
 #[tokio::test]
 async fn half_hours_money_and_a_plain_yes_no_are_answered_as_given() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let schema = json!({
         "type": "object",
         "properties": {
@@ -145,7 +150,7 @@ async fn half_hours_money_and_a_plain_yes_no_are_answered_as_given() -> anyhow::
 #[tokio::test]
 async fn defaults_examples_and_descriptions_fill_the_page_and_survive_a_422() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let schema = json!({
         "type": "object",
         "properties": {
@@ -199,7 +204,7 @@ async fn defaults_examples_and_descriptions_fill_the_page_and_survive_a_422() ->
 
 #[tokio::test]
 async fn what_no_control_can_express_is_still_refused_naming_the_field() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cases = [
         json!({"tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 3}}),
         json!({"tags": {"type": "string", "multipleOf": 2}}),

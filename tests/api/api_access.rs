@@ -5,7 +5,7 @@ use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::workflow::run::RunFilter;
 
-use crate::helpers::{spawn_app, TestApp, API_TOKEN};
+use crate::helpers::{TestApp, API_TOKEN};
 
 /// The status and the `error` object of a JSON error answer.
 async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
@@ -27,7 +27,7 @@ async fn runs_started(app: &TestApp) -> anyhow::Result<i64> {
 #[tokio::test]
 async fn a_post_with_the_admin_cookie_needs_this_sites_origin_and_a_json_body() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let start = |headers: &[(&str, &str)], content_type: &str| {
         let mut request = app
@@ -81,7 +81,7 @@ async fn a_post_with_the_admin_cookie_needs_this_sites_origin_and_a_json_body() 
 
 #[tokio::test]
 async fn ask_and_chat_bodies_need_the_json_content_type_with_the_token_too() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let ask = json!({"prompt": "Approve the Q3 budget?"}).to_string();
     for content_type in [
         Some("text/plain"),

@@ -12,9 +12,7 @@ use tessera::{
     workflow::run::RunId,
 };
 
-use crate::helpers::{
-    on_both_backends, spawn_app, spawn_app_on, Backend, HttpSink, TestApp, API_TOKEN,
-};
+use crate::helpers::{on_both_backends, Backend, HttpSink, TestApp, API_TOKEN};
 
 const SECRET: &str = "whsec_asks_0123456789abcdef";
 
@@ -109,20 +107,28 @@ async fn spawn_signing_callbacks(
     backend: Backend,
     sink: &HttpSink,
 ) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            webhook_secret: Some(Secret::new(SECRET)),
-            ..NotifyConfig::default()
-        };
-        sink.admit_in(config);
-    })
-    .await
+    TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                webhook_secret: Some(Secret::new(SECRET)),
+                ..NotifyConfig::default()
+            };
+            sink.admit_in(config);
+        })
+        .try_spawn()
+        .await
 }
 
 async fn an_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, path) = create(
@@ -244,7 +250,12 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 }
 
 async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, path) = create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
@@ -364,7 +375,12 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 async fn the_form_lists_the_fields_in_the_order_the_schema_writes_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let schema = json!({
@@ -404,7 +420,12 @@ on_both_backends!(
 async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     // Once hung the server: 10¹⁰ iterations, and the next request stalled behind it.
@@ -426,7 +447,12 @@ async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
 async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     // Few instructions, little output, but 100 MB doubled ten times if it ran.
@@ -460,7 +486,12 @@ async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
 async fn a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let emails: Vec<Value> = (0..300)
@@ -484,20 +515,23 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
     let sink = HttpSink::start(&[]).await?;
     let server_topic = sink.url("/server-topic")?;
     let hooks = sink.url("/hooks/")?;
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            ntfy: NtfyConfig::new(server_topic.as_str(), None).ok(),
-            webhook_secret: Some(Secret::new(SECRET)),
-            ask_recipients: RecipientAllowlist {
-                ntfy_topics: vec!["ops".into()],
-                email: vec!["@example.com".into()],
-                webhook_prefixes: vec![hooks.to_string()],
-            },
-            ..NotifyConfig::default()
-        };
-        sink.admit_in(config);
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                ntfy: NtfyConfig::new(server_topic.as_str(), None).ok(),
+                webhook_secret: Some(Secret::new(SECRET)),
+                ask_recipients: RecipientAllowlist {
+                    ntfy_topics: vec!["ops".into()],
+                    email: vec!["@example.com".into()],
+                    webhook_prefixes: vec![hooks.to_string()],
+                },
+                ..NotifyConfig::default()
+            };
+            sink.admit_in(config);
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };
@@ -590,7 +624,12 @@ async fn ask_call(
 async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, first_path) =
@@ -712,7 +751,7 @@ async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
 
 #[tokio::test]
 async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cases = [
         (json!({"prompt": "  "}), "prompt"),
         (json!({"schema": decision_schema()}), "prompt"),
@@ -800,7 +839,7 @@ async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn unknown_asks_and_runs_of_other_workflows_are_404() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let (status, error) = error_of(
         app.client
             .get(app.url("/api/asks/7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f"))
@@ -831,14 +870,17 @@ async fn a_prompt_alone_asks_for_a_required_answer_and_notify_sends_the_link() -
 {
     let webhook = HttpSink::start(&[]).await?;
     let hook_url = webhook.url("/notify")?;
-    let Some(app) = spawn_app_on(Backend::Sqlite, |config| {
-        config.notify = NotifyConfig {
-            webhook_url: Some(hook_url),
-            webhook_secret: Some(Secret::new(SECRET)),
-            ..NotifyConfig::default()
-        };
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(Backend::Sqlite)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                webhook_url: Some(hook_url),
+                webhook_secret: Some(Secret::new(SECRET)),
+                ..NotifyConfig::default()
+            };
+        })
+        .try_spawn()
+        .await?
     else {
         bail!("SQLite is always available");
     };

@@ -11,28 +11,29 @@ const BINARY: &str = env!("CARGO_BIN_EXE_tessera");
 
 /// A child server binds this port after the test let it go: one below the ephemeral range,
 /// which the other tests' `bind(0)` cannot take in between.
-fn free_port() -> anyhow::Result<u16> {
-    crate::helpers::restartable_port()
-}
-
-/// Polls until the child accepts connections; these tests drive a real process from sync code.
+/// Waits until the child, started on `TESSERA_ADDR=127.0.0.1:0` with its output going to `log`,
+/// says which port it bound; these tests drive a real process from sync code. Binding port 0
+/// and reading the answer leaves no gap in which another process could take the port.
 #[expect(
     clippy::disallowed_methods,
     reason = "a sync test waiting for a child process, no executor to block"
 )]
 pub(crate) fn wait_until_listening(
-    port: u16,
+    log: &std::path::Path,
     child: &mut std::process::Child,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<u16> {
     let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(20) {
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(port) = crate::process::listening_port(&text) {
+            return Ok(port);
+        }
+        if started.elapsed() > Duration::from_secs(20) || child.try_wait()?.is_some() {
             let _ = child.kill();
-            bail!("server did not start listening on port {port}");
+            bail!("the server did not start listening: {text}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Ok(())
 }
 
 #[test]
@@ -107,34 +108,30 @@ fn help_lists_every_setting_and_no_secret_values() -> anyhow::Result<()> {
 #[test]
 fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let port = free_port()?;
+    // Files, not pipes: the debug log (every migration's SQL) outgrows a pipe's buffer before
+    // the server listens, and a pipe nobody reads yet would stall it there.
+    let output = crate::process::output_to(&dir.path().join("server.log"))?;
     let mut child = Command::new(BINARY)
         .current_dir(dir.path())
         .env_remove("TESSERA_CONFIG")
-        .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
+        .env("TESSERA_ADDR", "127.0.0.1:0")
         .env(
             "DATABASE_URL",
             format!("sqlite://{}", dir.path().join("t.db").display()),
         )
         .env("TESSERA_API_TOKEN", "very-secret-token-value-123")
         .env("TESSERA_LOG", "debug")
-        // Files, not pipes: the debug log (every migration's SQL) outgrows a pipe's buffer
-        // before the server listens, and a pipe nobody reads yet would stall it there.
-        .stdout(std::fs::File::create(dir.path().join("stdout.log"))?)
-        .stderr(std::fs::File::create(dir.path().join("stderr.log"))?)
+        .stdout(output.0)
+        .stderr(output.1)
         .spawn()?;
-    wait_until_listening(port, &mut child)?;
+    wait_until_listening(&dir.path().join("server.log"), &mut child)?;
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()?;
     assert!(status.success());
     let exited = child.wait().context("waiting for the server to exit")?;
     assert!(exited.success(), "graceful exit, got {exited:?}");
-    let log = format!(
-        "{}{}",
-        std::fs::read_to_string(dir.path().join("stdout.log"))?,
-        std::fs::read_to_string(dir.path().join("stderr.log"))?
-    );
+    let log = std::fs::read_to_string(dir.path().join("server.log"))?;
     assert!(log.contains("shutting down"), "{log}");
     assert!(
         !log.contains("very-secret-token-value-123"),
@@ -146,30 +143,31 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
 #[test]
 fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let run_once = || -> anyhow::Result<String> {
-        let port = free_port()?;
+    let run_once = |run: &str| -> anyhow::Result<String> {
+        let log = dir.path().join(format!("{run}.log"));
+        let output = crate::process::output_to(&log)?;
         let mut child = Command::new(BINARY)
             .current_dir(dir.path())
             .env_remove("TESSERA_CONFIG")
             .env_remove("TESSERA_API_TOKEN")
-            .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
+            .env("TESSERA_ADDR", "127.0.0.1:0")
             .env(
                 "DATABASE_URL",
                 format!("sqlite://{}", dir.path().join("t.db").display()),
             )
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(output.0)
+            .stderr(output.1)
             .spawn()?;
-        wait_until_listening(port, &mut child)?;
+        wait_until_listening(&log, &mut child)?;
         Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status()?;
-        let output = child.wait_with_output()?;
-        Ok(String::from_utf8_lossy(&output.stderr).into_owned())
+        child.wait()?;
+        Ok(std::fs::read_to_string(&log)?)
     };
-    let first = run_once()?;
+    let first = run_once("first")?;
     assert!(first.contains("generated API token"), "{first}");
-    let second = run_once()?;
+    let second = run_once("second")?;
     assert!(
         !second.contains("generated API token"),
         "shown once only: {second}"
@@ -192,7 +190,7 @@ fn a_sigterm_during_start_up_still_shows_the_generated_token_and_exits_cleanly(
         .current_dir(dir.path())
         .env_remove("TESSERA_CONFIG")
         .env_remove("TESSERA_API_TOKEN")
-        .env("TESSERA_ADDR", format!("127.0.0.1:{}", free_port()?))
+        .env("TESSERA_ADDR", "127.0.0.1:0")
         .env("DATABASE_URL", format!("sqlite://{}", database.display()))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())

@@ -44,7 +44,7 @@ use url::Url;
 use crate::{
     chat::{exactly_open, manifest},
     chat_ui::{approval_action, completed_count},
-    helpers::{spawn_app, spawn_app_in, TestDb},
+    helpers::{TestApp, TestDb},
 };
 
 /// How long a test waits for something that should happen at once.
@@ -464,7 +464,7 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
 /// instance that is gone) is reported on `/chat` and in the JSON API, and is not run again.
 #[tokio::test]
 async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     app.post_form(
@@ -516,7 +516,7 @@ async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> any
         .await?;
     let before = completed_count(&app.store).await?;
 
-    let restarted = spawn_app_in(app.stop().await?).await?;
+    let restarted = TestApp::builder().dir(app.stop().await?).spawn().await?;
     poll("the chat page to report the interruption", || async {
         let page = restarted.get_with("/chat", &cookie).await?.text().await?;
         Ok(page.contains("[interrupted]"))

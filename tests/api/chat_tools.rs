@@ -13,10 +13,7 @@ use tessera::{
     store::{now_ms, Store},
 };
 
-use crate::{
-    chat_ui::approval_action,
-    helpers::{spawn_app, TestApp},
-};
+use crate::{chat_ui::approval_action, helpers::TestApp};
 
 async fn items_titled(store: &Store, title: &str) -> anyhow::Result<Vec<String>> {
     let page = store
@@ -39,7 +36,7 @@ async fn exists(store: &Store, id: &str) -> bool {
 }
 
 async fn seeded_app() -> anyhow::Result<(TestApp, String)> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     Ok((app, cookie))
@@ -347,7 +344,7 @@ async fn the_chat_stream_shows_a_247_item_update_chunk_by_chunk_in_order() -> an
 
 #[tokio::test]
 async fn the_chat_stream_needs_the_admin_session() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get_with("/chat/events", "").await?;
     assert_eq!(response.status(), 303);
     Ok(())

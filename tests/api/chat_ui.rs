@@ -12,7 +12,7 @@ use tessera::{
     store::Store,
 };
 
-use crate::helpers::{spawn_app, spawn_app_in};
+use crate::helpers::TestApp;
 
 pub(crate) async fn completed_count(store: &Store) -> anyhow::Result<usize> {
     let page = store
@@ -34,7 +34,7 @@ pub(crate) fn approval_action(html: &str) -> Option<String> {
 
 #[tokio::test]
 async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get_with("/chat", "").await?;
     assert_eq!(response.status(), 303);
     let location = response
@@ -48,7 +48,7 @@ async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let response = app
         .client
@@ -67,7 +67,7 @@ async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
 #[tokio::test]
 async fn deleting_completed_items_previews_waits_for_approval_and_survives_reload(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
 
@@ -147,7 +147,7 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
 
 #[tokio::test]
 async fn denying_sends_nothing() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
@@ -171,7 +171,7 @@ async fn denying_sends_nothing() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
@@ -184,7 +184,7 @@ async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()
     let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
 
-    let restarted = spawn_app_in(app.stop().await?).await?;
+    let restarted = TestApp::builder().dir(app.stop().await?).spawn().await?;
     let html = restarted.get_with("/chat", &cookie).await?.text().await?;
     assert!(
         html.contains("delete all completed items from last month"),
@@ -216,7 +216,7 @@ fn offered_ids(html: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_selection(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;
@@ -278,7 +278,7 @@ async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_se
 
 #[tokio::test]
 async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     app.post_form(
@@ -371,7 +371,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
 
 #[tokio::test]
 async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let cookie = app.admin_cookie().await?;
     let before = completed_count(&app.store).await?;

@@ -2,11 +2,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::helpers::{spawn_app, TestApp, API_TOKEN};
+use crate::helpers::{TestApp, API_TOKEN};
 
 #[tokio::test]
 async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     // The gallery is the admin's: a stranger is sent to log in.
     assert_eq!(app.get("/components").await?.status(), 303);
     let response = app
@@ -40,7 +40,7 @@ async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Res
 
 #[tokio::test]
 async fn the_tool_definitions_need_the_token_and_list_every_component() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     assert_eq!(app.get("/api/components").await?.status(), 401);
     let tools: Vec<Value> = app
         .client
@@ -72,7 +72,7 @@ async fn the_tool_definitions_need_the_token_and_list_every_component() -> anyho
 
 #[tokio::test]
 async fn the_preview_api_renders_and_validates_a_tree() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let body = json!({
         "tree": {"nodes": {
             "h": {"component": "Heading", "props": {"text": "Hello {{/name}}", "level": 1}},
@@ -107,7 +107,7 @@ async fn the_preview_api_renders_and_validates_a_tree() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn the_preview_api_names_a_schema_outside_the_subset() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let body = json!({"tree": {"nodes": {}}, "schema": {"type": "object", "properties": {"address": {"type": "object"}}}});
     let response = app
         .client
@@ -212,7 +212,7 @@ async fn a_text_repeating_big_data_is_refused_before_it_is_built() -> anyhow::Re
 
 #[tokio::test]
 async fn the_preview_page_is_for_the_admin_only() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let shown = app.get("/preview").await?;
     assert_eq!(shown.status(), 303);
     let location = shown
@@ -238,7 +238,7 @@ async fn the_preview_page_is_for_the_admin_only() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_preview_over_the_row_budget_keeps_the_authors_text_and_names_the_budget(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     // 101 tables of 50 rows a page: 5,050 rows, over the 5,000 a page may write.
     let nodes: serde_json::Map<String, serde_json::Value> = (0..101)
         .map(|index| {
@@ -279,7 +279,7 @@ fn urlencode(text: &str) -> String {
 
 #[tokio::test]
 async fn a_valid_submission_of_every_field_type_decodes_to_typed_json() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let form = "full_name=Ada+Lovelace&email=ada%40example.com&age=36&budget=12.5&website=&start_date=2026-02-01\
                 &passphrase=&bio=Line+one%0D%0ALine+two&subscribe=on&plan=pro&country=fr&topics=billing&topics=security\
                 &languages=en&languages=fr&aliases=Countess&aliases=&invoices=inv-1&invoices=inv-3";
@@ -311,7 +311,7 @@ async fn a_valid_submission_of_every_field_type_decodes_to_typed_json() -> anyho
 
 #[tokio::test]
 async fn a_wrong_value_rerenders_with_the_persons_values_and_a_message() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let form = "full_name=Ada&email=not-an-email&age=12&start_date=2026-02-01&plan=pro&country=fr&invoices=inv-2&bio=keep+this";
     let response = app
         .client
@@ -338,7 +338,7 @@ async fn a_wrong_value_rerenders_with_the_persons_values_and_a_message() -> anyh
 
 #[tokio::test]
 async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let admin = app.admin_cookie().await?;
     let html = app.get_with("/components", &admin).await?.text().await?;
     let href = html

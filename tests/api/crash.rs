@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use tessera::demo::drill::DrillEvent;
 use tokio::sync::broadcast;
 
-use crate::helpers::{restartable_port, spawn_app, FreshPostgres, API_TOKEN};
+use crate::helpers::{restartable_port, FreshPostgres, TestApp, API_TOKEN};
 
 mod timers;
 mod yaml;
@@ -929,7 +929,7 @@ async fn postgres_with_two_processes_survives_kill_9_and_never_runs_a_step_twice
 
 #[tokio::test]
 async fn the_drill_workflow_exists_only_when_its_log_is_configured() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app
         .api_post(
             "/api/runs",

@@ -8,7 +8,7 @@ use tessera::pages::groups::Groups;
 
 use crate::{
     asks::{page_path, submit, wait_for_ask},
-    helpers::{on_both_backends, spawn_app_on, Backend},
+    helpers::{on_both_backends, Backend, TestApp},
 };
 
 on_both_backends!(a_group_votes_once_whichever_member_answers);
@@ -16,11 +16,14 @@ on_both_backends!(a_group_votes_once_whichever_member_answers);
 async fn a_group_votes_once_whichever_member_answers(backend: Backend) -> anyhow::Result<()> {
     let groups = Groups::parse("finance=ann@corp.test|bob@corp.test")
         .map_err(|reason| anyhow::anyhow!(reason))?;
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify.ask_recipients.email = vec!["@example.com".into()];
-        config.groups = groups;
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify.ask_recipients.email = vec!["@example.com".into()];
+            config.groups = groups;
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };

@@ -2,11 +2,11 @@
 
 use serde_json::Value;
 
-use crate::helpers::{spawn_app, API_TOKEN};
+use crate::helpers::{TestApp, API_TOKEN};
 
 #[tokio::test]
 async fn healthz_reports_the_process_up_with_its_version() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/healthz").await?;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await?;
@@ -17,7 +17,7 @@ async fn healthz_reports_the_process_up_with_its_version() -> anyhow::Result<()>
 
 #[tokio::test]
 async fn readyz_reports_the_database_reachable() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let body: Value = app.get("/readyz").await?.json().await?;
     assert_eq!(body["status"], "ready");
     assert_eq!(body["database"], "sqlite");
@@ -26,7 +26,7 @@ async fn readyz_reports_the_database_reachable() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn readyz_turns_unavailable_when_the_database_is_gone() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     app.store.close().await;
     let response = app.get("/readyz").await?;
     assert_eq!(response.status(), 503);
@@ -37,7 +37,7 @@ async fn readyz_turns_unavailable_when_the_database_is_gone() -> anyhow::Result<
 
 #[tokio::test]
 async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/api/status").await?;
     assert_eq!(response.status(), 401);
     assert_eq!(
@@ -61,7 +61,7 @@ async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app
         .client
         .get(app.url("/api/status"))
@@ -77,7 +77,7 @@ async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn every_response_carries_a_request_id() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/healthz").await?;
     let id = response
         .headers()
@@ -103,7 +103,7 @@ async fn every_response_carries_a_request_id() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn oversized_bodies_are_refused_before_any_handler() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let body = vec![b'a'; 65 * 1024];
     let response = app.client.post(app.url("/")).body(body).send().await?;
     assert_eq!(response.status(), 413);

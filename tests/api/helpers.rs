@@ -323,55 +323,6 @@ pub fn session_cookie(response: &reqwest::Response) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// `TestApp::builder().spawn()`: SQLite, the demo workflows.
-pub async fn spawn_app() -> anyhow::Result<TestApp> {
-    TestApp::builder().spawn().await
-}
-
-/// The app on the database in `dir` (reuse a folder to simulate a restart).
-pub async fn spawn_app_in(dir: tempfile::TempDir) -> anyhow::Result<TestApp> {
-    TestApp::builder().dir(dir).spawn().await
-}
-
-/// The app on the database in `dir` with other workflows or runner settings.
-pub async fn spawn_app_with(dir: tempfile::TempDir, options: Options) -> anyhow::Result<TestApp> {
-    TestApp::builder().dir(dir).options(options).spawn().await
-}
-
-/// The app on a fresh SQLite database with `customize` applied to its configuration.
-pub async fn spawn_app_configured(
-    customize: impl FnOnce(&mut Config),
-    options: Options,
-) -> anyhow::Result<TestApp> {
-    TestApp::builder()
-        .config(customize)
-        .options(options)
-        .spawn()
-        .await
-}
-
-/// The app on a fresh database of `backend` with `customize` applied to its configuration.
-pub async fn spawn_app_on(
-    backend: Backend,
-    customize: impl FnOnce(&mut Config),
-) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on_with(backend, customize, Options::default()).await
-}
-
-/// As [`spawn_app_on`], with other workflows, runner settings or models.
-pub async fn spawn_app_on_with(
-    backend: Backend,
-    customize: impl FnOnce(&mut Config),
-    options: Options,
-) -> anyhow::Result<Option<TestApp>> {
-    TestApp::builder()
-        .backend(backend)
-        .config(customize)
-        .options(options)
-        .try_spawn()
-        .await
-}
-
 /// Drops test database `database` on the server of `admin_url`, whoever is still connected.
 async fn drop_database(admin_url: &str, database: &str) -> anyhow::Result<()> {
     let mut admin = PgConnection::connect(admin_url).await?;
@@ -522,7 +473,7 @@ macro_rules! store_contract {
 pub(crate) use store_contract;
 
 /// Runs each named test (an `async fn(Backend) -> anyhow::Result<()>` in the calling module,
-/// which spawns its app with [`spawn_app_on`]) once on SQLite and once on PostgreSQL.
+/// which spawns its app with `TestApp::builder().backend(backend)…try_spawn()`) once on SQLite and once on PostgreSQL.
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {

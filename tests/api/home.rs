@@ -1,6 +1,6 @@
 //! The server-rendered home page, the styled 404 and the HTML security headers.
 
-use crate::helpers::spawn_app;
+use crate::helpers::TestApp;
 
 fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
     response
@@ -12,7 +12,7 @@ fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
 
 #[tokio::test]
 async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/").await?;
     assert_eq!(response.status(), 200);
     assert!(header(&response, "content-type").starts_with("text/html"));
@@ -49,7 +49,7 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
 
 #[tokio::test]
 async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/").await?;
     assert_eq!(header(&response, "cache-control"), "no-store");
     assert_eq!(header(&response, "referrer-policy"), "no-referrer");
@@ -87,7 +87,7 @@ async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn unknown_routes_get_a_styled_404_page() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app.get("/no/such/page").await?;
     assert_eq!(response.status(), 404);
     assert_eq!(header(&response, "cache-control"), "no-store");

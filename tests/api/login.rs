@@ -10,9 +10,7 @@ use axum::{
 use tessera::{auth::admin::ensure_admin_password, config::Secret, startup::Options, store::Store};
 use tower::ServiceExt as _;
 
-use crate::helpers::{
-    session_cookie, spawn_app, spawn_app_in, store_contract, TestApp, ADMIN_PASSWORD,
-};
+use crate::helpers::{session_cookie, store_contract, TestApp, ADMIN_PASSWORD};
 
 async fn log_in(app: &TestApp, password: &str, next: &str) -> anyhow::Result<reqwest::Response> {
     let body = form_urlencoded::Serializer::new(String::new())
@@ -30,7 +28,7 @@ async fn log_in(app: &TestApp, password: &str, next: &str) -> anyhow::Result<req
 
 #[tokio::test]
 async fn a_wrong_password_is_refused_and_the_right_one_opens_a_session() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let page = app.get("/login?next=/api/status").await?;
     assert_eq!(page.status(), 200);
     assert!(page
@@ -93,7 +91,7 @@ async fn a_wrong_password_is_refused_and_the_right_one_opens_a_session() -> anyh
 
 #[tokio::test]
 async fn a_login_from_another_site_is_refused() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app
         .client
         .post(app.url("/login"))
@@ -109,10 +107,10 @@ async fn a_login_from_another_site_is_refused() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn an_admin_session_survives_a_restart() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
     let dir = app.stop().await?;
-    let restarted = spawn_app_in(dir).await?;
+    let restarted = TestApp::builder().dir(dir).spawn().await?;
     let response = restarted
         .client
         .get(restarted.url("/api/status"))
@@ -154,7 +152,7 @@ async fn a_session_older_than_its_lifetime_is_refused_however_active() -> anyhow
 #[tokio::test]
 async fn a_session_from_before_a_password_change_is_refused_after_the_restart() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
     assert_eq!(status_with(&app, &cookie).await?, 200);
     let dir = app.stop().await?;
@@ -301,7 +299,7 @@ fn retry_after(response: &reqwest::Response) -> Option<u64> {
 #[tokio::test]
 async fn wrong_passwords_in_a_row_are_throttled_with_retry_after_and_the_form_again(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     for attempt in 1..=5 {
         let wrong = log_in(&app, "not-the-password", "/runs").await?;
         assert_eq!(wrong.status(), 401, "attempt {attempt}");
@@ -326,7 +324,7 @@ async fn wrong_passwords_in_a_row_are_throttled_with_retry_after_and_the_form_ag
 
 #[tokio::test]
 async fn the_right_password_is_never_throttled_however_often_it_is_used() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     for attempt in 1..=12 {
         let right = log_in(&app, ADMIN_PASSWORD, "/runs").await?;
         assert_eq!(right.status(), 303, "login {attempt}");
@@ -344,7 +342,7 @@ async fn the_right_password_is_never_throttled_however_often_it_is_used() -> any
 
 #[tokio::test]
 async fn a_forged_x_forwarded_for_does_not_dodge_the_limit_without_a_proxy() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     for attempt in 1..=5 {
         let forged = format!("203.0.113.{attempt}");
         let wrong = log_in_forwarded(&app, "not-the-password", &forged).await?;
@@ -384,7 +382,7 @@ async fn behind_a_proxy_clients_are_told_apart_by_x_forwarded_for() -> anyhow::R
 
 #[tokio::test]
 async fn after_login_only_paths_on_this_site_are_followed() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     for off_site in [
         "/\t/evil.example",
         "/%09/evil.example",

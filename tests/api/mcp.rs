@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     asks::{answer_of, page_path, submit},
-    helpers::{on_both_backends, spawn_app, spawn_app_on, Backend, HttpSink, TestApp, API_TOKEN},
+    helpers::{on_both_backends, Backend, HttpSink, TestApp, API_TOKEN},
 };
 
 const PROTOCOL: &str = "2025-11-25";
@@ -228,7 +228,7 @@ fn decision_schema() -> Value {
 
 #[tokio::test]
 async fn mcp_refuses_a_missing_or_wrong_token() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}});
     for token in [None, Some("not-the-token")] {
@@ -255,7 +255,7 @@ async fn mcp_refuses_a_missing_or_wrong_token() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn mcp_lists_the_four_ask_tools() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let client = McpClient::connect(&app, json!({})).await?;
     let listed = client.request("tools/list", json!({})).await?;
     let tools = listed["result"]["tools"].as_array().context("tools")?;
@@ -279,7 +279,12 @@ on_both_backends!(
 async fn an_mcp_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let client = McpClient::connect(&app, json!({})).await?;
@@ -331,7 +336,7 @@ async fn an_mcp_ask_is_answered_through_its_page_and_read_back_typed(
 
 #[tokio::test]
 async fn bad_calls_are_tool_errors_naming_the_field() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let client = McpClient::connect(&app, json!({})).await?;
     let cases = [
         (
@@ -388,14 +393,17 @@ async fn bad_calls_are_tool_errors_naming_the_field() -> anyhow::Result<()> {
 async fn ask_person_waits_for_the_answer_sending_progress() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let notify_url = sink.url("/notify")?;
-    let Some(app) = spawn_app_on(Backend::Sqlite, |config| {
-        config.notify = NotifyConfig {
-            webhook_url: Some(notify_url),
-            webhook_secret: Some(Secret::new("whsec_mcp_0123456789abcdef")),
-            ..NotifyConfig::default()
-        };
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(Backend::Sqlite)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                webhook_url: Some(notify_url),
+                webhook_secret: Some(Secret::new("whsec_mcp_0123456789abcdef")),
+                ..NotifyConfig::default()
+            };
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };
@@ -444,7 +452,7 @@ async fn ask_person_waits_for_the_answer_sending_progress() -> anyhow::Result<()
 #[tokio::test]
 async fn url_elicitation_sends_the_link_and_completes_once_the_person_answers() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let client = McpClient::connect(&app, json!({"elicitation": {"url": {}}})).await?;
     let mut outside_requests = client.listen().await?;
     let (mut stream, id) = client
@@ -512,7 +520,7 @@ async fn ask_and_answer_the_elicitation(
 #[tokio::test]
 async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation_declines(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let plain = McpClient::connect(&app, json!({"elicitation": {"form": {}}})).await?;
     let fallback = plain
         .call("ask_person", json!({"prompt": "Approve?", "elicit": "url"}))
@@ -550,13 +558,16 @@ async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation
 async fn assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says_who(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify.ask_recipients = RecipientAllowlist {
-            email: vec!["@example.com".into()],
-            ..RecipientAllowlist::default()
-        };
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };

@@ -18,7 +18,7 @@ use tessera::{
 use tokio::sync::Semaphore;
 
 use crate::{
-    helpers::{on_both_backends, spawn_app, spawn_app_on, spawn_app_on_with, Backend},
+    helpers::{on_both_backends, Backend, TestApp},
     mcp::{text_of, McpClient},
 };
 
@@ -98,7 +98,7 @@ fn assert_nothing_for_the_model(
 
 #[tokio::test]
 async fn a_client_without_the_extension_sees_no_app() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     // Declaring the extension without the app MIME type is not declaring it.
     for capabilities in [
         json!({}),
@@ -145,7 +145,7 @@ async fn a_client_without_the_extension_sees_no_app() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn an_app_client_gets_the_page_resource_and_the_views_own_tools() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let client = McpClient::connect(&app, apps()).await?;
     let listed = client.request("tools/list", json!({})).await?;
     let tools = listed["result"]["tools"].as_array().context("tools")?;
@@ -220,7 +220,12 @@ on_both_backends!(
 async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_reads_only_the_answer(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let client = McpClient::connect(&app, apps()).await?;
@@ -330,7 +335,12 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
 async fn a_person_declines_inline_and_strangers_reach_nothing(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let client = McpClient::connect(&app, apps()).await?;
@@ -431,7 +441,11 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
         )),
         ..Options::default()
     };
-    let app = spawn_app_on_with(Backend::Sqlite, |_| {}, options)
+    let app = TestApp::builder()
+        .backend(Backend::Sqlite)
+        .config(|_| {})
+        .options(options)
+        .try_spawn()
         .await?
         .context("SQLite always runs")?;
     let client = McpClient::connect(&app, apps()).await?;
@@ -478,14 +492,17 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
 
 #[tokio::test]
 async fn an_ask_with_assignees_is_not_answered_inline_and_its_view_says_so() -> anyhow::Result<()> {
-    let app = spawn_app_on(Backend::Sqlite, |config| {
-        config.notify.ask_recipients = RecipientAllowlist {
-            email: vec!["@example.com".into()],
-            ..RecipientAllowlist::default()
-        };
-    })
-    .await?
-    .context("SQLite always runs")?;
+    let app = TestApp::builder()
+        .backend(Backend::Sqlite)
+        .config(|config| {
+            config.notify.ask_recipients = RecipientAllowlist {
+                email: vec!["@example.com".into()],
+                ..RecipientAllowlist::default()
+            };
+        })
+        .try_spawn()
+        .await?
+        .context("SQLite always runs")?;
     let client = McpClient::connect(&app, apps()).await?;
     let mut ask = expense_ask();
     ask["assignees"] = json!(["ana@example.com", "bo@example.com"]);

@@ -18,7 +18,7 @@ use tower::ServiceExt as _;
 
 use crate::{
     asks::{create, submit},
-    helpers::{spawn_app, spawn_app_on, store_contract, Backend, TestApp, API_TOKEN},
+    helpers::{store_contract, Backend, TestApp, API_TOKEN},
 };
 
 store_contract!(the_stores_figures_count_runs_generations_tokens_latency_and_cache_hits);
@@ -169,7 +169,7 @@ fn value(samples: &BTreeMap<String, f64>, series: &str) -> f64 {
 
 #[tokio::test]
 async fn metrics_count_requests_by_route_runs_steps_and_generations() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let before = scrape(&app).await?;
 
     for _ in 0..2 {
@@ -243,7 +243,7 @@ async fn without_a_token_metrics_answer_loopback_only_and_never_behind_a_proxy(
     let response = app.router.clone().oneshot(stranger).await?;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
 
-    let spawned = spawn_app().await?;
+    let spawned = TestApp::builder().spawn().await?;
     assert_eq!(
         spawned.get("/metrics").await?.status(),
         200,
@@ -374,7 +374,12 @@ async fn counters_match_the_rows_on_postgres() -> anyhow::Result<()> {
 async fn the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a_scrape_reads_only_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     // Many rows in one go, in every status a run can be created with.

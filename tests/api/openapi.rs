@@ -2,17 +2,14 @@
 //! `/api/*` serves, the API's real answers validate against its response schemas on both
 //! engines, and Schemathesis's property-based checks find nothing against the real binary.
 
-use std::{
-    collections::BTreeSet,
-    process::{Command, Stdio},
-};
+use std::{collections::BTreeSet, process::Command};
 
 use anyhow::{ensure, Context as _};
 use serde_json::{json, Value};
 
 use crate::{
     binary::wait_until_listening,
-    helpers::{restartable_port, Backend, TestApp, API_TOKEN},
+    helpers::{Backend, TestApp, API_TOKEN},
 };
 
 /// The document as served, without credentials.
@@ -504,23 +501,25 @@ fn schemathesis_finds_no_server_error_and_no_answer_that_breaks_the_document() -
         tool.display()
     );
     let dir = tempfile::tempdir()?;
-    let port = restartable_port()?;
     let token = "schemathesis-token-0123456789";
+    let log = dir.path().join("server.log");
+    let output = crate::process::output_to(&log)?;
     let mut server = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .current_dir(dir.path())
         .env_remove("TESSERA_CONFIG")
-        .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
+        .env("TESSERA_ADDR", "127.0.0.1:0")
         .env(
             "DATABASE_URL",
             format!("sqlite://{}", dir.path().join("t.db").display()),
         )
         .env("TESSERA_API_TOKEN", token)
         .env("TESSERA_MODEL", "heuristic")
-        .env("TESSERA_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        // Warnings, and the line that says which port it bound.
+        .env("TESSERA_LOG", "warn,tessera=info")
+        .stdout(output.0)
+        .stderr(output.1)
         .spawn()?;
-    wait_until_listening(port, &mut server)?;
+    let port = wait_until_listening(&log, &mut server)?;
     let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis.toml");
     let output = Command::new(&tool)
         .current_dir(dir.path())
@@ -535,10 +534,8 @@ fn schemathesis_finds_no_server_error_and_no_answer_that_breaks_the_document() -
         .output()
         .context("running schemathesis")?;
     let _ = server.kill();
-    let server_log = server
-        .wait_with_output()
-        .map(|output| String::from_utf8_lossy(&output.stderr).into_owned())
-        .unwrap_or_default();
+    let _ = server.wait();
+    let server_log = std::fs::read_to_string(&log).unwrap_or_default();
     let report = String::from_utf8_lossy(&output.stdout);
     // The summary (operations, test cases, failures) is the run's record; cargo shows it with
     // --nocapture.

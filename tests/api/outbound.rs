@@ -28,7 +28,7 @@ use tessera::{
 
 use crate::{
     asks::{create, post_ask, submit, wait_for_ask},
-    helpers::{on_both_backends, spawn_app_configured, spawn_app_on, Backend, HttpSink, TestApp},
+    helpers::{on_both_backends, Backend, HttpSink, TestApp},
     mcp::{text_of, McpClient},
 };
 
@@ -44,21 +44,24 @@ async fn spawn_signing(
 ) -> anyhow::Result<Option<TestApp>> {
     let hooks = hooks.to_owned();
     let admitted = admitted.to_vec();
-    spawn_app_on(backend, move |config| {
-        config.notify = NotifyConfig {
-            webhook_secret: Some(Secret::new(SECRET)),
-            ask_recipients: RecipientAllowlist {
-                webhook_prefixes: RecipientAllowlist::entries(&hooks),
-                ..RecipientAllowlist::default()
-            },
-            ..NotifyConfig::default()
-        };
-        for address in admitted {
-            config.outbound_allow =
-                std::mem::take(&mut config.outbound_allow).with_address(address);
-        }
-    })
-    .await
+    TestApp::builder()
+        .backend(backend)
+        .config(move |config| {
+            config.notify = NotifyConfig {
+                webhook_secret: Some(Secret::new(SECRET)),
+                ask_recipients: RecipientAllowlist {
+                    webhook_prefixes: RecipientAllowlist::entries(&hooks),
+                    ..RecipientAllowlist::default()
+                },
+                ..NotifyConfig::default()
+            };
+            for address in admitted {
+                config.outbound_allow =
+                    std::mem::take(&mut config.outbound_allow).with_address(address);
+            }
+        })
+        .try_spawn()
+        .await
 }
 
 async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
@@ -329,14 +332,14 @@ fn yaml(text: &str) -> anyhow::Result<YamlWorkflow> {
 }
 
 async fn spawn_yaml(hosts: String, workflows: Vec<YamlWorkflow>) -> anyhow::Result<TestApp> {
-    spawn_app_configured(
-        move |config| config.workflow_http_hosts = hosts,
-        Options {
+    TestApp::builder()
+        .config(move |config| config.workflow_http_hosts = hosts)
+        .options(Options {
             yaml_workflows: Some(workflows),
             ..Options::default()
-        },
-    )
-    .await
+        })
+        .spawn()
+        .await
 }
 
 async fn run_to_end(app: &TestApp, workflow: &str) -> anyhow::Result<Value> {

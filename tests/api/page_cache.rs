@@ -20,7 +20,7 @@ use tessera::{
     startup::Options,
 };
 
-use crate::helpers::{on_both_backends, spawn_app_on_with, Backend, TestApp};
+use crate::helpers::{on_both_backends, Backend, TestApp};
 
 /// Extra component calls the mock places on its first turn: `(tool, arguments)`.
 type Extra = Arc<Mutex<Vec<(String, Value)>>>;
@@ -180,7 +180,11 @@ async fn spawn_with_mock(backend: Backend) -> anyhow::Result<Option<(TestApp, Mo
         models: Some(AllowedModels::with_model("openai:mock", model)),
         ..Options::default()
     };
-    Ok(spawn_app_on_with(backend, |_| {}, options)
+    Ok(TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .options(options)
+        .try_spawn()
         .await?
         .map(|app| (app, mock)))
 }

@@ -20,7 +20,7 @@ use tessera::{
 };
 use tessera_app::catalog::{Catalog, ComponentSpec};
 
-use crate::helpers::{on_both_backends, spawn_app, spawn_app_on, spawn_app_with, Backend, TestApp};
+use crate::helpers::{on_both_backends, Backend, TestApp};
 
 struct Link {
     token: PageToken,
@@ -107,7 +107,7 @@ async fn post(app: &TestApp, path: &str, body: String) -> anyhow::Result<reqwest
 
 #[tokio::test]
 async fn opening_a_link_renders_the_page_and_changes_nothing() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     for _ in 0..3 {
         let response = app.get(&link.path()).await?;
@@ -132,7 +132,7 @@ async fn opening_a_link_renders_the_page_and_changes_nothing() -> anyhow::Result
 
 #[tokio::test]
 async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let response = post(&app, &link.path(), format!("_csrf={csrf}&note=Looks+good")).await?;
@@ -178,7 +178,7 @@ async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Re
 #[tokio::test]
 async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let response = post(&app, &link.path(), format!("_csrf={csrf}&note=no")).await?;
@@ -201,7 +201,7 @@ async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() 
 #[tokio::test]
 async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refused(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let other = waiting_page(&app, 60_000).await?;
     let other_csrf = csrf_of(&app.get(&other.path()).await?.text().await?);
@@ -242,10 +242,13 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
 #[tokio::test]
 async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_passed(
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(Backend::Sqlite, |config| {
-        config.access.receipt_lifetime = Duration::from_secs(3600);
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(Backend::Sqlite)
+        .config(|config| {
+            config.access.receipt_lifetime = Duration::from_secs(3600);
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };
@@ -286,7 +289,7 @@ async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_pass
 
 #[tokio::test]
 async fn twenty_concurrent_posts_give_one_303_and_nineteen_409() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let mut tasks = Vec::new();
@@ -324,7 +327,7 @@ async fn twenty_concurrent_posts_give_one_303_and_nineteen_409() -> anyhow::Resu
 
 #[tokio::test]
 async fn expired_withdrawn_and_unknown_links_are_refused_without_leaking() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let expired = waiting_page(&app, -1).await?;
     assert_eq!(app.get(&expired.path()).await?.status(), 410);
     assert_eq!(
@@ -370,7 +373,7 @@ fn strip_nonce(html: &str) -> String {
 #[tokio::test]
 async fn a_reissued_link_replaces_the_old_one_and_an_extended_one_lives_longer(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let page = app.store.page_by_token(&link.token.hash()).await?;
     let fresh = PageToken::generate();
@@ -402,7 +405,7 @@ async fn a_reissued_link_replaces_the_old_one_and_an_extended_one_lives_longer(
 
 #[tokio::test]
 async fn the_cancel_button_resolves_the_run_with_a_cancelled_response() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let response = post(
@@ -426,7 +429,7 @@ async fn the_cancel_button_resolves_the_run_with_a_cancelled_response() -> anyho
 #[tokio::test]
 async fn a_page_without_a_cancel_button_cannot_be_cancelled_by_a_crafted_post() -> anyhow::Result<()>
 {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page_with(&app, 60_000, false).await?;
     let html = app.get(&link.path()).await?.text().await?;
     assert!(!html.contains("value=\"cancel\""), "no Cancel button shown");
@@ -466,7 +469,7 @@ async fn a_page_without_a_cancel_button_cannot_be_cancelled_by_a_crafted_post() 
 
 #[tokio::test]
 async fn downloads_are_built_from_the_pages_data_and_guard_formulas() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let response = app.get(&format!("{}/download/dl.csv", link.path())).await?;
     assert_eq!(response.status(), 200);
@@ -532,7 +535,11 @@ async fn pages_are_served_with_the_components_the_runner_and_its_steps_registere
         components: vec![renamed_badge("RunnerPill")?],
         ..Options::default()
     };
-    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    let app = TestApp::builder()
+        .dir(tempfile::tempdir()?)
+        .options(options)
+        .spawn()
+        .await?;
     for (component, text) in [("RunnerPill", "Runner-level"), ("StepPill", "Step-level")] {
         let html = app
             .get(&page_with(&app, component, text).await?)
@@ -663,7 +670,11 @@ async fn a_steps_override_of_a_default_component_stays_on_that_steps_pages() -> 
         ),
         ..Options::default()
     };
-    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    let app = TestApp::builder()
+        .dir(tempfile::tempdir()?)
+        .options(options)
+        .spawn()
+        .await?;
     let shouting = app
         .get(&start_and_open(&app, "shouting").await?)
         .await?
@@ -694,7 +705,7 @@ async fn a_page_made_with_components_the_server_no_longer_has_is_a_clear_error_p
     use tessera::pages::component_set::ComponentSet;
     let logs = crate::helpers::captured_logs();
     // Made by a server whose step offered the shouting Heading; this server never heard of it.
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let token = PageToken::generate();
     let page = app
         .store
@@ -737,7 +748,7 @@ async fn a_page_made_with_components_the_server_no_longer_has_is_a_clear_error_p
 #[tokio::test]
 async fn a_page_stored_before_pages_recorded_their_components_renders_as_before(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let html = app
         .get(&page_with(&app, "Heading", "Written before the upgrade").await?)
         .await?
@@ -780,7 +791,12 @@ on_both_backends!(
 async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_next_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let tree =
@@ -819,7 +835,12 @@ async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_ne
 async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     // Eleven tables of 500 rows a page: 5,500 rows, over the 5,000 the budget allows.

@@ -29,10 +29,7 @@ use tessera::{
 
 use crate::{
     asks::{page_path, submit, wait_for_ask},
-    helpers::{
-        on_both_backends, spawn_app_on, spawn_app_on_with, store_contract, Backend, HttpSink,
-        TestApp, TestDb,
-    },
+    helpers::{on_both_backends, store_contract, Backend, HttpSink, TestApp, TestDb},
 };
 
 mod store {
@@ -444,20 +441,23 @@ async fn spawn_people_app_calling(
     backend: Backend,
     sink: Option<&HttpSink>,
 ) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on(backend, |config| {
-        if let Some(sink) = sink {
-            sink.admit_in(config);
-        }
-        config.notify = NotifyConfig {
-            webhook_secret: Some(Secret::new("whsec_people_0123456789abcdef")),
-            ask_recipients: RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            },
-            ..NotifyConfig::default()
-        };
-    })
-    .await
+    TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            if let Some(sink) = sink {
+                sink.admit_in(config);
+            }
+            config.notify = NotifyConfig {
+                webhook_secret: Some(Secret::new("whsec_people_0123456789abcdef")),
+                ask_recipients: RecipientAllowlist {
+                    email: vec!["@example.com".into()],
+                    ..RecipientAllowlist::default()
+                },
+                ..NotifyConfig::default()
+            };
+        })
+        .try_spawn()
+        .await
 }
 
 fn approval_schema() -> Value {
@@ -789,17 +789,17 @@ async fn spawn_for_example_com(
     backend: Backend,
     options: Options,
 ) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on_with(
-        backend,
-        |config| {
+    TestApp::builder()
+        .backend(backend)
+        .config(|config| {
             config.notify.ask_recipients = RecipientAllowlist {
                 email: vec!["@example.com".into()],
                 ..RecipientAllowlist::default()
             };
-        },
-        options,
-    )
-    .await
+        })
+        .options(options)
+        .try_spawn()
+        .await
 }
 
 const STAGED_YAML: &str = r#"

@@ -5,16 +5,50 @@
 use std::{
     fs::File,
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     time::{Duration, Instant},
 };
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 
-use crate::helpers::{restartable_port, API_TOKEN};
+use crate::helpers::API_TOKEN;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_tessera");
+
+/// Where a child's stdout and stderr both go: `log`, appended to, so neither overwrites what the
+/// other wrote.
+pub fn output_to(log: &Path) -> std::io::Result<(File, File)> {
+    let open = || File::options().create(true).append(true).open(log);
+    Ok((open()?, open()?))
+}
+
+/// The port a server's log says it listens on (its `listening` line, text or JSON), if it said.
+pub fn listening_port(log: &str) -> Option<u16> {
+    let line = log.lines().find(|line| line.contains("listening"))?;
+    let plain = strip_ansi(line);
+    let (_, after) = plain.split_once("127.0.0.1:")?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|port| *port != 0)
+}
+
+/// `text` without terminal colour codes (`ESC [ … m`).
+fn strip_ansi(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for code in chars.by_ref() {
+                if code == 'm' {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
 
 /// A server process; dropping it kills it (also when a test panics).
 pub struct ServerProcess {
@@ -31,25 +65,43 @@ impl ServerProcess {
         database_url: &str,
         settings: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
-        let port = restartable_port()?;
-        let log = folder.join(format!("server-{port}.log"));
+        let log = tempfile::Builder::new()
+            .prefix("server-")
+            .suffix(".log")
+            .tempfile_in(folder)?
+            .into_temp_path()
+            .keep()?;
+        let output = output_to(&log)?;
         let mut command = Command::new(BINARY);
         command
             .current_dir(folder)
             .env_remove("TESSERA_SITE_ROOT")
             .env_remove("TESSERA_LOG_FORMAT")
             .env_remove("TESSERA_CONFIG")
-            .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
+            // Port 0, then the port it says it bound: no gap for another process to take it.
+            .env("TESSERA_ADDR", "127.0.0.1:0")
             .env("DATABASE_URL", database_url)
             .env("TESSERA_API_TOKEN", API_TOKEN)
             .env("TESSERA_ADMIN_PASSWORD", "process-admin-password")
             .env("TESSERA_LOG", "info")
-            .stdout(Stdio::from(File::create(&log)?))
-            .stderr(Stdio::from(File::options().append(true).open(&log)?));
+            .stdout(output.0)
+            .stderr(output.1);
         for (name, value) in settings {
             command.env(name, value);
         }
-        let child = command.spawn().context("starting tessera")?;
+        let mut child = command.spawn().context("starting tessera")?;
+        let started = Instant::now();
+        let port = loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(port) = listening_port(&text) {
+                break port;
+            }
+            if started.elapsed() > Duration::from_secs(30) || child.try_wait()?.is_some() {
+                let _ = child.kill();
+                bail!("the server never said where it listens: {text}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         let server = Self {
             child,
             base: format!("http://127.0.0.1:{port}"),

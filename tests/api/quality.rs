@@ -11,7 +11,7 @@ use anyhow::{ensure, Context as _};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, TestApp};
+use crate::helpers::TestApp;
 
 /// What a reviewer checks on one page; every key is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -305,7 +305,7 @@ fn review(fixture: &Fixture, html: &str) -> Vec<String> {
 async fn every_quality_request_gets_a_page_a_reviewer_accepts() -> anyhow::Result<()> {
     let fixtures = load_fixtures()?;
     assert!(fixtures.len() >= 20, "only {} fixtures", fixtures.len());
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let mut problems = Vec::new();
     for fixture in &fixtures {
         let html = page_html(&app, fixture).await?;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::{
     asks::{answer_of, create, post_ask, submit},
-    helpers::{on_both_backends, spawn_app_on, Backend},
+    helpers::{on_both_backends, Backend, TestApp},
 };
 
 fn invoice_schema() -> Value {
@@ -82,7 +82,12 @@ fn contacts_schema() -> Value {
 async fn an_invoice_correction_with_line_items_is_asked_and_answered_as_nested_json(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let items = json!([{"sku": "A-100", "quantity": 10, "unit_price": 4.5},
@@ -112,7 +117,12 @@ async fn an_invoice_correction_with_line_items_is_asked_and_answered_as_nested_j
 async fn a_crafted_gap_or_a_wrong_value_in_a_record_is_refused_and_nothing_recorded(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, path) = create(
@@ -152,7 +162,12 @@ async fn a_crafted_gap_or_a_wrong_value_in_a_record_is_refused_and_nothing_recor
 async fn an_address_and_five_contacts_are_asked_and_answered_as_nested_json(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let (id, path) = create(
@@ -197,7 +212,12 @@ async fn an_address_and_five_contacts_are_asked_and_answered_as_nested_json(
 async fn a_list_of_records_inside_a_record_is_refused_naming_its_path(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_app_on(backend, |_| {}).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {"parcels": {"type": "array", "items": {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use tessera::{startup::Options, workflow::RunnerConfig};
 
-use crate::helpers::{spawn_app, spawn_app_with, TestApp, API_TOKEN};
+use crate::helpers::{TestApp, API_TOKEN};
 
 async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
     app.api_json(&format!("/api/runs/{id}")).await
@@ -42,7 +42,7 @@ fn csrf_of(html: &str) -> String {
 #[tokio::test]
 async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_emails(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let started: Value = app
         .api_post(
             "/api/runs",
@@ -116,7 +116,11 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
         }),
         ..Options::default()
     };
-    let app = spawn_app_with(tempfile::tempdir()?, options).await?;
+    let app = TestApp::builder()
+        .dir(tempfile::tempdir()?)
+        .options(options)
+        .spawn()
+        .await?;
     let started: Value = app
         .api_post(
             "/api/runs",
@@ -149,7 +153,7 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
 
 #[tokio::test]
 async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let anonymous = app.get("/runs").await?;
     assert_eq!(anonymous.status(), 303);
     assert_eq!(
@@ -191,7 +195,7 @@ fn shown_link(html: &str) -> String {
 #[tokio::test]
 async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops_working(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let started = app
         .client
@@ -287,7 +291,7 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
 
 #[tokio::test]
 async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let response = app
         .api_post("/api/runs", &serde_json::json!({"workflow": "nope"}))
         .await?;
@@ -300,7 +304,7 @@ async fn starting_an_unknown_workflow_is_a_clear_400() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_itself(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let started: Value = app
         .api_post(
@@ -393,7 +397,7 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
 #[tokio::test]
 async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_token(
 ) -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let mut started = Vec::new();
     for workflow in ["email-digest", "dashboard", "email-digest"] {
         let run: Value = app
@@ -434,7 +438,7 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
 /// The run page says until when a run waits and what happens then; extending the link moves it.
 #[tokio::test]
 async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> anyhow::Result<()> {
-    let app = spawn_app().await?;
+    let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let created: Value = app
         .api_post(

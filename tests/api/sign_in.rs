@@ -11,7 +11,7 @@ use tessera::{
 };
 
 use crate::{
-    helpers::{on_both_backends, session_cookie, spawn_app_on, Backend, TestApp},
+    helpers::{on_both_backends, session_cookie, Backend, TestApp},
     mailbox::{Delivered, Mailbox},
 };
 
@@ -35,25 +35,28 @@ async fn spawn_mailing_app(
     let port = mailbox.port();
     let from = "Tessera <tessera@example.com>".parse()?;
     let ops = "ops@example.com".parse()?;
-    spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            email: Some(EmailConfig {
-                host: "127.0.0.1".into(),
-                port,
-                tls: SmtpTls::None,
-                login: None,
-                from,
-                to: vec![ops],
-            }),
-            ask_recipients: RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            },
-            ..NotifyConfig::default()
-        };
-        customize(config);
-    })
-    .await
+    TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                email: Some(EmailConfig {
+                    host: "127.0.0.1".into(),
+                    port,
+                    tls: SmtpTls::None,
+                    login: None,
+                    from,
+                    to: vec![ops],
+                }),
+                ask_recipients: RecipientAllowlist {
+                    email: vec!["@example.com".into()],
+                    ..RecipientAllowlist::default()
+                },
+                ..NotifyConfig::default()
+            };
+            customize(config);
+        })
+        .try_spawn()
+        .await
 }
 
 /// Asks `assignees` to approve `prompt`; answers the ask's id.

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::{
     asks::{page_path, submit, wait_for_ask},
-    helpers::{on_both_backends, spawn_app_on, Backend, TestApp},
+    helpers::{on_both_backends, Backend, TestApp},
     mailbox::Mailbox,
 };
 
@@ -51,7 +51,12 @@ async fn two_stages_ask_in_turn_and_a_decline_settles_unless_the_stage_goes_on(
 ) -> anyhow::Result<()> {
     let mailbox = Mailbox::start().await?;
     let notify = mailbox.notify_config("@example.com")?;
-    let Some(app) = spawn_app_on(backend, |config| config.notify = notify).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|config| config.notify = notify)
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let mail_to = |address: &'static str| {

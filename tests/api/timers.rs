@@ -17,10 +17,7 @@ use tessera::{
 
 use crate::{
     asks::{csrf_of, page_path, wait_for_ask},
-    helpers::{
-        on_both_backends, restartable_port, spawn_app_on, spawn_app_on_with, Backend,
-        FreshPostgres, TestApp, API_TOKEN,
-    },
+    helpers::{on_both_backends, restartable_port, Backend, FreshPostgres, TestApp, API_TOKEN},
     mailbox::{Delivered, Mailbox},
 };
 
@@ -367,10 +364,13 @@ async fn a_reminder_and_an_escalation_each_fire_once_across_a_kill_and_restart(
 }
 
 async fn spawn_deadline_app(backend: Backend) -> anyhow::Result<Option<TestApp>> {
-    spawn_app_on(backend, |config| {
-        config.notify.ask_recipients.email = vec!["@example.com".into()];
-    })
-    .await
+    TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify.ask_recipients.email = vec!["@example.com".into()];
+        })
+        .try_spawn()
+        .await
 }
 
 async fn deadlines_decline_continue_with_the_default_or_fail_an_ask(
@@ -474,7 +474,13 @@ steps:
         yaml_workflows: Some(vec![workflow]),
         ..Options::default()
     };
-    let Some(app) = spawn_app_on_with(backend, |_| {}, options).await? else {
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|_| {})
+        .options(options)
+        .try_spawn()
+        .await?
+    else {
         return Ok(());
     };
     let started = app

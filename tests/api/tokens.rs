@@ -16,7 +16,7 @@ use tessera::{
 };
 
 use crate::{
-    helpers::{on_both_backends, spawn_app_on, Backend, HttpSink, TestApp},
+    helpers::{on_both_backends, Backend, HttpSink, TestApp},
     mcp::McpClient,
 };
 
@@ -111,19 +111,22 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     let logs = crate::helpers::captured_logs();
     let sink = HttpSink::start(&[]).await?;
     let notify_url = sink.url("/notify")?;
-    let Some(app) = spawn_app_on(backend, |config| {
-        config.notify = NotifyConfig {
-            webhook_url: Some(notify_url),
-            webhook_secret: Some(Secret::new(SECRET)),
-            ask_recipients: RecipientAllowlist {
-                email: vec!["@example.com".into()],
-                ..RecipientAllowlist::default()
-            },
-            ..NotifyConfig::default()
-        };
-        sink.admit_in(config);
-    })
-    .await?
+    let Some(app) = TestApp::builder()
+        .backend(backend)
+        .config(|config| {
+            config.notify = NotifyConfig {
+                webhook_url: Some(notify_url),
+                webhook_secret: Some(Secret::new(SECRET)),
+                ask_recipients: RecipientAllowlist {
+                    email: vec!["@example.com".into()],
+                    ..RecipientAllowlist::default()
+                },
+                ..NotifyConfig::default()
+            };
+            sink.admit_in(config);
+        })
+        .try_spawn()
+        .await?
     else {
         return Ok(());
     };

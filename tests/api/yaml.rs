@@ -20,11 +20,7 @@ use tessera::{
     },
 };
 
-use crate::{
-    asks::submit,
-    helpers::{spawn_app_configured, spawn_app_with, TestApp},
-    runs::working_link_path,
-};
+use crate::{asks::submit, helpers::TestApp, runs::working_link_path};
 
 fn examples() -> anyhow::Result<Vec<YamlWorkflow>> {
     Ok(load_dir(
@@ -33,14 +29,14 @@ fn examples() -> anyhow::Result<Vec<YamlWorkflow>> {
 }
 
 async fn spawn_with_examples() -> anyhow::Result<TestApp> {
-    spawn_app_with(
-        tempfile::tempdir()?,
-        Options {
+    TestApp::builder()
+        .dir(tempfile::tempdir()?)
+        .options(Options {
             yaml_workflows: Some(examples()?),
             ..Options::default()
-        },
-    )
-    .await
+        })
+        .spawn()
+        .await
 }
 
 async fn start(app: &TestApp, workflow: &str, input: Value) -> anyhow::Result<String> {
@@ -137,14 +133,14 @@ async fn the_expense_approval_example_branches_to_the_rejection() -> anyhow::Res
 #[tokio::test]
 async fn with_the_demo_off_the_example_that_calls_the_demo_site_is_not_registered(
 ) -> anyhow::Result<()> {
-    let app = spawn_app_configured(
-        |config| config.demo = false,
-        Options {
+    let app = TestApp::builder()
+        .config(|config| config.demo = false)
+        .options(Options {
             yaml_workflows: Some(examples()?),
             ..Options::default()
-        },
-    )
-    .await?;
+        })
+        .spawn()
+        .await?;
     let refused = app
         .api_post(
             "/api/runs",
@@ -231,14 +227,14 @@ fn workflow(text: &str) -> anyhow::Result<YamlWorkflow> {
 
 async fn spawn_with(hosts: &str, workflows: Vec<YamlWorkflow>) -> anyhow::Result<TestApp> {
     let hosts = hosts.to_owned();
-    spawn_app_configured(
-        move |config| config.workflow_http_hosts = hosts,
-        Options {
+    TestApp::builder()
+        .config(move |config| config.workflow_http_hosts = hosts)
+        .options(Options {
             yaml_workflows: Some(workflows),
             ..Options::default()
-        },
-    )
-    .await
+        })
+        .spawn()
+        .await
 }
 
 #[tokio::test]
@@ -335,26 +331,26 @@ async fn a_run_whose_file_changed_since_it_started_is_stopped_naming_both_digest
 ) -> anyhow::Result<()> {
     let before = "name: doc\nstate: {x: 1}\nsteps:\n  - name: ask\n    ui: {prompt: \"Sign {{ x }}\", schema: {type: object, properties: {ok: {type: boolean}}}}\n  - name: answer\n    wait: {save: /answer}\n  - name: done\n    notify: {title: done}\n";
     let dir = tempfile::tempdir()?;
-    let app = spawn_app_with(
-        dir,
-        Options {
+    let app = TestApp::builder()
+        .dir(dir)
+        .options(Options {
             yaml_workflows: Some(vec![workflow(before)?]),
             ..Options::default()
-        },
-    )
-    .await?;
+        })
+        .spawn()
+        .await?;
     let id = start(&app, "doc", json!({})).await?;
     app.wait_for_status(&id, "waiting").await?;
     let dir = app.stop().await?;
     let after = before.replace("Sign", "Please sign");
-    let app = spawn_app_with(
-        dir,
-        Options {
+    let app = TestApp::builder()
+        .dir(dir)
+        .options(Options {
             yaml_workflows: Some(vec![workflow(&after)?]),
             ..Options::default()
-        },
-    )
-    .await?;
+        })
+        .spawn()
+        .await?;
     let path = working_link_path(&app, &id).await?;
     assert_eq!(submit(&app, &path, "ok=on").await?.status(), 303);
     let run = app.wait_for_status(&id, "failed").await?;
