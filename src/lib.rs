@@ -15,7 +15,9 @@ pub mod chat;
 pub mod config;
 pub mod demo;
 pub mod eval;
-pub mod forms;
+/// Response schemas and form submissions, in a crate of their own (`tessera-forms`: no I/O, and
+/// the compiler keeps it from reaching the server's other layers).
+pub use tessera_forms as forms;
 pub mod http;
 pub mod llm;
 pub mod mcp;
@@ -25,6 +27,7 @@ pub mod pages;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod typed_forms;
 pub mod util;
 pub mod workflow;
 

@@ -138,11 +138,10 @@ impl ChatModel for HeuristicModel {
 }
 
 /// The heuristic's page for a request, built through the tool semantics as the loop would (for
-/// tests that need a known-good page).
+/// tests that need a known-good page, here and in `tests/api/answerable_browser.rs`).
 ///
 /// # Errors
 /// What went wrong, when a prompt does not render or the heuristic does not finish.
-#[cfg(test)]
 pub fn page_for(
     prompt: &str,
     schema: Option<&crate::forms::FormSchema>,

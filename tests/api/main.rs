@@ -2,6 +2,7 @@
 
 mod agent;
 mod answerable;
+mod answerable_browser;
 mod api_access;
 mod asks;
 mod assets;
@@ -49,6 +50,7 @@ mod store;
 mod structured_pages;
 mod timers;
 mod tokens;
+mod typed_forms;
 mod upgrade;
 mod views;
 mod whole_page;

@@ -18,6 +18,7 @@
 //! [`FieldErrors`] for submissions (the person's).
 
 pub mod answerable;
+pub mod dates;
 pub mod decode;
 pub mod offered;
 pub mod schema;

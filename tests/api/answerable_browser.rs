@@ -17,7 +17,7 @@ use tessera_app::{
     tree::PageTree,
 };
 
-use crate::{
+use tessera::{
     agent::tools::Workspace,
     forms::{
         decode_and_validate, validate::is_multiple_of, FieldKind, FormField, FormSchema,
@@ -205,7 +205,7 @@ fn cases() -> impl Strategy<Value = Vec<Case>> {
 
 /// Builds the heuristic's page for `schema`.
 fn heuristic_page(schema: &FormSchema, data: &Value) -> Result<PageTree, String> {
-    crate::agent::heuristic::page_for("Answer these questions.", Some(schema), data)
+    tessera::agent::heuristic::page_for("Answer these questions.", Some(schema), data)
 }
 
 /// How a random "model" writes a field's component: which component and which props it sets
@@ -752,7 +752,7 @@ proptest! {
     fn the_heuristic_page_accepts_every_valid_nested_answer_through_a_browser(case in nested_cases()) {
         let (schema, answers, by_path) = case.expected();
         let tree = heuristic_page(&schema, &json!({})).map_err(TestCaseError::fail)?;
-        let report = crate::forms::validate_form::validate_form(&tree, &Catalog::defaults(), Some(&schema), &json!({}));
+        let report = tessera::forms::validate_form::validate_form(&tree, &Catalog::defaults(), Some(&schema), &json!({}));
         prop_assert!(report.ok, "{:#?}", report.errors);
         let html = render_with_records(&tree, &json!({}), &[("items".to_owned(), case.records.len())]);
         let body = fill_and_submit(&html, &by_path).map_err(|problem| {
@@ -775,7 +775,7 @@ proptest! {
     fn the_heuristic_page_accepts_every_valid_answer_through_a_browser(cases in cases()) {
         let (schema, answers) = expected(&cases);
         let tree = heuristic_page(&schema, &json!({})).map_err(TestCaseError::fail)?;
-        let report = crate::forms::validate_form::validate_form(&tree, &Catalog::defaults(), Some(&schema), &json!({}));
+        let report = tessera::forms::validate_form::validate_form(&tree, &Catalog::defaults(), Some(&schema), &json!({}));
         prop_assert!(report.ok, "{:#?}", report.errors);
         check_page(&tree, &schema, &answers)?;
     }

@@ -884,7 +884,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::forms::{FormField, StringFormat};
+    use crate::{FormField, StringFormat};
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -926,7 +926,7 @@ mod tests {
         ))
     }
 
-    fn structured_schema() -> Result<FormSchema, crate::forms::SchemaError> {
+    fn structured_schema() -> Result<FormSchema, crate::SchemaError> {
         FormSchema::from_json_schema(&json!({"type": "object", "properties": {
             "address": {"type": "object", "properties": {
                 "street": {"type": "string"},

@@ -443,7 +443,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::forms::{FieldKind, FormField};
+    use crate::{FieldKind, FormField};
 
     fn schema(fields: Vec<FormField>) -> FormSchema {
         FormSchema::new(fields)

@@ -708,5 +708,5 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod browser;
+// The answerability property against a real renderer and the heuristic's pages lives with the
+// root crate, which has both: `tests/api/answerable_browser.rs`.

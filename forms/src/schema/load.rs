@@ -277,14 +277,12 @@ impl Loader<'_> {
         match schema.get("default") {
             None | Some(Value::Null) => {}
             Some(default) => {
-                crate::forms::validate::validate_field(&field, Some(default)).map_err(
-                    |message| {
-                        SchemaError::field(
-                            name,
-                            format!("its \"default\" {default} does not fit the field: {message}"),
-                        )
-                    },
-                )?;
+                crate::validate::validate_field(&field, Some(default)).map_err(|message| {
+                    SchemaError::field(
+                        name,
+                        format!("its \"default\" {default} does not fit the field: {message}"),
+                    )
+                })?;
                 field.default = Some(default.clone());
             }
         }

@@ -26,7 +26,7 @@ use super::{
     decode::{decode_partial, raw_values},
     FieldErrors, FieldKind, FormField, FormSchema, StringFormat,
 };
-use crate::util::dates::CivilDate;
+use crate::dates::CivilDate;
 
 /// The key used in [`FieldErrors`] for problems the backstop cannot place on one field.
 pub const FORM_ERROR_KEY: &str = "";
@@ -692,7 +692,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::forms::FormField;
+    use crate::FormField;
 
     fn text(
         format: Option<StringFormat>,
@@ -716,7 +716,7 @@ mod tests {
         decode_and_validate(schema, body.as_bytes())
     }
 
-    fn invoice() -> Result<FormSchema, crate::forms::SchemaError> {
+    fn invoice() -> Result<FormSchema, crate::SchemaError> {
         FormSchema::from_json_schema(&json!({
             "type": "object",
             "properties": {
@@ -743,7 +743,7 @@ mod tests {
 
     #[test]
     fn every_flat_keyword_is_checked_inside_records_and_names_the_line(
-    ) -> Result<(), crate::forms::SchemaError> {
+    ) -> Result<(), crate::SchemaError> {
         let form = invoice()?;
         let body = "_count.line_items=2\
             &line_items[0].sku=AB-1&line_items[0].quantity=2&line_items[0].unit_price=0.30&line_items[0].unit=box\
@@ -794,7 +794,7 @@ mod tests {
 
     #[test]
     fn a_json_answer_is_checked_inside_records_and_objects_by_path(
-    ) -> Result<(), crate::forms::SchemaError> {
+    ) -> Result<(), crate::SchemaError> {
         let form = invoice()?;
         let answer = json!({ "line_items": [
             { "sku": "AB-1", "quantity": 1, "unit_price": 2 },
