@@ -76,12 +76,7 @@ async fn an_unknown_variable_or_a_syntax_error_is_a_422_naming_the_prompt() -> a
 async fn a_display_only_ask_shows_a_page_with_no_form_until_it_expires(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(

@@ -123,12 +123,7 @@ async fn spawn_signing_callbacks(
 async fn an_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -250,12 +245,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 }
 
 async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
@@ -375,12 +365,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 async fn the_form_lists_the_fields_in_the_order_the_schema_writes_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({
@@ -420,12 +405,7 @@ on_both_backends!(
 async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     // Once hung the server: 10¹⁰ iterations, and the next request stalled behind it.
@@ -447,12 +427,7 @@ async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
 async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     // Few instructions, little output, but 100 MB doubled ten times if it ran.
@@ -486,12 +461,7 @@ async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
 async fn a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let emails: Vec<Value> = (0..300)
@@ -624,12 +594,7 @@ async fn ask_call(
 async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, first_path) =

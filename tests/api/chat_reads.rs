@@ -69,12 +69,7 @@ async fn chat(app: &TestApp, cookie: &str, query: &str) -> anyhow::Result<String
 async fn a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_turn(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
@@ -131,12 +126,7 @@ async fn a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_tu
 async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     // 1250 items: the site returns at most 1000, the chat keeps 500 of them.
@@ -216,12 +206,7 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
 async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
@@ -259,12 +244,7 @@ async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
 async fn an_update_approval_says_old_to_new_per_item_and_in_one_line(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     DemoItems::new(app.store.clone()).ensure_seeded().await?;

@@ -622,12 +622,7 @@ async fn anonymous_writes_to_the_demo_site_are_refused_and_change_nothing() -> a
 async fn the_demo_key_or_the_api_token_may_write_to_the_demo_site() -> anyhow::Result<()> {
     for backend in [Backend::Sqlite, Backend::Postgres] {
         // The key comes from the server's key in the store, whichever engine holds it.
-        let Some(app) = TestApp::builder()
-            .backend(backend)
-            .config(|_| {})
-            .try_spawn()
-            .await?
-        else {
+        let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
             continue;
         };
         writes_with_the_demo_key_or_the_api_token(&app).await?;

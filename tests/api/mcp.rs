@@ -279,12 +279,7 @@ on_both_backends!(
 async fn an_mcp_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let client = McpClient::connect(&app, json!({})).await?;

@@ -220,12 +220,7 @@ on_both_backends!(
 async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_reads_only_the_answer(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let client = McpClient::connect(&app, apps()).await?;
@@ -335,12 +330,7 @@ async fn a_page_shown_inline_is_answered_once_through_its_view_and_the_model_rea
 async fn a_person_declines_inline_and_strangers_reach_nothing(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let client = McpClient::connect(&app, apps()).await?;
@@ -443,7 +433,6 @@ async fn a_view_given_before_its_page_shows_it_once_it_is_made() -> anyhow::Resu
     };
     let app = TestApp::builder()
         .backend(Backend::Sqlite)
-        .config(|_| {})
         .options(options)
         .try_spawn()
         .await?

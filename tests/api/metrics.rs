@@ -374,12 +374,7 @@ async fn counters_match_the_rows_on_postgres() -> anyhow::Result<()> {
 async fn the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a_scrape_reads_only_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     // Many rows in one go, in every status a run can be created with.

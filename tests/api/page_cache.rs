@@ -182,7 +182,6 @@ async fn spawn_with_mock(backend: Backend) -> anyhow::Result<Option<(TestApp, Mo
     };
     Ok(TestApp::builder()
         .backend(backend)
-        .config(|_| {})
         .options(options)
         .try_spawn()
         .await?

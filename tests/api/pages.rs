@@ -791,12 +791,7 @@ on_both_backends!(
 async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_next_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let tree =
@@ -835,12 +830,7 @@ async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_ne
 async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     // Eleven tables of 500 rows a page: 5,500 rows, over the 5,000 the budget allows.

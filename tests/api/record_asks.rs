@@ -82,12 +82,7 @@ fn contacts_schema() -> Value {
 async fn an_invoice_correction_with_line_items_is_asked_and_answered_as_nested_json(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let items = json!([{"sku": "A-100", "quantity": 10, "unit_price": 4.5},
@@ -117,12 +112,7 @@ async fn an_invoice_correction_with_line_items_is_asked_and_answered_as_nested_j
 async fn a_crafted_gap_or_a_wrong_value_in_a_record_is_refused_and_nothing_recorded(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -162,12 +152,7 @@ async fn a_crafted_gap_or_a_wrong_value_in_a_record_is_refused_and_nothing_recor
 async fn an_address_and_five_contacts_are_asked_and_answered_as_nested_json(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -212,12 +197,7 @@ async fn an_address_and_five_contacts_are_asked_and_answered_as_nested_json(
 async fn a_list_of_records_inside_a_record_is_refused_naming_its_path(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {"parcels": {"type": "array", "items": {

@@ -55,12 +55,7 @@ fn encode(text: &str) -> String {
 async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {
@@ -205,12 +200,7 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
 }
 
 async fn too_many_ticks_are_refused_with_every_tick_kept(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {
@@ -265,12 +255,7 @@ fn claims(count: usize) -> Vec<Value> {
 async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_field_named(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {
@@ -328,12 +313,7 @@ async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_fi
 }
 
 async fn a_row_under_two_decision_arrays_is_refused(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {
@@ -400,12 +380,7 @@ async fn stored_decision_page(app: &TestApp) -> anyhow::Result<String> {
 }
 
 async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let path = stored_decision_page(&app).await?;
@@ -444,12 +419,7 @@ async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyh
 async fn a_page_stored_without_recorded_components_still_refuses_a_never_offered_id(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let path = stored_decision_page(&app).await?;
@@ -475,12 +445,7 @@ async fn a_page_stored_without_recorded_components_still_refuses_a_never_offered
 }
 
 async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let schema = json!({"type": "object", "properties": {
@@ -517,12 +482,7 @@ async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> any
 async fn the_bulk_approval_demo_can_only_receive_claims_it_offered(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let started: Value = app

@@ -75,12 +75,7 @@ async fn invoice_ask(app: &TestApp) -> anyhow::Result<(String, String)> {
 async fn the_invoice_correction_is_a_table_bound_to_the_scanned_rows_and_answers_nested_json(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = invoice_ask(&app).await?;
@@ -109,12 +104,7 @@ async fn the_invoice_correction_is_a_table_bound_to_the_scanned_rows_and_answers
 async fn a_refused_record_keeps_every_value_and_says_which_line(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = invoice_ask(&app).await?;
@@ -161,12 +151,7 @@ fn contacts_schema() -> Value {
 async fn records_are_added_and_removed_by_the_pages_buttons_keeping_every_value(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (id, path) = create(
@@ -227,12 +212,7 @@ async fn records_are_added_and_removed_by_the_pages_buttons_keeping_every_value(
 async fn no_record_can_be_added_at_the_most_or_removed_at_the_fewest(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
-        .backend(backend)
-        .config(|_| {})
-        .try_spawn()
-        .await?
-    else {
+    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
         return Ok(());
     };
     let (_, path) = create(

@@ -476,7 +476,6 @@ steps:
     };
     let Some(app) = TestApp::builder()
         .backend(backend)
-        .config(|_| {})
         .options(options)
         .try_spawn()
         .await?
