@@ -399,10 +399,7 @@ impl ServerHandler for TesseraMcp {
         // The view's tools are listed only to a client that renders MCP Apps, but answered on
         // any session: a host may call them over a session of its own (the view is the
         // capability, not the session).
-        if !tools::definitions_for(true)
-            .iter()
-            .any(|tool| tool.name == name)
-        {
+        if !tools::is_known(name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 None,

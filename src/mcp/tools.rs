@@ -30,6 +30,21 @@ pub const SHOW_PAGE: &str = "show_page";
 /// For an MCP App's view only: sends what the person entered.
 pub const SUBMIT_ANSWER: &str = "submit_answer";
 
+/// Whether `name` is one of the server's tools (the view's own included), without building their
+/// definitions.
+#[must_use]
+pub fn is_known(name: &str) -> bool {
+    [
+        ASK_PERSON,
+        GET_ANSWER,
+        CANCEL_ASK,
+        LIST_ASKS,
+        SHOW_PAGE,
+        SUBMIT_ANSWER,
+    ]
+    .contains(&name)
+}
+
 /// Every tool for a client that renders MCP Apps (`apps`) or not, in the order `tools/list`
 /// shows them. For one that does, `ask_person` shows the page inline, and two tools only its
 /// view calls follow; a client that does not sees exactly [`definitions`].
@@ -345,6 +360,9 @@ mod tests {
         let tools = definitions();
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
         assert_eq!(names, [ASK_PERSON, GET_ANSWER, CANCEL_ASK, LIST_ASKS]);
+        let every = definitions_for(true);
+        assert!(every.iter().all(|tool| is_known(&tool.name)));
+        assert!(!is_known("ask_persons"));
         for tool in &tools {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             assert_eq!(
