@@ -34,6 +34,7 @@ use std::{
 use criterion::Criterion;
 use leptos::prelude::*;
 use serde_json::{json, Value};
+use tessera::chat::ScopeRules as _;
 use tessera::{
     agent::HeuristicModel,
     chat::{

@@ -46,19 +46,19 @@ use axum::{body::Bytes, extract::State, routing::post, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::{Connection as _, Executor as _};
 use tessera::{
-    config::{Config, DatabaseUrl, Secret},
+    config::{Config, DatabaseUrl},
     http::AppState,
     pages::links::{reissue_links, LinkChange, PageLinks},
     startup::{Application, Options},
-    store::{now_ms, Store},
+    store::Store,
     workflow::{
         overview::run_overview,
         run::{RunFilter, RunStatus},
         wait_for, workflow, PageHandle, Prompt, Registry, Workflow, WorkflowError,
     },
 };
+use tessera_store::testing::{self, FreshPostgres};
 use tokio_util::sync::CancellationToken;
 
 use load::{closed_loop, per_second, Timed};
@@ -121,40 +121,22 @@ struct Answerable {
 /// A database for one engine, dropped after the run.
 enum Database {
     Sqlite(tempfile::TempDir),
-    Postgres { admin_url: String, name: String },
+    Postgres(FreshPostgres),
 }
 
 impl Database {
-    fn url(&self) -> anyhow::Result<DatabaseUrl> {
-        Ok(match self {
+    fn url(&self) -> DatabaseUrl {
+        match self {
             Self::Sqlite(dir) => {
                 DatabaseUrl::Sqlite(dir.path().join("tessera.db").to_string_lossy().into_owned())
             }
-            Self::Postgres { admin_url, name } => {
-                let mut url = url::Url::parse(admin_url).context("TEST_DATABASE_URL")?;
-                url.set_path(&format!("/{name}"));
-                DatabaseUrl::Postgres(Secret::new(url.to_string()))
-            }
-        })
-    }
-
-    async fn postgres(admin_url: String) -> anyhow::Result<Self> {
-        let name = format!("tessera_bench_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-        admin
-            .execute(format!("CREATE DATABASE {name}").as_str())
-            .await?;
-        admin.close().await?;
-        Ok(Self::Postgres { admin_url, name })
+            Self::Postgres(database) => database.database_url(),
+        }
     }
 
     async fn drop_database(self) -> anyhow::Result<()> {
-        if let Self::Postgres { admin_url, name } = self {
-            let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-            admin
-                .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
-                .await?;
-            admin.close().await?;
+        if let Self::Postgres(database) = self {
+            database.drop_database().await?;
         }
         Ok(())
     }
@@ -306,72 +288,23 @@ async fn all_resumed(
 }
 
 async fn insert_row(State(store): State<Store>, body: Bytes) -> StatusCode {
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let inserted = match &store {
-        Store::Sqlite(pool) => {
-            sqlx::query("INSERT INTO bench_rows (body, created_at) VALUES (?, ?)")
-                .bind(body)
-                .bind(now_ms())
-                .execute(pool)
-                .await
-                .map(drop)
-        }
-        Store::Postgres(pool) => {
-            sqlx::query("INSERT INTO bench_rows (body, created_at) VALUES ($1, $2)")
-                .bind(body)
-                .bind(now_ms())
-                .execute(pool)
-                .await
-                .map(drop)
-        }
-    };
-    if inserted.is_ok() {
-        StatusCode::CREATED
-    } else {
-        StatusCode::INTERNAL_SERVER_ERROR
+    match testing::insert_baseline_row(&store, &String::from_utf8_lossy(&body)).await {
+        Ok(()) => StatusCode::CREATED,
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
 async fn insert_row_and_notify(State(store): State<Store>, body: Bytes) -> StatusCode {
-    let Store::Postgres(pool) = &store else {
-        return StatusCode::NOT_FOUND;
-    };
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let inserted = async {
-        let mut transaction = pool.begin().await?;
-        sqlx::query("INSERT INTO bench_rows (body, created_at) VALUES ($1, $2)")
-            .bind(body)
-            .bind(now_ms())
-            .execute(&mut *transaction)
-            .await?;
-        // A channel nobody listens on: the cost measured is the commit's NOTIFY lock alone.
-        sqlx::query("SELECT pg_notify('tessera_bench', '')")
-            .execute(&mut *transaction)
-            .await?;
-        transaction.commit().await
-    }
-    .await;
-    if inserted.is_ok() {
-        StatusCode::CREATED
-    } else {
-        StatusCode::INTERNAL_SERVER_ERROR
+    match testing::insert_baseline_row_and_notify(&store, &String::from_utf8_lossy(&body)).await {
+        Ok(true) => StatusCode::CREATED,
+        Ok(false) => StatusCode::NOT_FOUND,
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
 /// Serves the baseline handlers on a free loopback port until `shutdown`.
 async fn spawn_baseline(store: Store, shutdown: CancellationToken) -> anyhow::Result<String> {
-    let create = match &store {
-        Store::Sqlite(_) => {
-            "CREATE TABLE bench_rows (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL, created_at INTEGER NOT NULL)"
-        }
-        Store::Postgres(_) => {
-            "CREATE TABLE bench_rows (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL, created_at BIGINT NOT NULL)"
-        }
-    };
-    match &store {
-        Store::Sqlite(pool) => pool.execute(create).await.map(drop)?,
-        Store::Postgres(pool) => pool.execute(create).await.map(drop)?,
-    }
+    testing::create_baseline_table(&store).await?;
     let router = Router::new()
         .route("/rows", post(insert_row))
         .route("/rows-notify", post(insert_row_and_notify))
@@ -413,7 +346,7 @@ async fn insert_all(
 }
 
 async fn bench_engine(database: &Database, pages: usize) -> anyhow::Result<Figures> {
-    let mut config = Config::for_tests(database.url()?);
+    let mut config = Config::for_tests(database.url());
     config.log = "warn".to_owned();
     let engine = config.database_url.engine();
     let total = WARM_UP + pages + ONE_AT_A_TIME;
@@ -591,16 +524,15 @@ async fn run() -> anyhow::Result<()> {
     sqlite.drop_database().await?;
     print(&figures?, pages);
 
-    match std::env::var("TEST_DATABASE_URL") {
-        Ok(admin_url) => {
-            let postgres = Database::postgres(admin_url).await?;
-            let figures = bench_engine(&postgres, pages).await;
-            postgres.drop_database().await?;
-            print(&figures?, pages);
-        }
-        Err(_) => eprintln!(
+    if std::env::var("TEST_DATABASE_URL").is_err() {
+        eprintln!(
             "\nPostgreSQL skipped: TEST_DATABASE_URL is not set (run under scripts/with-postgres.sh)"
-        ),
+        );
+    } else if let Some(database) = FreshPostgres::create().await? {
+        let postgres = Database::Postgres(database);
+        let figures = bench_engine(&postgres, pages).await;
+        postgres.drop_database().await?;
+        print(&figures?, pages);
     }
     Ok(())
 }

@@ -14,7 +14,9 @@
 pub mod cache;
 pub mod events;
 pub mod generate;
-pub mod generation;
+#[cfg(test)]
+mod provider_fixtures;
+pub use tessera_store::records::generation;
 pub mod heuristic;
 pub mod models;
 pub mod page_schema;

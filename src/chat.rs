@@ -21,11 +21,11 @@
 //! in the header and the reply.
 
 pub mod approval_form;
-pub mod audit;
+pub use tessera_store::records::chat::audit;
 pub mod calendar;
 pub mod confirm;
 mod events;
-pub mod header;
+pub use tessera_store::records::chat::header;
 pub mod http_executor;
 mod interrupted;
 pub mod manifest;
@@ -35,11 +35,11 @@ pub mod planner;
 pub mod policy;
 pub mod routing;
 pub mod scope;
-pub mod session;
+pub use tessera_store::records::chat::session;
 pub mod setup;
 pub mod sites;
 pub mod slash;
-pub mod threads;
+pub use tessera_store::records::chat::threads;
 pub mod tool_forms;
 pub mod views;
 
@@ -51,7 +51,7 @@ pub use orchestrator::{
     ChatEvent, Orchestrator, OrchestratorParts, PendingApproval, SessionModels, SessionView,
     TurnOutcome,
 };
-pub use scope::{CapabilityScope, RequestedScope};
+pub use scope::{CapabilityScope, RequestedScope, ScopeRules};
 pub use session::{ChatSession, SessionId};
 pub use threads::{Thread, ThreadId, ThreadStatus};
 

@@ -37,75 +37,13 @@ pub mod access;
 
 use std::{
     collections::BTreeMap,
-    fmt,
     net::SocketAddr,
     path::{Path, PathBuf},
     time::Duration,
 };
 
-/// A value that must never reach a log line, `--help` or a `Debug` print.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    #[must_use]
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The secret itself; call only where it is used, never to log it.
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("Secret(***)")
-    }
-}
-
-/// Which database the store talks to, parsed from `DATABASE_URL`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DatabaseUrl {
-    /// An SQLite file (created if missing).
-    Sqlite(String),
-    /// A PostgreSQL server.
-    Postgres(Secret),
-}
-
-impl DatabaseUrl {
-    /// Parses a `sqlite://` or `postgres://` URL.
-    ///
-    /// # Errors
-    /// Returns a message naming what is wrong when the scheme is neither.
-    pub fn parse(raw: &str) -> Result<Self, String> {
-        if let Some(path) = raw
-            .strip_prefix("sqlite://")
-            .or_else(|| raw.strip_prefix("sqlite:"))
-        {
-            if path.is_empty() {
-                return Err("an sqlite URL needs a file path, e.g. sqlite://tessera.db".into());
-            }
-            return Ok(Self::Sqlite(path.to_owned()));
-        }
-        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
-            return Ok(Self::Postgres(Secret::new(raw)));
-        }
-        Err("must start with sqlite:// or postgres://".into())
-    }
-
-    /// The engine's name, safe to show (no credentials).
-    #[must_use]
-    pub fn engine(&self) -> &'static str {
-        match self {
-            Self::Sqlite(_) => "sqlite",
-            Self::Postgres(_) => "postgres",
-        }
-    }
-}
+pub use tessera_settings::{Secret, Setting, Sources};
+pub use tessera_store::DatabaseUrl;
 
 /// The whole configuration of a Tessera server.
 #[derive(Clone, Debug)]
@@ -173,20 +111,6 @@ pub const DEFAULT_RUNNER_LEASE: Duration = Duration::from_secs(30);
 
 /// How often due reminders and escalations are looked for when `TESSERA_TIMER_POLL_MS` is not set.
 pub const DEFAULT_TIMER_POLL: Duration = Duration::from_millis(1000);
-
-/// One configurable setting: the single source for `--help`, the file keys and errors.
-pub struct Setting {
-    /// The environment variable.
-    pub env: &'static str,
-    /// The key in `tessera.toml`.
-    pub key: &'static str,
-    /// The default, as shown in `--help`.
-    pub default: &'static str,
-    /// What it does.
-    pub help: &'static str,
-    /// Whether the value is a secret (never echoed).
-    pub secret: bool,
-}
 
 /// Every setting, in the order `--help` lists them.
 pub const SETTINGS: &[Setting] = &[
@@ -371,45 +295,32 @@ pub enum ConfigError {
     },
 }
 
-/// Where raw values come from: the environment and the optional file, already read.
-#[derive(Debug, Default, Clone)]
-pub struct Sources {
-    /// Environment variables (only the ones in [`SETTINGS`] are looked at).
-    pub env: BTreeMap<String, String>,
-    /// Keys from `tessera.toml`.
-    pub file: BTreeMap<String, String>,
-}
-
-impl Sources {
-    /// Reads the process environment and the configuration file it names (if that exists).
-    ///
-    /// # Errors
-    /// Returns [`ConfigError::File`] when the file exists but is not valid TOML of scalars.
-    pub fn from_process() -> Result<Self, ConfigError> {
-        let env: BTreeMap<String, String> = all_settings()
-            .filter_map(|setting| {
-                std::env::var(setting.env)
-                    .ok()
-                    .map(|value| (setting.env.to_owned(), value))
+/// Reads the process environment and the configuration file it names (if that exists).
+///
+/// # Errors
+/// Returns [`ConfigError::File`] when the file exists but is not valid TOML of scalars.
+pub fn sources_from_process() -> Result<Sources, ConfigError> {
+    let env: BTreeMap<String, String> = all_settings()
+        .filter_map(|setting| {
+            std::env::var(setting.env)
+                .ok()
+                .map(|value| (setting.env.to_owned(), value))
+        })
+        .collect();
+    let path = env.get("TESSERA_CONFIG").cloned();
+    let explicit = path.is_some();
+    let path = path.unwrap_or_else(|| "tessera.toml".to_owned());
+    let file = match std::fs::read_to_string(Path::new(&path)) {
+        Ok(text) => parse_file(&path, &text)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => BTreeMap::new(),
+        Err(error) => {
+            return Err(ConfigError::File {
+                path,
+                reason: error.to_string(),
             })
-            .collect();
-        let path = env.get("TESSERA_CONFIG").cloned();
-        let explicit = path.is_some();
-        let path = path.unwrap_or_else(|| "tessera.toml".to_owned());
-        let file = match std::fs::read_to_string(Path::new(&path)) {
-            Ok(text) => parse_file(&path, &text)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => {
-                BTreeMap::new()
-            }
-            Err(error) => {
-                return Err(ConfigError::File {
-                    path,
-                    reason: error.to_string(),
-                })
-            }
-        };
-        Ok(Self { env, file })
-    }
+        }
+    };
+    Ok(Sources { env, file })
 }
 
 fn parse_file(path: &str, text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
@@ -452,18 +363,7 @@ impl Config {
     /// # Errors
     /// Returns the first invalid setting as a [`ConfigError::Invalid`] naming it.
     pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
-        let lookup = |env: &str| -> Option<(String, String)> {
-            let setting = SETTINGS.iter().find(|setting| setting.env == env)?;
-            if let Some(value) = sources.env.get(env) {
-                return Some((env.to_owned(), value.clone()));
-            }
-            sources.file.get(setting.key).map(|value| {
-                (
-                    format!("{} (tessera.toml `{}`)", env, setting.key),
-                    value.clone(),
-                )
-            })
-        };
+        let lookup = |env: &str| sources.lookup(SETTINGS, env);
         let invalid = |setting: String, reason: String| ConfigError::Invalid { setting, reason };
 
         let addr = match lookup("TESSERA_ADDR") {

@@ -4,6 +4,7 @@
 //! [`access`].
 
 pub mod access;
+pub mod chat_site;
 pub mod drill;
 pub mod emails;
 pub mod expenses;

@@ -19,13 +19,17 @@ pub mod eval;
 /// the compiler keeps it from reaching the server's other layers).
 pub use tessera_forms as forms;
 pub mod http;
-pub mod llm;
+/// Chat models over the providers' wire formats, in a crate of their own (`tessera-llm`: the
+/// only crate that talks to a model provider).
+pub use tessera_llm as llm;
 pub mod mcp;
 pub mod net;
 pub mod notify;
 pub mod pages;
 pub mod startup;
-pub mod store;
+/// The records Tessera persists and the storage facade over them, in a crate of their own
+/// (`tessera-store`: the only crate that names a database driver).
+pub use tessera_store as store;
 pub mod telemetry;
 pub mod typed_forms;
 pub mod util;

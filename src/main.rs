@@ -10,7 +10,7 @@ use std::{
 use tessera::{
     agent::AllowedModels,
     chat::{sites::load_sites, Manifest},
-    config::{help_text, Config, DatabaseUrl, Sources},
+    config::{self, help_text, Config, DatabaseUrl},
     eval::{EvalOptions, USAGE as EVAL_USAGE},
     startup::{shutdown_signal, Application, Options},
     store::{sqlite_file, StoreError},
@@ -41,13 +41,14 @@ async fn main() -> ExitCode {
         }
         None => {}
     }
-    let config = match Sources::from_process().and_then(|sources| Config::from_sources(&sources)) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("tessera: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    let config =
+        match config::sources_from_process().and_then(|sources| Config::from_sources(&sources)) {
+            Ok(config) => config,
+            Err(error) => {
+                eprintln!("tessera: {error}");
+                return ExitCode::from(2);
+            }
+        };
     // A bad workflow file is a bad configuration: one line naming file, step and field.
     let yaml_workflows = match config.workflows_dir.as_deref().map(load_dir).transpose() {
         Ok(workflows) => workflows.unwrap_or_default(),
@@ -99,13 +100,14 @@ async fn eval(arguments: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match Sources::from_process().and_then(|sources| Config::from_sources(&sources)) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("tessera eval: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    let config =
+        match config::sources_from_process().and_then(|sources| Config::from_sources(&sources)) {
+            Ok(config) => config,
+            Err(error) => {
+                eprintln!("tessera eval: {error}");
+                return ExitCode::from(2);
+            }
+        };
     let models =
         match AllowedModels::from_spec(&config.model, &|name| config.model_settings.get(name)) {
             Ok(models) => models,
@@ -238,7 +240,7 @@ fn file_argument(command: &str, usage: &str, arguments: &[String]) -> Result<Pat
 
 /// The SQLite file the configuration names; for PostgreSQL, one line pointing to its own tool.
 fn sqlite_database(command: &str, postgres_tool: &str) -> Result<PathBuf, ExitCode> {
-    let config = Sources::from_process()
+    let config = config::sources_from_process()
         .and_then(|sources| Config::from_sources(&sources))
         .map_err(|error| {
             eprintln!("tessera {command}: {error}");

@@ -20,7 +20,7 @@
 //! - [`RecordingNotifier`] is the fake behind [`Notify`] for tests of code that notifies.
 //!
 //! Errors: every fallible function here returns [`NotifyError`]. Secrets (the ntfy token, the
-//! webhook secret, the SMTP password) are [`crate::config::Secret`]s: they go into headers, the
+//! webhook secret, the SMTP password) are [`tessera_settings::Secret`]s: they go into headers, the
 //! signature or the SMTP login only, never into errors, logs or `Debug` output; webhook URLs,
 //! which often carry a token in their path, are shown by origin only.
 
@@ -689,7 +689,7 @@ mod tests {
             webhook_url: Some(url::Url::parse(
                 "https://hooks.example.com/T0/B1/tokenpath",
             )?),
-            webhook_secret: Some(crate::config::Secret::new("whsec-0123456789abcdef")),
+            webhook_secret: Some(tessera_settings::Secret::new("whsec-0123456789abcdef")),
             ..NotifyConfig::default()
         };
         let notifier = Notifier::from_config(&config)?;

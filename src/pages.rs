@@ -5,17 +5,16 @@
 
 pub mod component_set;
 pub mod csrf;
-pub mod factory;
 pub mod groups;
-pub mod history;
-pub mod inbox;
+pub use tessera_store::records::history;
+pub use tessera_store::records::inbox;
 pub mod lifecycle;
 pub mod links;
-pub mod page;
+pub use tessera_store::records::page;
 pub mod people;
 pub mod preview;
 pub mod receipt;
 pub mod render_ctx;
 pub mod submission;
 pub mod timers;
-pub mod token;
+pub use tessera_store::records::token;

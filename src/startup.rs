@@ -6,15 +6,15 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+mod page_factory;
+
+pub use page_factory::GeneratedPageFactory;
+
 use crate::{
     agent::AllowedModels,
     asks::{ask_workflow, NotifierFor},
     auth::{admin::ensure_admin_password, ensure_api_token},
-    chat::{
-        setup::{demo_orchestrator, sites_orchestrator},
-        sites::load_sites,
-        Manifest,
-    },
+    chat::{setup::sites_orchestrator, sites::load_sites, Manifest},
     config::{Config, DatabaseUrl, Secret},
     demo::{
         access::{DemoApiKey, DEMO_KEY_HEADER},
@@ -22,7 +22,7 @@ use crate::{
     },
     http::{router, AppState},
     notify::{Notifier, Notify},
-    pages::{csrf::ensure_csrf_key, factory::GeneratedPageFactory, timers::TimerWorker},
+    pages::{csrf::ensure_csrf_key, timers::TimerWorker},
     store::{sqlite_file::DatabaseLock, Store},
     workflow::{
         yaml::{load_dir, HostAllowlist, YamlServices, YamlWorkflow},
@@ -395,7 +395,12 @@ fn set_up_chat(state: &AppState, sites: Vec<Manifest>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    match demo_orchestrator(state.store.clone(), &origin, state.models(), demo_key) {
+    match crate::demo::chat_site::demo_orchestrator(
+        state.store.clone(),
+        &origin,
+        state.models(),
+        demo_key,
+    ) {
         Ok(orchestrator) => {
             if state.set_chat(orchestrator).is_err() {
                 anyhow::bail!("the chat was configured twice");

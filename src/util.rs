@@ -1,7 +1,7 @@
 //! Small helpers with no domain of their own, each written once for the whole crate.
 //!
 //! - [`dates`]: UTC calendar dates over the `time` crate (`YYYY-MM-DD`, RFC 3339 instants).
-//! - [`backoff`]: exponential backoff with jitter and the `Retry-After` header, for the model
+//! - `backoff` (from `tessera-llm`, whose retries it was written for): exponential backoff with jitter and the `Retry-After` header, for the model
 //!   providers, webhooks and the chat's site calls.
 //! - [`canonical_json`]: JSON text with sorted keys, the input of cache keys and digests.
 //! - [`blocking`]: CPU-bound work on the blocking pool, answered within a deadline.
@@ -10,8 +10,9 @@
 //! HTML escaping lives in the view crate (`tessera_app::escape`) because both crates need it and
 //! the view crate never depends on this one.
 
-pub mod backoff;
+pub use tessera_llm::backoff;
 pub mod blocking;
-pub mod canonical_json;
+pub use tessera_store::canonical_json;
+pub mod clock;
 pub mod dates;
 pub mod templates;

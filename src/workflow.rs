@@ -32,7 +32,7 @@ pub mod page;
 pub mod prompt;
 pub mod registry;
 pub mod retry;
-pub mod run;
+pub use tessera_store::records::run;
 pub mod runner;
 pub mod step;
 pub mod yaml;

@@ -22,9 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tessera_app::catalog::Catalog;
-use uuid::Uuid;
 
-use self::literals::Provenance;
 use super::{
     prompt::{template_digest, TEMPLATE_ID},
     summary::DataSummary,
@@ -75,65 +73,7 @@ impl CachePolicy {
     }
 }
 
-/// What the page cache did for one generation: the label of `/metrics`'
-/// `tessera_page_cache_lookups_total` and the `cache.result` of the record's transcript.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CacheLookup {
-    /// A cached page answered: no model ran.
-    Hit,
-    /// Nothing (readable) was cached under the key: the model ran.
-    Miss,
-    /// A cached page no longer fitted (stale literal text, or it failed validation against the
-    /// new data): the model ran.
-    Stale,
-    /// The policy was `refresh`: the cache was not read, the model ran.
-    Refresh,
-    /// The policy was `off`.
-    Off,
-}
-
-impl CacheLookup {
-    /// Every result, in a fixed order.
-    pub const ALL: [Self; 5] = [Self::Hit, Self::Miss, Self::Stale, Self::Refresh, Self::Off];
-
-    /// The stored spelling.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Hit => "hit",
-            Self::Miss => "miss",
-            Self::Stale => "stale",
-            Self::Refresh => "refresh",
-            Self::Off => "off",
-        }
-    }
-
-    /// Parses the stored spelling.
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|lookup| lookup.as_str() == text)
-    }
-}
-
-/// A page stored in the cache.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CachedPage {
-    /// The cache key ([`cache_key`]).
-    pub key: String,
-    /// The validated page tree.
-    pub tree: Value,
-    /// What its literal text owes to the request it was built for (see [`literals`]).
-    pub provenance: Provenance,
-    /// The generation that built it.
-    pub generation_id: Uuid,
-    /// The model that built it, `provider:model`.
-    pub model: String,
-    /// How often it was reused.
-    pub hits: i64,
-    /// When it was stored, unix ms.
-    pub created_at_ms: i64,
-}
+pub use tessera_store::records::page_cache::{CacheLookup, CachedPage};
 
 /// The cache key of a generation, as lower-case hex SHA-256. `source` is the request's template
 /// source, or its prompt text when it has no template; `schema` is the response schema as

@@ -12,7 +12,6 @@
 use std::time::Duration;
 
 use futures_util::Stream;
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use uuid::Uuid;
@@ -25,84 +24,7 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// never writes its `finished` event).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// What happened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// The generation began: model, cache policy.
-    Started,
-    /// The page cache answered: the stored tree validates against the new data.
-    CacheHit,
-    /// The page cache had nothing (or a tree that no longer validates).
-    CacheMiss,
-    /// A tool call succeeded: the tool, and for components the new node's id.
-    ToolCall,
-    /// A tool call was refused: the tool and the structured error the model got.
-    ToolError,
-    /// Code's own `ValidateForm` ran on the tree (model asked, or the model said it was done).
-    Validation,
-    /// The model stopped before the page was valid; code told it what is still wrong.
-    FollowUp,
-    /// The model call failed after retries.
-    ModelError,
-    /// The model did not produce a valid page; the heuristic page is built instead.
-    FallBack,
-    /// The generation ended: outcome, turns, tokens. Always the last event.
-    Finished,
-}
-
-impl EventKind {
-    const ALL: [Self; 10] = [
-        Self::Started,
-        Self::CacheHit,
-        Self::CacheMiss,
-        Self::ToolCall,
-        Self::ToolError,
-        Self::Validation,
-        Self::FollowUp,
-        Self::ModelError,
-        Self::FallBack,
-        Self::Finished,
-    ];
-
-    /// The stored spelling, also the SSE event name.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Started => "started",
-            Self::CacheHit => "cache_hit",
-            Self::CacheMiss => "cache_miss",
-            Self::ToolCall => "tool_call",
-            Self::ToolError => "tool_error",
-            Self::Validation => "validation",
-            Self::FollowUp => "follow_up",
-            Self::ModelError => "model_error",
-            Self::FallBack => "fell_back",
-            Self::Finished => "finished",
-        }
-    }
-
-    /// Parses the stored spelling.
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
-    }
-}
-
-/// One event of one generation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GenerationEvent {
-    /// The generation it belongs to.
-    pub generation_id: Uuid,
-    /// Its position in the generation, from 1, without gaps.
-    pub seq: i64,
-    /// What happened.
-    pub kind: EventKind,
-    /// The details, a JSON object.
-    pub payload: Value,
-    /// When it happened, unix ms.
-    pub created_at_ms: i64,
-}
+pub use tessera_store::records::generation::{EventKind, GenerationEvent};
 
 /// Where an in-process listener receives events as they happen (before they are stored).
 #[derive(Clone, Debug)]

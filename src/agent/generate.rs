@@ -29,7 +29,7 @@ use uuid::Uuid;
 use super::{
     cache::{
         cache_key, canonical_json,
-        literals::{rebind_prompt_text, stale_values, Provenance, Request},
+        literals::{provenance_of, rebind_prompt_text, stale_values, Request},
         CacheLookup, CachePolicy, CachedPage,
     },
     events::{EventKind, EventLog, EventSink},
@@ -502,7 +502,7 @@ async fn generate(
                 .put_cached_page(&CachedPage {
                     key: key.clone(),
                     tree: serde_json::to_value(&tree).unwrap_or(Value::Null),
-                    provenance: Provenance::record(&tree, &request),
+                    provenance: provenance_of(&tree, &request),
                     generation_id: input.id,
                     model: model_name.to_string(),
                     hits: 0,

@@ -83,8 +83,8 @@ use crate::{
     net::outbound::OutboundAllow,
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
     pages::{
-        factory::DEFAULT_EXPIRY,
         groups::Groups,
+        links::DEFAULT_EXPIRY,
         people::{Escalation, OnDecline, People, Stage, MAX_ASSIGNEES, MAX_REMINDERS},
     },
     util::templates::{self, Exhausted},

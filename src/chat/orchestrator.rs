@@ -82,7 +82,7 @@ pub(super) use sessions::step_of_execution;
 pub(super) use text::plural;
 
 /// Unix milliseconds now; injectable so tests and "last month" are deterministic.
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+pub use crate::util::clock::Clock;
 
 /// What the orchestrator is built from.
 pub struct OrchestratorParts {

@@ -13,18 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::{Manifest, Operation};
 
-/// The operations (and optional constraints) a session may use.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CapabilityScope {
-    /// Operation names allowed.
-    pub operations: BTreeSet<String>,
-    /// When set, only operations on these entities.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entities: Option<BTreeSet<String>>,
-    /// When set, only requests to these hosts (exact host names, `host:port` not needed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<BTreeSet<String>>,
-}
+pub use tessera_store::records::chat::scope::CapabilityScope;
 
 /// A scope someone asked for: each part narrows when present.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -85,10 +74,45 @@ pub enum ScopeRefusal {
     },
 }
 
-impl CapabilityScope {
+/// What a [`CapabilityScope`] allows, decided against a site's manifest (the scope is stored
+/// with the session; the rules live here, with the manifest).
+pub trait ScopeRules: Sized {
     /// Every operation of `manifest`, no constraints: the demo's server allowlist.
     #[must_use]
-    pub fn all_of(manifest: &Manifest) -> Self {
+    fn all_of(manifest: &Manifest) -> Self;
+
+    /// Only the readonly operations of `manifest`.
+    #[must_use]
+    fn read_only(manifest: &Manifest) -> Self;
+
+    /// This scope narrowed by `requested`; what the request named beyond it is stripped and
+    /// returned for the log.
+    #[must_use]
+    fn intersect(&self, requested: &RequestedScope) -> (Self, Stripped);
+
+    /// Checks that this session may run `name`.
+    ///
+    /// # Errors
+    /// The [`ScopeRefusal`] saying why not.
+    fn check<'m>(&self, manifest: &'m Manifest, name: &str) -> Result<&'m Operation, ScopeRefusal>;
+
+    /// Checks that `operation` may send a request to `host`.
+    ///
+    /// # Errors
+    /// [`ScopeRefusal::HostNotAllowed`].
+    fn check_host(&self, operation: &str, host: &str) -> Result<(), ScopeRefusal>;
+
+    /// The operations in scope that the model may call, in manifest order.
+    #[must_use]
+    fn model_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation>;
+
+    /// The operations in scope that a person may call by hand, in manifest order.
+    #[must_use]
+    fn manual_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation>;
+}
+
+impl ScopeRules for CapabilityScope {
+    fn all_of(manifest: &Manifest) -> Self {
         Self {
             operations: manifest
                 .operations()
@@ -100,9 +124,7 @@ impl CapabilityScope {
         }
     }
 
-    /// Only the readonly operations of `manifest`.
-    #[must_use]
-    pub fn read_only(manifest: &Manifest) -> Self {
+    fn read_only(manifest: &Manifest) -> Self {
         Self {
             operations: manifest
                 .operations()
@@ -115,10 +137,7 @@ impl CapabilityScope {
         }
     }
 
-    /// This scope narrowed by `requested`; what the request named beyond it is stripped and
-    /// returned for the log.
-    #[must_use]
-    pub fn intersect(&self, requested: &RequestedScope) -> (Self, Stripped) {
+    fn intersect(&self, requested: &RequestedScope) -> (Self, Stripped) {
         let mut scope = self.clone();
         let mut stripped = Stripped::default();
         if let Some(operations) = &requested.operations {
@@ -142,15 +161,7 @@ impl CapabilityScope {
         (scope, stripped)
     }
 
-    /// Checks that this session may run `name`.
-    ///
-    /// # Errors
-    /// The [`ScopeRefusal`] saying why not.
-    pub fn check<'m>(
-        &self,
-        manifest: &'m Manifest,
-        name: &str,
-    ) -> Result<&'m Operation, ScopeRefusal> {
+    fn check<'m>(&self, manifest: &'m Manifest, name: &str) -> Result<&'m Operation, ScopeRefusal> {
         let Some(operation) = manifest.operation(name) else {
             return Err(ScopeRefusal::Unknown(name.to_owned()));
         };
@@ -168,11 +179,7 @@ impl CapabilityScope {
         Ok(operation)
     }
 
-    /// Checks that `operation` may send a request to `host`.
-    ///
-    /// # Errors
-    /// [`ScopeRefusal::HostNotAllowed`].
-    pub fn check_host(&self, operation: &str, host: &str) -> Result<(), ScopeRefusal> {
+    fn check_host(&self, operation: &str, host: &str) -> Result<(), ScopeRefusal> {
         match &self.hosts {
             Some(hosts) if !hosts.contains(host) => Err(ScopeRefusal::HostNotAllowed {
                 operation: operation.to_owned(),
@@ -182,9 +189,7 @@ impl CapabilityScope {
         }
     }
 
-    /// The operations in scope that the model may call, in manifest order.
-    #[must_use]
-    pub fn model_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation> {
+    fn model_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation> {
         manifest
             .operations()
             .iter()
@@ -194,9 +199,7 @@ impl CapabilityScope {
             .collect()
     }
 
-    /// The operations in scope that a person may call by hand, in manifest order.
-    #[must_use]
-    pub fn manual_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation> {
+    fn manual_operations<'m>(&self, manifest: &'m Manifest) -> Vec<&'m Operation> {
         manifest
             .operations()
             .iter()

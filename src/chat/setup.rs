@@ -1,5 +1,6 @@
-//! Building the chat: the demo site's, or the configured sites' (`TESSERA_SITES`, read by
-//! [`super::sites`]), manifest, executor and models, into one [`Orchestrator`].
+//! Building the chat over the configured sites (`TESSERA_SITES`, read by [`super::sites`]):
+//! their manifest, executor and models, into one [`Orchestrator`]; the demo's own site is wired
+//! by `demo::chat_site` with the same pieces.
 //!
 //! Called once at startup (`startup.rs`); the HTTP edge only receives the orchestrator built
 //! here (`http/chat_api.rs`, `http/chat.rs`).
@@ -18,7 +19,7 @@ use super::{
 };
 use crate::{
     agent::AllowedModels,
-    demo::access::{DemoApiKey, DEMO_KEY_HEADER},
+    chat::scope::ScopeRules as _,
     store::{now_ms, Store},
 };
 
@@ -54,36 +55,6 @@ pub fn chat_models(
         Ok(model) => offline.with_default(spec, model),
         Err(_) => offline,
     }
-}
-
-/// The orchestrator of the demo items site: its manifest, its base URL resolved against
-/// `self_origin` (the app's own address), the server allowlist of every operation; every call
-/// carries `demo_key`, without which the site refuses writes.
-///
-/// # Errors
-/// [`SetupError`] when the manifest or the base URL is wrong.
-pub fn demo_orchestrator(
-    store: Store,
-    self_origin: &Url,
-    models: &AllowedModels,
-    demo_key: &DemoApiKey,
-) -> Result<Orchestrator, SetupError> {
-    let manifest = Arc::new(Manifest::from_json(crate::demo::items::MANIFEST_JSON)?);
-    let base_url = resolve_base_url(&manifest.base_url, self_origin)?;
-    let executor = HttpExecutor::new(&manifest, base_url, ExecutorConfig::default(), &|name| {
-        std::env::var(name).ok()
-    })?
-    .with_site_header(DEMO_KEY_HEADER, demo_key.secret().clone());
-    let clock: super::orchestrator::Clock = Arc::new(now_ms);
-    Ok(Orchestrator::new(OrchestratorParts {
-        store,
-        allowlist: super::CapabilityScope::all_of(&manifest),
-        models: chat_models(models, manifest.clone(), clock.clone()),
-        manifest,
-        executor,
-        clock,
-        max_model_turns: DEFAULT_MAX_MODEL_TURNS,
-    }))
 }
 
 /// The orchestrator of the configured sites, merged into one manifest ([`Manifest::merge`]):

@@ -17,6 +17,7 @@ use super::{
     threads::{Thread, ThreadStatus},
     ChatError, Orchestrator,
 };
+use crate::chat::scope::ScopeRules as _;
 use crate::forms::{decode_values, FormSchema};
 
 /// A parsed slash command.

@@ -91,18 +91,7 @@ impl AccessConfig {
     /// The first invalid setting, as a [`ConfigError::Invalid`] naming it (and the file key when
     /// the value came from the file); a token's value is never echoed.
     pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
-        let lookup = |env: &str| -> Option<(String, String)> {
-            if let Some(value) = sources.env.get(env) {
-                return Some((env.to_owned(), value.clone()));
-            }
-            let setting = SETTINGS.iter().find(|setting| setting.env == env)?;
-            sources.file.get(setting.key).map(|value| {
-                (
-                    format!("{env} (tessera.toml `{}`)", setting.key),
-                    value.clone(),
-                )
-            })
-        };
+        let lookup = |env: &str| sources.lookup(SETTINGS, env);
         let metrics_token = match lookup("TESSERA_METRICS_TOKEN") {
             Some((_, raw)) if raw.trim().is_empty() => None,
             Some((setting, raw)) if raw.trim().chars().count() < MIN_TOKEN_CHARS => {

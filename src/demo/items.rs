@@ -15,7 +15,7 @@
 //! | `POST /demo-api/items/bulk-update` | `{ids, status?, priority?, …}` |
 //! | `POST /demo-api/items/bulk-delete` | `{ids}` |
 
-pub mod model;
+pub use tessera_store::records::items as model;
 pub mod routes;
 pub mod seed;
 

@@ -41,7 +41,7 @@ use super::{
     webhook::{DeliveryPolicy, WebhookSender},
     NotifyError,
 };
-use crate::config::{Secret, Setting, Sources};
+use tessera_settings::{Secret, Setting, Sources};
 
 /// The most webhook attempts accepted.
 const MAX_ATTEMPTS_LIMIT: u32 = 20;
@@ -235,18 +235,7 @@ impl NotifyConfig {
     /// # Errors
     /// Returns the first invalid setting as a [`NotifyError::BadConfig`] naming it.
     pub fn from_sources(sources: &Sources) -> Result<Self, NotifyError> {
-        Self::build(&|env: &str| {
-            if let Some(value) = sources.env.get(env) {
-                return Some((env.to_owned(), value.clone()));
-            }
-            let setting = SETTINGS.iter().find(|setting| setting.env == env)?;
-            sources.file.get(setting.key).map(|value| {
-                (
-                    format!("{env} (tessera.toml `{}`)", setting.key),
-                    value.clone(),
-                )
-            })
-        })
+        Self::build(&|env: &str| sources.lookup(SETTINGS, env))
     }
 
     /// Builds the configuration from `lookup`, which answers a variable name (as in the table

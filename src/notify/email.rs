@@ -19,7 +19,7 @@ use lettre::{
 use tessera_app::escape::escape_attribute;
 
 use super::{Channel, Notification, NotifyError};
-use crate::config::Secret;
+use tessera_settings::Secret;
 
 /// How the SMTP connection is protected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use http::HeaderValue;
 use super::{
     describe, http_client, redacted_url, reply_excerpt, Channel, Notification, NotifyError,
 };
-use crate::config::Secret;
+use tessera_settings::Secret;
 
 /// Where to publish: the topic URL and, for protected topics, an access token.
 #[derive(Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use std::fmt;
 use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 
-use crate::config::Secret;
+use tessera_settings::Secret;
 
 /// What a signed delivery is for; each has its own key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,10 +15,9 @@
 //!
 //! This module decides nothing about HTTP; `http/pages.rs` turns the refusal into an error page.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use tessera_app::catalog::{Catalog, ComponentSpec};
@@ -43,64 +42,25 @@ pub fn spec_hash(spec: &ComponentSpec) -> String {
     hex::encode(&digest[..8])
 }
 
-/// What a page records for a component that was the built-in default of its name.
-pub const BUILT_IN: &str = "built-in";
+pub use tessera_store::records::component_set::{ComponentSet, BUILT_IN};
 
-/// The components a page was generated with: each name and the hash of its spec, or
-/// [`BUILT_IN`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ComponentSet(BTreeMap<String, String>);
-
-impl ComponentSet {
-    /// The set `catalog` offers (one spec per name: the catalog already resolved overrides).
-    #[must_use]
-    pub fn of(catalog: &Catalog) -> Self {
-        let defaults = Catalog::defaults();
-        Self(
-            catalog
-                .specs()
-                .iter()
-                .map(|spec| {
-                    let hash = spec_hash(spec);
-                    let built_in = defaults
-                        .get(&spec.name)
-                        .is_some_and(|default| spec_hash(default) == hash);
-                    let recorded = if built_in { BUILT_IN.to_owned() } else { hash };
-                    (spec.name.clone(), recorded)
-                })
-                .collect(),
-        )
-    }
-
-    /// As stored: a JSON object from each name to its spec's hash.
-    #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::Value::Object(
-            self.0
-                .iter()
-                .map(|(name, hash)| (name.clone(), serde_json::Value::String(hash.clone())))
-                .collect(),
-        )
-    }
-
-    /// The hash recorded for component `name`.
-    #[must_use]
-    pub fn hash_of(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
-    }
-
-    /// How many components it holds.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether it holds none.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
+/// The set `catalog` offers, as a page records it (one spec per name: the catalog already
+/// resolved overrides).
+#[must_use]
+pub fn set_of(catalog: &Catalog) -> ComponentSet {
+    let defaults = Catalog::defaults();
+    catalog
+        .specs()
+        .iter()
+        .map(|spec| {
+            let hash = spec_hash(spec);
+            let built_in = defaults
+                .get(&spec.name)
+                .is_some_and(|default| spec_hash(default) == hash);
+            let recorded = if built_in { BUILT_IN.to_owned() } else { hash };
+            (spec.name.clone(), recorded)
+        })
+        .collect()
 }
 
 /// A recorded component whose spec this server does not have.
@@ -176,17 +136,17 @@ impl KnownComponents {
 
     fn build_catalog(&self, set: &ComponentSet) -> Result<Catalog, UnknownComponent> {
         let mut catalog = Catalog::empty();
-        for (name, hash) in &set.0 {
+        for (name, hash) in set.iter() {
             let spec = if hash == BUILT_IN {
                 self.built_in.get(name)
             } else {
                 self.by_hash.get(hash)
             };
             let spec = spec
-                .filter(|spec| &spec.name == name)
+                .filter(|spec| spec.name == name)
                 .ok_or_else(|| UnknownComponent {
-                    name: name.clone(),
-                    hash: hash.clone(),
+                    name: name.to_owned(),
+                    hash: hash.to_owned(),
                 })?;
             catalog.register(spec.clone());
         }
@@ -210,9 +170,8 @@ mod tests {
             panic!("the default catalog has a Heading");
         };
         let known = KnownComponents::with([&shouting]);
-        let default_set = ComponentSet::of(&Catalog::defaults());
-        let overridden_set =
-            ComponentSet::of(&Catalog::resolve(std::slice::from_ref(&shouting), &[]));
+        let default_set = set_of(&Catalog::defaults());
+        let overridden_set = set_of(&Catalog::resolve(std::slice::from_ref(&shouting), &[]));
         assert_ne!(
             default_set.hash_of("Heading"),
             overridden_set.hash_of("Heading")
@@ -240,7 +199,7 @@ mod tests {
         let Some(shouting) = shouting_heading() else {
             panic!("the default catalog has a Heading");
         };
-        let recorded = ComponentSet::of(&Catalog::resolve(&[shouting], &[]));
+        let recorded = set_of(&Catalog::resolve(&[shouting], &[]));
         let refused = KnownComponents::with([]).catalog_for(&recorded);
         assert_eq!(
             refused.err().map(|unknown| unknown.name),
@@ -250,7 +209,7 @@ mod tests {
 
     #[test]
     fn built_in_components_are_recorded_as_such_and_render_with_this_servers_defaults() {
-        let recorded = ComponentSet::of(&Catalog::defaults());
+        let recorded = set_of(&Catalog::defaults());
         assert_eq!(recorded.hash_of("Heading"), Some(BUILT_IN));
         assert_eq!(recorded.len(), Catalog::defaults().specs().len());
         // A page made before a release reworded the defaults still renders after it: what it

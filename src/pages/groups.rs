@@ -10,18 +10,11 @@
 
 use std::collections::BTreeMap;
 
+pub use tessera_store::records::groups::Member;
+
 /// The configured groups, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Groups(BTreeMap<String, Vec<String>>);
-
-/// One person asked: who, and the group they are asked for, if any.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Member {
-    /// Their e-mail address.
-    pub email: String,
-    /// The group they answer for.
-    pub group: Option<String>,
-}
 
 impl Groups {
     /// No groups.

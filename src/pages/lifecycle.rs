@@ -31,8 +31,8 @@ use super::{
 };
 use crate::{
     forms::{pairs, raw_values, FormSchema, Offered},
+    store::records::unanswered::{declined_by, declined_response, Decline, Unanswered},
     store::{answers::AssigneeAnswered, Store, StoreError},
-    workflow::step::{declined_by, declined_response, Decline, Unanswered},
 };
 
 /// The catalog a stored page renders with (the components it recorded): what its controls offer

@@ -6,15 +6,18 @@
 //! working link always means minting a new one, and any link sent earlier stops working.
 //! Every change applies to an open page only; a page already answered or revoked is refused.
 
-use std::fmt;
+use std::{fmt, time::Duration};
 
 use serde::Serialize;
 
-use super::{factory::DEFAULT_EXPIRY, page::PageId, token::PageToken};
+use super::{page::PageId, token::PageToken};
 use crate::{
+    store::records::run::RunId,
     store::{now_ms, pages::PageChange, Store, StoreError},
-    workflow::run::RunId,
 };
+
+/// How long a link stays valid when the step does not say.
+pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One assignee's own link to a page (it holds their secret token: never logged or stored).
 #[derive(Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

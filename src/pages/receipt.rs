@@ -13,12 +13,12 @@ use super::{
 };
 use crate::{
     forms::FormSchema,
-    workflow::step::{declined_by, Unanswered},
+    store::records::unanswered::{declined_by, Unanswered},
 };
 
 pub use crate::{
+    store::records::unanswered::{cancelled_response, is_cancelled_response as is_cancelled},
     util::dates::format_utc,
-    workflow::step::{cancelled_response, is_cancelled_response as is_cancelled},
 };
 
 /// The receipt `link` shows, headed by `heading`: an assignee's view of the request and who
@@ -305,10 +305,12 @@ mod tests {
 
     #[test]
     fn a_declined_response_reads_as_declined_with_its_reason() {
-        let declined = crate::workflow::step::declined_response(&crate::workflow::Decline {
-            reason: Some("Over budget".into()),
-            by: None,
-        });
+        let declined = crate::store::records::unanswered::declined_response(
+            &crate::store::records::unanswered::Decline {
+                reason: Some("Over budget".into()),
+                by: None,
+            },
+        );
         let tree = receipt_tree("Thanks", None, &declined, None);
         let items = &tree.nodes["answers"].props["items"];
         assert_eq!(items[0]["value"], "Declined");

@@ -11,11 +11,9 @@
 
 use std::{collections::BTreeMap, fmt::Write as _, sync::Mutex, time::Duration};
 
-use crate::{
-    agent::cache::CacheLookup,
-    pages::page::PageStatus,
-    store::metrics::{StoreFigures, LATENCY_BOUNDS_MS},
-    workflow::{run::RunStatus, DrainReport},
+use crate::store::{
+    metrics::{StoreFigures, LATENCY_BOUNDS_MS},
+    records::{page::PageStatus, page_cache::CacheLookup, run::RunStatus},
 };
 
 /// The methods counted under their own name; any other is `other`.
@@ -154,6 +152,33 @@ impl Exposition {
         self.sample(&bucket, &with_inf, histogram.count as f64);
         self.sample(&format!("{name}_sum"), labels, histogram.sum);
         self.sample(&format!("{name}_count"), labels, histogram.count as f64);
+    }
+}
+
+/// What `Runner::run_until_idle` did, or (from `Runner::stats`) what a runner did since it
+/// was built — for logs and `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Runs claimed (a run resumed after a wait or a retry counts again).
+    pub runs_claimed: u64,
+    /// Step attempts started.
+    pub steps_started: u64,
+    /// Steps that finished and were committed.
+    pub steps_succeeded: u64,
+    /// Attempts that failed and will be retried.
+    pub steps_retried: u64,
+    /// Runs failed for good.
+    pub runs_failed: u64,
+}
+
+impl DrainReport {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Self) {
+        self.runs_claimed += other.runs_claimed;
+        self.steps_started += other.steps_started;
+        self.steps_succeeded += other.steps_succeeded;
+        self.steps_retried += other.steps_retried;
+        self.runs_failed += other.runs_failed;
     }
 }
 

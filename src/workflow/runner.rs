@@ -41,12 +41,13 @@ use super::{
     step::Unanswered,
     WorkflowError,
 };
+use crate::util::clock::{system_clock, Clock};
 use crate::{
     pages::{
         component_set::KnownComponents,
         page::{PageId, SubmitOutcome},
     },
-    store::{now_ms, Store},
+    store::Store,
 };
 
 /// Runs registered workflows; cheap to clone (all clones share one runner).
@@ -74,6 +75,7 @@ struct Inner {
     services: Arc<Services>,
     wake: Notify,
     stats: std::sync::Mutex<DrainReport>,
+    clock: Clock,
 }
 
 impl Runner {
@@ -84,7 +86,14 @@ impl Runner {
             registry,
             config: RunnerConfig::default(),
             services: Services::default(),
+            clock: system_clock(),
         }
+    }
+
+    /// The time by its clock, unix ms.
+    #[must_use]
+    pub fn now_ms(&self) -> i64 {
+        (self.inner.clock)()
     }
 
     /// The registry it runs.
@@ -208,7 +217,11 @@ impl Runner {
         let store = &self.inner.store;
         if let Some(page_id) = self.page_whose_answer_is_heard(run_id).await? {
             let outcome = store
-                .answer_page(PageId(page_id), &Unanswered::Cancelled.marker(), now_ms())
+                .answer_page(
+                    PageId(page_id),
+                    &Unanswered::Cancelled.marker(),
+                    self.now_ms(),
+                )
                 .await?;
             if matches!(outcome, SubmitOutcome::Submitted(_)) {
                 tracing::info!(run.id = %run_id, "run cancelled through its page; the next step hears of it");
@@ -216,7 +229,7 @@ impl Runner {
                 return Ok(store.run(run_id).await?);
             }
         }
-        let run = store.cancel_run(run_id, now_ms()).await?;
+        let run = store.cancel_run(run_id, self.now_ms()).await?;
         tracing::info!(run.id = %run_id, "run cancelled");
         Ok(run)
     }
@@ -278,7 +291,7 @@ impl Runner {
         let never = CancellationToken::new();
         let mut report = DrainReport::default();
         loop {
-            let now = now_ms();
+            let now = self.now_ms();
             inner.store.expire_waits(now).await?;
             let claimed = inner
                 .store
@@ -298,7 +311,9 @@ impl Runner {
             let due = inner.store.next_due(&inner.workflows).await?;
             match due.claimable_at_ms {
                 None => return Ok(report),
-                Some(at) => tokio::time::sleep(sleep_until(at, inner.config.lease)).await,
+                Some(at) => {
+                    tokio::time::sleep(sleep_until(at, self.now_ms(), inner.config.lease)).await;
+                }
             }
         }
     }

@@ -39,6 +39,7 @@ use tessera::{
 use url::Url;
 
 use crate::helpers::store_contract;
+use tessera::chat::ScopeRules as _;
 
 store_contract!(
     a_simple_query_runs_one_read_and_needs_no_confirmation,

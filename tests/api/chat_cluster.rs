@@ -46,6 +46,7 @@ use crate::{
     chat_ui::{approval_action, completed_count},
     helpers::{TestApp, TestDb},
 };
+use tessera::chat::ScopeRules as _;
 
 /// How long a test waits for something that should happen at once.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -476,20 +477,21 @@ async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> any
     let html = app.get_with("/chat", &cookie).await?.text().await?;
     let action = approval_action(&html).context("no pending approval")?;
     let confirmation = action.trim_start_matches("/chat/approvals/").to_owned();
-    let Store::Sqlite(pool) = &app.store else {
-        anyhow::bail!("the chat app runs on SQLite");
-    };
     // What the previous process did before it died: approved, began the call, sent nothing more.
-    let (session, thread, operation, arguments): (String, String, String, String) = sqlx::query_as(
-        "SELECT session_id, thread_id, operation, arguments FROM chat_confirmations WHERE id = ?",
+    let row = tessera_store::testing::text_row(
+        &app.store,
+        "SELECT session_id, thread_id, operation, arguments FROM chat_confirmations WHERE id = $1",
+        &[&confirmation],
     )
-    .bind(&confirmation)
-    .fetch_one(pool)
     .await?;
-    sqlx::query("UPDATE chat_confirmations SET status = 'approved', scope = 'once' WHERE id = ?")
-        .bind(&confirmation)
-        .execute(pool)
-        .await?;
+    let [session, thread, operation, arguments] =
+        <[String; 4]>::try_from(row).map_err(|row| anyhow::anyhow!("four columns, not {row:?}"))?;
+    tessera_store::testing::execute_on(
+        &app.store,
+        "UPDATE chat_confirmations SET status = 'approved', scope = 'once' WHERE id = $1",
+        &[&confirmation],
+    )
+    .await?;
     let arguments: serde_json::Value = serde_json::from_str(&arguments)?;
     let items = arguments["ids"].as_array().map_or(0, Vec::len);
     let session_id = SessionId(session.parse()?);

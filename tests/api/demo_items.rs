@@ -29,6 +29,7 @@ use tessera::{
 };
 
 use crate::helpers::{store_contract, Backend, TestApp, API_TOKEN};
+use tessera::chat::ScopeRules as _;
 use tessera::{demo::access::DemoApiKey, pages::csrf::ensure_csrf_key};
 
 store_contract!(

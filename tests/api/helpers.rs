@@ -15,12 +15,13 @@ use axum::{
     http::{HeaderMap, StatusCode, Uri},
     Router,
 };
-use sqlx::{Connection as _, Executor as _, PgConnection};
 use tessera::{
     config::{Config, DatabaseUrl, Secret},
     startup::{Application, Options},
     store::Store,
+    workflow::run::RunStatus,
 };
+pub use tessera_store::testing::{FreshPostgres, TestDb};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -48,9 +49,12 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub store: Store,
     shutdown: CancellationToken,
+    /// The server's task: `stop` and `cleanup` wait for it to end before they check its runs.
+    server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    database_url: DatabaseUrl,
     dir: Option<tempfile::TempDir>,
     /// The PostgreSQL database to drop at [`TestApp::cleanup`]: `(admin URL, name)`.
-    postgres: Option<(String, String)>,
+    postgres: Option<FreshPostgres>,
 }
 
 /// The admin password every spawned test app accepts.
@@ -131,12 +135,11 @@ impl TestAppBuilder {
                 None
             }
             Backend::Postgres => {
-                let Some((admin_url, database)) = create_postgres_database().await? else {
+                let Some(database) = FreshPostgres::create().await? else {
                     return Ok(None);
                 };
-                let url = replace_database(&admin_url, &database)?;
-                self.config.database_url = DatabaseUrl::Postgres(Secret::new(url));
-                Some((admin_url, database))
+                self.config.database_url = database.database_url();
+                Some(database)
             }
         };
         let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -147,7 +150,8 @@ impl TestAppBuilder {
         let application = Application::build_with(self.config, self.options).await?;
         let store = application.state().store.clone();
         let shutdown = CancellationToken::new();
-        tokio::spawn(application.run_until(shutdown.clone()));
+        let database_url = self.config.database_url.clone();
+        let server = tokio::spawn(application.run_until(shutdown.clone()));
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
@@ -157,6 +161,8 @@ impl TestAppBuilder {
             client,
             store,
             shutdown,
+            server: Some(server),
+            database_url,
             dir: Some(dir),
             postgres,
         }))
@@ -283,18 +289,43 @@ impl TestApp {
 
     /// Stops the server and hands back its database folder, to start another app on it.
     pub async fn stop(mut self) -> anyhow::Result<tempfile::TempDir> {
-        self.shutdown.cancel();
-        self.store.close().await;
+        self.shut_down().await?;
         self.dir.take().context("the folder was already taken")
     }
 
     /// Stops the server and drops its PostgreSQL database, if it has one.
     pub async fn cleanup(mut self) -> anyhow::Result<()> {
+        let stopped = self.shut_down().await;
+        if let Some(database) = self.postgres.take() {
+            database.drop_database().await?;
+        }
+        stopped
+    }
+
+    /// The teardown check: the server stops (its task ends within 30 s: no request, step or
+    /// stream outlives the test), and no run it drove is left in flight — a graceful stop
+    /// releases the run a step was under way in, so a run still `running` means one was lost.
+    async fn shut_down(&mut self) -> anyhow::Result<()> {
         self.shutdown.cancel();
         self.store.close().await;
-        if let Some((admin_url, database)) = self.postgres.take() {
-            drop_database(&admin_url, &database).await?;
-        }
+        let Some(server) = self.server.take() else {
+            return Ok(());
+        };
+        tokio::time::timeout(Duration::from_secs(30), server)
+            .await
+            .context("teardown: the server did not stop within 30 s")???;
+        let store = Store::connect(&self.database_url).await?;
+        let running = store
+            .count_runs_by_status()
+            .await?
+            .into_iter()
+            .find(|(status, _)| *status == RunStatus::Running)
+            .map_or(0, |(_, count)| count);
+        store.close().await;
+        anyhow::ensure!(
+            running == 0,
+            "teardown: {running} run(s) left running after the server stopped"
+        );
         Ok(())
     }
 }
@@ -321,125 +352,6 @@ pub fn session_cookie(response: &reqwest::Response) -> Option<String> {
         .find(|value| value.starts_with("tessera_session="))
         .and_then(|value| value.split(';').next())
         .map(str::to_owned)
-}
-
-/// Drops test database `database` on the server of `admin_url`, whoever is still connected.
-async fn drop_database(admin_url: &str, database: &str) -> anyhow::Result<()> {
-    let mut admin = PgConnection::connect(admin_url).await?;
-    admin
-        .execute(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)").as_str())
-        .await?;
-    admin.close().await?;
-    Ok(())
-}
-
-/// Creates a fresh database on `TEST_DATABASE_URL`'s server: `(admin URL, name)`, or `None`
-/// when `TESSERA_SKIP_POSTGRES=1` skips PostgreSQL explicitly.
-async fn create_postgres_database() -> anyhow::Result<Option<(String, String)>> {
-    let Ok(admin_url) = std::env::var("TEST_DATABASE_URL") else {
-        if std::env::var("TESSERA_SKIP_POSTGRES").as_deref() == Ok("1") {
-            eprintln!("PostgreSQL test skipped: TESSERA_SKIP_POSTGRES=1");
-            return Ok(None);
-        }
-        bail!("TEST_DATABASE_URL is not set: run `make test` (it starts a throwaway cluster) or set TESSERA_SKIP_POSTGRES=1 to skip PostgreSQL on purpose");
-    };
-    let database = format!("tessera_test_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = PgConnection::connect(&admin_url)
-        .await
-        .context("connecting to TEST_DATABASE_URL")?;
-    admin
-        .execute(format!("CREATE DATABASE {database}").as_str())
-        .await?;
-    admin.close().await?;
-    Ok(Some((admin_url, database)))
-}
-
-/// A fresh, migrated database on one backend, removed by [`TestDb::cleanup`].
-pub struct TestDb {
-    pub store: Store,
-    cleanup: Cleanup,
-}
-
-enum Cleanup {
-    Sqlite(tempfile::TempDir),
-    Postgres { admin_url: String, database: String },
-}
-
-impl TestDb {
-    pub async fn sqlite() -> anyhow::Result<Self> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("store.db");
-        let store =
-            Store::connect(&DatabaseUrl::Sqlite(path.to_string_lossy().into_owned())).await?;
-        Ok(Self {
-            store,
-            cleanup: Cleanup::Sqlite(dir),
-        })
-    }
-
-    /// A fresh database on the PostgreSQL server named by `TEST_DATABASE_URL`.
-    ///
-    /// Returns `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly; a missing URL is an error,
-    /// so a suite that silently skipped PostgreSQL cannot pass.
-    pub async fn postgres() -> anyhow::Result<Option<Self>> {
-        let Some((admin_url, database)) = create_postgres_database().await? else {
-            return Ok(None);
-        };
-        let url = replace_database(&admin_url, &database)?;
-        let store = Store::connect(&DatabaseUrl::Postgres(Secret::new(url))).await?;
-        Ok(Some(Self {
-            store,
-            cleanup: Cleanup::Postgres {
-                admin_url,
-                database,
-            },
-        }))
-    }
-
-    /// Another pool on the same database, as a second server process would open it.
-    pub async fn reopen(&self) -> anyhow::Result<Store> {
-        let url = match &self.cleanup {
-            Cleanup::Sqlite(dir) => {
-                DatabaseUrl::Sqlite(dir.path().join("store.db").to_string_lossy().into_owned())
-            }
-            Cleanup::Postgres {
-                admin_url,
-                database,
-            } => DatabaseUrl::Postgres(Secret::new(replace_database(admin_url, database)?)),
-        };
-        Ok(Store::connect(&url).await?)
-    }
-
-    pub async fn cleanup(self) -> anyhow::Result<()> {
-        self.store.close().await;
-        if let Cleanup::Postgres {
-            admin_url,
-            database,
-        } = self.cleanup
-        {
-            drop_database(&admin_url, &database).await?;
-        }
-        Ok(())
-    }
-}
-
-fn replace_database(url: &str, database: &str) -> anyhow::Result<String> {
-    let (base, query) = url
-        .split_once('?')
-        .map_or((url, None), |(base, query)| (base, Some(query)));
-    let scheme_end = base
-        .find("://")
-        .context("TEST_DATABASE_URL has no scheme")?
-        + 3;
-    let path_start = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |index| scheme_end + index);
-    let mut replaced = format!("{}/{database}", &base[..path_start]);
-    if let Some(query) = query {
-        replaced.push('?');
-        replaced.push_str(query);
-    }
-    Ok(replaced)
 }
 
 /// Runs each named contract test (an `async fn(&Store) -> anyhow::Result<()>` in the calling
@@ -495,23 +407,6 @@ macro_rules! on_both_backends {
     };
 }
 pub(crate) use on_both_backends;
-
-#[test]
-fn database_names_are_replaced_in_urls() -> anyhow::Result<()> {
-    assert_eq!(
-        replace_database("postgres://u@h:5/db", "x")?,
-        "postgres://u@h:5/x"
-    );
-    assert_eq!(
-        replace_database("postgres://u@h:5", "x")?,
-        "postgres://u@h:5/x"
-    );
-    assert_eq!(
-        replace_database("postgres://u@h/db?sslmode=disable", "x")?,
-        "postgres://u@h/x?sslmode=disable"
-    );
-    Ok(())
-}
 
 /// One request as the HTTP sink saw it.
 #[derive(Clone, Debug)]
@@ -589,39 +484,6 @@ async fn record(
     });
     let status = state.statuses.pop_front().unwrap_or(200);
     StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-/// A freshly created database on the PostgreSQL server named by `TEST_DATABASE_URL`, for tests
-/// that need its URL (a server process of their own); dropped by [`FreshPostgres::drop_database`].
-pub struct FreshPostgres {
-    pub url: String,
-    admin_url: String,
-    database: String,
-}
-
-impl FreshPostgres {
-    /// Creates the database. `None` only when `TESSERA_SKIP_POSTGRES=1` says so explicitly.
-    pub async fn create() -> anyhow::Result<Option<Self>> {
-        let Some((admin_url, database)) = create_postgres_database().await? else {
-            return Ok(None);
-        };
-        let url = replace_database(&admin_url, &database)?;
-        Ok(Some(Self {
-            url,
-            admin_url,
-            database,
-        }))
-    }
-
-    /// Drops the database, closing whatever connections are left.
-    pub async fn drop_database(self) -> anyhow::Result<()> {
-        let mut admin = PgConnection::connect(&self.admin_url).await?;
-        admin
-            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.database).as_str())
-            .await?;
-        admin.close().await?;
-        Ok(())
-    }
 }
 
 /// Every event of every server in this test binary, at every level, as the log lines would read.

@@ -46,7 +46,6 @@ mod selections;
 mod sign_in;
 mod sites;
 mod stages;
-mod store;
 mod structured_pages;
 mod timers;
 mod tokens;

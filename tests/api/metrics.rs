@@ -339,11 +339,7 @@ async fn unknown_paths_and_methods_share_one_label_each() -> anyhow::Result<()> 
 
 /// `SELECT label, count` rows as a map, on either engine.
 async fn counted(store: &Store, sql: &str) -> anyhow::Result<BTreeMap<String, i64>> {
-    let rows: Vec<(String, i64)> = match store {
-        Store::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await?,
-        Store::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await?,
-    };
-    Ok(rows.into_iter().collect())
+    tessera_store::testing::label_counts(store, sql).await
 }
 
 /// Drops the zero counts a gauge keeps for statuses no row holds any more.
@@ -469,10 +465,7 @@ async fn the_counters_match_the_rows_after_runs_and_pages_live_their_lives_and_a
     // The scrape reads the counters, not the rows: a count kept there is what it shows.
     let planted = "INSERT INTO metric_counters (metric, label, label2, shard, value) \
                    VALUES ('runs', 'succeeded', '', 99, 1000)";
-    match &app.store {
-        Store::Sqlite(pool) => sqlx::query(planted).execute(pool).await.map(drop)?,
-        Store::Postgres(pool) => sqlx::query(planted).execute(pool).await.map(drop)?,
-    }
+    tessera_store::testing::execute_on(&app.store, planted, &[]).await?;
     let text = app.get("/metrics").await?.text().await?;
     let succeeded = runs.get("succeeded").copied().unwrap_or(0) + 1000;
     assert!(

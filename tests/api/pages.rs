@@ -10,7 +10,7 @@ use tessera::{
         receipt::is_cancelled,
         token::PageToken,
     },
-    store::{now_ms, pages::PageChange, Store},
+    store::{now_ms, pages::PageChange},
     workflow::run::{NewRun, RunId, RunStatus},
 };
 
@@ -261,13 +261,12 @@ async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_pass
     assert_eq!(app.get(&download).await?.status(), 200);
 
     // The answer was given an hour and a minute ago.
-    let Store::Sqlite(pool) = &app.store else {
-        anyhow::bail!("the app runs on SQLite");
-    };
-    sqlx::query("UPDATE pages SET submitted_at = submitted_at - 3660000 WHERE token_hash = ?")
-        .bind(link.token.hash().0)
-        .execute(pool)
-        .await?;
+    tessera_store::testing::execute_on(
+        &app.store,
+        "UPDATE pages SET submitted_at = submitted_at - 3660000 WHERE token_hash = $1",
+        &[&link.token.hash().0],
+    )
+    .await?;
     let receipt = app.get(&link.path()).await?;
     assert_eq!(receipt.status(), 410, "answers like an expired link");
     let html = receipt.text().await?;
@@ -702,7 +701,6 @@ async fn a_steps_override_of_a_default_component_stays_on_that_steps_pages() -> 
 #[tokio::test]
 async fn a_page_made_with_components_the_server_no_longer_has_is_a_clear_error_page(
 ) -> anyhow::Result<()> {
-    use tessera::pages::component_set::ComponentSet;
     let logs = crate::helpers::captured_logs();
     // Made by a server whose step offered the shouting Heading; this server never heard of it.
     let app = TestApp::builder().spawn().await?;
@@ -715,7 +713,7 @@ async fn a_page_made_with_components_the_server_no_longer_has_is_a_clear_error_p
             tree: json!({"nodes": {"h": {"component": "Heading", "props": {"text": "Notice"}}}, "order": ["h"]}),
             schema: None,
             data: json!({}),
-            component_set: Some(ComponentSet::of(&Catalog::resolve(
+            component_set: Some(tessera::pages::component_set::set_of(&Catalog::resolve(
                 &[shouting_heading()?],
                 &[],
             ))),

@@ -8,11 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
-use sqlx::Row as _;
 use tessera::{
     config::Secret,
     notify::{NotifyConfig, RecipientAllowlist},
-    store::Store,
 };
 
 use crate::{
@@ -76,33 +74,6 @@ async fn answer(app: &TestApp, link: &str, fields: &str) -> anyhow::Result<u16> 
         .send()
         .await?;
     Ok(response.status().as_u16())
-}
-
-/// Every row of every table, as text.
-async fn postgres_rows(store: &Store) -> anyhow::Result<String> {
-    let Store::Postgres(pool) = store else {
-        bail!("not PostgreSQL");
-    };
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT table_name::text FROM information_schema.tables \
-         WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
-    )
-    .fetch_all(pool)
-    .await?;
-    anyhow::ensure!(tables.iter().any(|table| table == "pages"), "{tables:?}");
-    let mut text = String::new();
-    for table in tables {
-        let rows = sqlx::query(&format!(
-            "SELECT row_to_json(t)::text AS row FROM \"{table}\" t"
-        ))
-        .fetch_all(pool)
-        .await?;
-        for row in rows {
-            text.push_str(&row.try_get::<String, _>("row")?);
-            text.push('\n');
-        }
-    }
-    Ok(text)
 }
 
 async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
@@ -291,7 +262,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
             String::from_utf8_lossy(&bytes).into_owned()
         }
         Backend::Postgres => {
-            let rows = postgres_rows(&app.store).await?;
+            let rows = tessera_store::testing::postgres_rows(&app.store).await?;
             app.cleanup().await?;
             rows
         }

@@ -13,7 +13,7 @@ use std::{
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
-use sqlx::{Connection as _, Executor as _, PgConnection, SqliteConnection};
+use tessera::config::DatabaseUrl;
 
 use crate::{
     helpers::{FreshPostgres, API_TOKEN},
@@ -162,14 +162,8 @@ async fn upgraded_database_serves_what_the_old_release_left(
 
 /// The versions `_sqlx_migrations` lists as applied.
 async fn applied_migrations(database_url: &str) -> anyhow::Result<Vec<i64>> {
-    let query = "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version";
-    Ok(if database_url.starts_with("sqlite:") {
-        let mut connection = SqliteConnection::connect(database_url).await?;
-        sqlx::query_scalar(query).fetch_all(&mut connection).await?
-    } else {
-        let mut connection = PgConnection::connect(database_url).await?;
-        sqlx::query_scalar(query).fetch_all(&mut connection).await?
-    })
+    let url = DatabaseUrl::parse(database_url).map_err(anyhow::Error::msg)?;
+    tessera_store::testing::applied_migrations(&url).await
 }
 
 /// Copies the SQLite fixture into `folder`: the test works on a copy, never on the fixture.
@@ -204,15 +198,8 @@ async fn refused(
         .await?
         .stop()
         .await?;
-    if database_url.starts_with("sqlite:") {
-        let mut connection = SqliteConnection::connect(database_url).await?;
-        connection.execute(future_row).await?;
-        connection.close().await?;
-    } else {
-        let mut connection = PgConnection::connect(database_url).await?;
-        connection.execute(future_row).await?;
-        connection.close().await?;
-    }
+    let url = DatabaseUrl::parse(database_url).map_err(anyhow::Error::msg)?;
+    tessera_store::testing::execute(&url, future_row).await?;
     let mut command = Command::new(BINARY);
     command
         .current_dir(folder)

@@ -249,6 +249,44 @@ fn runner_for(
     builder.build()
 }
 
+/// A clock that runs with the machine's and can be moved forward: a runner built with it sees a
+/// lease run out or a deadline pass at once, where a test would otherwise sleep through them.
+#[derive(Clone, Default)]
+struct TestClock(Arc<std::sync::atomic::AtomicI64>);
+
+impl TestClock {
+    fn now(&self) -> i64 {
+        now_ms() + self.0.load(Ordering::SeqCst)
+    }
+
+    fn advance(&self, by: Duration) {
+        let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.0.fetch_add(by, Ordering::SeqCst);
+    }
+
+    fn clock(&self) -> tessera::util::clock::Clock {
+        let clock = self.clone();
+        Arc::new(move || clock.now())
+    }
+}
+
+/// [`runner_for`], reading `clock`.
+fn runner_on_clock(
+    store: &Store,
+    registry: Registry,
+    owner: &str,
+    factory: Option<Arc<StaticPageFactory>>,
+    clock: &TestClock,
+) -> Runner {
+    let mut builder = Runner::builder(store.clone(), Arc::new(registry))
+        .config(fast_config(owner))
+        .clock(clock.clock());
+    if let Some(factory) = factory {
+        builder = builder.page_factory(factory);
+    }
+    builder.build()
+}
+
 async fn a_leased_run_is_claimed_by_no_one_else_until_its_lease_expires(
     store: &Store,
 ) -> anyhow::Result<()> {
@@ -304,16 +342,17 @@ async fn a_leased_run_is_claimed_by_no_one_else_until_its_lease_expires(
 async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> anyhow::Result<()> {
     let run = ready_run(store, "w").await?;
     let workflows = names(&["w"]);
+    let start = now_ms();
     let claimed = store
-        .claim_run("slow", &workflows, SHORT_LEASE, now_ms())
+        .claim_run("slow", &workflows, SHORT_LEASE, start)
         .await?
         .context("claimable")?;
     let step = store
-        .begin_step(&claimed.lease, 0, "Slow", &Value::Null, now_ms())
+        .begin_step(&claimed.lease, 0, "Slow", &Value::Null, start)
         .await?
         .context("the lease is live")?;
     assert_eq!(step.attempts, 1);
-    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
+    let expired = start + i64::try_from(SHORT_LEASE.as_millis())? + 50;
 
     // Nobody took the run over, yet the expired lease may not commit.
     let completion = StepCompletion {
@@ -324,13 +363,13 @@ async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> a
     };
     assert_eq!(
         store
-            .complete_step(&claimed.lease, &completion, now_ms())
+            .complete_step(&claimed.lease, &completion, expired)
             .await?,
         LeaseOutcome::LeaseLost
     );
     assert_eq!(
         store
-            .retry_step(&claimed.lease, 0, "boom", now_ms(), now_ms())
+            .retry_step(&claimed.lease, 0, "boom", expired, expired)
             .await?,
         LeaseOutcome::LeaseLost
     );
@@ -340,19 +379,19 @@ async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> a
     };
     assert_eq!(
         store
-            .fail_run(&claimed.lease, &step_ref, "boom", now_ms())
+            .fail_run(&claimed.lease, &step_ref, "boom", expired)
             .await?,
         LeaseOutcome::LeaseLost
     );
 
     // A new claimer takes over; the old lease still cannot commit, the new one can.
     let taken = store
-        .claim_run("fast", &workflows, LEASE, now_ms())
+        .claim_run("fast", &workflows, LEASE, expired)
         .await?
         .context("the expired run is claimable")?;
     assert_eq!(
         store
-            .complete_step(&claimed.lease, &completion, now_ms())
+            .complete_step(&claimed.lease, &completion, expired)
             .await?,
         LeaseOutcome::LeaseLost
     );
@@ -362,12 +401,12 @@ async fn a_runner_whose_lease_expired_cannot_commit_its_step(store: &Store) -> a
         (0, json!({"count": 0}))
     );
     assert!(store
-        .begin_step(&taken.lease, 0, "Slow", &Value::Null, now_ms())
+        .begin_step(&taken.lease, 0, "Slow", &Value::Null, expired)
         .await?
         .is_some());
     assert_eq!(
         store
-            .complete_step(&taken.lease, &completion, now_ms())
+            .complete_step(&taken.lease, &completion, expired)
             .await?,
         LeaseOutcome::Committed
     );
@@ -606,7 +645,8 @@ async fn a_wait_that_times_out_continues_fails_or_cancels(store: &Store) -> anyh
             Arc::clone(&record_runs),
         )?)?;
     let factory = StaticPageFactory::new(store);
-    let runner = runner_for(store, registry, "r1", Some(factory));
+    let clock = TestClock::default();
+    let runner = runner_on_clock(store, registry, "r1", Some(factory), &clock);
     let mut runs = Vec::new();
     for name in ["continue", "fail", "cancel", "patient"] {
         runs.push(runner.start_run(name, json!({"count": 1})).await?.id);
@@ -624,7 +664,7 @@ async fn a_wait_that_times_out_continues_fails_or_cancels(store: &Store) -> anyh
     assert_eq!(patient.status, RunStatus::Waiting);
     assert!(patient.waiting.and_then(|wait| wait.deadline_ms).is_some());
 
-    tokio::time::sleep(short + Duration::from_millis(30)).await;
+    clock.advance(short + Duration::from_millis(30));
     drain(&runner).await?;
 
     let continued = store.run(runs[0]).await?;
@@ -698,9 +738,9 @@ async fn a_cancelled_run_is_never_claimed_again(store: &Store) -> anyhow::Result
             .await?,
         LeaseOutcome::LeaseLost
     );
-    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
+    let after_the_lease = now_ms() + i64::try_from(SHORT_LEASE.as_millis())? + 50;
     assert!(store
-        .claim_run("r2", &workflows, LEASE, now_ms())
+        .claim_run("r2", &workflows, LEASE, after_the_lease)
         .await?
         .is_none());
     let steps = store.run_steps(running.id).await?;
@@ -1213,7 +1253,8 @@ async fn an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancell
             Arc::clone(&heard),
         )?)?;
     let factory = StaticPageFactory::new(store);
-    let runner = runner_for(store, registry, "r1", Some(Arc::clone(&factory)));
+    let clock = TestClock::default();
+    let runner = runner_on_clock(store, registry, "r1", Some(Arc::clone(&factory)), &clock);
 
     let answered = runner.start_run("answered", json!({"count": 1})).await?;
     drain(&runner).await?;
@@ -1234,7 +1275,7 @@ async fn an_answer_step_hears_of_cancel_and_expiry_and_the_run_then_ends_cancell
 
     let expiring = runner.start_run("expiring", json!({"count": 3})).await?;
     drain(&runner).await?;
-    tokio::time::sleep(short + Duration::from_millis(30)).await;
+    clock.advance(short + Duration::from_millis(30));
     drain(&runner).await?;
     let expired = store.run(expiring.id).await?;
     assert_eq!(expired.status, RunStatus::Cancelled);
@@ -1460,19 +1501,20 @@ async fn a_step_whose_attempts_never_finish_fails_the_run_instead_of_looping() -
             .build()?,
     )?;
     let run = registry.start_run(&store, "doomed", json!({})).await?;
-    // Two attempts whose runners died mid-step.
+    // Two attempts whose runners died mid-step, each claimed once the one before's lease ran out.
+    let clock = TestClock::default();
     for owner in ["dead-1", "dead-2"] {
         let claimed = store
-            .claim_run(owner, &names(&["doomed"]), SHORT_LEASE, now_ms())
+            .claim_run(owner, &names(&["doomed"]), SHORT_LEASE, clock.now())
             .await?
             .context("claimable")?;
         store
-            .begin_step(&claimed.lease, 0, "Crash", &Value::Null, now_ms())
+            .begin_step(&claimed.lease, 0, "Crash", &Value::Null, clock.now())
             .await?
             .context("leased")?;
-        tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
+        clock.advance(SHORT_LEASE + Duration::from_millis(50));
     }
-    let runner = runner_for(&store, registry, "survivor", None);
+    let runner = runner_on_clock(&store, registry, "survivor", None, &clock);
     drain(&runner).await?;
     let failed = store.run(run.id).await?;
     assert_eq!(failed.status, RunStatus::Failed);
@@ -1772,8 +1814,6 @@ impl Drop for DropFlag {
 #[tokio::test]
 async fn a_step_whose_heartbeat_stalls_is_abandoned_before_its_lease_runs_out() -> anyhow::Result<()>
 {
-    use sqlx::{Connection as _, Executor as _};
-
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("stall.db");
     let store = Store::connect(&tessera::config::DatabaseUrl::Sqlite(
@@ -1815,16 +1855,14 @@ async fn a_step_whose_heartbeat_stalls_is_abandoned_before_its_lease_runs_out() 
         .await
         .context("the step started")?;
 
-    let mut blocker =
-        sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await?;
-    blocker.execute("BEGIN IMMEDIATE").await?;
+    let blocker = tessera_store::testing::SqliteWriteLock::take(&path.to_string_lossy()).await?;
     // The write lock is held far longer than the lease (the store's busy timeout is 10 s).
     let held_since = Instant::now();
     while !abandoned.load(Ordering::SeqCst) && held_since.elapsed() < Duration::from_secs(6) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let abandoned_while_stalled = abandoned.load(Ordering::SeqCst);
-    blocker.execute("ROLLBACK").await?;
+    blocker.release().await?;
     shutdown.cancel();
     let _ = workers.await;
     store.close().await;

@@ -29,36 +29,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tessera_app::{
     binding::{binding_pointer, computed::Computed},
     tree::PageTree,
 };
 
-/// Where a value written into literal text came from, in the request the page was built for.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// Interpolated into the rendered prompt.
-    Prompt,
-    /// A data value at this pointer pattern (array indices written `*`).
-    Data(String),
-    /// The length of an array at this pointer pattern.
-    Length(String),
-    /// A number found in none of the request's values: the model computed it.
-    Unverifiable,
-}
-
-/// What a stored page's literal text owes to the request it was built for.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Provenance {
-    /// The rendered prompt the page was built for (re-binding aligns the new one against it).
-    pub prompt: String,
-    /// Each value token of the literal text (lower case) and where it came from.
-    pub values: BTreeMap<String, BTreeSet<Origin>>,
-}
+pub use tessera_store::records::page_cache::{Origin, Provenance};
 
 /// A value of the old request still in a hit's literal text that the new request does not hold.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -96,54 +74,51 @@ impl Request<'_> {
     }
 }
 
-impl Provenance {
-    /// Records the values of `request` that `tree`'s literal text holds.
-    #[must_use]
-    pub fn record(tree: &PageTree, request: &Request<'_>) -> Self {
-        let fixed = request.fixed();
-        let interpolated = request.interpolated(&fixed);
-        let literal = literal_tokens(tree);
-        let sequences = literal_sequences(tree);
-        let candidates: HashSet<&str> = literal
-            .iter()
-            .filter(|token| !fixed.contains(&token.word))
-            .map(|token| token.word.as_str())
-            .collect();
-        let mut values: BTreeMap<String, BTreeSet<Origin>> = BTreeMap::new();
-        for word in &candidates {
-            if interpolated.contains(*word) {
-                values
-                    .entry((*word).to_owned())
-                    .or_default()
-                    .insert(Origin::Prompt);
+/// Records the values of `request` that `tree`'s literal text holds.
+#[must_use]
+pub fn provenance_of(tree: &PageTree, request: &Request<'_>) -> Provenance {
+    let fixed = request.fixed();
+    let interpolated = request.interpolated(&fixed);
+    let literal = literal_tokens(tree);
+    let sequences = literal_sequences(tree);
+    let candidates: HashSet<&str> = literal
+        .iter()
+        .filter(|token| !fixed.contains(&token.word))
+        .map(|token| token.word.as_str())
+        .collect();
+    let mut values: BTreeMap<String, BTreeSet<Origin>> = BTreeMap::new();
+    for word in &candidates {
+        if interpolated.contains(*word) {
+            values
+                .entry((*word).to_owned())
+                .or_default()
+                .insert(Origin::Prompt);
+        }
+    }
+    walk_data(
+        request.data,
+        &mut String::new(),
+        &mut |value_words, origin| {
+            for word in copied_words(value_words, &sequences, |word| candidates.contains(word)) {
+                values.entry(word.to_owned()).or_default().insert(origin());
             }
+        },
+    );
+    for token in &literal {
+        if token.in_text
+            && !fixed.contains(&token.word)
+            && is_number(&token.word)
+            && !values.contains_key(&token.word)
+        {
+            values
+                .entry(token.word.clone())
+                .or_default()
+                .insert(Origin::Unverifiable);
         }
-        walk_data(
-            request.data,
-            &mut String::new(),
-            &mut |value_words, origin| {
-                for word in copied_words(value_words, &sequences, |word| candidates.contains(word))
-                {
-                    values.entry(word.to_owned()).or_default().insert(origin());
-                }
-            },
-        );
-        for token in &literal {
-            if token.in_text
-                && !fixed.contains(&token.word)
-                && is_number(&token.word)
-                && !values.contains_key(&token.word)
-            {
-                values
-                    .entry(token.word.clone())
-                    .or_default()
-                    .insert(Origin::Unverifiable);
-            }
-        }
-        Self {
-            prompt: request.prompt.to_owned(),
-            values,
-        }
+    }
+    Provenance {
+        prompt: request.prompt.to_owned(),
+        values,
     }
 }
 
@@ -712,7 +687,7 @@ mod tests {
             "c1": {"component": "Heading", "props": {"text": "Present these 2 emails from Ada Lovelace"}},
             "c2": {"component": "Text", "props": {"text": "2 waiting"}},
         }));
-        let provenance = Provenance::record(&page, &request(old_prompt, &old_data));
+        let provenance = provenance_of(&page, &request(old_prompt, &old_data));
         assert!(provenance.values["2"].contains(&Origin::Prompt));
         assert!(provenance.values["2"].contains(&Origin::Length("/emails".into())));
         assert!(provenance.values["ada"].contains(&Origin::Data("/sender".into())));
@@ -746,7 +721,7 @@ mod tests {
             "c1": {"component": "Text", "props": {"text": "Mostly from Ada, 3 lists"}},
         }));
         let old_data = json!({"in/box": [{"~tags": [{"who": "Ada"}]}], "lists": [[1, 2, 3]]});
-        let provenance = Provenance::record(&page, &request(prompt, &old_data));
+        let provenance = provenance_of(&page, &request(prompt, &old_data));
         assert_eq!(
             provenance.values["ada"],
             BTreeSet::from([Origin::Data("/in~1box/*/~0tags/*/who".into())])
@@ -770,7 +745,7 @@ mod tests {
         let page = tree(&json!({
             "c1": {"component": "Text", "props": {"text": "Mostly from Ada", "tone": {"$data": "/sender"}}},
         }));
-        let provenance = Provenance::record(&page, &request(prompt, &old_data));
+        let provenance = provenance_of(&page, &request(prompt, &old_data));
         assert_eq!(
             provenance.values["ada"],
             BTreeSet::from([Origin::Data("/emails/*/from".into())])
@@ -794,7 +769,7 @@ mod tests {
             "c2": {"component": "Heading", "props": {"text": "Pick which to archive", "level": 2}},
             "c3": {"component": "Stat", "props": {"label": "Emails", "value": {"$data": "/emails", "$count": true}}},
         }));
-        let provenance = Provenance::record(&page, &request(prompt, &data));
+        let provenance = provenance_of(&page, &request(prompt, &data));
         assert_eq!(
             provenance.values,
             BTreeMap::from([("30".to_owned(), BTreeSet::from([Origin::Unverifiable]))])
@@ -806,7 +781,7 @@ mod tests {
         let clean = tree(
             &json!({"c2": {"component": "Heading", "props": {"text": "Pick which to archive", "level": 2}}}),
         );
-        let provenance = Provenance::record(&clean, &request(prompt, &data));
+        let provenance = provenance_of(&clean, &request(prompt, &data));
         assert!(provenance.values.is_empty(), "{provenance:?}");
     }
 

@@ -10,6 +10,7 @@ use super::{
     text::{confirmation_summary, plural},
     Orchestrator, Turn,
 };
+use crate::chat::scope::ScopeRules as _;
 use crate::chat::{
     audit::{Approval, ExecutionStatus, NewExecution},
     confirm::{

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{gate::Gate, text::summarize, turn::TurnOutcome, Orchestrator, Turn};
+use crate::chat::scope::ScopeRules as _;
 use crate::chat::{
     confirm::Caller,
     header::CallStatus,

@@ -15,6 +15,7 @@ use super::{
     text::{plural, summarize},
     Orchestrator, Turn,
 };
+use crate::chat::scope::ScopeRules as _;
 use crate::chat::{
     calendar::CivilDate,
     confirm::Caller,

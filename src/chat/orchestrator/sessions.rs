@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{decisions::PendingApproval, text::plural, Orchestrator};
+use crate::chat::scope::ScopeRules as _;
 use crate::chat::{
     audit::{Execution, ExecutionStatus},
     header::{CallStatus, ChunkProgress, ExecutionHeader, Step, StepRole},

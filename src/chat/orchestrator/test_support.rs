@@ -8,6 +8,7 @@ use tempfile::TempDir;
 use url::Url;
 
 use super::{Orchestrator, OrchestratorParts, SessionModels};
+use crate::chat::scope::ScopeRules as _;
 use crate::{
     chat::{
         http_executor::{ExecutorConfig, HttpExecutor},

@@ -12,17 +12,13 @@ use super::{
     lease::{millis, AbortOnDrop},
     DrainReport, Runner,
 };
-use crate::{
-    store::now_ms,
-    workflow::{
-        builder::{Goto, StepContext, WorkflowDef},
-        run::{
-            ClaimedRun, Lease, LeaseOutcome, NextRun, StepCompletion, StepRef, TimeoutAction,
-            WaitInfo,
-        },
-        step::{StepError, StepOutput, Unanswered},
-        WorkflowError,
+use crate::workflow::{
+    builder::{Goto, StepContext, WorkflowDef},
+    run::{
+        ClaimedRun, Lease, LeaseOutcome, NextRun, StepCompletion, StepRef, TimeoutAction, WaitInfo,
     },
+    step::{StepError, StepOutput, Unanswered},
+    WorkflowError,
 };
 
 impl Runner {
@@ -57,7 +53,7 @@ impl Runner {
         let Some(definition) = self.inner.registry.get(&run.workflow) else {
             // Claims are filtered by the registered names, so this is a registry changed under
             // a running process; leave the run for a runner that knows it.
-            let _ = store.release_run(&lease, now_ms()).await?;
+            let _ = store.release_run(&lease, self.now_ms()).await?;
             return Ok(());
         };
         if let (Some(now), Some(then)) = (&definition.digest, &run.definition_digest) {
@@ -74,7 +70,9 @@ impl Runner {
                     index: run.cursor,
                     name: step_name(&definition, run.cursor),
                 };
-                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                let _ = store
+                    .fail_run(&lease, &step_ref, &reason, self.now_ms())
+                    .await?;
                 return Ok(());
             }
         }
@@ -90,7 +88,9 @@ impl Runner {
                         index: cursor,
                         name: step_name(&definition, cursor),
                     };
-                    let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                    let _ = store
+                        .fail_run(&lease, &step_ref, &reason, self.now_ms())
+                        .await?;
                     return Ok(());
                 }
                 Err(InputError::Store(error)) => return Err(error.into()),
@@ -104,10 +104,10 @@ impl Runner {
                 if let Some(why) = unanswered {
                     // Cancel, or expiry with `OnTimeout::Cancel`, and no step asked to hear it.
                     tracing::info!(run.id = %run.id, reason = ?why, "the wait ended unanswered; run cancelled");
-                    store.cancel_run(run.id, now_ms()).await?;
+                    store.cancel_run(run.id, self.now_ms()).await?;
                 } else {
                     // Past the last step: the last step waited and has been answered.
-                    let _ = store.finish_run(&lease, now_ms()).await?;
+                    let _ = store.finish_run(&lease, self.now_ms()).await?;
                 }
                 return Ok(());
             };
@@ -119,11 +119,11 @@ impl Runner {
                 // A stopping runner (a claim in flight when shutdown came, or between steps) gives
                 // the run back before starting a step it would abandon at once: starting it would
                 // spend one of the step's attempts for nothing.
-                let _ = store.release_run(&lease, now_ms()).await?;
+                let _ = store.release_run(&lease, self.now_ms()).await?;
                 return Ok(());
             }
             let Some(started) = store
-                .begin_step(&lease, cursor, &step.name, &input, now_ms())
+                .begin_step(&lease, cursor, &step.name, &input, self.now_ms())
                 .await?
             else {
                 tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost before the step started");
@@ -139,7 +139,9 @@ impl Runner {
                 );
                 tracing::warn!(run.id = %run.id, step.name = %step.name, error = %reason, "run failed");
                 report.runs_failed += 1;
-                let _ = store.fail_run(&lease, &step_ref, &reason, now_ms()).await?;
+                let _ = store
+                    .fail_run(&lease, &step_ref, &reason, self.now_ms())
+                    .await?;
                 return Ok(());
             }
             report.steps_started += 1;
@@ -168,7 +170,7 @@ impl Runner {
                     return Ok(());
                 }
                 () = shutdown.cancelled() => {
-                    let _ = store.release_run(&lease, now_ms()).await?;
+                    let _ = store.release_run(&lease, self.now_ms()).await?;
                     return Ok(());
                 }
             };
@@ -226,7 +228,10 @@ impl Runner {
                         output: done.output.to_value(),
                         next,
                     };
-                    match store.complete_step(&lease, &completion, now_ms()).await? {
+                    match store
+                        .complete_step(&lease, &completion, self.now_ms())
+                        .await?
+                    {
                         LeaseOutcome::Committed => report.steps_succeeded += 1,
                         LeaseOutcome::LeaseLost => {
                             tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost; the step's result was not recorded");
@@ -269,7 +274,7 @@ impl Runner {
         let policy = definition.retry_policy(usize::try_from(step.index).unwrap_or(usize::MAX));
         let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
         let message = error.to_string();
-        let now = now_ms();
+        let now = self.now_ms();
         if error.is_retryable() && policy.allows_retry_after(attempt) {
             let next_attempt_at = now.saturating_add(millis(policy.backoff(attempt)));
             tracing::warn!(run.id = %lease.run_id, step.name = %step.name, step.attempt = attempt, error = %message, "step failed; retrying");

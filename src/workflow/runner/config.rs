@@ -10,6 +10,7 @@ use crate::{
     llm::ChatModel,
     pages::component_set::KnownComponents,
     store::Store,
+    util::clock::Clock,
     workflow::{builder::Services, page::PageFactory, registry::Registry},
 };
 
@@ -46,31 +47,7 @@ impl Default for RunnerConfig {
     }
 }
 
-/// What [`Runner::run_until_idle`] did, or (from [`Runner::stats`]) what a runner did since it
-/// was built — for logs and `/metrics`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DrainReport {
-    /// Runs claimed (a run resumed after a wait or a retry counts again).
-    pub runs_claimed: u64,
-    /// Step attempts started.
-    pub steps_started: u64,
-    /// Steps that finished and were committed.
-    pub steps_succeeded: u64,
-    /// Attempts that failed and will be retried.
-    pub steps_retried: u64,
-    /// Runs failed for good.
-    pub runs_failed: u64,
-}
-
-impl DrainReport {
-    pub(super) fn add(&mut self, other: &Self) {
-        self.runs_claimed += other.runs_claimed;
-        self.steps_started += other.steps_started;
-        self.steps_succeeded += other.steps_succeeded;
-        self.steps_retried += other.steps_retried;
-        self.runs_failed += other.runs_failed;
-    }
-}
+pub use crate::telemetry::metrics::DrainReport;
 
 /// Builds a [`Runner`]; see [`Runner::builder`].
 #[must_use = "a runner builder does nothing until built"]
@@ -79,6 +56,7 @@ pub struct RunnerBuilder {
     pub(super) registry: Arc<Registry>,
     pub(super) config: RunnerConfig,
     pub(super) services: Services,
+    pub(super) clock: Clock,
 }
 
 impl RunnerBuilder {
@@ -99,6 +77,13 @@ impl RunnerBuilder {
     pub fn model(mut self, spec: impl Into<String>, model: Arc<dyn ChatModel>) -> Self {
         self.services.model_spec = Some(spec.into());
         self.services.model = Some(model);
+        self
+    }
+
+    /// The clock its leases, deadlines and timestamps read (the machine's by default); a test
+    /// moves a clock of its own instead of sleeping until a lease runs out.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
         self
     }
 
@@ -136,6 +121,7 @@ impl RunnerBuilder {
                 services: Arc::new(self.services),
                 wake: Notify::new(),
                 stats: std::sync::Mutex::new(DrainReport::default()),
+                clock: self.clock,
             }),
         }
     }

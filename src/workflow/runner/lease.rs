@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::Runner;
-use crate::{store::now_ms, workflow::run::Lease};
+use crate::workflow::run::Lease;
 
 pub(super) fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
@@ -30,7 +30,7 @@ impl Runner {
             if lost.is_cancelled() {
                 continue;
             }
-            let now = now_ms();
+            let now = self.now_ms();
             let left = u64::try_from(lease.expires_at_ms.saturating_sub(now)).unwrap_or(0);
             // Give up half a lease early: a starved process (timers late, a renewal queued behind
             // SQLite's write lock) must have dropped the step before another runner may claim it.
@@ -41,7 +41,8 @@ impl Runner {
                 Ok(Ok(None)) => lost.cancel(),
                 Ok(Err(error)) => {
                     tracing::warn!(run.id = %lease.run_id, error = %error, "heartbeat failed");
-                    if now_ms().saturating_add(millis(config.heartbeat)) >= lease.expires_at_ms {
+                    if self.now_ms().saturating_add(millis(config.heartbeat)) >= lease.expires_at_ms
+                    {
                         lost.cancel();
                     }
                 }

@@ -6,17 +6,14 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{DrainReport, Runner};
-use crate::{
-    store::{now_ms, runs::RunsWakeup},
-    workflow::WorkflowError,
-};
+use crate::{store::runs::RunsWakeup, workflow::WorkflowError};
 
 /// The shortest idle sleep, so a row another process is claiming right now does not spin us.
 const MIN_IDLE_SLEEP: Duration = Duration::from_millis(5);
 
 /// How long to sleep until `at_ms`, kept between [`MIN_IDLE_SLEEP`] and `longest`.
-pub(super) fn sleep_until(at_ms: i64, longest: Duration) -> Duration {
-    let wait_ms = u64::try_from(at_ms.saturating_sub(now_ms())).unwrap_or(0);
+pub(super) fn sleep_until(at_ms: i64, now_ms: i64, longest: Duration) -> Duration {
+    let wait_ms = u64::try_from(at_ms.saturating_sub(now_ms)).unwrap_or(0);
     Duration::from_millis(wait_ms).clamp(MIN_IDLE_SLEEP, longest.max(MIN_IDLE_SLEEP))
 }
 
@@ -53,7 +50,7 @@ impl Runner {
                         .into_iter()
                         .flatten()
                         .min()
-                        .map_or(poll, |at| sleep_until(at, poll))
+                        .map_or(poll, |at| sleep_until(at, self.now_ms(), poll))
                 }
                 Err(error) => {
                     tracing::error!(error = %error, "cannot read when runs are next due");
@@ -78,7 +75,7 @@ impl Runner {
         report: &mut DrainReport,
     ) -> Result<bool, WorkflowError> {
         let store = &self.inner.store;
-        let now = now_ms();
+        let now = self.now_ms();
         if sweeps {
             let expired = store.expire_waits(now).await?;
             if expired > 0 {

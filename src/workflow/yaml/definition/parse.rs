@@ -368,7 +368,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
                             ))
                         }
                     };
-                let lifetime = expires_in.unwrap_or(crate::pages::factory::DEFAULT_EXPIRY);
+                let lifetime = expires_in.unwrap_or(crate::pages::links::DEFAULT_EXPIRY);
                 if let Err((field, reason)) = people.check_timers(lifetime.as_secs()) {
                     return Err(fail(&format!("ui.{field}"), reason));
                 }
