@@ -53,10 +53,10 @@ test-rust:
 
 ## Only the store contract suite, on one backend.
 test-sqlite:
-	cargo test --test api store::sqlite
+	cargo test -p tessera-store --test contract sqlite::
 
 test-postgres:
-	scripts/with-postgres.sh cargo test --test api store::postgres
+	scripts/with-postgres.sh cargo test -p tessera-store --test contract postgres::
 
 ## Browser tests: build the site and the server, then Playwright starts the server on a free port.
 e2e: build

@@ -147,10 +147,10 @@ impl TestAppBuilder {
         self.config.addr = address;
         self.config.public_url = format!("http://{address}");
         self.options.listener = Some(listener);
+        let database_url = self.config.database_url.clone();
         let application = Application::build_with(self.config, self.options).await?;
         let store = application.state().store.clone();
         let shutdown = CancellationToken::new();
-        let database_url = self.config.database_url.clone();
         let server = tokio::spawn(application.run_until(shutdown.clone()));
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -307,13 +307,16 @@ impl TestApp {
     /// releases the run a step was under way in, so a run still `running` means one was lost.
     async fn shut_down(&mut self) -> anyhow::Result<()> {
         self.shutdown.cancel();
-        self.store.close().await;
+        // The server closes the pool it shares with `self.store` once its runner has released
+        // what it held; closing it first would cut that release short.
         let Some(server) = self.server.take() else {
+            self.store.close().await;
             return Ok(());
         };
         tokio::time::timeout(Duration::from_secs(30), server)
             .await
             .context("teardown: the server did not stop within 30 s")???;
+        self.store.close().await;
         let store = Store::connect(&self.database_url).await?;
         let running = store
             .count_runs_by_status()
