@@ -1,9 +1,11 @@
 //! The one storage facade: [`Store`] over SQLite (embedded default) or PostgreSQL (scale-out).
 //!
-//! `Store` is a `Clone` enum over the two pools, chosen from `DATABASE_URL`'s scheme. Each
-//! aggregate has a facade file (`store/runs.rs`) and one file per dialect (`store/runs/sqlite.rs`,
-//! `store/runs/postgres.rs`), reviewed together. Callers never see `sqlx::Error`: the store turns
-//! database facts into [`StoreError`] variants (`NotFound`, `Conflict`).
+//! `Store` is a `Clone` enum over the two pools, chosen from `DATABASE_URL`'s scheme. Each query
+//! is written once for both engines (`on_pool!`); where the engines differ (the runs' claim,
+//! SQLite's unsynced lease writes) a dialect file beside the aggregate holds only that
+//! (`runs/sqlite.rs`, `runs/postgres.rs`). The records it persists are plain data in [`records`].
+//! Callers never see `sqlx::Error`: the store turns database facts into [`StoreError`] variants
+//! (`NotFound`, `Conflict`).
 //!
 //! Column types both drivers decode natively, used everywhere:
 //!
@@ -17,7 +19,8 @@
 //!
 //! SQLite traps decided in DESIGN.md §10: every transaction that may write starts with
 //! `BEGIN IMMEDIATE` ([`Store`] methods use `begin_write`; a single write statement takes the
-//! lock as it starts and needs no transaction), WAL, `synchronous=FULL`, foreign keys on, a busy
+//! lock as it starts and needs no transaction, though `create_run` takes one on both engines so
+//! its PostgreSQL `NOTIFY` commits with the row), WAL, `synchronous=FULL`, foreign keys on, a busy
 //! timeout. It must not hold a transaction across an `.await` on anything but the database.
 //! A runner's lease bookkeeping (claim, step start, renewal) commits unsynced (`Unsynced`):
 //! losing it in a power cut only makes a run claimable again, and a sync on the runner's path

@@ -9,7 +9,8 @@
 //!
 //! Claiming: PostgreSQL picks one due run with `FOR UPDATE SKIP LOCKED` inside an
 //! `UPDATE … RETURNING`, so several processes share the work; SQLite runs the conditional
-//! `UPDATE … RETURNING` in a `BEGIN IMMEDIATE` transaction (one process). On PostgreSQL every
+//! `UPDATE … RETURNING` as one statement, which takes the write lock as it starts (one
+//! process), committed unsynced. On PostgreSQL every
 //! transaction that makes a run ready sends one `NOTIFY` on [`RUNS_READY_CHANNEL`] (once per
 //! transaction, never per row: DESIGN.md §10) so idle runners wake at once.
 //!

@@ -53,7 +53,7 @@ pub struct TestApp {
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     database_url: DatabaseUrl,
     dir: Option<tempfile::TempDir>,
-    /// The PostgreSQL database to drop at [`TestApp::cleanup`]: `(admin URL, name)`.
+    /// The PostgreSQL database to drop at [`TestApp::cleanup`].
     postgres: Option<FreshPostgres>,
 }
 
@@ -313,10 +313,14 @@ impl TestApp {
             self.store.close().await;
             return Ok(());
         };
-        tokio::time::timeout(Duration::from_secs(30), server)
-            .await
-            .context("teardown: the server did not stop within 30 s")???;
+        let mut server = server;
+        let ended = tokio::time::timeout(Duration::from_secs(30), &mut server).await;
         self.store.close().await;
+        let Ok(joined) = ended else {
+            server.abort();
+            bail!("teardown: the server did not stop within 30 s");
+        };
+        joined??;
         let store = Store::connect(&self.database_url).await?;
         let running = store
             .count_runs_by_status()

@@ -441,7 +441,13 @@ impl Prism {
         let log = std::fs::read_to_string(&self.log)?;
         Ok(log
             .lines()
-            .filter(|line| line.contains("Violation") || line.contains("422"))
+            // A 422 status, not the digits inside a path (`/issues/422` is a generated id).
+            .filter(|line| {
+                line.contains("Violation")
+                    || line
+                        .split(|c: char| !c.is_ascii_alphanumeric() && c != '/')
+                        .any(|token| token == "422")
+            })
             .map(str::to_owned)
             .collect())
     }
