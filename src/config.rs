@@ -1,10 +1,11 @@
 //! Typed configuration, loaded once in `main`.
 //!
-//! Every setting has a name, an environment variable, a default and a help line in one table
-//! ([`SETTINGS`]), so `tessera --help`, the `tessera.toml` keys and the error messages can never
-//! disagree. Precedence: environment, then `tessera.toml` (or the file named by `TESSERA_CONFIG`),
-//! then the default. A bad value is one [`ConfigError`] line that names the setting; secrets are
-//! [`Secret`] and never printed.
+//! Every setting is declared once, as a field of a `clap::Args` struct ([`ServerSettings`] and
+//! one per layer): its environment variable, `tessera.toml` key, default, parser and help, so
+//! `tessera --help`, the file's keys and the error messages can never disagree
+//! (`tessera_settings`). Precedence: environment, then `tessera.toml` (or the file named by
+//! `TESSERA_CONFIG`), then the default; an empty value is unset. A bad value is one
+//! [`ConfigError`] line that names the setting; secrets are [`Secret`] and never printed.
 //!
 //! | env var | `tessera.toml` key | default |
 //! |---|---|---|
@@ -34,6 +35,7 @@
 //! receipt lifetime in [`access`]; [`all_settings`] chains the four tables.
 
 pub mod access;
+mod server;
 
 use std::{
     collections::BTreeMap,
@@ -42,7 +44,8 @@ use std::{
     time::Duration,
 };
 
-pub use tessera_settings::{Secret, Setting, Sources};
+pub use server::ServerSettings;
+pub use tessera_settings::{settings_of, Invalid, Secret, Setting, Sources};
 pub use tessera_store::DatabaseUrl;
 
 /// The whole configuration of a Tessera server.
@@ -112,166 +115,20 @@ pub const DEFAULT_RUNNER_LEASE: Duration = Duration::from_secs(30);
 /// How often due reminders and escalations are looked for when `TESSERA_TIMER_POLL_MS` is not set.
 pub const DEFAULT_TIMER_POLL: Duration = Duration::from_millis(1000);
 
-/// Every setting, in the order `--help` lists them.
-pub const SETTINGS: &[Setting] = &[
-    Setting {
-        env: "TESSERA_ADDR",
-        key: "addr",
-        default: "127.0.0.1:3000",
-        help: "address and port to listen on",
-        secret: false,
-    },
-    Setting {
-        env: "DATABASE_URL",
-        key: "database_url",
-        default: "sqlite://tessera.db",
-        help: "sqlite://FILE (created and migrated) or postgres://USER@HOST:PORT/DB",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_MODEL",
-        key: "model",
-        default: "heuristic",
-        help: "model that generates pages: heuristic, or provider:model",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_API_TOKEN",
-        key: "api_token",
-        default: "(generated at first start, printed once)",
-        help: "bearer token for /api/*, /runs and /chat",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_ADMIN_PASSWORD",
-        key: "admin_password",
-        default: "(generated at first start, printed once)",
-        help: "password of the admin login for /runs and /chat (stored as an argon2 hash)",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_PUBLIC_URL",
-        key: "public_url",
-        default: "http://<TESSERA_ADDR>",
-        help: "base URL used in page links sent to people",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_BODY_LIMIT",
-        key: "body_limit",
-        default: "1048576",
-        help: "largest request body accepted, in bytes",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SITE_ROOT",
-        key: "site_root",
-        default: "(unset: the assets built into the binary, else target/site)",
-        help: "folder with the compiled browser assets (pkg/) to serve instead of those built into the binary, e.g. a fresh cargo leptos build",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_LOG",
-        key: "log",
-        default: "info,tessera=debug",
-        help: "tracing filter, e.g. info or tessera=trace",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_LOG_FORMAT",
-        key: "log_format",
-        default: "text",
-        help: "text (coloured on a terminal) or json (one object per line: time, level, target, message, request.id and the other span fields)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_RUNNER_LEASE_SECS",
-        key: "runner_lease_secs",
-        default: "30",
-        help: "seconds a runner's claim on a run holds without a heartbeat (how long a crashed process's runs wait)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_TIMER_POLL_MS",
-        key: "timer_poll_ms",
-        default: "1000",
-        help: "milliseconds between each process's looks for due reminders and escalations of asks",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_GROUPS",
-        key: "groups",
-        default: "(unset: no groups)",
-        help: "groups an ask may name as one assignee, any member answering for it: name=address|address;name=address",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_DRILL_LOG",
-        key: "drill_log",
-        default: "(unset: no drill workflow)",
-        help: "crash drills only: registers the crash-drill workflow and appends each step execution to this file",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_WORKFLOWS_DIR",
-        key: "workflows_dir",
-        default: "workflows",
-        help: "folder of YAML workflow files (*.yaml), checked at start: a bad file stops the server",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_WORKFLOW_HTTP_HOSTS",
-        key: "workflow_http_hosts",
-        default: "self",
-        help: "hosts YAML http steps may call, comma-separated host or host:port; self is this server (TESSERA_PUBLIC_URL)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_DEMO",
-        key: "demo",
-        default: "true",
-        help: "serve the demo site: its APIs under /demo-api (writes need the server's demo key), the chat over them and the YAML workflows that call them",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SITES",
-        key: "sites",
-        default: "(unset: the chat drives the demo site)",
-        help: "comma-separated site files the chat drives instead of the demo: a manifest, an OpenAPI 3.0/3.1 document, or a site file naming one (JSON or YAML); a bad file stops the server",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_BEHIND_PROXY",
-        key: "behind_proxy",
-        default: "false",
-        help: "a reverse proxy is in front: clients (login limits) are told apart by the last X-Forwarded-For address it appends; never set it without one, or clients can pick their own address",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_OUTBOUND_ALLOW",
-        key: "outbound_allow",
-        default: "(unset: public addresses only)",
-        help: "hosts an ask's callback_url or webhook may reach although they are loopback, private or otherwise internal, comma-separated host or host:port",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_CONFIG",
-        key: "-",
-        default: "tessera.toml",
-        help: "optional TOML file with the keys above (missing file is fine)",
-        secret: false,
-    },
-];
+/// `TESSERA_CONFIG`: read before the file it names, so it is no setting of the file's.
+const CONFIG_FILE: &str = "TESSERA_CONFIG";
 
-/// Every setting of every part of the server: the core ones above, then the model providers
-/// (`llm::config::SETTINGS`), the notification channels (`notify::config::SETTINGS`) and access
-/// ([`access::SETTINGS`]). `--help`, the environment reader and the file's key check use this.
-pub fn all_settings() -> impl Iterator<Item = &'static Setting> {
-    SETTINGS
-        .iter()
-        .chain(crate::llm::config::SETTINGS.iter())
-        .chain(crate::notify::config::SETTINGS.iter())
-        .chain(access::SETTINGS.iter())
+/// Every setting of every part of the server, as declared: the server's own
+/// ([`ServerSettings`]), then the model providers' (`llm::ProviderSettings`), the
+/// notification channels' (`notify::config::NotifySettings`) and access ([`access::AccessSettings`]).
+/// `--help`, the environment reader and the file's key check use this.
+#[must_use]
+pub fn all_settings() -> Vec<Setting> {
+    let mut settings = settings_of::<ServerSettings>();
+    settings.extend(settings_of::<crate::llm::ProviderSettings>());
+    settings.extend(settings_of::<crate::notify::config::NotifySettings>());
+    settings.extend(settings_of::<access::AccessSettings>());
+    settings
 }
 
 /// A configuration problem, always naming the setting.
@@ -295,19 +152,24 @@ pub enum ConfigError {
     },
 }
 
+impl From<Invalid> for ConfigError {
+    fn from(Invalid { setting, reason }: Invalid) -> Self {
+        Self::Invalid { setting, reason }
+    }
+}
+
 /// Reads the process environment and the configuration file it names (if that exists).
 ///
 /// # Errors
 /// Returns [`ConfigError::File`] when the file exists but is not valid TOML of scalars.
 pub fn sources_from_process() -> Result<Sources, ConfigError> {
     let env: BTreeMap<String, String> = all_settings()
-        .filter_map(|setting| {
-            std::env::var(setting.env)
-                .ok()
-                .map(|value| (setting.env.to_owned(), value))
-        })
+        .into_iter()
+        .map(|setting| setting.env)
+        .chain([CONFIG_FILE.to_owned()])
+        .filter_map(|name| std::env::var(&name).ok().map(|value| (name, value)))
         .collect();
-    let path = env.get("TESSERA_CONFIG").cloned();
+    let path = env.get(CONFIG_FILE).cloned();
     let explicit = path.is_some();
     let path = path.unwrap_or_else(|| "tessera.toml".to_owned());
     let file = match std::fs::read_to_string(Path::new(&path)) {
@@ -330,9 +192,10 @@ fn parse_file(path: &str, text: &str) -> Result<BTreeMap<String, String>, Config
             path: path.to_owned(),
             reason: error.message().to_owned(),
         })?;
+    let settings = all_settings();
     let mut values = BTreeMap::new();
     for (key, value) in table {
-        if !all_settings().any(|setting| setting.key == key) {
+        if !settings.iter().any(|setting| setting.key == key) {
             return Err(ConfigError::File {
                 path: path.to_owned(),
                 reason: format!("unknown key `{key}`"),
@@ -363,215 +226,83 @@ impl Config {
     /// # Errors
     /// Returns the first invalid setting as a [`ConfigError::Invalid`] naming it.
     pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
-        let lookup = |env: &str| sources.lookup(SETTINGS, env);
-        let invalid = |setting: String, reason: String| ConfigError::Invalid { setting, reason };
-
-        let addr = match lookup("TESSERA_ADDR") {
-            Some((name, raw)) => raw.parse::<SocketAddr>().map_err(|_| {
-                invalid(
-                    name,
-                    format!("`{raw}` is not HOST:PORT, e.g. 127.0.0.1:3000"),
-                )
-            })?,
-            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        let invalid = |setting: &str, reason: String| ConfigError::Invalid {
+            setting: setting.to_owned(),
+            reason,
         };
-        let database_url = match lookup("DATABASE_URL") {
-            // The reason never echoes the URL: it may carry a password.
-            Some((name, raw)) => {
-                DatabaseUrl::parse(&raw).map_err(|reason| invalid(name, reason))?
-            }
-            None => DatabaseUrl::Sqlite("tessera.db".to_owned()),
+        let settings: ServerSettings = sources.read()?;
+        // The heuristic needs no provider, so provider settings are read (and judged) only
+        // for a provider model.
+        let model_settings = if settings.model.contains(':') {
+            crate::llm::ModelSettings::from_sources(sources)?
+        } else {
+            crate::llm::ModelSettings::default()
         };
-        let model = match lookup("TESSERA_MODEL") {
-            Some((name, raw)) => parse_model(&raw).map_err(|reason| invalid(name, reason))?,
-            None => "heuristic".to_owned(),
-        };
-        let model_settings = crate::llm::ModelSettings::from_sources(sources);
-        // Built once here and dropped (no I/O) so that a missing key or a bad base URL, timeout
-        // or retry count of the configured provider stops the start with one line naming it.
-        if model.contains(':') {
-            crate::llm::model_from_spec(&model, &|name| model_settings.get(name)).map_err(
-                |error| match error {
+        // Built once here and dropped (no I/O) so that a missing key of the configured
+        // provider stops the start with one line naming it.
+        if settings.model.contains(':') {
+            crate::llm::model_from_spec(&settings.model, &model_settings).map_err(|error| {
+                match error {
                     crate::llm::ModelError::BadConfig { setting, reason } => {
-                        invalid(model_settings.origin(&setting), reason)
+                        invalid(&model_settings.origin(&setting), reason)
                     }
-                    other => invalid("TESSERA_MODEL".to_owned(), other.to_string()),
-                },
-            )?;
-        }
-        let api_token = match lookup("TESSERA_API_TOKEN") {
-            Some((name, raw)) if raw.trim().len() < 16 => {
-                return Err(invalid(name, "must be at least 16 characters".to_owned()));
-            }
-            Some((_, raw)) => Some(Secret::new(raw.trim())),
-            None => None,
-        };
-        let admin_password = match lookup("TESSERA_ADMIN_PASSWORD") {
-            Some((name, raw)) if raw.chars().count() < 8 => {
-                return Err(invalid(name, "must be at least 8 characters".to_owned()));
-            }
-            Some((_, raw)) => Some(Secret::new(raw)),
-            None => None,
-        };
-        let public_url = match lookup("TESSERA_PUBLIC_URL") {
-            Some((name, raw)) => {
-                // Links sent to people are built on it: a URL without a host would send them nowhere.
-                let usable = url::Url::parse(&raw).is_ok_and(|url| {
-                    matches!(url.scheme(), "http" | "https")
-                        && url.host_str().is_some_and(|host| !host.is_empty())
-                        && url.query().is_none()
-                        && url.fragment().is_none()
-                        && url.username().is_empty()
-                });
-                if !usable {
-                    return Err(invalid(
-                        name,
-                        format!(
-                            "`{raw}` must be an http:// or https:// URL with a host, and no query, fragment or user"
-                        ),
-                    ));
+                    other => invalid("TESSERA_MODEL", other.to_string()),
                 }
-                raw.trim_end_matches('/').to_owned()
-            }
-            None => format!("http://{addr}"),
-        };
-        let body_limit = match lookup("TESSERA_BODY_LIMIT") {
-            Some((name, raw)) => match raw.parse::<usize>() {
-                Ok(limit) if limit >= 1024 => limit,
-                _ => {
-                    return Err(invalid(
-                        name,
-                        format!("`{raw}` must be a whole number of bytes, at least 1024"),
-                    ))
-                }
-            },
-            None => 1024 * 1024,
-        };
-        let site_root = lookup("TESSERA_SITE_ROOT")
-            .map(|(_, raw)| raw.trim().to_owned())
-            .filter(|raw| !raw.is_empty());
-        let log =
-            lookup("TESSERA_LOG").map_or_else(|| "info,tessera=debug".to_owned(), |(_, raw)| raw);
-        if let Some((name, raw)) = lookup("TESSERA_LOG") {
-            tracing_subscriber::EnvFilter::try_new(&raw)
-                .map_err(|error| invalid(name, error.to_string()))?;
+            })?;
         }
-        let log_format = match lookup("TESSERA_LOG_FORMAT") {
-            Some((name, raw)) => raw.parse().map_err(|reason| invalid(name, reason))?,
-            None => crate::telemetry::LogFormat::Text,
-        };
+        let public_url = settings
+            .public_url
+            .unwrap_or_else(|| format!("http://{}", settings.addr));
+        crate::workflow::yaml::HostAllowlist::parse(&settings.workflow_http_hosts, &public_url)
+            .map_err(|reason| {
+                let name = sources
+                    .value("TESSERA_WORKFLOW_HTTP_HOSTS", "workflow_http_hosts")
+                    .map_or_else(
+                        || "TESSERA_WORKFLOW_HTTP_HOSTS".to_owned(),
+                        |(name, _)| name,
+                    );
+                invalid(&name, reason)
+            })?;
         let notify =
             crate::notify::NotifyConfig::from_sources(sources).map_err(|error| match error {
                 crate::notify::NotifyError::BadConfig { setting, reason } => {
-                    invalid(setting, reason)
+                    invalid(&setting, reason)
                 }
-                other => invalid("notifications".to_owned(), other.to_string()),
+                other => invalid("notifications", other.to_string()),
             })?;
-        let runner_lease = match lookup("TESSERA_RUNNER_LEASE_SECS") {
-            Some((name, raw)) => match raw.trim().parse::<u64>() {
-                Ok(seconds) if (1..=3600).contains(&seconds) => Duration::from_secs(seconds),
-                _ => {
-                    return Err(invalid(
-                        name,
-                        format!("`{raw}` must be a whole number of seconds from 1 to 3600"),
-                    ))
-                }
-            },
-            None => DEFAULT_RUNNER_LEASE,
-        };
-        let timer_poll = match lookup("TESSERA_TIMER_POLL_MS") {
-            Some((name, raw)) => match raw.trim().parse::<u64>() {
-                Ok(millis) if (10..=60_000).contains(&millis) => Duration::from_millis(millis),
-                _ => {
-                    return Err(invalid(
-                        name,
-                        format!("`{raw}` must be a whole number of milliseconds from 10 to 60000"),
-                    ))
-                }
-            },
-            None => DEFAULT_TIMER_POLL,
-        };
-        let groups = match lookup("TESSERA_GROUPS") {
-            Some((name, raw)) => {
-                crate::pages::groups::Groups::parse(&raw).map_err(|reason| invalid(name, reason))?
-            }
-            None => crate::pages::groups::Groups::default(),
-        };
-        let drill_log = lookup("TESSERA_DRILL_LOG")
-            .map(|(_, raw)| raw.trim().to_owned())
-            .filter(|raw| !raw.is_empty())
-            .map(PathBuf::from);
-        // The default folder may be absent (no YAML workflows); a folder someone named must exist,
-        // or a typo would silently start the server without the workflows they wrote.
-        let workflows_dir = match lookup("TESSERA_WORKFLOWS_DIR") {
-            Some((name, raw)) => {
-                let dir = PathBuf::from(raw.trim());
-                if !dir.is_dir() {
-                    return Err(invalid(
-                        name,
-                        format!("`{}` is not a folder", dir.display()),
-                    ));
-                }
-                dir
-            }
-            None => PathBuf::from("workflows"),
-        };
-        let workflows_dir = Some(workflows_dir);
-        let workflow_http_hosts = match lookup("TESSERA_WORKFLOW_HTTP_HOSTS") {
-            Some((name, raw)) => {
-                crate::workflow::yaml::HostAllowlist::parse(&raw, &public_url)
-                    .map_err(|reason| invalid(name, reason))?;
-                raw
-            }
-            None => "self".to_owned(),
-        };
-        let demo = match lookup("TESSERA_DEMO") {
-            Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
-            None => true,
-        };
-        let sites = lookup("TESSERA_SITES")
-            .map(|(_, raw)| {
-                raw.split(',')
-                    .map(str::trim)
-                    .filter(|path| !path.is_empty())
-                    .map(PathBuf::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let behind_proxy = match lookup("TESSERA_BEHIND_PROXY") {
-            Some((name, raw)) => parse_switch(&raw).map_err(|reason| invalid(name, reason))?,
-            None => false,
-        };
-        let outbound_allow = match lookup("TESSERA_OUTBOUND_ALLOW") {
-            Some((name, raw)) => crate::net::outbound::OutboundAllow::parse(&raw)
-                .map_err(|reason| invalid(name, reason))?,
-            None => crate::net::outbound::OutboundAllow::default(),
-        };
-        let access = access::AccessConfig::from_sources(sources)?;
         Ok(Self {
-            addr,
-            database_url,
-            model,
+            addr: settings.addr,
+            database_url: settings.database_url,
+            model: settings.model,
             model_settings,
-            api_token,
-            admin_password,
+            api_token: settings.api_token,
+            admin_password: settings.admin_password,
             public_url,
-            body_limit,
-            site_root,
-            log,
-            log_format,
+            body_limit: usize::try_from(settings.body_limit).unwrap_or(usize::MAX),
+            site_root: settings.site_root,
+            log: settings.log,
+            log_format: settings.log_format,
             notify,
-            runner_lease,
-            timer_poll,
-            groups,
-            drill_log,
-            workflows_dir,
-            workflow_http_hosts,
-            demo,
-            sites,
-            behind_proxy,
-            outbound_allow,
-            access,
+            runner_lease: Duration::from_secs(settings.runner_lease_secs),
+            timer_poll: Duration::from_millis(settings.timer_poll_ms),
+            groups: settings.groups.unwrap_or_default(),
+            drill_log: settings.drill_log.map(PathBuf::from),
+            workflows_dir: Some(
+                settings
+                    .workflows_dir
+                    .unwrap_or_else(|| PathBuf::from("workflows")),
+            ),
+            workflow_http_hosts: settings.workflow_http_hosts,
+            demo: settings.demo,
+            sites: settings
+                .sites
+                .into_iter()
+                .filter(|site| !site.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+            behind_proxy: settings.behind_proxy,
+            outbound_allow: settings.outbound_allow.unwrap_or_default(),
+            access: access::AccessConfig::from_sources(sources)?,
         })
     }
 
@@ -607,33 +338,6 @@ impl Config {
     }
 }
 
-/// An on/off setting: `true`/`false`, `1`/`0`, `yes`/`no` or `on`/`off`, any case.
-fn parse_switch(raw: &str) -> Result<bool, String> {
-    match raw.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(format!("`{raw}` is not true or false")),
-    }
-}
-
-fn parse_model(raw: &str) -> Result<String, String> {
-    let raw = raw.trim();
-    if raw == "heuristic" || raw == "scripted" {
-        return Ok(raw.to_owned());
-    }
-    match raw.split_once(':') {
-        Some((provider, model)) if !model.is_empty() => match provider {
-            "openai" | "anthropic" | "gemini" | "ollama" => Ok(raw.to_owned()),
-            other => Err(format!(
-                "unknown provider `{other}`; use openai, anthropic, gemini, ollama or heuristic"
-            )),
-        },
-        _ => Err(format!(
-            "`{raw}` is not `heuristic` or `provider:model`, e.g. openai:gpt-4.1-mini"
-        )),
-    }
-}
-
 /// The text of `tessera --help`: every setting with its default; secrets show no value.
 #[must_use]
 pub fn help_text() -> String {
@@ -650,11 +354,18 @@ pub fn help_text() -> String {
         } else {
             ""
         };
+        let default = setting
+            .default
+            .map_or_else(String::new, |default| format!(", default: {default}"));
         text.push_str(&format!(
-            "  {:<20} {}{}\n  {:<20} file key: {}, default: {}\n\n",
-            setting.env, setting.help, secret, "", setting.key, setting.default
+            "  {:<20} {}{}\n  {:<20} file key: {}{}\n\n",
+            setting.env, setting.help, secret, "", setting.key, default
         ));
     }
+    text.push_str(&format!(
+        "  {CONFIG_FILE:<20} optional TOML file with the keys above (missing file is fine)\n  {:<20} default: tessera.toml\n",
+        ""
+    ));
     text
 }
 
@@ -663,16 +374,7 @@ mod tests {
     use super::*;
 
     fn sources(env: &[(&str, &str)], file: &[(&str, &str)]) -> Sources {
-        Sources {
-            env: env
-                .iter()
-                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-                .collect(),
-            file: file
-                .iter()
-                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-                .collect(),
-        }
+        Sources::from_pairs(env, file)
     }
 
     #[test]
@@ -921,17 +623,20 @@ mod tests {
         ))?;
         let settings = &config.model_settings;
         assert_eq!(
-            settings.get("OPENAI_BASE_URL").as_deref(),
-            Some("http://localhost:8000/v1")
+            settings.origin("OPENAI_BASE_URL"),
+            "OPENAI_BASE_URL (tessera.toml `openai_base_url`)"
         );
         assert_eq!(
-            settings.get("TESSERA_MODEL_MAX_RETRIES").as_deref(),
-            Some("0")
+            settings.origin("TESSERA_MODEL_MAX_RETRIES"),
+            "TESSERA_MODEL_MAX_RETRIES"
         );
-        assert_eq!(settings.get("OPENAI_API_KEY"), None);
+        assert_eq!(
+            settings.call_policy().max_attempts,
+            1,
+            "the environment's 0 retries"
+        );
         // A local server needs no key: the file's base URL is what lets this model build.
-        let models =
-            crate::agent::AllowedModels::from_spec(&config.model, &|name| settings.get(name))?;
+        let models = crate::agent::AllowedModels::from_spec(&config.model, settings)?;
         assert_eq!(models.configured_spec(), "openai:qwen2.5");
         Ok(())
     }
@@ -978,15 +683,15 @@ mod tests {
     fn help_lists_every_setting_with_its_default() {
         let help = help_text();
         for setting in all_settings() {
-            assert!(help.contains(setting.env), "{} missing", setting.env);
+            assert!(help.contains(&setting.env), "{} missing", setting.env);
+            assert!(help.contains(&setting.help), "{} help missing", setting.env);
+            let key_line = match &setting.default {
+                Some(default) => format!("file key: {}, default: {default}\n", setting.key),
+                None => format!("file key: {}\n", setting.key),
+            };
             assert!(
-                help.contains(&format!("file key: {},", setting.key)),
-                "{} file key missing",
-                setting.env
-            );
-            assert!(
-                help.contains(setting.default),
-                "{} default missing",
+                help.contains(&key_line),
+                "{} file key or default missing",
                 setting.env
             );
         }

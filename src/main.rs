@@ -108,14 +108,13 @@ async fn eval(arguments: &[String]) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    let models =
-        match AllowedModels::from_spec(&config.model, &|name| config.model_settings.get(name)) {
-            Ok(models) => models,
-            Err(error) => {
-                eprintln!("tessera eval: {error}");
-                return ExitCode::from(2);
-            }
-        };
+    let models = match AllowedModels::from_spec(&config.model, &config.model_settings) {
+        Ok(models) => models,
+        Err(error) => {
+            eprintln!("tessera eval: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let Ok(model) = models.choose(None) else {
         eprintln!("tessera eval: no model is configured");
         return ExitCode::from(2);

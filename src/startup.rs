@@ -110,10 +110,8 @@ impl Application {
             .context("settling the admin password")?;
         let models = match options.models.take() {
             Some(models) => models,
-            None => {
-                AllowedModels::from_spec(&config.model, &|name| config.model_settings.get(name))
-                    .context("configuring the model (TESSERA_MODEL)")?
-            }
+            None => AllowedModels::from_spec(&config.model, &config.model_settings)
+                .context("configuring the model (TESSERA_MODEL)")?,
         };
         let listener = match options.listener.take() {
             Some(listener) => listener,

@@ -1,14 +1,15 @@
 //! Choosing a model from `TESSERA_MODEL` and the provider settings.
 //!
 //! [`model_from_spec`] turns `provider:model` into a ready [`ChatModel`] wrapped in
-//! [`Retrying`], reading keys and base URLs through a lookup function so tests never touch the
-//! process environment. It does no I/O and sends nothing: a missing key is a
+//! [`Retrying`], with the keys and base URLs of [`ModelSettings`] (read from the sources `main`
+//! gathered, or from a lookup in tests, never from the process environment here). It does no I/O and sends nothing: a missing key is a
 //! [`ModelError::BadConfig`] naming the variable, at startup rather than at the first page.
 //! `heuristic` is not a provider model; the caller handles it before calling this.
 //!
-//! The provider settings are part of the server's settings table ([`SETTINGS`], chained into
+//! The provider settings are declared once ([`ProviderSettings`], chained into
 //! `config::all_settings`), so they are listed by `--help` and may be set in `tessera.toml`;
-//! [`ModelSettings`] holds their values as read (environment first, then the file).
+//! [`ModelSettings`] holds their values as read (environment first, then the file) and parsed:
+//! a bad value stops the start when a provider model is configured (the heuristic reads none).
 //!
 //! | spec | env var | `tessera.toml` key | default |
 //! |---|---|---|---|
@@ -27,153 +28,132 @@
 //! for any other OpenAI-compatible server, which is the field they all understand. An empty
 //! variable counts as unset.
 
-use std::{collections::BTreeMap, fmt, sync::Arc, time::Duration};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use clap::Args;
 
 use super::{
-    anthropic::{AnthropicChat, AnthropicConfig, ANTHROPIC_BASE_URL},
-    gemini::{GeminiChat, GeminiConfig, GEMINI_BASE_URL},
+    anthropic::{AnthropicChat, AnthropicConfig},
+    gemini::{GeminiChat, GeminiConfig},
     model::{ChatModel, ModelError, PageMode, Result},
     openai::{
-        check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OLLAMA_BASE_URL,
-        OPENAI_BASE_URL,
+        check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OPENAI_BASE_URL,
     },
     retry::{ModelCallPolicy, Retrying},
 };
-use tessera_settings::{Secret, Setting, Sources};
+use tessera_settings::{parse, settings_of, Invalid, Secret, Sources};
 
-/// Every model provider setting, for `--help` and the `tessera.toml` keys.
-pub const SETTINGS: &[Setting] = &[
-    Setting {
-        env: "OPENAI_API_KEY",
-        key: "openai_api_key",
-        default: "(unset; openai:MODEL needs it unless OPENAI_BASE_URL is set)",
-        help: "API key for openai:MODEL",
-        secret: true,
-    },
-    Setting {
-        env: "OPENAI_BASE_URL",
-        key: "openai_base_url",
-        default: OPENAI_BASE_URL,
-        help: "base URL for openai:MODEL: any OpenAI-compatible server (vLLM, llama.cpp, OpenRouter, an Azure deployment URL)",
-        secret: false,
-    },
-    Setting {
-        env: "OPENAI_API_VERSION",
-        key: "openai_api_version",
-        default: "(unset)",
-        help: "when set, openai:MODEL talks Azure style: api-key header and ?api-version=",
-        secret: false,
-    },
-    Setting {
-        env: "OLLAMA_BASE_URL",
-        key: "ollama_base_url",
-        default: OLLAMA_BASE_URL,
-        help: "base URL for ollama:MODEL (/v1 is added to a bare host)",
-        secret: false,
-    },
-    Setting {
-        env: "ANTHROPIC_API_KEY",
-        key: "anthropic_api_key",
-        default: "(unset; anthropic:MODEL needs it)",
-        help: "API key for anthropic:MODEL",
-        secret: true,
-    },
-    Setting {
-        env: "ANTHROPIC_BASE_URL",
-        key: "anthropic_base_url",
-        default: ANTHROPIC_BASE_URL,
-        help: "base URL for anthropic:MODEL",
-        secret: false,
-    },
-    Setting {
-        env: "GEMINI_API_KEY",
-        key: "gemini_api_key",
-        default: "(unset; gemini:MODEL needs it)",
-        help: "API key for gemini:MODEL",
-        secret: true,
-    },
-    Setting {
-        env: "GEMINI_BASE_URL",
-        key: "gemini_base_url",
-        default: GEMINI_BASE_URL,
-        help: "base URL for gemini:MODEL",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_PAGE_MODE",
-        key: "page_mode",
-        default: "auto",
-        help: "how a model builds a page: auto (the whole page in one schema-constrained answer, the tool loop if the provider refuses the schema), whole (no tool loop) or tools (one tool call per component)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_MODEL_TEMPERATURE",
-        key: "model_temperature",
-        default: "(unset: the provider's default)",
-        help: "sampling temperature, 0 to 2, for every model call (0 makes small local models steadier; some hosted reasoning models refuse any value)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_MODEL_TIMEOUT_SECS",
-        key: "model_timeout_secs",
-        default: "60",
-        help: "seconds one model call may take (decimals allowed)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_MODEL_MAX_RETRIES",
-        key: "model_max_retries",
-        default: "2",
-        help: "retries of a failed model call, 0 to 10 (2 means 3 attempts)",
-        secret: false,
-    },
-];
-
-/// The model provider settings as read: each from the environment, else its `tessera.toml`
-/// key. [`ModelSettings::get`] is the lookup [`model_from_spec`] takes.
-#[derive(Clone, Default)]
-pub struct ModelSettings {
-    /// Variable name → (the name an error shows, the raw value).
-    values: BTreeMap<&'static str, (String, String)>,
+/// Every model provider setting as declared, for `--help`, the `tessera.toml` keys and
+/// [`model_from_spec`]. None has a default value: an unset one leaves the provider's own.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ProviderSettings {
+    /// API key for openai:MODEL (needed unless OPENAI_BASE_URL is set)
+    #[arg(long = "openai_api_key", env = "OPENAI_API_KEY", hide_env_values = true,
+          value_parser = parse::secret(1))]
+    openai_api_key: Option<Secret>,
+    /// base URL for openai:MODEL: any OpenAI-compatible server (vLLM, llama.cpp, OpenRouter,
+    /// an Azure deployment URL) (unset: https://api.openai.com/v1)
+    #[arg(long = "openai_base_url", env = "OPENAI_BASE_URL", value_parser = base_url)]
+    openai_base_url: Option<String>,
+    /// when set, openai:MODEL talks Azure style: api-key header and ?api-version=
+    #[arg(long = "openai_api_version", env = "OPENAI_API_VERSION",
+          value_parser = parse::trimmed)]
+    openai_api_version: Option<String>,
+    /// base URL for ollama:MODEL (/v1 is added to a bare host) (unset:
+    /// http://localhost:11434/v1)
+    #[arg(long = "ollama_base_url", env = "OLLAMA_BASE_URL", value_parser = base_url)]
+    ollama_base_url: Option<String>,
+    /// API key for anthropic:MODEL (which needs it)
+    #[arg(long = "anthropic_api_key", env = "ANTHROPIC_API_KEY", hide_env_values = true,
+          value_parser = parse::secret(1))]
+    anthropic_api_key: Option<Secret>,
+    /// base URL for anthropic:MODEL (unset: https://api.anthropic.com)
+    #[arg(long = "anthropic_base_url", env = "ANTHROPIC_BASE_URL", value_parser = base_url)]
+    anthropic_base_url: Option<String>,
+    /// API key for gemini:MODEL (which needs it)
+    #[arg(long = "gemini_api_key", env = "GEMINI_API_KEY", hide_env_values = true,
+          value_parser = parse::secret(1))]
+    gemini_api_key: Option<Secret>,
+    /// base URL for gemini:MODEL (unset: https://generativelanguage.googleapis.com)
+    #[arg(long = "gemini_base_url", env = "GEMINI_BASE_URL", value_parser = base_url)]
+    gemini_base_url: Option<String>,
+    /// how a model builds a page: auto (the whole page in one schema-constrained answer, the
+    /// tool loop if the provider refuses the schema), whole (no tool loop) or tools (one tool
+    /// call per component) (unset: auto)
+    #[arg(long = "page_mode", env = "TESSERA_PAGE_MODE", value_parser = PageMode::parse)]
+    page_mode: Option<PageMode>,
+    /// sampling temperature, 0 to 2, for every model call (0 makes small local models
+    /// steadier; some hosted reasoning models refuse any value) (unset: the provider's default)
+    #[arg(long = "model_temperature", env = "TESSERA_MODEL_TEMPERATURE",
+          value_parser = temperature)]
+    model_temperature: Option<f32>,
+    /// seconds one model call may take (decimals allowed) (unset: 60)
+    #[arg(long = "model_timeout_secs", env = "TESSERA_MODEL_TIMEOUT_SECS",
+          value_parser = call_timeout)]
+    model_timeout_secs: Option<Duration>,
+    /// retries of a failed model call, 0 to 10 (2 means 3 attempts; more only delays the
+    /// fallback) (unset: 2)
+    #[arg(long = "model_max_retries", env = "TESSERA_MODEL_MAX_RETRIES",
+          value_parser = parse::whole(0..=10, ""))]
+    model_max_retries: Option<u64>,
 }
 
-impl fmt::Debug for ModelSettings {
-    /// Names only: the values include API keys.
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.debug_set().entries(self.values.keys()).finish()
-    }
+/// The model provider settings as read, with the name each one's errors give (the variable,
+/// and the file key when the value came from the file); what [`model_from_spec`] takes.
+#[derive(Clone, Debug, Default)]
+pub struct ModelSettings {
+    values: ProviderSettings,
+    /// Variable → the name an error shows, for the settings that were set.
+    names: BTreeMap<String, String>,
 }
 
 impl ModelSettings {
-    /// The [`SETTINGS`] found in `sources`, the environment winning over the file.
-    #[must_use]
-    pub fn from_sources(sources: &Sources) -> Self {
-        let values = SETTINGS
-            .iter()
-            .filter_map(|setting| Some((setting.env, sources.lookup(SETTINGS, setting.env)?)))
+    /// The provider settings in `sources`, the environment winning over the file.
+    ///
+    /// # Errors
+    /// The first value a setting refuses, naming it.
+    pub fn from_sources(sources: &Sources) -> std::result::Result<Self, Invalid> {
+        let names = settings_of::<ProviderSettings>()
+            .into_iter()
+            .filter_map(|setting| {
+                Some((
+                    setting.env.clone(),
+                    sources.value(&setting.env, &setting.key)?.0,
+                ))
+            })
             .collect();
-        Self { values }
+        Ok(Self {
+            values: sources.read()?,
+            names,
+        })
     }
 
-    /// The raw value of the variable `env`, if it was set anywhere.
+    /// The provider settings `lookup` answers by variable name (tests and embedders).
+    ///
+    /// # Errors
+    /// [`ModelError::BadConfig`] naming the first value a setting refuses.
+    pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self> {
+        Self::from_sources(&Sources::from_lookup::<ProviderSettings>(lookup))
+            .map_err(|invalid| ModelError::bad_config(invalid.setting, invalid.reason))
+    }
+
+    /// The timeout and retries of every model call.
     #[must_use]
-    pub fn get(&self, env: &str) -> Option<String> {
-        self.values.get(env).map(|(_, value)| value.clone())
+    pub fn call_policy(&self) -> ModelCallPolicy {
+        self.values.retry_policy()
     }
 
     /// How an error names `env`: the variable, and the file key when the value came from the file.
     #[must_use]
     pub fn origin(&self, env: &str) -> String {
-        self.values
+        self.names
             .get(env)
-            .map_or_else(|| env.to_owned(), |(origin, _)| origin.clone())
+            .map_or_else(|| env.to_owned(), Clone::clone)
     }
 }
 
 /// The setting that names the model.
 const MODEL_SETTING: &str = "TESSERA_MODEL";
-/// The most retries accepted; more only delays the fallback.
-const MAX_RETRIES_LIMIT: u32 = 10;
 
 /// Builds the model named by `spec` (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`,
 /// `gemini:gemini-2.5-flash`, `ollama:llama3.1:8b`), with the timeout and retries from `env`.
@@ -182,11 +162,8 @@ const MAX_RETRIES_LIMIT: u32 = 10;
 /// Returns [`ModelError::BadConfig`] naming the setting when the spec has no provider or model,
 /// the provider is unknown, a required key is missing, a base URL is not http(s), or a timeout
 /// or retry count does not parse.
-pub fn model_from_spec(
-    spec: &str,
-    env: &impl Fn(&str) -> Option<String>,
-) -> Result<Arc<dyn ChatModel>> {
-    let lookup = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+pub fn model_from_spec(spec: &str, settings: &ModelSettings) -> Result<Arc<dyn ChatModel>> {
+    let values = &settings.values;
     let Some((provider, model)) = spec.trim().split_once(':') else {
         return Err(ModelError::bad_config(
             MODEL_SETTING,
@@ -202,43 +179,24 @@ pub fn model_from_spec(
             format!("`{spec}` names no model after `{provider}:`"),
         ));
     }
-    let policy = retry_policy(&lookup)?;
-    let mode = page_mode(&lookup)?;
-    let temperature = temperature(&lookup)?;
-    let model: Arc<dyn ChatModel> = match provider {
-        "openai" => Arc::new(
-            Retrying::new(OpenAiChat::new(openai(model, &lookup)?)?, policy)
-                .with_page_mode(mode)
-                .with_temperature(temperature),
-        ),
-        "ollama" => Arc::new(
-            Retrying::new(OpenAiChat::new(ollama(model, &lookup)?)?, policy)
-                .with_page_mode(mode)
-                .with_temperature(temperature),
-        ),
+    Ok(match provider {
+        "openai" => wrapped(OpenAiChat::new(openai(model, values)?)?, values),
+        "ollama" => wrapped(OpenAiChat::new(ollama(model, values))?, values),
         "anthropic" => {
-            let api_key = required_key(&lookup, "ANTHROPIC_API_KEY")?;
+            let api_key = required_key(values.anthropic_api_key.as_ref(), "ANTHROPIC_API_KEY")?;
             let mut config = AnthropicConfig::new(model, api_key);
-            if let Some(base_url) = base_url(&lookup, "ANTHROPIC_BASE_URL")? {
-                config = config.with_base_url(base_url);
+            if let Some(base_url) = &values.anthropic_base_url {
+                config = config.with_base_url(base_url.clone());
             }
-            Arc::new(
-                Retrying::new(AnthropicChat::new(config)?, policy)
-                    .with_page_mode(mode)
-                    .with_temperature(temperature),
-            )
+            wrapped(AnthropicChat::new(config)?, values)
         }
         "gemini" => {
-            let api_key = required_key(&lookup, "GEMINI_API_KEY")?;
+            let api_key = required_key(values.gemini_api_key.as_ref(), "GEMINI_API_KEY")?;
             let mut config = GeminiConfig::new(model, api_key);
-            if let Some(base_url) = base_url(&lookup, "GEMINI_BASE_URL")? {
-                config = config.with_base_url(base_url);
+            if let Some(base_url) = &values.gemini_base_url {
+                config = config.with_base_url(base_url.clone());
             }
-            Arc::new(
-                Retrying::new(GeminiChat::new(config)?, policy)
-                    .with_page_mode(mode)
-                    .with_temperature(temperature),
-            )
+            wrapped(GeminiChat::new(config)?, values)
         }
         other => {
             return Err(ModelError::bad_config(
@@ -246,85 +204,64 @@ pub fn model_from_spec(
                 format!("unknown provider `{other}` (known: openai, anthropic, gemini, ollama)"),
             ))
         }
-    };
-    Ok(model)
+    })
 }
 
-/// `TESSERA_MODEL_TEMPERATURE`, when set.
-fn temperature(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<f32>> {
-    lookup("TESSERA_MODEL_TEMPERATURE")
-        .map(|raw| {
-            raw.trim()
-                .parse::<f32>()
-                .ok()
-                .filter(|value| (0.0..=2.0).contains(value))
-                .ok_or_else(|| {
-                    ModelError::bad_config(
-                        "TESSERA_MODEL_TEMPERATURE",
-                        format!("`{raw}` is not a number from 0 to 2"),
-                    )
-                })
-        })
-        .transpose()
+/// `model` behind the retries, page mode and temperature `values` set.
+fn wrapped<M: ChatModel + 'static>(model: M, values: &ProviderSettings) -> Arc<dyn ChatModel> {
+    Arc::new(
+        Retrying::new(model, values.retry_policy())
+            .with_page_mode(values.page_mode)
+            .with_temperature(values.model_temperature),
+    )
 }
 
-/// `TESSERA_PAGE_MODE`, when set.
-fn page_mode(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<PageMode>> {
-    lookup("TESSERA_PAGE_MODE")
-        .map(|raw| PageMode::parse(&raw))
-        .transpose()
-        .map_err(|reason| ModelError::bad_config("TESSERA_PAGE_MODE", reason))
-}
-
-/// The retry policy from `TESSERA_MODEL_TIMEOUT_SECS` and `TESSERA_MODEL_MAX_RETRIES`.
-///
-/// # Errors
-/// Returns [`ModelError::BadConfig`] naming the variable when a value is not a positive number
-/// of seconds or a retry count from 0 to 10.
-pub fn retry_policy_from_env(env: &impl Fn(&str) -> Option<String>) -> Result<ModelCallPolicy> {
-    retry_policy(&|name: &str| env(name).filter(|value| !value.trim().is_empty()))
-}
-
-fn retry_policy(lookup: &impl Fn(&str) -> Option<String>) -> Result<ModelCallPolicy> {
-    let mut policy = ModelCallPolicy::default();
-    if let Some(raw) = lookup("TESSERA_MODEL_TIMEOUT_SECS") {
-        let seconds: f64 = raw.trim().parse().map_err(|_| {
-            ModelError::bad_config(
-                "TESSERA_MODEL_TIMEOUT_SECS",
-                format!("`{raw}` is not a number of seconds"),
-            )
-        })?;
-        policy.call_timeout = Duration::try_from_secs_f64(seconds)
-            .ok()
-            .filter(|timeout| !timeout.is_zero())
-            .ok_or_else(|| {
-                ModelError::bad_config(
-                    "TESSERA_MODEL_TIMEOUT_SECS",
-                    format!("`{raw}` must be more than 0 seconds"),
-                )
-            })?;
+impl ProviderSettings {
+    /// The retry policy: the default's, with the timeout and retries these settings set.
+    fn retry_policy(&self) -> ModelCallPolicy {
+        let mut policy = ModelCallPolicy::default();
+        if let Some(timeout) = self.model_timeout_secs {
+            policy.call_timeout = timeout;
+        }
+        if let Some(retries) = self.model_max_retries {
+            policy.max_attempts = u32::try_from(retries).unwrap_or(0).saturating_add(1);
+        }
+        policy
     }
-    if let Some(raw) = lookup("TESSERA_MODEL_MAX_RETRIES") {
-        let retries = raw
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|retries| *retries <= MAX_RETRIES_LIMIT)
-            .ok_or_else(|| {
-                ModelError::bad_config(
-                    "TESSERA_MODEL_MAX_RETRIES",
-                    format!("`{raw}` is not a whole number from 0 to {MAX_RETRIES_LIMIT}"),
-                )
-            })?;
-        policy.max_attempts = retries + 1;
-    }
-    Ok(policy)
 }
 
-fn openai(model: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<OpenAiConfig> {
-    let custom_base = base_url(lookup, "OPENAI_BASE_URL")?;
-    let api_key = lookup("OPENAI_API_KEY").map(Secret::new);
-    let api_version = lookup("OPENAI_API_VERSION");
+fn temperature(raw: &str) -> std::result::Result<f32, String> {
+    raw.trim()
+        .parse::<f32>()
+        .ok()
+        .filter(|value| (0.0..=2.0).contains(value))
+        .ok_or_else(|| format!("`{raw}` is not a number from 0 to 2"))
+}
+
+fn call_timeout(raw: &str) -> std::result::Result<Duration, String> {
+    let seconds: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a number of seconds"))?;
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|timeout| !timeout.is_zero())
+        .ok_or_else(|| format!("`{raw}` must be more than 0 seconds"))
+}
+
+fn base_url(raw: &str) -> std::result::Result<String, String> {
+    let base_url = raw.trim().to_owned();
+    check_base_url(&base_url, "").map_err(|error| match error {
+        ModelError::BadConfig { reason, .. } => reason,
+        other => other.to_string(),
+    })?;
+    Ok(base_url)
+}
+
+fn openai(model: &str, values: &ProviderSettings) -> Result<OpenAiConfig> {
+    let custom_base = values.openai_base_url.clone();
+    let api_key = values.openai_api_key.clone();
+    let api_version = values.openai_api_version.clone();
     if api_key.is_none() && (custom_base.is_none() || api_version.is_some()) {
         return Err(ModelError::bad_config(
             "OPENAI_API_KEY",
@@ -354,33 +291,25 @@ fn openai(model: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<OpenA
     })
 }
 
-fn ollama(model: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<OpenAiConfig> {
-    let mut config = OpenAiConfig::ollama(model);
-    if let Some(base_url) = base_url(lookup, "OLLAMA_BASE_URL")? {
-        // Ollama's own variables name the bare host; its OpenAI-compatible API is under /v1.
-        let bare_host = reqwest::Url::parse(&base_url).is_ok_and(|url| url.path() == "/");
-        config = config.with_base_url(if bare_host {
-            format!("{}/v1", base_url.trim_end_matches('/'))
-        } else {
-            base_url
-        });
+fn ollama(model: &str, values: &ProviderSettings) -> OpenAiConfig {
+    let config = OpenAiConfig::ollama(model);
+    match &values.ollama_base_url {
+        Some(base_url) => {
+            // Ollama's own variables name the bare host; its OpenAI-compatible API is under /v1.
+            let bare_host = reqwest::Url::parse(base_url).is_ok_and(|url| url.path() == "/");
+            config.with_base_url(if bare_host {
+                format!("{}/v1", base_url.trim_end_matches('/'))
+            } else {
+                base_url.clone()
+            })
+        }
+        None => config,
     }
-    Ok(config)
 }
 
-fn required_key(lookup: &impl Fn(&str) -> Option<String>, setting: &str) -> Result<Secret> {
-    lookup(setting)
-        .map(Secret::new)
+fn required_key(key: Option<&Secret>, setting: &str) -> Result<Secret> {
+    key.cloned()
         .ok_or_else(|| ModelError::bad_config(setting, "missing: the provider needs an API key"))
-}
-
-fn base_url(lookup: &impl Fn(&str) -> Option<String>, setting: &str) -> Result<Option<String>> {
-    let Some(base_url) = lookup(setting) else {
-        return Ok(None);
-    };
-    let base_url = base_url.trim().to_owned();
-    check_base_url(&base_url, setting)?;
-    Ok(Some(base_url))
 }
 
 #[cfg(test)]
@@ -388,6 +317,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+    use crate::openai::OLLAMA_BASE_URL;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs
@@ -395,6 +325,18 @@ mod tests {
             .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
             .collect();
         move |name| map.get(name).cloned()
+    }
+
+    /// The model `spec` names with the settings `lookup` answers, as `main` builds it.
+    fn from_env(
+        spec: &str,
+        lookup: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn ChatModel>> {
+        model_from_spec(spec, &ModelSettings::from_lookup(lookup)?)
+    }
+
+    fn values(lookup: &impl Fn(&str) -> Option<String>) -> Result<ProviderSettings> {
+        Ok(ModelSettings::from_lookup(lookup)?.values)
     }
 
     fn setting_of(outcome: Result<Arc<dyn ChatModel>>) -> Option<String> {
@@ -417,7 +359,7 @@ mod tests {
             ("gemini:gemini-2.5-flash", "gemini:gemini-2.5-flash"),
             ("ollama:llama3.1:8b", "ollama:llama3.1:8b"),
         ] {
-            assert_eq!(model_from_spec(spec, &keys)?.name().to_string(), name);
+            assert_eq!(from_env(spec, &keys)?.name().to_string(), name);
         }
         Ok(())
     }
@@ -427,14 +369,14 @@ mod tests {
         let local = |mode: Option<&str>| {
             let mut pairs = vec![("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")];
             pairs.extend(mode.map(|mode| ("TESSERA_PAGE_MODE", mode)));
-            model_from_spec("openai:qwen", &env(&pairs))
+            from_env("openai:qwen", &env(&pairs))
         };
         assert_eq!(local(None)?.page_mode(), PageMode::Auto);
         assert_eq!(local(Some("tools"))?.page_mode(), PageMode::Tools);
         assert_eq!(local(Some("whole"))?.page_mode(), PageMode::Whole);
         let keyed = env(&[("GEMINI_API_KEY", "k"), ("TESSERA_PAGE_MODE", "tools")]);
         assert_eq!(
-            model_from_spec("gemini:gemini-2.5-flash", &keyed)?.page_mode(),
+            from_env("gemini:gemini-2.5-flash", &keyed)?.page_mode(),
             PageMode::Tools
         );
         let cold = env(&[
@@ -442,7 +384,7 @@ mod tests {
             ("TESSERA_MODEL_TEMPERATURE", "hot"),
         ]);
         assert_eq!(
-            setting_of(model_from_spec("openai:qwen", &cold)).as_deref(),
+            setting_of(from_env("openai:qwen", &cold)).as_deref(),
             Some("TESSERA_MODEL_TEMPERATURE")
         );
         let error = local(Some("grammar")).err().map(|error| error.to_string());
@@ -457,15 +399,15 @@ mod tests {
     fn a_missing_key_names_the_variable() {
         let none = env(&[]);
         assert_eq!(
-            setting_of(model_from_spec("openai:gpt-4.1-mini", &none)).as_deref(),
+            setting_of(from_env("openai:gpt-4.1-mini", &none)).as_deref(),
             Some("OPENAI_API_KEY")
         );
         assert_eq!(
-            setting_of(model_from_spec("anthropic:claude-sonnet-4-5", &none)).as_deref(),
+            setting_of(from_env("anthropic:claude-sonnet-4-5", &none)).as_deref(),
             Some("ANTHROPIC_API_KEY")
         );
         assert_eq!(
-            setting_of(model_from_spec(
+            setting_of(from_env(
                 "gemini:gemini-2.5-flash",
                 &env(&[("GEMINI_API_KEY", " ")])
             ))
@@ -477,10 +419,10 @@ mod tests {
     #[test]
     fn a_local_openai_compatible_server_needs_no_key() -> anyhow::Result<()> {
         let local = env(&[("OPENAI_BASE_URL", "http://localhost:8000/v1")]);
-        let config = openai("Qwen2.5-7B", &local)?;
+        let config = openai("Qwen2.5-7B", &values(&local)?)?;
         assert!(config.api_key.is_none());
         assert_eq!(config.max_tokens_field, MaxTokensField::MaxTokens);
-        assert!(model_from_spec("openai:Qwen2.5-7B", &local).is_ok());
+        assert!(from_env("openai:Qwen2.5-7B", &local).is_ok());
         Ok(())
     }
 
@@ -494,7 +436,7 @@ mod tests {
             ("OPENAI_API_KEY", "azure-key"),
             ("OPENAI_API_VERSION", "2024-10-21"),
         ]);
-        let config = openai("gpt-4o", &azure)?;
+        let config = openai("gpt-4o", &values(&azure)?)?;
         assert_eq!(config.auth, OpenAiAuth::ApiKeyHeader);
         assert_eq!(config.api_version.as_deref(), Some("2024-10-21"));
         assert_eq!(config.max_tokens_field, MaxTokensField::MaxCompletionTokens);
@@ -503,10 +445,13 @@ mod tests {
 
     #[test]
     fn ollama_defaults_to_localhost_and_adds_v1_to_a_bare_host() -> anyhow::Result<()> {
-        assert_eq!(ollama("llama3.1", &env(&[]))?.base_url, OLLAMA_BASE_URL);
+        assert_eq!(
+            ollama("llama3.1", &values(&env(&[]))?).base_url,
+            OLLAMA_BASE_URL
+        );
         let remote = env(&[("OLLAMA_BASE_URL", "http://gpu-box:11434/")]);
         assert_eq!(
-            ollama("llama3.1", &remote)?.base_url,
+            ollama("llama3.1", &values(&remote)?).base_url,
             "http://gpu-box:11434/v1"
         );
         Ok(())
@@ -552,7 +497,7 @@ mod tests {
                     .or_else(|| keys(name))
             };
             assert_eq!(
-                setting_of(model_from_spec(spec, &lookup)).as_deref(),
+                setting_of(from_env(spec, &lookup)).as_deref(),
                 Some(setting),
                 "{spec} {extra:?}"
             );
@@ -561,14 +506,15 @@ mod tests {
 
     #[test]
     fn timeout_and_retries_come_from_the_environment() -> anyhow::Result<()> {
-        let policy = retry_policy_from_env(&env(&[
+        let policy = values(&env(&[
             ("TESSERA_MODEL_TIMEOUT_SECS", "12.5"),
             ("TESSERA_MODEL_MAX_RETRIES", "0"),
-        ]))?;
+        ]))?
+        .retry_policy();
         assert_eq!(policy.call_timeout, Duration::from_millis(12_500));
         assert_eq!(policy.max_attempts, 1);
         assert_eq!(
-            retry_policy_from_env(&env(&[]))?,
+            values(&env(&[]))?.retry_policy(),
             ModelCallPolicy::default()
         );
         Ok(())
@@ -577,7 +523,7 @@ mod tests {
     #[test]
     fn a_bad_config_error_never_shows_the_key() {
         let secret = "sk-very-secret-value";
-        let outcome = model_from_spec(
+        let outcome = from_env(
             "openai:gpt-4.1",
             &env(&[("OPENAI_API_KEY", secret), ("OPENAI_BASE_URL", "nope")]),
         );

@@ -34,7 +34,7 @@ pub mod scripted;
 pub mod text_calls;
 mod transport;
 
-pub use config::{model_from_spec, retry_policy_from_env, ModelSettings};
+pub use config::{model_from_spec, ModelSettings, ProviderSettings};
 pub use model::{
     ChatModel, ChatRequest, ChatResponse, MalformedArguments, Message, ModelError, ModelName,
     PageMode, ResponseFormat, StopReason, ToolCall, ToolDefinition, Usage,

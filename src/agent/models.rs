@@ -7,7 +7,7 @@
 use std::{fmt, sync::Arc};
 
 use super::heuristic::{HeuristicModel, HEURISTIC};
-use crate::llm::{model_from_spec, ChatModel, ModelError};
+use crate::llm::{model_from_spec, ChatModel, ModelError, ModelSettings};
 
 /// The models this server may use.
 #[derive(Clone)]
@@ -48,19 +48,16 @@ impl AllowedModels {
         }
     }
 
-    /// The models for `spec` (`heuristic` or `provider:model`), reading keys through `env`.
+    /// The models for `spec` (`heuristic` or `provider:model`), with the provider `settings`.
     ///
     /// # Errors
     /// [`ModelError::BadConfig`] when the spec or the provider's settings are wrong.
-    pub fn from_spec(
-        spec: &str,
-        env: &impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, ModelError> {
+    pub fn from_spec(spec: &str, settings: &ModelSettings) -> Result<Self, ModelError> {
         let spec = spec.trim();
         if spec == HEURISTIC {
             return Ok(Self::heuristic_only());
         }
-        Ok(Self::with_model(spec, model_from_spec(spec, env)?))
+        Ok(Self::with_model(spec, model_from_spec(spec, settings)?))
     }
 
     /// The heuristic plus `model`, configured as `spec` (for tests and embedders).
@@ -123,11 +120,11 @@ mod tests {
             refused.map(|error| error.to_string()).as_deref(),
             Some("model `anthropic:claude` is not configured here; use one of: heuristic, openai:gpt-x")
         );
-        let offline = AllowedModels::from_spec("heuristic", &|_| None)?;
+        let offline = AllowedModels::from_spec("heuristic", &ModelSettings::default())?;
         assert_eq!(offline.choose(None)?.name().provider, HEURISTIC);
         assert!(offline.choose(Some("openai:gpt-x")).is_err());
         assert!(
-            AllowedModels::from_spec("openai:gpt-x", &|_| None).is_err(),
+            AllowedModels::from_spec("openai:gpt-x", &ModelSettings::default()).is_err(),
             "no key"
         );
         Ok(())

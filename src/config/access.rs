@@ -13,10 +13,11 @@
 
 use std::time::Duration;
 
-use super::{ConfigError, Secret, Setting, Sources};
+use clap::Args;
+use tessera_settings::parse;
 
-/// The shortest metrics token accepted.
-const MIN_TOKEN_CHARS: usize = 16;
+use super::{ConfigError, Secret, Sources};
+
 /// The longest duration accepted for any of these settings: ten years, in seconds.
 const MAX_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
@@ -27,37 +28,27 @@ pub const DEFAULT_RECEIPT_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600
 /// How long a sign-in link works when `TESSERA_SIGN_IN_LINK_SECS` is not set.
 pub const DEFAULT_SIGN_IN_LINK: Duration = Duration::from_secs(15 * 60);
 
-/// These settings, for `--help` and the `tessera.toml` keys.
-pub const SETTINGS: &[Setting] = &[
-    Setting {
-        env: "TESSERA_METRICS_TOKEN",
-        key: "metrics_token",
-        default: "(unset: /metrics answers loopback clients only, none behind a proxy)",
-        help: "bearer token a scraper sends to GET /metrics, at least 16 characters",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_SESSION_LIFETIME_SECS",
-        key: "session_lifetime_secs",
-        default: "43200",
-        help: "seconds an admin session lasts after login, however active (then log in again)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_RECEIPT_LIFETIME_SECS",
-        key: "receipt_lifetime_secs",
-        default: "604800",
-        help: "seconds a submitted page's receipt and downloads stay readable at its link",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SIGN_IN_LINK_SECS",
-        key: "sign_in_link_secs",
-        default: "900",
-        help: "seconds a person's e-mailed sign-in link works (once)",
-        secret: false,
-    },
-];
+/// These settings as declared, for `--help`, the `tessera.toml` keys and [`AccessConfig`].
+#[derive(Args, Debug)]
+pub struct AccessSettings {
+    /// bearer token a scraper sends to GET /metrics, at least 16 characters (unset: /metrics
+    /// answers loopback clients only, none behind a proxy)
+    #[arg(long = "metrics_token", env = "TESSERA_METRICS_TOKEN", hide_env_values = true,
+          value_parser = parse::secret(16))]
+    metrics_token: Option<Secret>,
+    /// seconds an admin session lasts after login, however active (then log in again)
+    #[arg(long = "session_lifetime_secs", env = "TESSERA_SESSION_LIFETIME_SECS",
+          default_value = "43200", value_parser = parse::whole(1..=MAX_SECONDS, "seconds"))]
+    session_lifetime_secs: u64,
+    /// seconds a submitted page's receipt and downloads stay readable at its link
+    #[arg(long = "receipt_lifetime_secs", env = "TESSERA_RECEIPT_LIFETIME_SECS",
+          default_value = "604800", value_parser = parse::whole(1..=MAX_SECONDS, "seconds"))]
+    receipt_lifetime_secs: u64,
+    /// seconds a person's e-mailed sign-in link works (once)
+    #[arg(long = "sign_in_link_secs", env = "TESSERA_SIGN_IN_LINK_SECS", default_value = "900",
+          value_parser = parse::whole(1..=MAX_SECONDS, "seconds"))]
+    sign_in_link_secs: u64,
+}
 
 /// Access to what the server exposes, and for how long.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,48 +82,13 @@ impl AccessConfig {
     /// The first invalid setting, as a [`ConfigError::Invalid`] naming it (and the file key when
     /// the value came from the file); a token's value is never echoed.
     pub fn from_sources(sources: &Sources) -> Result<Self, ConfigError> {
-        let lookup = |env: &str| sources.lookup(SETTINGS, env);
-        let metrics_token = match lookup("TESSERA_METRICS_TOKEN") {
-            Some((_, raw)) if raw.trim().is_empty() => None,
-            Some((setting, raw)) if raw.trim().chars().count() < MIN_TOKEN_CHARS => {
-                return Err(ConfigError::Invalid {
-                    setting,
-                    reason: format!("must be at least {MIN_TOKEN_CHARS} characters"),
-                })
-            }
-            Some((_, raw)) => Some(Secret::new(raw.trim())),
-            None => None,
-        };
-        let mut config = Self {
-            metrics_token,
-            ..Self::default()
-        };
-        for (env, field) in [
-            (
-                "TESSERA_SESSION_LIFETIME_SECS",
-                &mut config.session_lifetime,
-            ),
-            (
-                "TESSERA_RECEIPT_LIFETIME_SECS",
-                &mut config.receipt_lifetime,
-            ),
-            ("TESSERA_SIGN_IN_LINK_SECS", &mut config.sign_in_link),
-        ] {
-            if let Some((setting, raw)) = lookup(env) {
-                *field = parse_seconds(&raw)
-                    .map_err(|reason| ConfigError::Invalid { setting, reason })?;
-            }
-        }
-        Ok(config)
-    }
-}
-
-fn parse_seconds(raw: &str) -> Result<Duration, String> {
-    match raw.trim().parse::<u64>() {
-        Ok(seconds) if (1..=MAX_SECONDS).contains(&seconds) => Ok(Duration::from_secs(seconds)),
-        _ => Err(format!(
-            "`{raw}` must be a whole number of seconds from 1 to {MAX_SECONDS}"
-        )),
+        let settings: AccessSettings = sources.read()?;
+        Ok(Self {
+            metrics_token: settings.metrics_token,
+            session_lifetime: Duration::from_secs(settings.session_lifetime_secs),
+            receipt_lifetime: Duration::from_secs(settings.receipt_lifetime_secs),
+            sign_in_link: Duration::from_secs(settings.sign_in_link_secs),
+        })
     }
 }
 
@@ -141,16 +97,7 @@ mod tests {
     use super::*;
 
     fn sources(env: &[(&str, &str)], file: &[(&str, &str)]) -> Sources {
-        let map = |pairs: &[(&str, &str)]| {
-            pairs
-                .iter()
-                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-                .collect()
-        };
-        Sources {
-            env: map(env),
-            file: map(file),
-        }
+        Sources::from_pairs(env, file)
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `GET /metrics` (Prometheus text exposition) and the middleware that times every request.
+//! `GET /metrics` (Prometheus text exposition, `telemetry::metrics`) and the middleware that times every request.
 //!
 //! `/metrics` shows aggregate counts and latencies only (route templates, never raw paths or
 //! tokens; no ids, names or answers), yet it tells a stranger how busy the server is and costs a
@@ -17,7 +17,12 @@ use axum::{
 use http::{header, HeaderMap};
 
 use super::{client_addr::ClientAddr, error::AppError, AppState};
-use crate::{auth::ApiTokenHash, config::Config, telemetry::metrics::render, workflow::Runner};
+use crate::{
+    auth::ApiTokenHash,
+    config::Config,
+    telemetry::metrics::{render, CONTENT_TYPE},
+    workflow::Runner,
+};
 
 /// Times a request and counts it under its route template and status class.
 pub async fn track_requests(
@@ -84,15 +89,9 @@ pub async fn show_metrics(
 ) -> Result<Response, AppError> {
     check_scraper(&state.config, client, &headers)?;
     let figures = state.store.metrics_figures().await?;
-    let text = render(state.metrics(), state.runner().map(Runner::stats), &figures);
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response())
+    let text = render(state.metrics(), state.runner().map(Runner::stats), &figures)
+        .map_err(|error| AppError::Unexpected(anyhow::anyhow!("encoding /metrics: {error}")))?;
+    Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response())
 }
 
 #[cfg(test)]

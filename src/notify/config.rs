@@ -30,6 +30,7 @@
 
 use std::{fmt, time::Duration};
 
+use clap::Args;
 use lettre::message::{Mailbox, Mailboxes};
 
 use super::{
@@ -41,139 +42,86 @@ use super::{
     webhook::{DeliveryPolicy, WebhookSender},
     NotifyError,
 };
-use tessera_settings::{Secret, Setting, Sources};
+use tessera_settings::{parse, Secret, Sources};
 
-/// The most webhook attempts accepted.
-const MAX_ATTEMPTS_LIMIT: u32 = 20;
 /// The longest base delay accepted, in milliseconds (ten minutes).
 const BASE_DELAY_LIMIT_MS: u64 = 600_000;
-/// The shortest webhook secret accepted.
-const MIN_SECRET_CHARS: usize = 16;
 /// The default timeout per request, attempt or SMTP command.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Every notification setting, for `--help` and the `tessera.toml` keys.
-pub const SETTINGS: &[Setting] = &[
-    Setting {
-        env: "TESSERA_NTFY_URL",
-        key: "ntfy_url",
-        default: "(unset: no ntfy)",
-        help: "ntfy server and topic to publish to, e.g. https://ntfy.sh/my-topic",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_NTFY_TOKEN",
-        key: "ntfy_token",
-        default: "(unset)",
-        help: "ntfy access token, sent as Authorization: Bearer",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_WEBHOOK_URL",
-        key: "webhook_url",
-        default: "(unset: no webhook)",
-        help: "URL that receives each notification as signed JSON",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_WEBHOOK_SECRET",
-        key: "webhook_secret",
-        default: "(unset; required with TESSERA_WEBHOOK_URL)",
-        help: "HMAC-SHA256 key for X-Tessera-Signature, at least 16 characters",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_WEBHOOK_MAX_ATTEMPTS",
-        key: "webhook_max_attempts",
-        default: "6",
-        help: "webhook attempts in all, 1 to 20",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_WEBHOOK_BASE_DELAY_MS",
-        key: "webhook_base_delay_ms",
-        default: "1000",
-        help: "wait before the first webhook retry, doubled after each",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SMTP_HOST",
-        key: "smtp_host",
-        default: "(unset: no e-mail)",
-        help: "SMTP server host name",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SMTP_PORT",
-        key: "smtp_port",
-        default: "587 (starttls), 465 (tls), 25 (none)",
-        help: "SMTP server port",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SMTP_USERNAME",
-        key: "smtp_username",
-        default: "(unset: no login)",
-        help: "SMTP login name",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SMTP_PASSWORD",
-        key: "smtp_password",
-        default: "(unset)",
-        help: "SMTP password",
-        secret: true,
-    },
-    Setting {
-        env: "TESSERA_SMTP_TLS",
-        key: "smtp_tls",
-        default: "starttls",
-        help: "starttls (required), tls (SMTPS) or none (local relay only)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_SMTP_FROM",
-        key: "smtp_from",
-        default: "(required with TESSERA_SMTP_HOST)",
-        help: "sender address, e.g. Tessera <tessera@example.com>",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_NOTIFY_EMAIL_TO",
-        key: "notify_email_to",
-        default: "(required with TESSERA_SMTP_HOST)",
-        help: "comma-separated addresses that receive notifications",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_NOTIFY_TIMEOUT_SECS",
-        key: "notify_timeout_secs",
-        default: "10",
-        help: "seconds per ntfy request, webhook attempt or SMTP command",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_ASK_NTFY_TOPICS",
-        key: "ask_ntfy_topics",
-        default: "(unset: asks name no topic)",
-        help: "comma-separated ntfy topics (on the TESSERA_NTFY_URL server) an ask's notify may name",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_ASK_EMAIL_TO",
-        key: "ask_email_to",
-        default: "(unset: asks name no address)",
-        help: "comma-separated addresses, or @domain, an ask's notify and assignees (and YAML ui assignees) may name (needs TESSERA_SMTP_HOST)",
-        secret: false,
-    },
-    Setting {
-        env: "TESSERA_ASK_WEBHOOK_URLS",
-        key: "ask_webhook_urls",
-        default: "(unset: asks name no webhook)",
-        help: "comma-separated URL prefixes an ask's notify webhook must start with (needs TESSERA_WEBHOOK_SECRET)",
-        secret: false,
-    },
-];
+/// Every notification setting as declared, for `--help`, the `tessera.toml` keys and
+/// [`NotifyConfig`].
+#[derive(Args, Debug)]
+pub struct NotifySettings {
+    /// ntfy server and topic to publish to, e.g. https://ntfy.sh/my-topic (unset: no ntfy)
+    #[arg(long = "ntfy_url", env = "TESSERA_NTFY_URL", value_parser = parse::trimmed)]
+    ntfy_url: Option<String>,
+    /// ntfy access token, sent as Authorization: Bearer
+    #[arg(long = "ntfy_token", env = "TESSERA_NTFY_TOKEN", hide_env_values = true,
+          value_parser = parse::secret(1))]
+    ntfy_token: Option<Secret>,
+    /// URL that receives each notification as signed JSON (unset: no webhook)
+    #[arg(long = "webhook_url", env = "TESSERA_WEBHOOK_URL", hide_env_values = true,
+          value_parser = webhook_url)]
+    webhook_url: Option<url::Url>,
+    /// HMAC-SHA256 key for X-Tessera-Signature, at least 16 characters (required with
+    /// TESSERA_WEBHOOK_URL)
+    #[arg(long = "webhook_secret", env = "TESSERA_WEBHOOK_SECRET", hide_env_values = true,
+          value_parser = parse::secret(16))]
+    webhook_secret: Option<Secret>,
+    /// webhook attempts in all, 1 to 20
+    #[arg(long = "webhook_max_attempts", env = "TESSERA_WEBHOOK_MAX_ATTEMPTS",
+          default_value = "6", value_parser = parse::whole(1..=20, ""))]
+    webhook_max_attempts: u64,
+    /// milliseconds to wait before the first webhook retry, doubled after each
+    #[arg(long = "webhook_base_delay_ms", env = "TESSERA_WEBHOOK_BASE_DELAY_MS",
+          default_value = "1000",
+          value_parser = parse::whole(0..=BASE_DELAY_LIMIT_MS, "milliseconds"))]
+    webhook_base_delay_ms: u64,
+    /// SMTP server host name (unset: no e-mail)
+    #[arg(long = "smtp_host", env = "TESSERA_SMTP_HOST", value_parser = parse::trimmed)]
+    smtp_host: Option<String>,
+    /// SMTP server port (unset: 587 for starttls, 465 for tls, 25 for none)
+    #[arg(long = "smtp_port", env = "TESSERA_SMTP_PORT", value_parser = port)]
+    smtp_port: Option<u16>,
+    /// SMTP login name (unset: no login)
+    #[arg(long = "smtp_username", env = "TESSERA_SMTP_USERNAME", value_parser = parse::trimmed)]
+    smtp_username: Option<String>,
+    /// SMTP password (required with TESSERA_SMTP_USERNAME)
+    #[arg(long = "smtp_password", env = "TESSERA_SMTP_PASSWORD", hide_env_values = true,
+          value_parser = |raw: &str| Ok::<_, String>(Secret::new(raw)))]
+    smtp_password: Option<Secret>,
+    /// starttls (required), tls (SMTPS) or none (local relay only)
+    #[arg(long = "smtp_tls", env = "TESSERA_SMTP_TLS", default_value = "starttls",
+          value_parser = smtp_tls)]
+    smtp_tls: SmtpTls,
+    /// sender address, e.g. Tessera <tessera@example.com> (required with TESSERA_SMTP_HOST)
+    #[arg(long = "smtp_from", env = "TESSERA_SMTP_FROM", value_parser = mailbox)]
+    smtp_from: Option<Mailbox>,
+    /// comma-separated addresses that receive notifications (required with TESSERA_SMTP_HOST)
+    #[arg(long = "notify_email_to", env = "TESSERA_NOTIFY_EMAIL_TO", value_parser = mailboxes)]
+    notify_email_to: Option<Mailboxes>,
+    /// seconds per ntfy request, webhook attempt or SMTP command
+    #[arg(long = "notify_timeout_secs", env = "TESSERA_NOTIFY_TIMEOUT_SECS",
+          default_value = "10", value_parser = seconds_above_zero)]
+    notify_timeout_secs: Duration,
+    /// comma-separated ntfy topics (on the TESSERA_NTFY_URL server) an ask's notify may name
+    /// (unset: asks name no topic)
+    #[arg(long = "ask_ntfy_topics", env = "TESSERA_ASK_NTFY_TOPICS", value_parser = topics)]
+    ask_ntfy_topics: Option<Entries>,
+    /// comma-separated addresses, or @domain, an ask's notify and assignees (and YAML ui
+    /// assignees) may name (needs TESSERA_SMTP_HOST; unset: asks name no address)
+    #[arg(long = "ask_email_to", env = "TESSERA_ASK_EMAIL_TO", value_parser = addresses_or_domains)]
+    ask_email_to: Option<Entries>,
+    /// comma-separated URL prefixes an ask's notify webhook must start with (needs
+    /// TESSERA_WEBHOOK_SECRET; unset: asks name no webhook)
+    #[arg(long = "ask_webhook_urls", env = "TESSERA_ASK_WEBHOOK_URLS", value_parser = webhook_prefixes)]
+    ask_webhook_urls: Option<Entries>,
+}
+
+/// The entries of a comma-separated list setting, checked.
+#[derive(Clone, Debug)]
+struct Entries(Vec<String>);
 
 /// The notification channels and how they behave.
 #[derive(Clone, PartialEq, Eq)]
@@ -235,7 +183,10 @@ impl NotifyConfig {
     /// # Errors
     /// Returns the first invalid setting as a [`NotifyError::BadConfig`] naming it.
     pub fn from_sources(sources: &Sources) -> Result<Self, NotifyError> {
-        Self::build(&|env: &str| sources.lookup(SETTINGS, env))
+        let settings: NotifySettings = sources
+            .read()
+            .map_err(|invalid| NotifyError::bad_config(invalid.setting, invalid.reason))?;
+        Self::build(settings, &|env| sources.name_of::<NotifySettings>(env))
     }
 
     /// Builds the configuration from `lookup`, which answers a variable name (as in the table
@@ -244,7 +195,7 @@ impl NotifyConfig {
     /// # Errors
     /// Returns the first invalid setting as a [`NotifyError::BadConfig`] naming it.
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, NotifyError> {
-        Self::build(&|env: &str| lookup(env).map(|value| (env.to_owned(), value)))
+        Self::from_sources(&Sources::from_lookup::<NotifySettings>(lookup))
     }
 
     /// The sender that signs with `purpose`'s key, derived from `TESSERA_WEBHOOK_SECRET`
@@ -262,189 +213,96 @@ impl NotifyConfig {
             .transpose()
     }
 
-    fn build(raw: &dyn Fn(&str) -> Option<(String, String)>) -> Result<Self, NotifyError> {
-        let lookup = |env: &str| raw(env).filter(|(_, value)| !value.trim().is_empty());
-        let mut config = Self::default();
-
-        if let Some((name, raw)) = lookup("TESSERA_NOTIFY_TIMEOUT_SECS") {
-            config.timeout = parse_seconds(&name, &raw)?;
-        }
-        config.delivery.attempt_timeout = config.timeout;
-
-        let ntfy_token = lookup("TESSERA_NTFY_TOKEN").map(|(_, raw)| Secret::new(raw.trim()));
-        config.ntfy = match lookup("TESSERA_NTFY_URL") {
-            Some((name, raw)) => {
-                Some(NtfyConfig::new(&raw, ntfy_token).map_err(|error| renamed(error, &name))?)
+    /// The channels the declared settings turn on, checked against each other; `name` gives
+    /// a variable the name an error about it shows.
+    fn build(settings: NotifySettings, name: &dyn Fn(&str) -> String) -> Result<Self, NotifyError> {
+        let bad = |env: &str, reason: &str| NotifyError::bad_config(name(env), reason);
+        let needs = |env: &str, channel: &str| bad(env, &format!("is set but {channel} is not"));
+        let timeout = settings.notify_timeout_secs;
+        let ntfy = match &settings.ntfy_url {
+            Some(url) => Some(
+                NtfyConfig::new(url, settings.ntfy_token.clone())
+                    .map_err(|error| renamed(error, &name("TESSERA_NTFY_URL")))?,
+            ),
+            None if settings.ntfy_token.is_some() => {
+                return Err(needs("TESSERA_NTFY_TOKEN", "TESSERA_NTFY_URL"))
             }
-            None => {
-                require_absent(&lookup, "TESSERA_NTFY_TOKEN", "TESSERA_NTFY_URL")?;
-                None
-            }
-        };
-
-        config.webhook_secret = match lookup("TESSERA_WEBHOOK_SECRET") {
-            Some((name, raw)) if raw.trim().chars().count() < MIN_SECRET_CHARS => {
-                return Err(NotifyError::bad_config(
-                    name,
-                    format!("must be at least {MIN_SECRET_CHARS} characters"),
-                ));
-            }
-            Some((_, raw)) => Some(Secret::new(raw.trim())),
             None => None,
         };
-        config.webhook_url = match lookup("TESSERA_WEBHOOK_URL") {
-            Some((name, raw)) => Some(parse_webhook_url(&name, &raw)?),
-            None => None,
-        };
-        if config.webhook_url.is_some() && config.webhook_secret.is_none() {
+        if settings.webhook_url.is_some() && settings.webhook_secret.is_none() {
             return Err(NotifyError::bad_config(
                 "TESSERA_WEBHOOK_SECRET",
                 "must be set when TESSERA_WEBHOOK_URL is (receivers check the signature)",
             ));
         }
-        if let Some((name, raw)) = lookup("TESSERA_WEBHOOK_MAX_ATTEMPTS") {
-            config.delivery.max_attempts = raw
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|attempts| (1..=MAX_ATTEMPTS_LIMIT).contains(attempts))
-                .ok_or_else(|| {
-                    NotifyError::bad_config(
-                        name,
-                        format!("`{raw}` is not a whole number from 1 to {MAX_ATTEMPTS_LIMIT}"),
-                    )
-                })?;
-        }
-        if let Some((name, raw)) = lookup("TESSERA_WEBHOOK_BASE_DELAY_MS") {
-            let millis = raw
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|millis| *millis <= BASE_DELAY_LIMIT_MS)
-                .ok_or_else(|| {
-                    NotifyError::bad_config(
-                        name,
-                        format!(
-                            "`{raw}` is not a whole number of milliseconds up to \
-                             {BASE_DELAY_LIMIT_MS}"
-                        ),
-                    )
-                })?;
-            config.delivery.base_delay = Duration::from_millis(millis);
-        }
-
-        config.email = match lookup("TESSERA_SMTP_HOST") {
-            Some((_, host)) => Some(email_config(&lookup, host.trim())?),
+        let email = match &settings.smtp_host {
+            Some(host) => Some(email_config(host, &settings, name)?),
             None => {
-                for setting in [
-                    "TESSERA_SMTP_PORT",
-                    "TESSERA_SMTP_USERNAME",
-                    "TESSERA_SMTP_PASSWORD",
-                    "TESSERA_SMTP_TLS",
-                    "TESSERA_SMTP_FROM",
-                    "TESSERA_NOTIFY_EMAIL_TO",
-                ] {
-                    require_absent(&lookup, setting, "TESSERA_SMTP_HOST")?;
+                let set = [
+                    ("TESSERA_SMTP_PORT", settings.smtp_port.is_some()),
+                    ("TESSERA_SMTP_USERNAME", settings.smtp_username.is_some()),
+                    ("TESSERA_SMTP_PASSWORD", settings.smtp_password.is_some()),
+                    ("TESSERA_SMTP_FROM", settings.smtp_from.is_some()),
+                    (
+                        "TESSERA_NOTIFY_EMAIL_TO",
+                        settings.notify_email_to.is_some(),
+                    ),
+                ];
+                if let Some((env, _)) = set.into_iter().find(|(_, set)| *set) {
+                    return Err(needs(env, "TESSERA_SMTP_HOST"));
                 }
                 None
             }
         };
-        config.ask_recipients = ask_recipients(&lookup, &config)?;
-        Ok(config)
-    }
-}
-
-/// The allowlist of recipients asks may name; each list needs the channel it goes through.
-fn ask_recipients(
-    lookup: &dyn Fn(&str) -> Option<(String, String)>,
-    config: &NotifyConfig,
-) -> Result<RecipientAllowlist, NotifyError> {
-    let mut allowlist = RecipientAllowlist::default();
-    if let Some((name, raw)) = lookup("TESSERA_ASK_NTFY_TOPICS") {
-        if config.ntfy.is_none() {
-            return Err(NotifyError::bad_config(
-                name,
-                "is set but TESSERA_NTFY_URL is not",
-            ));
-        }
-        allowlist.ntfy_topics = RecipientAllowlist::entries(&raw);
-        if let Some(bad) = allowlist
-            .ntfy_topics
-            .iter()
-            .find(|topic| topic.contains('/'))
-        {
-            return Err(NotifyError::bad_config(
-                name,
-                format!("`{bad}` is not a topic (no `/`)"),
-            ));
-        }
-    }
-    if let Some((name, raw)) = lookup("TESSERA_ASK_EMAIL_TO") {
-        if config.email.is_none() {
-            return Err(NotifyError::bad_config(
-                name,
-                "is set but TESSERA_SMTP_HOST is not",
-            ));
-        }
-        allowlist.email = RecipientAllowlist::entries(&raw);
-        let not_an_address = |entry: &String| {
-            let domain = entry.strip_prefix('@');
-            match domain {
-                Some(domain) => domain.is_empty() || domain.contains('@'),
-                None => entry.parse::<lettre::Address>().is_err(),
+        let mut ask_recipients = RecipientAllowlist::default();
+        if let Some(Entries(topics)) = settings.ask_ntfy_topics {
+            if ntfy.is_none() {
+                return Err(needs("TESSERA_ASK_NTFY_TOPICS", "TESSERA_NTFY_URL"));
             }
-        };
-        if let Some(bad) = allowlist.email.iter().find(|entry| not_an_address(entry)) {
-            return Err(NotifyError::bad_config(
-                name,
-                format!("`{bad}` is neither an address nor @domain"),
-            ));
+            ask_recipients.ntfy_topics = topics;
         }
-    }
-    if let Some((name, raw)) = lookup("TESSERA_ASK_WEBHOOK_URLS") {
-        if config.webhook_secret.is_none() {
-            return Err(NotifyError::bad_config(
-                name,
-                "is set but TESSERA_WEBHOOK_SECRET (which signs them) is not",
-            ));
+        if let Some(Entries(addresses)) = settings.ask_email_to {
+            if email.is_none() {
+                return Err(needs("TESSERA_ASK_EMAIL_TO", "TESSERA_SMTP_HOST"));
+            }
+            ask_recipients.email = addresses;
         }
-        // Normalised, so `https://hooks.example.com` allows that host only, not a longer one.
-        allowlist.webhook_prefixes = RecipientAllowlist::entries(&raw)
-            .iter()
-            .map(|entry| parse_webhook_url(&name, entry).map(String::from))
-            .collect::<Result<_, _>>()?;
+        if let Some(Entries(prefixes)) = settings.ask_webhook_urls {
+            if settings.webhook_secret.is_none() {
+                return Err(bad(
+                    "TESSERA_ASK_WEBHOOK_URLS",
+                    "is set but TESSERA_WEBHOOK_SECRET (which signs them) is not",
+                ));
+            }
+            ask_recipients.webhook_prefixes = prefixes;
+        }
+        Ok(Self {
+            ntfy,
+            webhook_url: settings.webhook_url,
+            webhook_secret: settings.webhook_secret,
+            delivery: DeliveryPolicy {
+                max_attempts: u32::try_from(settings.webhook_max_attempts).unwrap_or(u32::MAX),
+                base_delay: Duration::from_millis(settings.webhook_base_delay_ms),
+                attempt_timeout: timeout,
+                ..DeliveryPolicy::default()
+            },
+            email,
+            timeout,
+            ask_recipients,
+        })
     }
-    Ok(allowlist)
 }
 
+/// The SMTP server and recipients once `TESSERA_SMTP_HOST` is set.
 fn email_config(
-    lookup: &dyn Fn(&str) -> Option<(String, String)>,
     host: &str,
+    settings: &NotifySettings,
+    name: &dyn Fn(&str) -> String,
 ) -> Result<EmailConfig, NotifyError> {
-    let tls = match lookup("TESSERA_SMTP_TLS") {
-        Some((name, raw)) => raw
-            .parse::<SmtpTls>()
-            .map_err(|error| renamed(error, &name))?,
-        None => SmtpTls::default(),
-    };
-    let port = match lookup("TESSERA_SMTP_PORT") {
-        Some((name, raw)) => raw
-            .trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|port| *port != 0)
-            .ok_or_else(|| {
-                NotifyError::bad_config(name, format!("`{raw}` is not a port from 1 to 65535"))
-            })?,
-        None => tls.default_port(),
-    };
-    let login = match (
-        lookup("TESSERA_SMTP_USERNAME"),
-        lookup("TESSERA_SMTP_PASSWORD"),
-    ) {
-        (Some((_, username)), Some((_, password))) => Some(SmtpLogin {
-            username: username.trim().to_owned(),
-            password: Secret::new(password),
+    let login = match (&settings.smtp_username, &settings.smtp_password) {
+        (Some(username), Some(password)) => Some(SmtpLogin {
+            username: username.clone(),
+            password: password.clone(),
         }),
         (Some(_), None) => {
             return Err(NotifyError::bad_config(
@@ -452,95 +310,111 @@ fn email_config(
                 "must be set when TESSERA_SMTP_USERNAME is",
             ))
         }
-        (None, Some((name, _))) => {
+        (None, Some(_)) => {
             return Err(NotifyError::bad_config(
-                name,
+                name("TESSERA_SMTP_PASSWORD"),
                 "is set but TESSERA_SMTP_USERNAME is not",
             ))
         }
         (None, None) => None,
     };
-    let from = match lookup("TESSERA_SMTP_FROM") {
-        Some((name, raw)) => raw.trim().parse::<Mailbox>().map_err(|_| {
-            NotifyError::bad_config(
-                name,
-                format!("`{raw}` is not an address, e.g. Tessera <tessera@example.com>"),
-            )
-        })?,
-        None => {
-            return Err(NotifyError::bad_config(
-                "TESSERA_SMTP_FROM",
-                "must be set when TESSERA_SMTP_HOST is, e.g. Tessera <tessera@example.com>",
-            ))
-        }
-    };
-    let to: Vec<Mailbox> = match lookup("TESSERA_NOTIFY_EMAIL_TO") {
-        Some((name, raw)) => raw
-            .trim()
-            .trim_end_matches(',')
-            .parse::<Mailboxes>()
-            .map_err(|_| {
-                NotifyError::bad_config(
-                    name,
-                    format!("`{raw}` is not a comma-separated list of addresses"),
-                )
-            })?
-            .into_iter()
-            .collect(),
-        None => {
-            return Err(NotifyError::bad_config(
-                "TESSERA_NOTIFY_EMAIL_TO",
-                "must be set when TESSERA_SMTP_HOST is",
-            ))
-        }
-    };
+    let from = settings.smtp_from.clone().ok_or_else(|| {
+        NotifyError::bad_config(
+            "TESSERA_SMTP_FROM",
+            "must be set when TESSERA_SMTP_HOST is, e.g. Tessera <tessera@example.com>",
+        )
+    })?;
+    let to = settings.notify_email_to.clone().ok_or_else(|| {
+        NotifyError::bad_config(
+            "TESSERA_NOTIFY_EMAIL_TO",
+            "must be set when TESSERA_SMTP_HOST is",
+        )
+    })?;
     Ok(EmailConfig {
         host: host.to_owned(),
-        port,
-        tls,
+        port: settings
+            .smtp_port
+            .unwrap_or_else(|| settings.smtp_tls.default_port()),
+        tls: settings.smtp_tls,
         login,
         from,
-        to,
+        to: to.into_iter().collect(),
     })
 }
 
 /// An http(s) URL; the reason never echoes it, since its path may be a credential.
-fn parse_webhook_url(name: &str, raw: &str) -> Result<url::Url, NotifyError> {
-    let url = url::Url::parse(raw.trim())
-        .map_err(|error| NotifyError::bad_config(name, format!("not a URL ({error})")))?;
+fn webhook_url(raw: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(raw.trim()).map_err(|error| format!("not a URL ({error})"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(NotifyError::bad_config(
-            name,
-            "must start with http:// or https://",
-        ));
+        return Err("must start with http:// or https://".to_owned());
     }
     Ok(url)
 }
 
-fn parse_seconds(name: &str, raw: &str) -> Result<Duration, NotifyError> {
+fn port(raw: &str) -> Result<u16, String> {
+    raw.trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|port| *port != 0)
+        .ok_or_else(|| format!("`{raw}` is not a port from 1 to 65535"))
+}
+
+fn smtp_tls(raw: &str) -> Result<SmtpTls, String> {
+    raw.parse::<SmtpTls>().map_err(|error| match error {
+        NotifyError::BadConfig { reason, .. } => reason,
+        other => other.to_string(),
+    })
+}
+
+fn mailbox(raw: &str) -> Result<Mailbox, String> {
+    raw.trim()
+        .parse::<Mailbox>()
+        .map_err(|_| format!("`{raw}` is not an address, e.g. Tessera <tessera@example.com>"))
+}
+
+fn mailboxes(raw: &str) -> Result<Mailboxes, String> {
+    raw.trim()
+        .trim_end_matches(',')
+        .parse::<Mailboxes>()
+        .map_err(|_| format!("`{raw}` is not a comma-separated list of addresses"))
+}
+
+fn seconds_above_zero(raw: &str) -> Result<Duration, String> {
     raw.trim()
         .parse::<f64>()
         .ok()
         .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
         .filter(|timeout| !timeout.is_zero())
-        .ok_or_else(|| {
-            NotifyError::bad_config(name, format!("`{raw}` is not a number of seconds above 0"))
-        })
+        .ok_or_else(|| format!("`{raw}` is not a number of seconds above 0"))
 }
 
-/// An error for `setting` when it is set without the setting that turns its channel on.
-fn require_absent(
-    lookup: &dyn Fn(&str) -> Option<(String, String)>,
-    setting: &str,
-    channel_setting: &str,
-) -> Result<(), NotifyError> {
-    match lookup(setting) {
-        Some((name, _)) => Err(NotifyError::bad_config(
-            name,
-            format!("is set but {channel_setting} is not"),
-        )),
-        None => Ok(()),
+fn topics(raw: &str) -> Result<Entries, String> {
+    let topics = parse::entries(raw);
+    match topics.iter().find(|topic| topic.contains('/')) {
+        Some(bad) => Err(format!("`{bad}` is not a topic (no `/`)")),
+        None => Ok(Entries(topics)),
     }
+}
+
+fn addresses_or_domains(raw: &str) -> Result<Entries, String> {
+    let entries = parse::entries(raw);
+    let not_an_address = |entry: &&String| match entry.strip_prefix('@') {
+        Some(domain) => domain.is_empty() || domain.contains('@'),
+        None => entry.parse::<lettre::Address>().is_err(),
+    };
+    match entries.iter().find(not_an_address) {
+        Some(bad) => Err(format!("`{bad}` is neither an address nor @domain")),
+        None => Ok(Entries(entries)),
+    }
+}
+
+/// Normalised, so `https://hooks.example.com` allows that host only, not a longer one.
+fn webhook_prefixes(raw: &str) -> Result<Entries, String> {
+    parse::entries(raw)
+        .iter()
+        .map(|entry| webhook_url(entry).map(String::from))
+        .collect::<Result<_, _>>()
+        .map(Entries)
 }
 
 /// The same configuration error, naming where the value came from.
@@ -639,7 +513,7 @@ mod tests {
         );
         assert_eq!(
             error_text(&[("TESSERA_WEBHOOK_MAX_ATTEMPTS", "0")]),
-            "invalid TESSERA_WEBHOOK_MAX_ATTEMPTS: `0` is not a whole number from 1 to 20"
+            "invalid TESSERA_WEBHOOK_MAX_ATTEMPTS: `0` must be a whole number from 1 to 20"
         );
         let smtp = |extra: (&'static str, &'static str)| {
             let mut pairs = vec![
@@ -782,13 +656,14 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed_once() {
-        for setting in SETTINGS {
-            let count = SETTINGS
+        let settings = tessera_settings::settings_of::<NotifySettings>();
+        for setting in &settings {
+            let count = settings
                 .iter()
-                .filter(|other| other.env == setting.env)
+                .filter(|other| other.env == setting.env || other.key == setting.key)
                 .count();
             assert_eq!(count, 1, "{}", setting.env);
         }
-        assert_eq!(SETTINGS.len(), 17);
+        assert_eq!(settings.len(), 17);
     }
 }

@@ -78,16 +78,6 @@ impl RecipientAllowlist {
             .iter()
             .any(|prefix| url.as_str().starts_with(prefix.as_str()))
     }
-
-    /// Parses a comma-separated setting into its entries.
-    #[must_use]
-    pub fn entries(raw: &str) -> Vec<String> {
-        raw.split(',')
-            .map(str::trim)
-            .filter(|entry| !entry.is_empty())
-            .map(str::to_owned)
-            .collect()
-    }
 }
 
 impl Notifier {

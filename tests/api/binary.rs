@@ -96,7 +96,7 @@ fn help_lists_every_setting_and_no_secret_values() -> anyhow::Result<()> {
     let help = String::from_utf8(output.stdout)?;
     for setting in tessera::config::all_settings() {
         assert!(
-            help.contains(setting.env),
+            help.contains(&setting.env),
             "{} missing from --help",
             setting.env
         );

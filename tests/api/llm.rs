@@ -9,8 +9,8 @@ use std::{
 use axum::{extract::State, http::HeaderMap, routing::post, Json, Router};
 use serde_json::{json, Value};
 use tessera::llm::{
-    model_from_spec, ChatModel as _, ChatRequest, Message, ModelError, ScriptedModel, ScriptedTurn,
-    StopReason, ToolCall, ToolDefinition,
+    model_from_spec, ChatModel as _, ChatRequest, Message, ModelError, ModelSettings,
+    ScriptedModel, ScriptedTurn, StopReason, ToolCall, ToolDefinition,
 };
 
 type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
@@ -67,7 +67,8 @@ async fn a_model_from_the_environment_calls_the_configured_server() -> anyhow::R
         ("OPENAI_API_KEY", "sk-local".to_owned()),
         ("TESSERA_MODEL_TIMEOUT_SECS", "5".to_owned()),
     ]);
-    let model = model_from_spec("openai:qwen2.5", &|name: &str| env.get(name).cloned())?;
+    let settings = ModelSettings::from_lookup(&|name: &str| env.get(name).cloned())?;
+    let model = model_from_spec("openai:qwen2.5", &settings)?;
     assert_eq!(model.name().to_string(), "openai:qwen2.5");
 
     let response = model
@@ -100,7 +101,7 @@ async fn a_model_from_the_environment_calls_the_configured_server() -> anyhow::R
 
 #[test]
 fn a_missing_key_is_reported_before_anything_is_sent() {
-    let outcome = model_from_spec("anthropic:claude-sonnet-4-5", &|_: &str| None);
+    let outcome = model_from_spec("anthropic:claude-sonnet-4-5", &ModelSettings::default());
     assert!(matches!(
         outcome.err(),
         Some(ModelError::BadConfig { setting, .. }) if setting == "ANTHROPIC_API_KEY"

@@ -20,7 +20,7 @@ use axum::{
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
-    llm::{model_from_spec, ChatModel as _, ChatRequest, Message, ModelError},
+    llm::{model_from_spec, ChatModel as _, ChatRequest, Message, ModelError, ModelSettings},
     notify::{NotifyConfig, RecipientAllowlist},
     startup::Options,
     workflow::yaml::{parse_file, YamlWorkflow},
@@ -50,7 +50,7 @@ async fn spawn_signing(
             config.notify = NotifyConfig {
                 webhook_secret: Some(Secret::new(SECRET)),
                 ask_recipients: RecipientAllowlist {
-                    webhook_prefixes: RecipientAllowlist::entries(&hooks),
+                    webhook_prefixes: tessera_settings::parse::entries(&hooks),
                     ..RecipientAllowlist::default()
                 },
                 ..NotifyConfig::default()
@@ -488,9 +488,8 @@ async fn a_provider_redirect_is_not_followed_so_the_api_key_reaches_no_other_ser
         ("TESSERA_MODEL_MAX_RETRIES", "0".to_owned()),
         ("TESSERA_MODEL_TIMEOUT_SECS", "5".to_owned()),
     ]);
-    let model = model_from_spec("anthropic:claude-test", &|name: &str| {
-        env.get(name).cloned()
-    })?;
+    let settings = ModelSettings::from_lookup(&|name: &str| env.get(name).cloned())?;
+    let model = model_from_spec("anthropic:claude-test", &settings)?;
     let error = model
         .chat(ChatRequest {
             messages: vec![Message::user("A page about orders.")],

@@ -16,7 +16,9 @@ use tessera::{
         cache::CacheLookup, generate_page, generation::GenerationRecord, AllowedModels,
         CachePolicy, GenerationInput, HeuristicModel,
     },
-    llm::{model_from_spec, ChatModel, ChatRequest, Message, ToolCall, ToolDefinition},
+    llm::{
+        model_from_spec, ChatModel, ChatRequest, Message, ModelSettings, ToolCall, ToolDefinition,
+    },
     startup::Options,
 };
 
@@ -162,7 +164,7 @@ async fn start_mock() -> anyhow::Result<(Mock, Arc<dyn ChatModel>)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base_url = format!("http://{}/v1", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, router).await });
-    let model = model_from_spec("openai:mock", &|name: &str| match name {
+    let settings = ModelSettings::from_lookup(&|name: &str| match name {
         "OPENAI_BASE_URL" => Some(base_url.clone()),
         "OPENAI_API_KEY" => Some("sk-local".to_owned()),
         "TESSERA_MODEL_TIMEOUT_SECS" => Some("10".to_owned()),
@@ -171,6 +173,7 @@ async fn start_mock() -> anyhow::Result<(Mock, Arc<dyn ChatModel>)> {
         "TESSERA_PAGE_MODE" => Some("tools".to_owned()),
         _ => None,
     })?;
+    let model = model_from_spec("openai:mock", &settings)?;
     Ok((mock, model))
 }
 
