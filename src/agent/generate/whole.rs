@@ -10,7 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 use tessera_app::catalog::Role;
 
-use super::{Attempt, AttemptEnd, Setup, MAX_TOKENS};
+use super::{
+    attempt::{Attempt, AttemptEnd},
+    setup::Setup,
+    MAX_TOKENS,
+};
 use crate::{
     agent::{
         events::{EventKind, EventLog},
