@@ -249,7 +249,8 @@ impl NewAsk {
         };
         refuse_unknown_fields(&body, own_fields)?;
         let prompt_template = parse_prompt(body.remove("prompt"))?;
-        let schema = parse_display_or_schema(body.remove("display"), body.remove("schema"))?;
+        let schema =
+            parse_display_or_schema(body.remove("display").as_ref(), body.remove("schema"))?;
         let data = body
             .remove("data")
             .unwrap_or_else(|| Value::Object(Map::new()));
@@ -319,7 +320,7 @@ fn refuse_unknown_fields(body: &Map<String, Value>, own_fields: &[&str]) -> Resu
 /// `display` and `schema`: the response schema, or `None` for a display-only page (which
 /// takes none).
 fn parse_display_or_schema(
-    display: Option<Value>,
+    display: Option<&Value>,
     schema: Option<Value>,
 ) -> Result<Option<FormSchema>, AskError> {
     let display = match display {
