@@ -225,6 +225,27 @@ struct Finished {
     record: GenerationRecord,
 }
 
+/// Refuses a catalog whose component takes the name of one of the loop's own tools.
+fn check_tool_names(catalog: &Catalog) -> Result<(), AgentError> {
+    match catalog
+        .specs()
+        .iter()
+        .find(|spec| AGENT_TOOLS.contains(&spec.name.as_str()))
+    {
+        Some(clash) => Err(AgentError::ReservedToolName(clash.name.clone())),
+        None => Ok(()),
+    }
+}
+
+/// How a lookup that found nothing is recorded under `policy`.
+fn missed(policy: CachePolicy) -> CacheLookup {
+    match policy {
+        CachePolicy::Use => CacheLookup::Miss,
+        CachePolicy::Refresh => CacheLookup::Refresh,
+        CachePolicy::Bypass => CacheLookup::Off,
+    }
+}
+
 /// One generation from start to record: the cache first, then the attempts, each step an event.
 async fn generate(
     input: &GenerationInput,
@@ -233,14 +254,7 @@ async fn generate(
     events: Option<EventSink>,
 ) -> Result<Finished, AgentError> {
     let started = Instant::now();
-    if let Some(clash) = input
-        .catalog
-        .specs()
-        .iter()
-        .find(|spec| AGENT_TOOLS.contains(&spec.name.as_str()))
-    {
-        return Err(AgentError::ReservedToolName(clash.name.clone()));
-    }
+    check_tool_names(&input.catalog)?;
     let model_name = model.name();
     let setup = Setup::new(input)?;
     let prompt_hash = hex::encode(Sha256::digest(setup.user.as_bytes()));
@@ -251,12 +265,11 @@ async fn generate(
                "mode": input.mode.unwrap_or_else(|| model.page_mode()),
                "prompt_bytes": setup.user.len(), "prompt": input.prompt}),
     );
-    let schema_text = canonical_json(
-        &input
-            .schema
-            .as_ref()
-            .map_or(Value::Null, FormSchema::to_json_schema),
-    );
+    let schema_json = input
+        .schema
+        .as_ref()
+        .map_or(Value::Null, FormSchema::to_json_schema);
+    let schema_text = canonical_json(&schema_json);
     let request = Request {
         source: input.template.as_deref().unwrap_or(&input.prompt),
         prompt: &input.prompt,
@@ -272,26 +285,14 @@ async fn generate(
     };
     let (lookup, why) = match look_up(input, &request, store, key.as_deref(), &mut log).await? {
         Lookup::Hit(hit) => {
-            let mut record = base.record(
-                GenerationOutcome::Ok,
-                &[],
-                true,
-                json!({"cache": {"policy": input.cache, "key": key, "hit": true,
-                                 "result": CacheLookup::Hit, "rebound": hit.rebound,
-                                 "source_generation": hit.source}}),
-                &hit.tree,
-            );
+            let transcript = json!({"cache": {"policy": input.cache, "key": key, "hit": true,
+                                              "result": CacheLookup::Hit, "rebound": hit.rebound,
+                                              "source_generation": hit.source}});
+            let mut record = base.record(GenerationOutcome::Ok, &[], true, transcript, &hit.tree);
             record.cache_lookup = Some(CacheLookup::Hit);
             return finish(store, &mut log, record, hit.tree, hit.report).await;
         }
-        Lookup::Miss => (
-            match input.cache {
-                CachePolicy::Use => CacheLookup::Miss,
-                CachePolicy::Refresh => CacheLookup::Refresh,
-                CachePolicy::Bypass => CacheLookup::Off,
-            },
-            Value::Null,
-        ),
+        Lookup::Miss => (missed(input.cache), Value::Null),
         Lookup::Stale(reason) => (CacheLookup::Stale, reason),
     };
     log.flush().await?;

@@ -45,24 +45,7 @@ fn parse_recipients(
     let mut recipients = AskRecipients::default();
     match named.remove("ntfy") {
         None | Some(Value::Null) => {}
-        Some(Value::Object(ntfy)) => {
-            let topic = match ntfy.get("topic") {
-                Some(Value::String(topic)) if !topic.trim().is_empty() => topic.trim().to_owned(),
-                _ => {
-                    return Err(AskError::invalid(
-                        "notify.ntfy.topic",
-                        "must be the name of a topic",
-                    ))
-                }
-            };
-            if !allowlist.allows_topic(&topic) {
-                return Err(AskError::invalid(
-                    "notify.ntfy.topic",
-                    format!("`{topic}` is not a topic asks may name (TESSERA_ASK_NTFY_TOPICS)"),
-                ));
-            }
-            recipients.ntfy_topic = Some(topic);
-        }
+        Some(Value::Object(ntfy)) => recipients.ntfy_topic = Some(ntfy_topic(&ntfy, allowlist)?),
         Some(_) => {
             return Err(AskError::invalid(
                 "notify.ntfy",
@@ -89,28 +72,52 @@ fn parse_recipients(
     }
     match named.remove("webhook") {
         None | Some(Value::Null) => {}
-        Some(Value::String(raw)) => {
-            let url = url::Url::parse(raw.trim())
-                .ok()
-                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
-                .ok_or_else(|| {
-                    AskError::invalid("notify.webhook", "must be an absolute http(s) URL")
-                })?;
-            // The URL is not echoed: its path is often a credential.
-            if !allowlist.allows_webhook(&url) {
-                return Err(AskError::invalid(
-                    "notify.webhook",
-                    "is outside the URLs asks may name (TESSERA_ASK_WEBHOOK_URLS)",
-                ));
-            }
-            recipients.webhook = Some(url.into());
-        }
+        Some(Value::String(raw)) => recipients.webhook = Some(webhook(&raw, allowlist)?.into()),
         Some(_) => return Err(AskError::invalid("notify.webhook", "must be a URL")),
     }
     if recipients == AskRecipients::default() {
         return Err(AskError::invalid("notify", "names no recipient"));
     }
     Ok(recipients)
+}
+
+/// `notify.ntfy.topic`: a topic's name within `TESSERA_ASK_NTFY_TOPICS`.
+fn ntfy_topic(
+    ntfy: &Map<String, Value>,
+    allowlist: &RecipientAllowlist,
+) -> Result<String, AskError> {
+    let topic = match ntfy.get("topic") {
+        Some(Value::String(topic)) if !topic.trim().is_empty() => topic.trim().to_owned(),
+        _ => {
+            return Err(AskError::invalid(
+                "notify.ntfy.topic",
+                "must be the name of a topic",
+            ))
+        }
+    };
+    if !allowlist.allows_topic(&topic) {
+        return Err(AskError::invalid(
+            "notify.ntfy.topic",
+            format!("`{topic}` is not a topic asks may name (TESSERA_ASK_NTFY_TOPICS)"),
+        ));
+    }
+    Ok(topic)
+}
+
+/// `notify.webhook`: an absolute http(s) URL within `TESSERA_ASK_WEBHOOK_URLS`.
+fn webhook(raw: &str, allowlist: &RecipientAllowlist) -> Result<url::Url, AskError> {
+    let url = url::Url::parse(raw.trim())
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+        .ok_or_else(|| AskError::invalid("notify.webhook", "must be an absolute http(s) URL"))?;
+    // The URL is not echoed: its path is often a credential.
+    if !allowlist.allows_webhook(&url) {
+        return Err(AskError::invalid(
+            "notify.webhook",
+            "is outside the URLs asks may name (TESSERA_ASK_WEBHOOK_URLS)",
+        ));
+    }
+    Ok(url)
 }
 
 /// An e-mail address an ask names at `field` (a recipient or an assignee), trimmed, refused

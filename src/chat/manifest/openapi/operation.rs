@@ -61,11 +61,7 @@ impl Importer<'_> {
         let operation = self.resolve_ref(field, operation)?;
         let operation_id = operation.get("operationId").and_then(Value::as_str);
         let method_text = format!("{method:?}").to_ascii_uppercase();
-        let openapi_tags: Vec<&str> = operation
-            .get("tags")
-            .and_then(Value::as_array)
-            .map(|tags| tags.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let openapi_tags = openapi_tags(&operation);
         let name = self.unique_name(&tool_name(operation_id, &method_text, path));
         // An override counts as used even when it names an operation left out.
         let overlay = self.take_override(operation_id, &name);
@@ -93,11 +89,9 @@ impl Importer<'_> {
             .or(extension.entity)
             .or_else(|| openapi_tags.first().map(|tag| slug(tag)))
             .unwrap_or_else(|| entity_of(path));
-        let mode = overlay.mode.or(extension.mode).unwrap_or(if flat {
-            ToolMode::Both
-        } else {
-            ToolMode::Llm
-        });
+        // A person can call it by hand only when its parameters are a form.
+        let inferred_mode = if flat { ToolMode::Both } else { ToolMode::Llm };
+        let mode = overlay.mode.or(extension.mode).unwrap_or(inferred_mode);
         let description = description_of(&operation, &method_text, path);
         Ok(Some((
             RawOperation {
@@ -256,6 +250,15 @@ fn extension_override(field: &str, operation: &Value) -> Result<OperationOverrid
         max_batch_size,
         id_field,
     })
+}
+
+/// The operation's own OpenAPI `tags`.
+fn openapi_tags(operation: &Value) -> Vec<&str> {
+    operation
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|tags| tags.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// The operation's `summary` or `description`, cut short; `METHOD /path` when it has neither.
