@@ -5,7 +5,7 @@
 //! [`MOVE_COMPONENT`], [`GET_PAGE`] and [`FINISH`]. [`Workspace::execute`] runs one call against
 //! the page being built and answers the way the model can act on: `{"id": "c7"}` for a placed
 //! component, or a tool error `{"error": {"rule", "message", "fix", …}}` naming what to change.
-//! Nothing here talks to a model or the store; the loop (`generate.rs`) does.
+//! Nothing here talks to a model or the store; the loop (`generate/tool_loop.rs`) does.
 //!
 //! **Flat calls.** A component call's arguments are its props, plus an optional `"parent"` (a
 //! layout's id; the system prompt says so once instead of every tool declaring it):

@@ -52,7 +52,7 @@
 //!   themselves through an e-mailed sign-in link, so `answered_by` is a signed-in identity, not
 //!   whoever holds the link.
 //!
-//! - `remind_after` (at most [`MAX_REMINDERS`], each from 1 second to before `expires_in`) mails
+//! - `remind_after` (at most [`MAX_REMINDERS`](crate::pages::people::MAX_REMINDERS), each from 1 second to before `expires_in`) mails
 //!   everyone who has not answered yet a fresh link at each of those moments (their earlier link
 //!   stops working: only a link's hash is stored). `escalate_after` adds the people in `to`
 //!   (within `TESSERA_ASK_EMAIL_TO`, not asked already) if the ask is still open `after` seconds
@@ -70,24 +70,31 @@
 //!
 //! Unknown fields are refused, so a typo (`callbackUrl`) is not silently ignored.
 
+mod deadline;
+mod delivery;
+mod followup;
+mod people;
+mod prompt;
+
 use std::time::Duration;
 
-use minijinja::ErrorKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+pub use self::followup::{parse_extension, parse_reissue};
+use self::{
+    deadline::{parse_expires_in, parse_on_timeout},
+    delivery::{parse_callback_url, parse_notify},
+    people::parse_people,
+    prompt::{parse_prompt, render_prompt},
+};
 use super::{workflow::AskState, AskError};
 use crate::{
     agent::CachePolicy,
     forms::FormSchema,
     net::outbound::OutboundAllow,
     notify::{AskRecipients, NotifyConfig, RecipientAllowlist},
-    pages::{
-        groups::Groups,
-        links::DEFAULT_EXPIRY,
-        people::{Escalation, OnDecline, People, Stage, MAX_ASSIGNEES, MAX_REMINDERS},
-    },
-    util::templates::{self, Exhausted},
+    pages::{groups::Groups, people::People},
 };
 
 /// The fields a request may have.
@@ -240,110 +247,25 @@ impl NewAsk {
                 "the body must be a JSON object such as {\"prompt\": \"…\"}",
             ));
         };
-        if let Some(unknown) = body.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            let known: Vec<&str> = FIELDS.iter().chain(own_fields).copied().collect();
-            return Err(AskError::invalid(
-                unknown.clone(),
-                format!(
-                    "unknown field `{unknown}`; the fields are {}",
-                    known.join(", ")
-                ),
-            ));
-        }
+        refuse_unknown_fields(&body, own_fields)?;
         let prompt_template = parse_prompt(body.remove("prompt"))?;
-        let display = match body.remove("display") {
-            None | Some(Value::Null | Value::Bool(false)) => false,
-            Some(Value::Bool(true)) => true,
-            Some(_) => return Err(AskError::invalid("display", "must be true or false")),
-        };
-        let schema = match (display, body.remove("schema")) {
-            (true, None | Some(Value::Null)) => None,
-            (true, Some(_)) => {
-                return Err(AskError::invalid(
-                    "display",
-                    "a display-only ask shows a page with no form, so it takes no `schema`; drop one of them",
-                ))
-            }
-            (false, schema) => Some(parse_schema(schema)?),
-        };
+        let schema =
+            parse_display_or_schema(body.remove("display").as_ref(), body.remove("schema"))?;
         let data = body
             .remove("data")
             .unwrap_or_else(|| Value::Object(Map::new()));
         let prompt = render_prompt(&prompt_template, &data)?;
         let expires_in = parse_expires_in(body.remove("expires_in"))?;
-        let (notify, recipients) = match body.remove("notify") {
-            None | Some(Value::Null | Value::Bool(false)) => (false, None),
-            Some(Value::Bool(true)) if can.notify => (true, None),
-            Some(Value::Bool(true)) => {
-                return Err(AskError::invalid(
-                    "notify",
-                    "no notification channel is configured on this server (TESSERA_NTFY_URL, TESSERA_WEBHOOK_URL or TESSERA_SMTP_HOST)",
-                ))
-            }
-            Some(Value::Object(named)) => (false, Some(parse_recipients(named, &can.recipients)?)),
-            Some(_) => {
-                return Err(AskError::invalid(
-                    "notify",
-                    "must be true, false or the recipients, e.g. {\"email\": [\"a@example.com\"]}",
-                ))
-            }
-        };
+        let (notify, recipients) = parse_notify(body.remove("notify"), can)?;
         let callback_url = parse_callback_url(body.remove("callback_url"), can)?;
         let cache = parse_cache(body.remove("cache"))?;
-        let mut people = parse_people(
-            body.remove("assignees"),
-            body.remove("approvals"),
-            body.remove("decline"),
-            body.remove("sign_in"),
-            can,
-        )?;
-        people.remind_after = parse_reminders(body.remove("remind_after"))?;
-        people.escalate = parse_escalation(body.remove("escalate_after"), can)?;
-        people
-            .check_timers(expires_in.as_secs())
-            .map_err(|(field, reason)| AskError::invalid(field, reason))?;
-        let later_stages = people
-            .stages
-            .iter()
-            .skip(1)
-            .flat_map(|stage| &stage.assignees);
-        let everyone = people
-            .assignees
-            .iter()
-            .chain(later_stages)
-            .chain(people.escalate.iter().flat_map(|escalation| &escalation.to));
-        let asked = can
-            .groups
-            .expand(everyone)
-            .map_err(|reason| AskError::invalid("assignees", reason))?;
-        for (index, member) in asked.iter().enumerate() {
-            if asked[..index]
-                .iter()
-                .any(|earlier| earlier.email.eq_ignore_ascii_case(&member.email))
-            {
-                return Err(AskError::invalid(
-                    "assignees",
-                    format!("`{}` is asked twice (alone or in a group)", member.email),
-                ));
-            }
-        }
+        let people = parse_people(&mut body, expires_in, can)?;
         let on_timeout = parse_on_timeout(
             body.remove("on_timeout"),
             body.remove("default"),
             schema.as_ref(),
         )?;
-        if people.is_assigned() && (notify || recipients.is_some()) {
-            return Err(AskError::invalid(
-                "notify",
-                "an ask with assignees sends each person a link of their own (by e-mail when the server has SMTP) and has no shared link to notify anyone of; drop `notify`",
-            ));
-        }
-        if people.is_assigned() && schema.is_none() {
-            return Err(AskError::invalid(
-                "assignees",
-                "a display-only page takes no answer, so it has no one to assign",
-            ));
-        }
+        check_people_fit(&people, notify || recipients.is_some(), schema.is_some())?;
         Ok(Self {
             prompt,
             prompt_template,
@@ -380,6 +302,60 @@ impl NewAsk {
     }
 }
 
+/// Refuses a field that is neither an ask's nor one of the door's `own_fields`, listing both.
+fn refuse_unknown_fields(body: &Map<String, Value>, own_fields: &[&str]) -> Result<(), AskError> {
+    if let Some(unknown) = body.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+        let known: Vec<&str> = FIELDS.iter().chain(own_fields).copied().collect();
+        return Err(AskError::invalid(
+            unknown.clone(),
+            format!(
+                "unknown field `{unknown}`; the fields are {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `display` and `schema`: the response schema, or `None` for a display-only page (which
+/// takes none).
+fn parse_display_or_schema(
+    display: Option<&Value>,
+    schema: Option<Value>,
+) -> Result<Option<FormSchema>, AskError> {
+    let display = match display {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => return Err(AskError::invalid("display", "must be true or false")),
+    };
+    match (display, schema) {
+        (true, None | Some(Value::Null)) => Ok(None),
+        (true, Some(_)) => Err(AskError::invalid(
+            "display",
+            "a display-only ask shows a page with no form, so it takes no `schema`; drop one of them",
+        )),
+        (false, schema) => Ok(Some(parse_schema(schema)?)),
+    }
+}
+
+/// An ask with assignees gives each person a link of their own, so it has no shared link to
+/// notify anyone of, and it needs a form for them to answer.
+fn check_people_fit(people: &People, notifies: bool, has_form: bool) -> Result<(), AskError> {
+    if people.is_assigned() && notifies {
+        return Err(AskError::invalid(
+            "notify",
+            "an ask with assignees sends each person a link of their own (by e-mail when the server has SMTP) and has no shared link to notify anyone of; drop `notify`",
+        ));
+    }
+    if people.is_assigned() && !has_form {
+        return Err(AskError::invalid(
+            "assignees",
+            "a display-only page takes no answer, so it has no one to assign",
+        ));
+    }
+    Ok(())
+}
+
 fn parse_cache(value: Option<Value>) -> Result<CachePolicy, AskError> {
     match value {
         None | Some(Value::Null) => Ok(CachePolicy::Use),
@@ -394,105 +370,6 @@ fn parse_cache(value: Option<Value>) -> Result<CachePolicy, AskError> {
             format!("must be one of the strings {}", CachePolicy::SPELLINGS),
         )),
     }
-}
-
-fn parse_prompt(value: Option<Value>) -> Result<String, AskError> {
-    match value {
-        Some(Value::String(prompt)) if prompt.trim().is_empty() => {
-            Err(AskError::invalid("prompt", "must not be empty"))
-        }
-        Some(Value::String(prompt)) if prompt.chars().count() > MAX_PROMPT_CHARS => {
-            Err(AskError::invalid(
-                "prompt",
-                format!("must be at most {MAX_PROMPT_CHARS} characters"),
-            ))
-        }
-        Some(Value::String(prompt)) => Ok(prompt),
-        None | Some(Value::Null) => Err(AskError::invalid(
-            "prompt",
-            "is required: what to ask the person",
-        )),
-        Some(_) => Err(AskError::invalid("prompt", "must be a string")),
-    }
-}
-
-/// Renders the caller's prompt template over `data`, strictly and bounded (see the module doc).
-fn render_prompt(template: &str, data: &Value) -> Result<String, AskError> {
-    let environment = templates::environment();
-    let compiled = templates::compile(&environment, template).map_err(|error| {
-        AskError::invalid(
-            "prompt",
-            format!(
-                "is not a valid template: {}{}",
-                error.detail().unwrap_or("syntax error"),
-                error
-                    .line()
-                    .map(|line| format!(" (line {line})"))
-                    .unwrap_or_default()
-            ),
-        )
-    })?;
-    // A character takes at most four bytes: past that many, the prompt is too long whatever it is.
-    let max_bytes = MAX_PROMPT_CHARS * 4;
-    let rendered = templates::render(&compiled, data, max_bytes).map_err(|error| {
-        match Exhausted::of(&error) {
-            Some(Exhausted::Fuel) => {
-                return AskError::invalid(
-                    "prompt",
-                    format!(
-                    "takes too much work to render (more than {} template steps); loop over less",
-                    templates::FUEL
-                ),
-                )
-            }
-            Some(Exhausted::Output) => {
-                return AskError::invalid(
-                    "prompt",
-                    format!("renders to more than {MAX_PROMPT_CHARS} characters"),
-                )
-            }
-            None => {}
-        }
-        if error.kind() == ErrorKind::UndefinedError {
-            let mut names: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
-            names.sort();
-            if let Some(unknown) = names.iter().find(|name| !resolves(data, name)) {
-                return AskError::invalid(
-                    "prompt",
-                    format!("uses the unknown variable `{unknown}`; `data` has no such value"),
-                );
-            }
-        }
-        AskError::invalid(
-            "prompt",
-            format!(
-                "does not render over `data`: {}",
-                error.detail().unwrap_or("undefined value")
-            ),
-        )
-    })?;
-    if rendered.trim().is_empty() {
-        return Err(AskError::invalid("prompt", "renders to nothing"));
-    }
-    if rendered.chars().count() > MAX_PROMPT_CHARS {
-        return Err(AskError::invalid(
-            "prompt",
-            format!("renders to more than {MAX_PROMPT_CHARS} characters"),
-        ));
-    }
-    Ok(rendered)
-}
-
-/// Whether the dotted variable `name` (`role.title`) names a value in `data`.
-fn resolves(data: &Value, name: &str) -> bool {
-    let mut current = data;
-    for part in name.split('.') {
-        match current.get(part) {
-            Some(next) => current = next,
-            None => return false,
-        }
-    }
-    true
 }
 
 fn parse_schema(value: Option<Value>) -> Result<FormSchema, AskError> {
@@ -512,585 +389,10 @@ fn parse_schema(value: Option<Value>) -> Result<FormSchema, AskError> {
     })
 }
 
-fn parse_expires_in(value: Option<Value>) -> Result<Duration, AskError> {
-    let out_of_range = || {
-        AskError::invalid(
-            "expires_in",
-            format!(
-                "must be a whole number of seconds from {} to {}",
-                MIN_EXPIRES_IN.as_secs(),
-                MAX_EXPIRES_IN.as_secs()
-            ),
-        )
-    };
-    match value {
-        None | Some(Value::Null) => Ok(DEFAULT_EXPIRY),
-        Some(Value::Number(number)) => whole_number(&number)
-            .map(Duration::from_secs)
-            .filter(|expires_in| (MIN_EXPIRES_IN..=MAX_EXPIRES_IN).contains(expires_in))
-            .ok_or_else(out_of_range),
-        Some(_) => Err(out_of_range()),
-    }
-}
-
-/// `number` when it is a whole number of at least 0, also written with a zero fraction
-/// (`86400.0`): JSON Schema's `integer`, which the API's document promises.
-fn whole_number(number: &serde_json::Number) -> Option<u64> {
-    number.as_u64().or_else(|| {
-        let float = number.as_f64()?;
-        let whole = float.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&float);
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a whole number within u32's range"
-        )]
-        whole.then_some(float as u64)
-    })
-}
-
-/// Checks the body of `POST /api/asks/{id}/extend`: `{"expires_in": seconds}`, required, in the
-/// range `POST /api/asks` accepts.
-///
-/// # Errors
-/// [`AskError::Invalid`] naming the field at fault.
-pub fn parse_extension(request: AskRequest) -> Result<Duration, AskError> {
-    let Value::Object(mut body) = request.0 else {
-        return Err(AskError::invalid(
-            "body",
-            "the body must be a JSON object such as {\"expires_in\": 86400}",
-        ));
-    };
-    if let Some(unknown) = body.keys().find(|key| key.as_str() != "expires_in") {
-        return Err(AskError::invalid(
-            unknown.clone(),
-            format!("unknown field `{unknown}`; the only field is expires_in"),
-        ));
-    }
-    match body.remove("expires_in") {
-        None | Some(Value::Null) => Err(AskError::invalid(
-            "expires_in",
-            "is required: seconds from now until the link expires",
-        )),
-        value => parse_expires_in(value),
-    }
-}
-
-/// Checks the body of `POST /api/asks/{id}/reissue`: none (or `{}`) for every link the ask
-/// still waits on, or `{"assignee": "a@example.com"}` for one person's.
-///
-/// # Errors
-/// [`AskError::Invalid`] naming the field at fault.
-pub fn parse_reissue(request: Option<AskRequest>) -> Result<Option<String>, AskError> {
-    // `null` is no body, as the document's optional body allows.
-    let Some(AskRequest(body)) = request.filter(|AskRequest(body)| !body.is_null()) else {
-        return Ok(None);
-    };
-    let Value::Object(mut body) = body else {
-        return Err(AskError::invalid(
-            "body",
-            "the body must be empty or a JSON object such as {\"assignee\": \"a@example.com\"}",
-        ));
-    };
-    if let Some(unknown) = body.keys().find(|key| key.as_str() != "assignee") {
-        return Err(AskError::invalid(
-            unknown.clone(),
-            format!("unknown field `{unknown}`; the only field is assignee"),
-        ));
-    }
-    match body.remove("assignee") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(assignee)) => Ok(Some(assignee.trim().to_owned())),
-        Some(_) => Err(AskError::invalid("assignee", "must be an e-mail address")),
-    }
-}
-
-/// The recipients an ask names, each checked against the operator's allowlist.
-fn parse_recipients(
-    mut named: Map<String, Value>,
-    allowlist: &RecipientAllowlist,
-) -> Result<AskRecipients, AskError> {
-    const KINDS: [&str; 3] = ["ntfy", "email", "webhook"];
-    if let Some(unknown) = named.keys().find(|key| !KINDS.contains(&key.as_str())) {
-        return Err(AskError::invalid(
-            format!("notify.{unknown}"),
-            "unknown kind of recipient; the kinds are ntfy, email and webhook",
-        ));
-    }
-    let mut recipients = AskRecipients::default();
-    match named.remove("ntfy") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(ntfy)) => {
-            let topic = match ntfy.get("topic") {
-                Some(Value::String(topic)) if !topic.trim().is_empty() => topic.trim().to_owned(),
-                _ => {
-                    return Err(AskError::invalid(
-                        "notify.ntfy.topic",
-                        "must be the name of a topic",
-                    ))
-                }
-            };
-            if !allowlist.allows_topic(&topic) {
-                return Err(AskError::invalid(
-                    "notify.ntfy.topic",
-                    format!("`{topic}` is not a topic asks may name (TESSERA_ASK_NTFY_TOPICS)"),
-                ));
-            }
-            recipients.ntfy_topic = Some(topic);
-        }
-        Some(_) => {
-            return Err(AskError::invalid(
-                "notify.ntfy",
-                "must be an object such as {\"topic\": \"ops\"}",
-            ))
-        }
-    }
-    match named.remove("email") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(addresses)) => {
-            for (index, address) in addresses.iter().enumerate() {
-                let field = format!("notify.email[{index}]");
-                recipients
-                    .email
-                    .push(allowed_address(address, &field, allowlist)?);
-            }
-        }
-        Some(_) => {
-            return Err(AskError::invalid(
-                "notify.email",
-                "must be a list of addresses",
-            ))
-        }
-    }
-    match named.remove("webhook") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(raw)) => {
-            let url = url::Url::parse(raw.trim())
-                .ok()
-                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
-                .ok_or_else(|| {
-                    AskError::invalid("notify.webhook", "must be an absolute http(s) URL")
-                })?;
-            // The URL is not echoed: its path is often a credential.
-            if !allowlist.allows_webhook(&url) {
-                return Err(AskError::invalid(
-                    "notify.webhook",
-                    "is outside the URLs asks may name (TESSERA_ASK_WEBHOOK_URLS)",
-                ));
-            }
-            recipients.webhook = Some(url.into());
-        }
-        Some(_) => return Err(AskError::invalid("notify.webhook", "must be a URL")),
-    }
-    if recipients == AskRecipients::default() {
-        return Err(AskError::invalid("notify", "names no recipient"));
-    }
-    Ok(recipients)
-}
-
-/// An e-mail address an ask names at `field` (a recipient or an assignee), trimmed, refused
-/// unless it parses and the operator's `TESSERA_ASK_EMAIL_TO` allows it.
-fn allowed_address(
-    address: &Value,
-    field: &str,
-    allowlist: &RecipientAllowlist,
-) -> Result<String, AskError> {
-    let address = address
-        .as_str()
-        .map(str::trim)
-        .filter(|address| address.parse::<lettre::Address>().is_ok())
-        .ok_or_else(|| AskError::invalid(field, "is not an e-mail address"))?;
-    if !allowlist.allows_email(address) {
-        return Err(AskError::invalid(
-            field,
-            format!("`{address}` is not an address asks may name (TESSERA_ASK_EMAIL_TO)"),
-        ));
-    }
-    Ok(address.to_owned())
-}
-
-/// One person or group an ask names at `field`: a group's name (no `@`) must be one of the
-/// operator's groups; an address must be within the allowlist.
-fn assignee(entry: &Value, field: &str, can: &AskCapabilities) -> Result<String, AskError> {
-    match entry.as_str().map(str::trim) {
-        Some(name) if Groups::is_group_name(name) => {
-            if can.groups.members(name).is_none() {
-                return Err(AskError::invalid(
-                    field,
-                    format!("`{name}` is neither an e-mail address nor a group (TESSERA_GROUPS)"),
-                ));
-            }
-            Ok(name.to_owned())
-        }
-        _ => allowed_address(entry, field, &can.recipients),
-    }
-}
-
-/// One of `approvals.stages`: `{"assignees": [...], "required": N, "on_decline": "settle" |
-/// "continue"}` (`required` defaults to 1, `on_decline` to `settle`).
-fn parse_stage(stage: &Value, index: usize, can: &AskCapabilities) -> Result<Stage, AskError> {
-    let field = format!("approvals.stages[{index}]");
-    let Value::Object(stage) = stage else {
-        return Err(AskError::invalid(field, "must be an object with assignees"));
-    };
-    if let Some(unknown) = stage
-        .keys()
-        .find(|key| !matches!(key.as_str(), "assignees" | "required" | "on_decline"))
-    {
-        return Err(AskError::invalid(
-            format!("{field}.{unknown}"),
-            "unknown field; the fields are assignees, required and on_decline",
-        ));
-    }
-    let Some(Value::Array(entries)) = stage.get("assignees") else {
-        return Err(AskError::invalid(
-            format!("{field}.assignees"),
-            "must be a list of e-mail addresses or groups",
-        ));
-    };
-    let assignees = entries
-        .iter()
-        .enumerate()
-        .map(|(position, entry)| assignee(entry, &format!("{field}.assignees[{position}]"), can))
-        .collect::<Result<Vec<_>, _>>()?;
-    let required = match stage.get("required") {
-        None | Some(Value::Null) => 1,
-        Some(required) => required
-            .as_u64()
-            .and_then(|required| u32::try_from(required).ok())
-            .ok_or_else(|| {
-                AskError::invalid(format!("{field}.required"), "must be a whole number from 1")
-            })?,
-    };
-    let on_decline = match stage.get("on_decline").and_then(Value::as_str) {
-        None => OnDecline::Settle,
-        Some("settle") => OnDecline::Settle,
-        Some("continue") => OnDecline::Continue,
-        Some(other) => {
-            return Err(AskError::invalid(
-                format!("{field}.on_decline"),
-                format!("must be settle or continue, not `{other}`"),
-            ))
-        }
-    };
-    Ok(Stage {
-        assignees,
-        required,
-        on_decline,
-    })
-}
-
-/// `assignees`, `approvals`, `decline` and `sign_in`, each checked (see [`assignee`]).
-fn parse_people(
-    assignees: Option<Value>,
-    approvals: Option<Value>,
-    decline: Option<Value>,
-    sign_in: Option<Value>,
-    can: &AskCapabilities,
-) -> Result<People, AskError> {
-    let sign_in_required = match sign_in {
-        None | Some(Value::Null) => false,
-        Some(Value::String(text)) if text == "optional" => false,
-        Some(Value::String(text)) if text == "required" => true,
-        Some(_) => {
-            return Err(AskError::invalid(
-                "sign_in",
-                "must be \"required\" or \"optional\"",
-            ))
-        }
-    };
-    let mut people = People {
-        sign_in_required,
-        ..People::default()
-    };
-    match assignees {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(addresses)) => {
-            if addresses.len() > MAX_ASSIGNEES {
-                return Err(AskError::invalid(
-                    "assignees",
-                    format!("names at most {MAX_ASSIGNEES} people"),
-                ));
-            }
-            for (index, address) in addresses.iter().enumerate() {
-                let field = format!("assignees[{index}]");
-                people.assignees.push(assignee(address, &field, can)?);
-            }
-        }
-        Some(_) => {
-            return Err(AskError::invalid(
-                "assignees",
-                "must be a list of e-mail addresses",
-            ))
-        }
-    }
-    match approvals {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(mut approvals)) if approvals.contains_key("stages") => {
-            if !people.assignees.is_empty() || approvals.len() > 1 {
-                return Err(AskError::invalid(
-                    "approvals.stages",
-                    "stages name their own assignees and required: drop `assignees` and `approvals.required`",
-                ));
-            }
-            let Some(Value::Array(stages)) = approvals.remove("stages") else {
-                return Err(AskError::invalid(
-                    "approvals.stages",
-                    "must be a list such as [{\"assignees\": [\"a@example.com\"], \"required\": 1}]",
-                ));
-            };
-            let stages = stages
-                .iter()
-                .enumerate()
-                .map(|(index, stage)| parse_stage(stage, index, can))
-                .collect::<Result<Vec<_>, _>>()?;
-            people = People {
-                sign_in_required,
-                ..People::in_stages(stages)
-            };
-            people
-                .check_stages()
-                .map_err(|(field, reason)| AskError::invalid(field, reason))?;
-        }
-        Some(Value::Object(mut approvals)) => {
-            if let Some(unknown) = approvals.keys().find(|key| key.as_str() != "required") {
-                return Err(AskError::invalid(
-                    format!("approvals.{unknown}"),
-                    "unknown field; the fields are required and stages",
-                ));
-            }
-            people.required = match approvals.remove("required") {
-                Some(Value::Number(number)) => number
-                    .as_u64()
-                    .and_then(|required| u32::try_from(required).ok())
-                    .ok_or_else(|| {
-                        AskError::invalid("approvals.required", "must be a whole number from 1")
-                    })?,
-                _ => {
-                    return Err(AskError::invalid(
-                        "approvals.required",
-                        "is required: how many assignees must approve",
-                    ))
-                }
-            };
-        }
-        Some(_) => {
-            return Err(AskError::invalid(
-                "approvals",
-                "must be an object such as {\"required\": 2}",
-            ))
-        }
-    }
-    if let Err(reason) = people.check() {
-        let field = if reason.contains("named twice") {
-            "assignees"
-        } else if reason.starts_with("sign_in") {
-            "sign_in"
-        } else {
-            "approvals.required"
-        };
-        return Err(AskError::invalid(field, reason));
-    }
-    match decline {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(decline)) => {
-            if let Some(unknown) = decline.keys().find(|key| key.as_str() != "reason") {
-                return Err(AskError::invalid(
-                    format!("decline.{unknown}"),
-                    "unknown field; the only field is reason",
-                ));
-            }
-            people.decline_reason_required = match decline.get("reason").and_then(Value::as_str) {
-                None | Some("optional") => false,
-                Some("required") => true,
-                Some(other) => {
-                    return Err(AskError::invalid(
-                        "decline.reason",
-                        format!("must be \"optional\" or \"required\", not `{other}`"),
-                    ))
-                }
-            };
-        }
-        Some(_) => {
-            return Err(AskError::invalid(
-                "decline",
-                "must be an object such as {\"reason\": \"required\"}",
-            ))
-        }
-    }
-    Ok(people)
-}
-
-/// `remind_after`: seconds from creation, at most [`MAX_REMINDERS`] (their range is checked
-/// against the expiry by `People::check_timers`).
-fn parse_reminders(value: Option<Value>) -> Result<Vec<u64>, AskError> {
-    let list = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(list)) => list,
-        Some(_) => {
-            return Err(AskError::invalid(
-                "remind_after",
-                "must be a list of seconds from creation, such as [86400]",
-            ))
-        }
-    };
-    if list.len() > MAX_REMINDERS {
-        return Err(AskError::invalid(
-            "remind_after",
-            format!("at most {MAX_REMINDERS} reminders"),
-        ));
-    }
-    list.iter()
-        .enumerate()
-        .map(|(index, after)| {
-            after.as_u64().filter(|&after| after > 0).ok_or_else(|| {
-                AskError::invalid(
-                    format!("remind_after[{index}]"),
-                    "must be a whole number of seconds from 1",
-                )
-            })
-        })
-        .collect()
-}
-
-/// `escalate_after: {"after": seconds, "to": [addresses or groups]}`, each checked by [`assignee`].
-fn parse_escalation(
-    value: Option<Value>,
-    can: &AskCapabilities,
-) -> Result<Option<Escalation>, AskError> {
-    let mut escalation = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Object(escalation)) => escalation,
-        Some(_) => {
-            return Err(AskError::invalid(
-                "escalate_after",
-                "must be an object such as {\"after\": 86400, \"to\": [\"a@example.com\"]}",
-            ))
-        }
-    };
-    if let Some(unknown) = escalation
-        .keys()
-        .find(|key| !matches!(key.as_str(), "after" | "to"))
-    {
-        return Err(AskError::invalid(
-            format!("escalate_after.{unknown}"),
-            "unknown field; the fields are after and to",
-        ));
-    }
-    let after_secs = escalation
-        .remove("after")
-        .and_then(|after| after.as_u64())
-        .filter(|&after| after > 0)
-        .ok_or_else(|| {
-            AskError::invalid(
-                "escalate_after.after",
-                "must be a whole number of seconds from 1",
-            )
-        })?;
-    let Some(Value::Array(addresses)) = escalation.remove("to") else {
-        return Err(AskError::invalid(
-            "escalate_after.to",
-            "must be a list of e-mail addresses",
-        ));
-    };
-    if addresses.len() > MAX_ASSIGNEES {
-        return Err(AskError::invalid(
-            "escalate_after.to",
-            format!("names at most {MAX_ASSIGNEES} people"),
-        ));
-    }
-    let to = addresses
-        .iter()
-        .enumerate()
-        .map(|(index, address)| assignee(address, &format!("escalate_after.to[{index}]"), can))
-        .collect::<Result<_, _>>()?;
-    Ok(Some(Escalation { after_secs, to }))
-}
-
-/// `on_timeout` and its `default` answer, checked against the ask's `schema`.
-fn parse_on_timeout(
-    on_timeout: Option<Value>,
-    default: Option<Value>,
-    schema: Option<&FormSchema>,
-) -> Result<AskTimeout, AskError> {
-    let then = match on_timeout {
-        None | Some(Value::Null) => None,
-        Some(Value::String(then)) => Some(then),
-        Some(_) => {
-            return Err(AskError::invalid(
-                "on_timeout",
-                "must be one of cancel, fail, continue, decline",
-            ))
-        }
-    };
-    let default = default.filter(|default| !default.is_null());
-    match (then.as_deref(), default) {
-        (None | Some("cancel"), None) => Ok(AskTimeout::Cancel),
-        (Some("fail"), None) => Ok(AskTimeout::Fail),
-        (Some("decline"), None) => Ok(AskTimeout::Decline),
-        (Some("continue"), Some(default)) => {
-            let Some(schema) = schema else {
-                return Err(AskError::invalid(
-                    "on_timeout",
-                    "a display-only ask takes no answer, so it has no default to continue with",
-                ));
-            };
-            let checked = default
-                .as_object()
-                .ok_or_else(|| "must be an object of the schema's fields".to_owned())
-                .and_then(|fields| {
-                    crate::forms::validate::validate(schema, fields)
-                        .map_err(|errors| errors.to_string())
-                });
-            checked.map_err(|reason| {
-                AskError::invalid("default", format!("does not fit the schema: {reason}"))
-            })?;
-            Ok(AskTimeout::Continue(default))
-        }
-        (Some("continue"), None) => Err(AskError::invalid(
-            "default",
-            "`on_timeout: continue` needs the `default` answer to continue with",
-        )),
-        (Some("cancel" | "fail" | "decline") | None, Some(_)) => Err(AskError::invalid(
-            "default",
-            "a default answer is only used with `on_timeout: continue`",
-        )),
-        (Some(other), _) => Err(AskError::invalid(
-            "on_timeout",
-            format!("`{other}` is not cancel, fail, continue or decline"),
-        )),
-    }
-}
-
-fn parse_callback_url(
-    value: Option<Value>,
-    can: &AskCapabilities,
-) -> Result<Option<url::Url>, AskError> {
-    let raw = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(raw)) => raw,
-        Some(_) => return Err(AskError::invalid("callback_url", "must be a string")),
-    };
-    let url = url::Url::parse(raw.trim())
-        .ok()
-        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
-        .ok_or_else(|| {
-            AskError::invalid(
-                "callback_url",
-                "must be an absolute http:// or https:// URL",
-            )
-        })?;
-    if !can.callbacks {
-        return Err(AskError::invalid(
-            "callback_url",
-            "callbacks are signed with TESSERA_WEBHOOK_SECRET, which this server does not set",
-        ));
-    }
-    Ok(Some(url))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pages::links::DEFAULT_EXPIRY;
 
     const ALL: AskCapabilities = AskCapabilities {
         notify: true,

@@ -10,7 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 use tessera_app::catalog::Role;
 
-use super::{Attempt, AttemptEnd, Setup, MAX_TOKENS};
+use super::{
+    attempt::{Attempt, AttemptEnd},
+    setup::Setup,
+    MAX_TOKENS,
+};
 use crate::{
     agent::{
         events::{EventKind, EventLog},
@@ -236,6 +240,22 @@ fn drop_nulls(value: Value) -> Value {
     }
 }
 
+/// A page has one Form; small models write one per section. Past the first, a Form is the
+/// section it was meant as: a Card with the same title and description, inside the Form.
+fn forms_as_sections(answer: &mut Answer) {
+    let mut forms = answer
+        .nodes
+        .iter_mut()
+        .filter(|node| node.component == "Form");
+    let first_form = forms.next().map(|form| form.id.clone());
+    for section in forms {
+        section.component = "Card".to_owned();
+        if section.parent.is_none() {
+            section.parent.clone_from(&first_form);
+        }
+    }
+}
+
 /// Places the answer `text` in `workspace` and checks the page. Each node is placed exactly as a
 /// tool call placing it would be: first the nodes that are not buttons, in answer order and
 /// parents first, then the fields in schema order, then the buttons, so the fields come before
@@ -256,19 +276,7 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
             };
         }
     };
-    // A page has one Form; small models write one per section. Past the first, a Form is the
-    // section it was meant as: a Card with the same title and description, inside the Form.
-    let mut forms = answer
-        .nodes
-        .iter_mut()
-        .filter(|node| node.component == "Form");
-    let first_form = forms.next().map(|form| form.id.clone());
-    for section in forms {
-        section.component = "Card".to_owned();
-        if section.parent.is_none() {
-            section.parent.clone_from(&first_form);
-        }
-    }
+    forms_as_sections(&mut answer);
     let answer = answer;
     let mut placement = Placement::new(&answer);
     placement.echoes = echoes(&answer, workspace.data());
@@ -326,6 +334,34 @@ pub fn place_answer(text: &str, workspace: &mut Workspace<'_>) -> Placed {
         report,
         nodes: placement.placed.len(),
     }
+}
+
+/// The events of one placed answer: a `tool_call` per node, as if the loop had placed it, and
+/// the `validation` of the whole; true when the page is valid.
+fn placement_events(
+    log: &mut EventLog<'_>,
+    turn: usize,
+    workspace: &Workspace<'_>,
+    placed: &Placed,
+) -> bool {
+    for (id, node) in &workspace.tree.nodes {
+        log.push(
+            EventKind::ToolCall,
+            json!({"turn": turn, "tool": node.component, "component": node.component, "node": id}),
+        );
+    }
+    let rules: Vec<Value> = placed
+        .problems
+        .iter()
+        .map(|problem| json!({"rule": problem.rule, "field": problem.field, "node": problem.node}))
+        .collect();
+    let ok = placed.problems.is_empty() && placed.report.ok;
+    log.push(
+        EventKind::Validation,
+        json!({"turn": turn, "source": "whole_page", "ok": ok, "errors": rules,
+               "warnings": placed.report.warnings.len(), "nodes": placed.nodes}),
+    );
+    ok
 }
 
 /// The nodes of `answer` that only repeat what a field shows: a Text saying a field's label or
@@ -686,23 +722,7 @@ pub(super) async fn attempt(
         let answer = response.text.clone().unwrap_or_default();
         let mut workspace = Workspace::new(&input.catalog, input.schema.as_ref(), &input.data);
         let placed = place_answer(&answer, &mut workspace);
-        for (id, node) in &workspace.tree.nodes {
-            log.push(
-                EventKind::ToolCall,
-                json!({"turn": turn, "tool": node.component, "component": node.component, "node": id}),
-            );
-        }
-        let rules: Vec<Value> = placed
-            .problems
-            .iter()
-            .map(|problem| json!({"rule": problem.rule, "field": problem.field, "node": problem.node}))
-            .collect();
-        let ok = placed.problems.is_empty() && placed.report.ok;
-        log.push(
-            EventKind::Validation,
-            json!({"turn": turn, "source": "whole_page", "ok": ok, "errors": rules,
-                   "warnings": placed.report.warnings.len(), "nodes": placed.nodes}),
-        );
+        let ok = placement_events(log, turn, &workspace, &placed);
         attempt.transcript.push(json!({
             "turn": turn,
             "text": response.text,
