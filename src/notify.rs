@@ -567,16 +567,7 @@ async fn reply_excerpt(response: reqwest::Response) -> String {
 /// The error and its causes on one line (reqwest's own message omits "connection refused").
 /// URLs are stripped: a webhook URL may carry a token.
 fn describe(error: reqwest::Error) -> String {
-    use std::error::Error as _;
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    crate::util::causes::on_one_line(&error.without_url())
 }
 
 /// The first [`EXCERPT_CHARS`] characters of a reply body, on one line.

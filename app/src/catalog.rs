@@ -102,6 +102,33 @@ pub struct FieldInfo {
     pub row_choice: Option<Arc<RowChoice>>,
 }
 
+impl FieldInfo {
+    /// A field of free input (no closed set of values) that is not part of a row choice; add a
+    /// closed set with [`FieldInfo::with_options`].
+    #[must_use]
+    pub fn new(
+        name: impl Into<String>,
+        label: impl Into<String>,
+        yields: FieldYield,
+        required: bool,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            label: label.into(),
+            yields,
+            options: None,
+            required,
+            row_choice: None,
+        }
+    }
+
+    /// The same field, limited to `options` (`None` leaves it free input).
+    #[must_use]
+    pub fn with_options(self, options: Option<Arc<[String]>>) -> Self {
+        Self { options, ..self }
+    }
+}
+
 /// Rows shared by several array fields, one choice per row (a `DecisionTable`'s arrays).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowChoice {
@@ -794,16 +821,19 @@ mod tests {
         }
     }
 
+    /// The `parameters` of the tool named `name`, or null.
+    fn parameters_of(tools: &[Value], name: &str) -> Value {
+        tools
+            .iter()
+            .find(|tool| tool["name"] == name)
+            .map(|tool| tool["parameters"].clone())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn data_like_props_also_accept_a_binding_object_in_the_tool_schema() {
         let tools = Catalog::defaults().tool_definitions();
-        let props_of = |name: &str| {
-            tools
-                .iter()
-                .find(|tool| tool["name"] == name)
-                .map(|tool| tool["parameters"].clone())
-                .unwrap_or_default()
-        };
+        let props_of = |name: &str| parameters_of(&tools, name);
         assert_eq!(
             props_of("Table")["properties"]["rows"],
             json!({"type": ["array", "object"]})
@@ -833,13 +863,7 @@ mod tests {
         ] {
             assert!(!text.contains(keyword), "{keyword} is still offered");
         }
-        let props_of = |name: &str| {
-            tools
-                .iter()
-                .find(|tool| tool["name"] == name)
-                .map(|tool| tool["parameters"].clone())
-                .unwrap_or_default()
-        };
+        let props_of = |name: &str| parameters_of(&tools, name);
         let button = props_of("Button");
         assert_eq!(
             button["properties"]["variant"],

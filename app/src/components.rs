@@ -370,6 +370,24 @@ pub fn encode_query_component(text: &str) -> String {
     encoded
 }
 
+/// Form values grouped by key as a submission holds them, from `(key, value)` pairs in the
+/// order sent, for tests.
+#[cfg(test)]
+pub(crate) fn submitted_values(
+    pairs: &[(&str, &str)],
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    pairs.iter().fold(
+        std::collections::BTreeMap::new(),
+        |mut values, (key, value)| {
+            values
+                .entry((*key).to_owned())
+                .or_insert_with(Vec::new)
+                .push((*value).to_owned());
+            values
+        },
+    )
+}
+
 /// Every default component's example, resolved and rendered as one page, for tests and benches.
 #[cfg(test)]
 pub(crate) fn render_example(name: &str) -> Result<String, String> {

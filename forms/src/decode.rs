@@ -55,9 +55,20 @@ pub fn pairs(body: &[u8]) -> Vec<(String, String)> {
 /// for showing the page again after an error. Reserved keys are included.
 #[must_use]
 pub fn raw_values(body: &[u8]) -> BTreeMap<String, Vec<String>> {
+    grouped(pairs(body))
+}
+
+/// `(key, value)` pairs grouped by key, a repeated key's values in the order given: the shape
+/// [`raw_values`] gives a body, for values that did not come as one (tests, built submissions).
+#[must_use]
+pub fn grouped<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<String, Vec<String>>
+where
+    K: Into<String>,
+    V: Into<String>,
+{
     let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (key, value) in pairs(body) {
-        values.entry(key).or_default().push(value);
+    for (key, value) in pairs {
+        values.entry(key.into()).or_default().push(value.into());
     }
     values
 }

@@ -30,7 +30,7 @@ use std::{collections::BTreeMap, fmt};
 
 use serde::Serialize;
 
-pub use decode::{decode, decode_values, is_reserved, pairs, raw_values};
+pub use decode::{decode, decode_values, grouped, is_reserved, pairs, raw_values};
 pub use offered::{decode_offered, Offered};
 pub use schema::{humanize, FieldKind, FormField, FormSchema, SchemaError, StringFormat};
 pub use tessera_macros::{FormEnum, FormSchema};

@@ -98,15 +98,8 @@ impl AnthropicChat {
                         .filter(|text| !text.is_empty())
                         .map(|text| json!({"type": "text", "text": text}));
                     let tool_blocks = tool_calls.iter().map(|call| {
-                        // Anthropic only ever sends objects; a malformed call from another
-                        // provider is replayed as an empty input, its error goes in the result.
-                        let input = call
-                            .arguments
-                            .as_ref()
-                            .ok()
-                            .filter(|value| value.is_object())
-                            .cloned()
-                            .unwrap_or_else(|| json!({}));
+                        // Anthropic only ever sends objects.
+                        let input = call.arguments_object();
                         json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input})
                     });
                     (
@@ -315,9 +308,9 @@ mod tests {
 
     use super::*;
     use crate::{
-        mock::{ensure, spec_errors, vendored, MockReply, MockServer, Received},
+        mock::{ensure, quick_policy, spec_errors, vendored, MockReply, MockServer, Received},
         model::ToolDefinition,
-        retry::{ModelCallPolicy, Retrying},
+        retry::Retrying,
     };
 
     const KEY: &str = "sk-ant-test-0123456789";
@@ -459,15 +452,6 @@ mod tests {
             "stop_sequence": null,
             "usage": {"input_tokens": 2095, "output_tokens": 503}
         })
-    }
-
-    fn quick_policy(max_attempts: u32) -> ModelCallPolicy {
-        ModelCallPolicy {
-            max_attempts,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_secs(2),
-            call_timeout: Duration::from_millis(300),
-        }
     }
 
     fn request(messages: Vec<Message>) -> ChatRequest {

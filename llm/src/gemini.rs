@@ -139,9 +139,9 @@ mod tests {
         *,
     };
     use crate::{
-        mock::{ensure, spec_errors, vendored, MockReply, MockServer, Received},
+        mock::{ensure, quick_policy, spec_errors, vendored, MockReply, MockServer, Received},
         model::{Message, StopReason, ToolDefinition, Usage},
-        retry::{ModelCallPolicy, Retrying},
+        retry::Retrying,
     };
 
     const KEY: &str = "AIza-test-0123456789";
@@ -281,15 +281,6 @@ mod tests {
             "modelVersion": "gemini-2.5-flash",
             "responseId": "mAitaLmkHPPlz7IPvtfUqQ4"
         })
-    }
-
-    fn quick_policy(max_attempts: u32) -> ModelCallPolicy {
-        ModelCallPolicy {
-            max_attempts,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_secs(2),
-            call_timeout: Duration::from_millis(300),
-        }
     }
 
     fn request(messages: Vec<Message>) -> ChatRequest {

@@ -13,7 +13,8 @@
 //! - [`scripted`]: a replayed script of turns for tests;
 //! - [`replay`]: transcripts of realistic model behaviour (`tests/transcripts/*.json`) replayed
 //!   as a model, for the test suite and `tessera eval --transcripts`;
-//! - [`text_calls`]: tool calls a model wrote as text, read into real calls for every provider.
+//! - [`text_calls`]: tool calls a model wrote as text, read into real calls for every provider;
+//! - [`causes`]: an error and its causes on one line (the root crate's notifiers use it too).
 //!
 //! Errors: every fallible function here returns [`ModelError`]; whether to retry is decided by
 //! [`ModelError::is_retryable`] alone. API keys are [`tessera_settings::Secret`]s: they appear only
@@ -22,6 +23,7 @@
 
 pub mod anthropic;
 pub mod backoff;
+pub mod causes;
 pub mod config;
 pub mod gemini;
 #[cfg(test)]

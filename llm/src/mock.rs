@@ -19,6 +19,17 @@ use axum::{
 };
 use serde_json::{json, Value};
 
+/// A retry policy for tests: up to `max_attempts`, waits of a millisecond or so, and a call
+/// timeout short enough that a delayed reply trips it.
+pub(crate) fn quick_policy(max_attempts: u32) -> crate::ModelCallPolicy {
+    crate::ModelCallPolicy {
+        max_attempts,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_secs(2),
+        call_timeout: Duration::from_millis(300),
+    }
+}
+
 /// One reply the mock sends.
 #[derive(Clone, Debug)]
 pub(crate) struct MockReply {

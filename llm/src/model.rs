@@ -263,6 +263,19 @@ impl ToolCall {
             Err(malformed) => malformed.raw.clone(),
         }
     }
+
+    /// The arguments as an object for providers that only accept objects (Anthropic, Gemini):
+    /// a malformed call, or one from another provider with non-object arguments, is replayed
+    /// as `{}` and its error goes in the tool result.
+    #[must_use]
+    pub fn arguments_object(&self) -> serde_json::Value {
+        self.arguments
+            .as_ref()
+            .ok()
+            .filter(|value| value.is_object())
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}))
+    }
 }
 
 /// Tool arguments that were not valid JSON, kept so the loop can feed the error back.

@@ -409,9 +409,9 @@ mod tests {
 
     use super::*;
     use crate::{
-        mock::{accept_all, ensure, MockReply, MockServer, Received},
+        mock::{accept_all, ensure, quick_policy, MockReply, MockServer, Received},
         model::ToolDefinition,
-        retry::{ModelCallPolicy, Retrying},
+        retry::Retrying,
     };
 
     const KEY: &str = "sk-test-0123456789";
@@ -513,15 +513,6 @@ mod tests {
             OpenAiConfig::openai("gpt-4.1-mini", Secret::new(KEY))
                 .with_base_url(format!("{}/v1", server.url)),
         )?)
-    }
-
-    fn quick_policy(max_attempts: u32) -> ModelCallPolicy {
-        ModelCallPolicy {
-            max_attempts,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_secs(2),
-            call_timeout: Duration::from_millis(300),
-        }
     }
 
     /// A completion as OpenAI documents it (the "chat completion object" example).

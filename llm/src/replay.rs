@@ -166,19 +166,32 @@ impl Transcript {
             path: dir.to_owned(),
             source,
         };
-        let mut paths = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            if path
-                .extension()
-                .is_some_and(|extension| extension == "json")
-            {
-                paths.push(path);
-            }
-        }
-        paths.sort();
-        paths.iter().map(|path| Self::from_file(path)).collect()
+        json_files(dir)
+            .map_err(io)?
+            .iter()
+            .map(|path| Self::from_file(path))
+            .collect()
     }
+}
+
+/// The `*.json` files in `dir`, sorted by path: the fixtures of a folder (transcripts here,
+/// evaluation scenarios in the root crate), read in an order that does not depend on the disk.
+///
+/// # Errors
+/// The folder or one of its entries cannot be read.
+pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path
+            .extension()
+            .is_some_and(|extension| extension == "json")
+        {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
 }
 
 /// Replays one [`Transcript`], one turn per call.

@@ -12,7 +12,7 @@
 //! when a redirect changes host. A 3xx is a [`ModelError::Rejected`] naming where it pointed, so
 //! the operator can set the base URL there.
 
-use std::{error::Error as _, time::Duration};
+use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
 use serde::de::DeserializeOwned;
@@ -127,14 +127,7 @@ fn transport_error(error: &reqwest::Error) -> ModelError {
 
 /// The error and its causes on one line (reqwest's own message omits "connection refused").
 fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    crate::causes::on_one_line(error)
 }
 
 /// The first [`EXCERPT_CHARS`] characters of `body`, on one line.

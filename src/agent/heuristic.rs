@@ -308,6 +308,14 @@ mod tests {
         anyhow::bail!("the heuristic did not finish in 4 turns")
     }
 
+    /// [`build`] for one of the hand-written [`cases`].
+    fn build_case(
+        (prompt, schema_json, data): &(&str, Option<Value>, Value),
+    ) -> anyhow::Result<(PageTree, FormReport, usize)> {
+        let schema = schema_json.clone().map(parse_schema).transpose()?;
+        build(prompt, schema.as_ref(), data)
+    }
+
     #[expect(clippy::needless_pass_by_value, reason = "used with Option::map")]
     fn parse_schema(value: Value) -> anyhow::Result<FormSchema> {
         Ok(FormSchema::from_json_schema(&value)?)
@@ -521,9 +529,7 @@ mod tests {
     #[test]
     fn short_enums_get_radios_long_ones_a_select_and_notes_a_textarea() -> anyhow::Result<()> {
         let cases = cases();
-        let (prompt, schema_json, data) = &cases[0];
-        let schema = schema_json.clone().map(parse_schema).transpose()?;
-        let (tree, _, _) = build(prompt, schema.as_ref(), data)?;
+        let (tree, _, _) = build_case(&cases[0])?;
         assert_eq!(component_of(&tree, "priority"), Some("RadioGroup"));
         assert_eq!(component_of(&tree, "note"), Some("TextArea"));
         assert_eq!(component_of(&tree, "archive_ids"), Some("Table"));
@@ -535,12 +541,7 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(selectable["rows"], json!({"$data": "/emails"}));
         assert_eq!(selectable["selectable"]["idKey"], "id");
-        let (prompt, schema_json, data) = &cases[1];
-        let (tree, _, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, _, _) = build_case(&cases[1])?;
         assert_eq!(component_of(&tree, "country"), Some("Select"));
         Ok(())
     }
@@ -548,12 +549,7 @@ mod tests {
     #[test]
     fn each_field_type_gets_its_component_with_the_schema_rules() -> anyhow::Result<()> {
         let cases = cases();
-        let (prompt, schema_json, data) = &cases[2];
-        let (tree, _, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, _, _) = build_case(&cases[2])?;
         let props = |field: &str| {
             tree.nodes
                 .values()
@@ -577,23 +573,13 @@ mod tests {
         );
         assert_eq!(component_of(&tree, "newsletter"), Some("Checkbox"));
         assert_eq!(props("guests")["label"], "Guests");
-        let (prompt, schema_json, data) = &cases[4];
-        let (tree, _, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, _, _) = build_case(&cases[4])?;
         assert_eq!(component_of(&tree, "tags"), Some("CheckboxGroup"));
         assert!(
             components(&tree).contains(&"List"),
             "photos are a list of strings"
         );
-        let (prompt, schema_json, data) = &cases[5];
-        let (tree, _, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, _, _) = build_case(&cases[5])?;
         assert_eq!(component_of(&tree, "invitees"), Some("MultiTextInput"));
         Ok(())
     }
@@ -649,12 +635,7 @@ mod tests {
             ("Submit".to_owned(), "primary")
         );
         let cases = cases();
-        let (prompt, schema_json, data) = &cases[8];
-        let (tree, report, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, report, _) = build_case(&cases[8])?;
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
         let buttons: Vec<Value> = tree
             .nodes
@@ -918,21 +899,11 @@ mod tests {
     #[test]
     fn a_selectable_table_needs_a_field_that_names_the_row_ids() -> anyhow::Result<()> {
         let cases = cases();
-        let (prompt, schema_json, data) = &cases[21];
-        let (tree, report, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, report, _) = build_case(&cases[21])?;
         assert!(report.ok);
         assert_eq!(component_of(&tree, "labels"), Some("MultiTextInput"));
         assert_eq!(component_of(&tree, "urgent_ids"), Some("Table"));
-        let (prompt, schema_json, data) = &cases[14];
-        let (tree, _, _) = build(
-            prompt,
-            schema_json.clone().map(parse_schema).transpose()?.as_ref(),
-            data,
-        )?;
+        let (tree, _, _) = build_case(&cases[14])?;
         assert_eq!(component_of(&tree, "reviewer_ids"), Some("Table"));
         Ok(())
     }

@@ -115,14 +115,7 @@ mod tests {
     use super::*;
 
     fn form(pairs: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
-        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (key, value) in pairs {
-            values
-                .entry((*key).to_owned())
-                .or_default()
-                .push((*value).to_owned());
-        }
-        values
+        tessera_forms::grouped(pairs.iter().copied())
     }
 
     #[test]

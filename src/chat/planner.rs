@@ -469,12 +469,7 @@ impl Planner {
 /// what to type instead: a call code would refuse helps nobody.
 fn needs_arguments(search: &Operation, intent: &Intent) -> Option<String> {
     let missing: Vec<&str> = search
-        .parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+        .required_arguments()
         .filter(|name| !intent.filters.contains_key(*name))
         .collect();
     if missing.is_empty() {
@@ -527,12 +522,7 @@ fn not_understood(manifest: &Manifest) -> String {
         .find(|operation| operation.offered_manually())
         .map(|operation| {
             let required: Vec<String> = operation
-                .parameters
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
+                .required_arguments()
                 .map(|name| format!(" --{name} VALUE"))
                 .collect();
             format!(

@@ -472,6 +472,11 @@ mod tests {
         }
     }
 
+    /// One thread, waiting for an answer of the `expected` type.
+    fn asking(expected: ExpectedType) -> Vec<Thread> {
+        vec![thread(ThreadStatus::WaitingForUser, 3, Some(expected))]
+    }
+
     /// The named expectation of one routing case.
     #[derive(Debug, PartialEq)]
     enum Expect {
@@ -638,97 +643,61 @@ mod tests {
             ),
             (
                 "a number fits a number question",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Number),
-                )],
+                asking(ExpectedType::Number),
                 "42",
                 Expect::Answer(0, TypedAnswer::Number(42.0)),
             ),
             (
                 "a word number fits",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Number),
-                )],
+                asking(ExpectedType::Number),
                 "three",
                 Expect::Answer(0, TypedAnswer::Number(3.0)),
             ),
             (
                 "text does not fit a number question",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Number),
-                )],
+                asking(ExpectedType::Number),
                 "show items",
                 Expect::New,
             ),
             (
                 "a date fits a date question",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Date),
-                )],
+                asking(ExpectedType::Date),
                 "2026-12-01",
                 Expect::Answer(0, TypedAnswer::Date("2026-12-01".into())),
             ),
             (
                 "tomorrow fits a date question",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Date),
-                )],
+                asking(ExpectedType::Date),
                 "tomorrow",
                 Expect::Answer(0, TypedAnswer::Date("2026-11-24".into())),
             ),
             (
                 "an impossible date does not fit",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::Date),
-                )],
+                asking(ExpectedType::Date),
                 "2026-02-30",
                 Expect::New,
             ),
             (
                 "an option fits by name",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(options.clone()),
-                )],
+                asking(options.clone()),
                 "high",
                 Expect::Answer(0, TypedAnswer::Option("High".into())),
             ),
             (
                 "an option fits by position",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(options.clone()),
-                )],
+                asking(options.clone()),
                 "2",
                 Expect::Answer(0, TypedAnswer::Option("Medium".into())),
             ),
             (
                 "a non-option does not fit",
-                vec![thread(ThreadStatus::WaitingForUser, 3, Some(options))],
+                asking(options),
                 "urgent",
                 Expect::New,
             ),
             (
                 "free text takes a request-like answer",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::FreeText),
-                )],
+                asking(ExpectedType::FreeText),
                 "Buy milk",
                 Expect::Answer(0, TypedAnswer::Text("Buy milk".into())),
             ),
@@ -747,11 +716,7 @@ mod tests {
             ),
             (
                 "free text never swallows a stop",
-                vec![thread(
-                    ThreadStatus::WaitingForUser,
-                    3,
-                    Some(ExpectedType::FreeText),
-                )],
+                asking(ExpectedType::FreeText),
                 "stop",
                 Expect::Stop(Some(0)),
             ),

@@ -86,18 +86,11 @@ impl Scenario {
             path: dir.to_owned(),
             message: error.to_string(),
         };
-        let mut paths: Vec<PathBuf> = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            if path
-                .extension()
-                .is_some_and(|extension| extension == "json")
-            {
-                paths.push(path);
-            }
-        }
-        paths.sort();
-        paths.iter().map(|path| Self::from_file(path)).collect()
+        crate::llm::replay::json_files(dir)
+            .map_err(io)?
+            .iter()
+            .map(|path| Self::from_file(path))
+            .collect()
     }
 }
 

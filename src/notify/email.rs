@@ -218,15 +218,7 @@ fn one_line(text: &str) -> String {
 
 /// lettre's error and its causes on one line.
 fn describe(error: &lettre::transport::smtp::Error) -> String {
-    use std::error::Error as _;
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    crate::util::causes::on_one_line(error)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub use handlers::Then;
 use handlers::{answer_handler, code_step};
 use prompt_step::sealed;
 pub use prompt_step::PromptOutput;
-pub(crate) use prompt_step::{ask_model, ANSWER_TOOL};
+pub(crate) use prompt_step::{ask_for_answer, ask_model, no_answer};
 pub(crate) use ui::make_page;
 use ui::ui_step;
 pub use ui::DynamicPage;

@@ -14,7 +14,7 @@
 
 use super::timers::OutgoingMail;
 use super::{
-    begin_write, decode_json, decode_uuid,
+    begin_write, decode_json, decode_parsed, decode_uuid,
     history::INSERT_EVENT,
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
@@ -73,10 +73,7 @@ impl TryFrom<AssigneeRow> for Assignee {
     fn try_from(row: AssigneeRow) -> Result<Self> {
         let answer = match (row.outcome.as_deref(), row.answered_at) {
             (Some(outcome), Some(at_ms)) => {
-                let outcome = Outcome::parse(outcome).ok_or_else(|| StoreError::Corrupt {
-                    column: "page_assignees.outcome",
-                    reason: outcome.to_owned(),
-                })?;
+                let outcome = decode_parsed("page_assignees.outcome", outcome, Outcome::parse)?;
                 Some(AnswerRecord {
                     answered_by: Some(row.assignee.clone()),
                     at_ms,

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{decode_json, decode_uuid, now_ms, Result, Store, StoreError};
+use super::{decode_json, decode_parsed, decode_uuid, now_ms, Result, Store, StoreError};
 use crate::records::chat::{
     audit::{Approval, Execution, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     confirm::{
@@ -81,10 +81,7 @@ impl TryFrom<ThreadRow> for Thread {
             session_id: SessionId(decode_uuid("chat_threads.session_id", &row.session_id)?),
             intent: row.intent,
             slots: decode_typed("chat_threads.slots", &row.slots)?,
-            status: ThreadStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_threads.status",
-                reason: row.status.clone(),
-            })?,
+            status: decode_parsed("chat_threads.status", &row.status, ThreadStatus::parse)?,
             pending_question: row
                 .pending_question
                 .as_deref()
@@ -128,28 +125,21 @@ impl TryFrom<ConfirmationRow> for Confirmation {
             )?),
             thread_id: ThreadId(decode_uuid("chat_confirmations.thread_id", &row.thread_id)?),
             call_id: row.call_id,
-            caller: Caller::parse(&row.caller).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_confirmations.caller",
-                reason: row.caller.clone(),
-            })?,
+            caller: decode_parsed("chat_confirmations.caller", &row.caller, Caller::parse)?,
             operation: row.operation,
             arguments: decode_json("chat_confirmations.arguments", &row.arguments)?,
             hash: OperationHash(row.hash),
             reasons: decode_typed("chat_confirmations.reasons", &row.reasons)?,
             preview: decode_typed("chat_confirmations.preview", &row.preview)?,
-            status: ConfirmationStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_confirmations.status",
-                reason: row.status.clone(),
-            })?,
+            status: decode_parsed(
+                "chat_confirmations.status",
+                &row.status,
+                ConfirmationStatus::parse,
+            )?,
             scope: row
                 .scope
                 .as_deref()
-                .map(|text| {
-                    ApprovalScope::parse(text).ok_or_else(|| StoreError::Corrupt {
-                        column: "chat_confirmations.scope",
-                        reason: text.to_owned(),
-                    })
-                })
+                .map(|text| decode_parsed("chat_confirmations.scope", text, ApprovalScope::parse))
                 .transpose()?,
             created_at_ms: row.created_at,
             decided_at_ms: row.decided_at,
@@ -202,18 +192,13 @@ impl TryFrom<ExecutionRow> for Execution {
             operation: row.operation,
             arguments: decode_json("chat_executions.arguments", &row.arguments)?,
             hash: OperationHash(row.hash),
-            role: StepRole::parse(&row.role).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_executions.role",
-                reason: row.role.clone(),
-            })?,
-            approval: Approval::parse(&row.approval).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_executions.approval",
-                reason: row.approval.clone(),
-            })?,
-            status: ExecutionStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "chat_executions.status",
-                reason: row.status.clone(),
-            })?,
+            role: decode_parsed("chat_executions.role", &row.role, StepRole::parse)?,
+            approval: decode_parsed("chat_executions.approval", &row.approval, Approval::parse)?,
+            status: decode_parsed(
+                "chat_executions.status",
+                &row.status,
+                ExecutionStatus::parse,
+            )?,
             items_total: count("chat_executions.items_total", row.items_total)?,
             items_done: count("chat_executions.items_done", row.items_done)?,
             chunks_total: count("chat_executions.chunks_total", row.chunks_total)?,

@@ -6,7 +6,7 @@
 
 use uuid::Uuid;
 
-use super::{begin_write, decode_json, decode_uuid, Result, Store, StoreError};
+use super::{begin_write, decode_json, decode_parsed, decode_uuid, Result, Store, StoreError};
 use crate::records::{
     generation::{EventKind, GenerationEvent},
     generation::{GenerationOutcome, GenerationRecord},
@@ -46,10 +46,11 @@ impl TryFrom<GenerationRow> for GenerationRecord {
             model: row.model,
             provider: row.provider,
             prompt_hash: row.prompt_hash,
-            outcome: GenerationOutcome::parse(&row.outcome).ok_or_else(|| StoreError::Corrupt {
-                column: "generations.outcome",
-                reason: row.outcome.clone(),
-            })?,
+            outcome: decode_parsed(
+                "generations.outcome",
+                &row.outcome,
+                GenerationOutcome::parse,
+            )?,
             turns: row.turns,
             tokens_in: row.tokens_in,
             tokens_out: row.tokens_out,
@@ -84,10 +85,7 @@ impl TryFrom<EventRow> for GenerationEvent {
         Ok(Self {
             generation_id: decode_uuid("generation_events.generation_id", &row.generation_id)?,
             seq: row.seq,
-            kind: EventKind::parse(&row.kind).ok_or_else(|| StoreError::Corrupt {
-                column: "generation_events.kind",
-                reason: row.kind.clone(),
-            })?,
+            kind: decode_parsed("generation_events.kind", &row.kind, EventKind::parse)?,
             payload: decode_json("generation_events.payload", &row.payload)?,
             created_at_ms: row.created_at,
         })

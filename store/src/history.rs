@@ -4,7 +4,7 @@
 //! that change's transaction with [`INSERT_EVENT`], so the history holds each exactly once;
 //! [`Store::record_ask_event`] records the rest (a mail sent), at least once.
 
-use super::{Result, Store, StoreError};
+use super::{decode_parsed, Result, Store, StoreError};
 use crate::records::{
     history::{AskEvent, EventKind, NewEvent},
     page::PageId,
@@ -28,10 +28,7 @@ impl TryFrom<EventRow> for AskEvent {
     fn try_from(row: EventRow) -> Result<Self> {
         Ok(Self {
             at_ms: row.at,
-            kind: EventKind::parse(&row.kind).ok_or_else(|| StoreError::Corrupt {
-                column: "ask_events.kind",
-                reason: row.kind.clone(),
-            })?,
+            kind: decode_parsed("ask_events.kind", &row.kind, EventKind::parse)?,
             who: row.who,
             detail: row.detail,
         })

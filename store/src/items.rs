@@ -4,7 +4,7 @@
 //! table (`demo_items`) and nothing else in Tessera reads them. Seeding is guarded by a settings
 //! key written in the seeding transaction, so two processes starting at once seed once.
 
-use super::{begin_write, now_ms, Result, Store, StoreError};
+use super::{begin_write, decode_parsed, now_ms, Result, Store, StoreError};
 use tessera_forms::dates::CivilDate;
 
 use crate::records::items::{Item, ItemFilter, ItemId, ItemPage, ItemPatch, ItemStatus, Priority};
@@ -33,23 +33,12 @@ impl TryFrom<ItemRow> for Item {
 
     fn try_from(row: ItemRow) -> Result<Self> {
         Ok(Self {
-            status: ItemStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "demo_items.status",
-                reason: row.status.clone(),
-            })?,
-            priority: Priority::parse(&row.priority).ok_or_else(|| StoreError::Corrupt {
-                column: "demo_items.priority",
-                reason: row.priority.clone(),
-            })?,
+            status: decode_parsed("demo_items.status", &row.status, ItemStatus::parse)?,
+            priority: decode_parsed("demo_items.priority", &row.priority, Priority::parse)?,
             due_date: row
                 .due_date
                 .as_deref()
-                .map(|text| {
-                    CivilDate::parse(text).ok_or_else(|| StoreError::Corrupt {
-                        column: "demo_items.due_date",
-                        reason: text.to_owned(),
-                    })
-                })
+                .map(|text| decode_parsed("demo_items.due_date", text, CivilDate::parse))
                 .transpose()?,
             id: ItemId(row.id),
             title: row.title,

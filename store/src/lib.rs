@@ -351,6 +351,19 @@ fn decode_json(column: &'static str, text: &str) -> Result<serde_json::Value> {
     })
 }
 
+/// Reads a stored spelling (a status, a kind, a date) back with `parse`, naming the column when
+/// it holds one `parse` does not know.
+fn decode_parsed<T>(
+    column: &'static str,
+    text: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T> {
+    parse(text).ok_or_else(|| StoreError::Corrupt {
+        column,
+        reason: text.to_owned(),
+    })
+}
+
 /// Parses a UUID text column, naming the column when it is corrupt.
 fn decode_uuid(column: &'static str, text: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(text).map_err(|error| StoreError::Corrupt {

@@ -10,8 +10,8 @@
 //! to say why.
 
 use super::{
-    begin_write, decode_json, decode_uuid, history::INSERT_EVENT, now_ms, timers::NewTimer, Result,
-    Store, StoreError,
+    begin_write, decode_json, decode_parsed, decode_uuid, history::INSERT_EVENT, now_ms,
+    timers::NewTimer, Result, Store, StoreError,
 };
 use crate::{
     records::run::RunId,
@@ -57,10 +57,7 @@ impl TryFrom<PageRow> for Page {
                 .as_deref()
                 .map(|id| decode_uuid("pages.run_id", id).map(RunId))
                 .transpose()?,
-            status: PageStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "pages.status",
-                reason: row.status.clone(),
-            })?,
+            status: decode_parsed("pages.status", &row.status, PageStatus::parse)?,
             tree: decode_json("pages.tree", &row.tree)?,
             schema: row
                 .schema

@@ -86,7 +86,7 @@ use std::time::Duration;
 
 use sqlx::{PgPool, SqlitePool, Transaction};
 
-use super::{decode_json, decode_uuid, now_ms, Result, StoreError};
+use super::{decode_json, decode_parsed, decode_uuid, now_ms, Result, StoreError};
 use crate::records::run::{
     ClaimedRun, Lease, Run, RunId, RunStatus, RunStep, StepCompletion, StepRef, StepStatus,
     TimeoutAction, WaitInfo,
@@ -205,10 +205,7 @@ impl TryFrom<RunRow> for Run {
     type Error = StoreError;
 
     fn try_from(row: RunRow) -> Result<Self> {
-        let status = RunStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-            column: "runs.status",
-            reason: row.status.clone(),
-        })?;
+        let status = decode_parsed("runs.status", &row.status, RunStatus::parse)?;
         let waiting = if status == RunStatus::Waiting {
             Some(WaitInfo {
                 page_id: row
@@ -221,10 +218,7 @@ impl TryFrom<RunRow> for Run {
                     .wait_on_timeout
                     .as_deref()
                     .map(|action| {
-                        TimeoutAction::parse(action).ok_or_else(|| StoreError::Corrupt {
-                            column: "runs.wait_on_timeout",
-                            reason: action.to_owned(),
-                        })
+                        decode_parsed("runs.wait_on_timeout", action, TimeoutAction::parse)
                     })
                     .transpose()?
                     .unwrap_or(TimeoutAction::Fail),
@@ -306,10 +300,7 @@ impl TryFrom<StepRow> for RunStep {
             run_id: RunId(decode_uuid("run_steps.run_id", &row.run_id)?),
             index: row.step_index,
             name: row.name,
-            status: StepStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt {
-                column: "run_steps.status",
-                reason: row.status.clone(),
-            })?,
+            status: decode_parsed("run_steps.status", &row.status, StepStatus::parse)?,
             input: row
                 .input
                 .as_deref()

@@ -4,7 +4,7 @@
 //! Addresses are compared without case: they are stored as the ask named them, and looked up
 //! through the index on `lower(assignee)`.
 
-use super::{decode_json, decode_uuid, Result, Store, StoreError};
+use super::{decode_json, decode_parsed, decode_uuid, Result, Store};
 use crate::records::{
     inbox::{InboxEntry, InboxState},
     page::{PageId, PageStatus},
@@ -27,19 +27,11 @@ struct InboxRow {
 
 impl InboxRow {
     fn into_entry(self, now_ms: i64) -> Result<InboxEntry> {
-        let status = PageStatus::parse(&self.status).ok_or_else(|| StoreError::Corrupt {
-            column: "pages.status",
-            reason: self.status.clone(),
-        })?;
+        let status = decode_parsed("pages.status", &self.status, PageStatus::parse)?;
         let outcome = self
             .outcome
             .as_deref()
-            .map(|text| {
-                Outcome::parse(text).ok_or_else(|| StoreError::Corrupt {
-                    column: "page_assignees.outcome",
-                    reason: text.to_owned(),
-                })
-            })
+            .map(|text| decode_parsed("page_assignees.outcome", text, Outcome::parse))
             .transpose()?;
         let state = match (outcome, self.answered_at) {
             (Some(outcome), Some(at_ms)) => InboxState::Answered { outcome, at_ms },
@@ -66,7 +58,8 @@ impl Store {
     /// Stores a sign-in link for `email` by its token's hash, usable until `expires_at_ms`.
     ///
     /// # Errors
-    /// Database failures; [`StoreError::Conflict`] if the hash is already used.
+    /// Database failures; [`StoreError::Conflict`](crate::StoreError::Conflict) if the hash is
+    /// already used.
     pub async fn create_sign_in_link(
         &self,
         token_hash: &TokenHash,

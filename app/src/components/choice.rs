@@ -71,14 +71,12 @@ impl ComponentProps for CheckboxProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: FieldYield::Boolean,
-            options: None,
-            required: self.required,
-            row_choice: None,
-        })
+        Some(FieldInfo::new(
+            &self.name,
+            &self.label,
+            FieldYield::Boolean,
+            self.required,
+        ))
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -192,18 +190,15 @@ impl ComponentProps for SelectProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: if self.multiple {
-                FieldYield::StringArray
-            } else {
-                FieldYield::String
-            },
-            options: option_values(&self.options),
-            required: self.required,
-            row_choice: None,
-        })
+        let yields = if self.multiple {
+            FieldYield::StringArray
+        } else {
+            FieldYield::String
+        };
+        Some(
+            FieldInfo::new(&self.name, &self.label, yields, self.required)
+                .with_options(option_values(&self.options)),
+        )
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -320,14 +315,10 @@ impl ComponentProps for RadioGroupProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: FieldYield::String,
-            options: option_values(&self.options),
-            required: self.required,
-            row_choice: None,
-        })
+        Some(
+            FieldInfo::new(&self.name, &self.label, FieldYield::String, self.required)
+                .with_options(option_values(&self.options)),
+        )
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -380,14 +371,15 @@ impl ComponentProps for CheckboxGroupProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: FieldYield::StringArray,
-            options: option_values(&self.options),
-            required: self.required,
-            row_choice: None,
-        })
+        Some(
+            FieldInfo::new(
+                &self.name,
+                &self.label,
+                FieldYield::StringArray,
+                self.required,
+            )
+            .with_options(option_values(&self.options)),
+        )
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::paging::{
     aria_sort, row_id_set, CarriedValues, CellText, Pager, SearchBar, SortButton, Window,
 };
-use super::table::{columns_or_keys, row_ids, rows_per_page, TableColumn};
+use super::table::{check_page_size, columns_or_keys, row_ids, rows_per_page, TableColumn};
 use super::{check_name, display_text, Described, FieldNotes, RequiredMark, TICK_CLASS};
 use crate::binding::BoundProps;
 use crate::catalog::{ComponentProps, FieldInfo, FieldYield, Role, RowChoice};
@@ -110,13 +110,7 @@ impl ComponentProps for DecisionTableProps {
         if self.id_key.trim().is_empty() {
             return Err("`idKey` must name the rows' id key".to_owned());
         }
-        if self
-            .page_size
-            .is_some_and(|size| !(1..=500).contains(&size))
-        {
-            return Err("`pageSize` must be between 1 and 500".to_owned());
-        }
-        Ok(())
+        check_page_size(self.page_size)
     }
 
     fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {

@@ -214,14 +214,12 @@ impl ComponentProps for InputProps {
             }
             _ => FieldYield::String,
         };
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
+        Some(FieldInfo::new(
+            &self.name,
+            &self.label,
             yields,
-            options: None,
-            required: self.required,
-            row_choice: None,
-        })
+            self.required,
+        ))
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -332,14 +330,12 @@ impl ComponentProps for TextAreaProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: FieldYield::String,
-            options: None,
-            required: self.required,
-            row_choice: None,
-        })
+        Some(FieldInfo::new(
+            &self.name,
+            &self.label,
+            FieldYield::String,
+            self.required,
+        ))
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {

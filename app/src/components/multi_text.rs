@@ -75,14 +75,12 @@ impl ComponentProps for MultiTextInputProps {
     }
 
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label.clone(),
-            yields: FieldYield::StringArray,
-            options: None,
-            required: self.required,
-            row_choice: None,
-        })
+        Some(FieldInfo::new(
+            &self.name,
+            &self.label,
+            FieldYield::StringArray,
+            self.required,
+        ))
     }
 
     fn render(self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {

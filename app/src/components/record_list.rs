@@ -414,14 +414,12 @@ impl ComponentProps for RecordListProps {
     /// One field, the list itself: what each record holds is in the columns, which
     /// `ValidateForm` and the offered-set check read from the props.
     fn field(&self) -> Option<FieldInfo> {
-        Some(FieldInfo {
-            name: self.name.clone(),
-            label: self.label_text(),
-            yields: FieldYield::Records,
-            options: None,
-            required: self.min_items.is_some_and(|min| min > 0),
-            row_choice: None,
-        })
+        Some(FieldInfo::new(
+            &self.name,
+            self.label_text(),
+            FieldYield::Records,
+            self.min_items.is_some_and(|min| min > 0),
+        ))
     }
 
     fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -433,8 +431,6 @@ impl ComponentProps for RecordListProps {
 
 #[cfg(all(test, feature = "ssr"))]
 mod tests {
-    use std::collections::BTreeMap;
-
     use leptos::prelude::*;
     use serde_json::{json, Value};
 
@@ -455,16 +451,7 @@ mod tests {
         super::RecordListProps::example()
     }
 
-    fn submitted(pairs: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
-        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (key, value) in pairs {
-            values
-                .entry((*key).to_owned())
-                .or_default()
-                .push((*value).to_owned());
-        }
-        values
-    }
+    use crate::components::submitted_values as submitted;
 
     use super::ComponentProps as _;
 

@@ -121,13 +121,7 @@ impl ComponentProps for TableProps {
         if let Some(selectable) = &self.selectable {
             check_name(&selectable.name)?;
         }
-        if self
-            .page_size
-            .is_some_and(|size| !(1..=500).contains(&size))
-        {
-            return Err("`pageSize` must be between 1 and 500".to_owned());
-        }
-        Ok(())
+        check_page_size(self.page_size)
     }
 
     fn fields(&self, bound: &BoundProps<'_>) -> Vec<FieldInfo> {
@@ -135,14 +129,13 @@ impl ComponentProps for TableProps {
             return Vec::new();
         };
         let options = row_ids(bound, self.rows.as_deref(), &selectable.id_key);
-        vec![FieldInfo {
-            name: selectable.name.clone(),
-            label: selectable.label.clone(),
-            yields: FieldYield::StringArray,
-            options: Some(options),
-            required: selectable.required,
-            row_choice: None,
-        }]
+        vec![FieldInfo::new(
+            &selectable.name,
+            &selectable.label,
+            FieldYield::StringArray,
+            selectable.required,
+        )
+        .with_options(Some(options))]
     }
 
     fn render(mut self, node: &NodeCtx<'_>, _children: Vec<AnyView>) -> AnyView {
@@ -307,6 +300,14 @@ fn link_paging(
         page,
         page_count,
     }
+}
+
+/// Checks a table's `pageSize`: 1 to 500 rows when given.
+pub(crate) fn check_page_size(page_size: Option<u32>) -> Result<(), String> {
+    if page_size.is_some_and(|size| !(1..=500).contains(&size)) {
+        return Err("`pageSize` must be between 1 and 500".to_owned());
+    }
+    Ok(())
 }
 
 /// Rows per page of a table: its `pageSize`, else [`DEFAULT_PAGE_SIZE`].

@@ -304,27 +304,12 @@ fn resolved_value_size(value: &Value, data: &Value, limit: usize) -> usize {
             }
             size
         }
-        Value::Array(items) => {
-            let mut size = 2_usize;
-            for item in items {
-                if size > limit {
-                    break;
-                }
-                size = size.saturating_add(1 + resolved_value_size(item, data, limit - size));
-            }
-            size
-        }
-        Value::Object(map) => {
-            let mut size = 2_usize;
-            for (key, item) in map {
-                if size > limit {
-                    break;
-                }
-                size = size
-                    .saturating_add(key.len() + 4 + resolved_value_size(item, data, limit - size));
-            }
-            size
-        }
+        Value::Array(items) => container_size(array_entries(items), limit, |item, remaining| {
+            resolved_value_size(item, data, remaining)
+        }),
+        Value::Object(map) => container_size(object_entries(map), limit, |item, remaining| {
+            resolved_value_size(item, data, remaining)
+        }),
         other => value_size(other, limit),
     }
 }
@@ -336,27 +321,37 @@ pub fn value_size(value: &Value, limit: usize) -> usize {
         Value::Null | Value::Bool(_) => 5,
         Value::Number(_) => 8,
         Value::String(text) => text.len() + 2,
-        Value::Array(items) => {
-            let mut size = 2_usize;
-            for item in items {
-                if size > limit {
-                    break;
-                }
-                size = size.saturating_add(1 + value_size(item, limit - size));
-            }
-            size
-        }
-        Value::Object(map) => {
-            let mut size = 2_usize;
-            for (key, item) in map {
-                if size > limit {
-                    break;
-                }
-                size = size.saturating_add(key.len() + 4 + value_size(item, limit - size));
-            }
-            size
-        }
+        Value::Array(items) => container_size(array_entries(items), limit, value_size),
+        Value::Object(map) => container_size(object_entries(map), limit, value_size),
     }
+}
+
+/// An array's items, each with what it adds as text besides itself (a comma).
+fn array_entries(items: &[Value]) -> impl Iterator<Item = (usize, &Value)> {
+    items.iter().map(|item| (1, item))
+}
+
+/// An object's values, each with what it adds as text besides itself (its quoted key, a colon
+/// and a comma).
+fn object_entries(map: &serde_json::Map<String, Value>) -> impl Iterator<Item = (usize, &Value)> {
+    map.iter().map(|(key, item)| (key.len() + 4, item))
+}
+
+/// About how many bytes an array or object takes as text, its `entries` measured with
+/// `item_size` against what is left of `limit`, counted only until past `limit`.
+fn container_size<'v>(
+    entries: impl Iterator<Item = (usize, &'v Value)>,
+    limit: usize,
+    item_size: impl Fn(&Value, usize) -> usize,
+) -> usize {
+    let mut size = 2_usize;
+    for (overhead, item) in entries {
+        if size > limit {
+            break;
+        }
+        size = size.saturating_add(overhead + item_size(item, limit - size));
+    }
+    size
 }
 
 #[cfg(test)]

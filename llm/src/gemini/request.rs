@@ -27,13 +27,7 @@ pub(super) fn body(request: &ChatRequest) -> Value {
                     .filter(|text| !text.is_empty())
                     .map(|text| json!({"text": text}));
                 let call_parts = tool_calls.iter().map(|call| {
-                    let args = call
-                        .arguments
-                        .as_ref()
-                        .ok()
-                        .filter(|value| value.is_object())
-                        .cloned()
-                        .unwrap_or_else(|| json!({}));
+                    let args = call.arguments_object();
                     let mut part = json!({"functionCall": {"name": call.name, "args": args}});
                     if let Some(signature) = &call.signature {
                         part["thoughtSignature"] = json!(signature);

@@ -151,6 +151,16 @@ impl fmt::Debug for Operation {
 }
 
 impl Operation {
+    /// The names its parameters' schema lists as `required`, in order.
+    pub fn required_arguments(&self) -> impl Iterator<Item = &str> {
+        self.parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+
     /// Whether it carries `tag`.
     #[must_use]
     pub fn has(&self, tag: Tag) -> bool {

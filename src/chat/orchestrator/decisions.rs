@@ -474,12 +474,7 @@ impl Orchestrator {
                     .slots
                     .insert(key, serde_json::to_value(&answer).unwrap_or(Value::Null));
                 thread.pending_question = None;
-                self.append_model(turn.session.id, thread.id, &Message::user(text))
-                    .await?;
-                let (cancel, _running) = self.start_run(turn.session.id);
-                turn.cancel = cancel;
-                self.run_loop(turn, &mut thread).await?;
-                Ok(thread)
+                self.run_on(turn, thread, text).await
             }
         }
     }

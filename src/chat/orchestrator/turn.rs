@@ -187,6 +187,17 @@ impl Orchestrator {
         }
         self.save_thread(&mut thread).await?;
         self.routed(turn, Some(thread.id));
+        self.run_on(turn, thread, text).await
+    }
+
+    /// Adds the person's `text` to the model conversation and runs the model loop for `thread`,
+    /// cancellable through the turn.
+    pub(super) async fn run_on(
+        &self,
+        turn: &mut Turn,
+        mut thread: Thread,
+        text: &str,
+    ) -> Result<Thread, ChatError> {
         self.append_model(turn.session.id, thread.id, &Message::user(text))
             .await?;
         let (cancel, _running) = self.start_run(turn.session.id);

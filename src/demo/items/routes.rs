@@ -284,6 +284,14 @@ pub(super) async fn search_items(
     })))
 }
 
+/// What a store error about item `id` answers: no such row is a 404 naming the id.
+fn item_error(id: &str) -> impl FnOnce(StoreError) -> DemoApiError + '_ {
+    move |error| match error {
+        StoreError::NotFound => DemoApiError::NotFound(id.to_owned()),
+        other => other.into(),
+    }
+}
+
 /// `GET /demo-api/items/{id}`.
 pub(super) async fn get_item(
     State(demo): State<DemoItems>,
@@ -294,10 +302,7 @@ pub(super) async fn get_item(
         .store
         .demo_item(&ItemId(id.clone()))
         .await
-        .map_err(|error| match error {
-            StoreError::NotFound => DemoApiError::NotFound(id),
-            other => other.into(),
-        })?;
+        .map_err(item_error(&id))?;
     Ok(Json(ItemView::from(&item)))
 }
 
@@ -343,10 +348,7 @@ pub(super) async fn update_item(
         .store
         .update_demo_item(&ItemId(id.clone()), &patch, now_ms())
         .await
-        .map_err(|error| match error {
-            StoreError::NotFound => DemoApiError::NotFound(id),
-            other => other.into(),
-        })?;
+        .map_err(item_error(&id))?;
     Ok(Json(ItemView::from(&item)))
 }
 
@@ -359,10 +361,7 @@ pub(super) async fn delete_item(
     demo.store
         .delete_demo_item(&ItemId(id.clone()))
         .await
-        .map_err(|error| match error {
-            StoreError::NotFound => DemoApiError::NotFound(id.clone()),
-            other => other.into(),
-        })?;
+        .map_err(item_error(&id))?;
     Ok(Json(json!({"deleted": 1, "ids": [id]})))
 }
 

@@ -41,6 +41,41 @@ pub(super) mod sealed {
 /// The tool a model answers a schema prompt with.
 pub(crate) const ANSWER_TOOL: &str = "Answer";
 
+/// Asks the model for an answer in the shape of `parameters` (a JSON schema), offered as the
+/// [`ANSWER_TOOL`]: the arguments of its call to it or, from a model that wrote the answer out
+/// instead, its text read as JSON; `None` when it gave neither. Whether the answer fits the
+/// shape is the caller's check.
+pub(crate) async fn ask_for_answer(
+    context: &StepContext,
+    prompt: String,
+    parameters: Value,
+) -> StepResult<Option<Value>> {
+    let tool = ToolDefinition {
+        name: ANSWER_TOOL.into(),
+        description: "Give your answer in this shape.".into(),
+        parameters,
+    };
+    let reply = ask_model(context, prompt, vec![tool]).await?;
+    Ok(reply
+        .tool_calls
+        .into_iter()
+        .find(|call| call.name == ANSWER_TOOL)
+        .and_then(|call| call.arguments.ok())
+        .or_else(|| {
+            reply
+                .text
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text.trim()).ok())
+        }))
+}
+
+/// The model gave no answer in the shape asked for: worth asking again.
+pub(crate) fn no_answer() -> StepError {
+    StepError::retryable(anyhow::anyhow!(
+        "the model gave no {ANSWER_TOOL} in the schema's shape"
+    ))
+}
+
 pub(crate) async fn ask_model(
     context: &StepContext,
     prompt: String,
@@ -120,28 +155,9 @@ where
                 let prompt = template
                     .render(&state)
                     .map_err(|error| fatal("the prompt does not render", error))?;
-                let tool = ToolDefinition {
-                    name: ANSWER_TOOL.into(),
-                    description: "Give your answer in this shape.".into(),
-                    parameters: R::json_schema(),
-                };
-                let reply = ask_model(&context, prompt, vec![tool]).await?;
-                let arguments = reply
-                    .tool_calls
-                    .into_iter()
-                    .find(|call| call.name == ANSWER_TOOL)
-                    .and_then(|call| call.arguments.ok())
-                    .or_else(|| {
-                        reply
-                            .text
-                            .as_deref()
-                            .and_then(|text| serde_json::from_str(text.trim()).ok())
-                    })
-                    .ok_or_else(|| {
-                        StepError::retryable(anyhow::anyhow!(
-                            "the model gave no {ANSWER_TOOL} in the schema's shape"
-                        ))
-                    })?;
+                let arguments = ask_for_answer(&context, prompt, R::json_schema())
+                    .await?
+                    .ok_or_else(no_answer)?;
                 let answer: R = serde_json::from_value(arguments).map_err(|error| {
                     StepError::retryable(anyhow::anyhow!(
                         "the model's answer does not fit the schema: {error}"

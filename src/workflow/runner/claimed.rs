@@ -174,77 +174,48 @@ impl Runner {
                     return Ok(());
                 }
             };
-            match result {
-                Ok(done) => {
-                    let next = match &done.output {
-                        StepOutput::Wait {
-                            page_id,
-                            deadline_ms,
-                            on_timeout,
-                            ..
-                        } => NextRun::Wait(WaitInfo {
-                            page_id: page_id.map(|id| id.0),
-                            deadline_ms: *deadline_ms,
-                            on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
-                        }),
-                        _ if unanswered.is_some() && !step.continues_unanswered => NextRun::Cancel,
-                        _ => match done.goto {
-                            Some(Goto::End) => NextRun::Finish,
-                            Some(Goto::Step(index)) if index >= definition.steps.len() => {
-                                NextRun::Finish
-                            }
-                            // Only forward: a step that ran never runs again.
-                            Some(Goto::Step(index))
-                                if i64::try_from(index).is_ok_and(|index| index > cursor) =>
-                            {
-                                NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
-                            }
-                            Some(Goto::Step(_)) => {
-                                let error = StepError::fatal(anyhow::anyhow!(
-                                    "a step may only jump forward"
-                                ));
-                                self.record_failure(
-                                    &definition,
-                                    &lease,
-                                    &step_ref,
-                                    started.attempts,
-                                    &error,
-                                    report,
-                                )
-                                .await?;
-                                return Ok(());
-                            }
-                            None if usize::try_from(cursor + 1).ok()
-                                == Some(definition.steps.len()) =>
-                            {
-                                NextRun::Finish
-                            }
-                            None => NextRun::Continue,
-                        },
-                    };
-                    let completion = StepCompletion {
-                        index: cursor,
-                        state: done.state,
-                        output: done.output.to_value(),
-                        next,
-                    };
-                    match store
-                        .complete_step(&lease, &completion, self.now_ms())
-                        .await?
-                    {
-                        LeaseOutcome::Committed => report.steps_succeeded += 1,
-                        LeaseOutcome::LeaseLost => {
-                            tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost; the step's result was not recorded");
-                            return Ok(());
+            // What runs next, or the step's failure: a finished step that jumps backwards failed.
+            let finished = result.and_then(|done| {
+                let next = match &done.output {
+                    StepOutput::Wait {
+                        page_id,
+                        deadline_ms,
+                        on_timeout,
+                        ..
+                    } => NextRun::Wait(WaitInfo {
+                        page_id: page_id.map(|id| id.0),
+                        deadline_ms: *deadline_ms,
+                        on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
+                    }),
+                    _ if unanswered.is_some() && !step.continues_unanswered => NextRun::Cancel,
+                    _ => match done.goto {
+                        Some(Goto::End) => NextRun::Finish,
+                        Some(Goto::Step(index)) if index >= definition.steps.len() => {
+                            NextRun::Finish
                         }
-                    }
-                    cursor = match completion.next {
-                        NextRun::Continue => cursor + 1,
-                        NextRun::Jump(target) => target,
-                        _ => return Ok(()),
-                    };
-                    state = completion.state;
-                }
+                        // Only forward: a step that ran never runs again.
+                        Some(Goto::Step(index))
+                            if i64::try_from(index).is_ok_and(|index| index > cursor) =>
+                        {
+                            NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
+                        }
+                        Some(Goto::Step(_)) => {
+                            return Err(StepError::fatal(anyhow::anyhow!(
+                                "a step may only jump forward"
+                            )));
+                        }
+                        None if usize::try_from(cursor + 1).ok()
+                            == Some(definition.steps.len()) =>
+                        {
+                            NextRun::Finish
+                        }
+                        None => NextRun::Continue,
+                    },
+                };
+                Ok((done, next))
+            });
+            let (done, next) = match finished {
+                Ok(finished) => finished,
                 Err(error) => {
                     self.record_failure(
                         &definition,
@@ -257,7 +228,29 @@ impl Runner {
                     .await?;
                     return Ok(());
                 }
+            };
+            let completion = StepCompletion {
+                index: cursor,
+                state: done.state,
+                output: done.output.to_value(),
+                next,
+            };
+            match store
+                .complete_step(&lease, &completion, self.now_ms())
+                .await?
+            {
+                LeaseOutcome::Committed => report.steps_succeeded += 1,
+                LeaseOutcome::LeaseLost => {
+                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost; the step's result was not recorded");
+                    return Ok(());
+                }
             }
+            cursor = match completion.next {
+                NextRun::Continue => cursor + 1,
+                NextRun::Jump(target) => target,
+                _ => return Ok(()),
+            };
+            state = completion.state;
         }
     }
 

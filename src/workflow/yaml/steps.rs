@@ -17,7 +17,6 @@ use super::{
 };
 use crate::{
     forms::{validate::validate, FormSchema},
-    llm::ToolDefinition,
     notify::Notification,
     pages::{
         links::PageLinks,
@@ -25,8 +24,8 @@ use crate::{
     },
     workflow::{
         builder::{
-            ask_model, make_page, working_links, Goto, Handler, StepContext, StepDef, StepDone,
-            StepKind, WorkflowDef, ANSWER_TOOL,
+            ask_for_answer, ask_model, make_page, no_answer, working_links, Goto, Handler,
+            StepContext, StepDef, StepDone, StepKind, WorkflowDef,
         },
         page::UiOptions,
         prompt::Prompt,
@@ -500,27 +499,9 @@ async fn prompt(
         let reply = ask_model(context, prompt, Vec::new()).await?;
         return Ok(Value::String(reply.text.unwrap_or_default()));
     };
-    let tool = ToolDefinition {
-        name: ANSWER_TOOL.into(),
-        description: "Give your answer in this shape.".into(),
-        parameters: schema.to_json_schema(),
-    };
-    let reply = ask_model(context, prompt, vec![tool]).await?;
-    let answer = reply
-        .tool_calls
-        .into_iter()
-        .find(|call| call.name == ANSWER_TOOL)
-        .and_then(|call| call.arguments.ok())
-        .or_else(|| {
-            reply
-                .text
-                .as_deref()
-                .and_then(|text| serde_json::from_str(text.trim()).ok())
-        });
+    let answer = ask_for_answer(context, prompt, schema.to_json_schema()).await?;
     let Some(Value::Object(fields)) = answer else {
-        return Err(StepError::retryable(anyhow::anyhow!(
-            "the model gave no {ANSWER_TOOL} in the schema's shape"
-        )));
+        return Err(no_answer());
     };
     validate(schema, &fields).map_err(|errors| {
         let listed: Vec<String> = errors

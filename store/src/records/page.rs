@@ -1,36 +1,14 @@
 //! A stored page and the outcomes of submitting it.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+use serde::Serialize;
 
 use super::{component_set::ComponentSet, token::TokenHash};
 use crate::records::run::RunId;
 
-/// A page's identity (not its link: the link carries the secret token).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(transparent)]
-pub struct PageId(pub Uuid);
-
-impl PageId {
-    /// A fresh random id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-}
-
-impl Default for PageId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for PageId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
-    }
+uuid_id! {
+    /// A page's identity (not its link: the link carries the secret token).
+    #[derive(utoipa::ToSchema)]
+    pub struct PageId;
 }
 
 /// The stored status of a page. Expiry is computed from `expires_at_ms`, not stored.

@@ -1,34 +1,15 @@
 //! A workflow run as the rest of the code sees it: the run, its steps, and the lease a runner
 //! holds on it. These are the domain types the store reads and writes (`store/runs.rs`).
 
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// A run's identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(transparent)]
-pub struct RunId(pub Uuid);
-
-impl RunId {
-    /// A fresh random id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-}
-
-impl Default for RunId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for RunId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
-    }
+uuid_id! {
+    /// A run's identity.
+    #[derive(utoipa::ToSchema)]
+    pub struct RunId;
 }
 
 impl FromStr for RunId {

@@ -32,7 +32,7 @@ pub fn RecordEditor(
 ) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     let marker_for = dom_id.clone();
-    let bounds = browser::Bounds {
+    let bounds = Bounds {
         list,
         dom_id,
         item,
@@ -52,6 +52,19 @@ pub fn RecordEditor(
     }
 }
 
+/// What the island needs to renumber a list (read by the browser build only).
+#[cfg_attr(
+    not(feature = "hydrate"),
+    expect(dead_code, reason = "read by the browser build only")
+)]
+struct Bounds {
+    list: String,
+    dom_id: String,
+    item: String,
+    min: usize,
+    max: usize,
+}
+
 #[cfg(feature = "hydrate")]
 mod browser {
     use leptos::prelude::*;
@@ -59,14 +72,7 @@ mod browser {
     use wasm_bindgen::JsCast;
     use web_sys::{Element, HtmlElement, HtmlTemplateElement};
 
-    /// What the island needs to renumber a list.
-    pub struct Bounds {
-        pub list: String,
-        pub dom_id: String,
-        pub item: String,
-        pub min: usize,
-        pub max: usize,
-    }
+    use super::Bounds;
 
     /// Attributes that may hold a record's index.
     const INDEXED: [&str; 6] = [
@@ -268,15 +274,7 @@ mod browser {
 
 #[cfg(not(feature = "hydrate"))]
 mod browser {
-    /// What the island needs to renumber a list (unused on the server).
-    #[expect(dead_code, reason = "read by the browser build only")]
-    pub struct Bounds {
-        pub list: String,
-        pub dom_id: String,
-        pub item: String,
-        pub min: usize,
-        pub max: usize,
-    }
+    use super::Bounds;
 
     pub fn attach(_bounds: Bounds) {}
 }

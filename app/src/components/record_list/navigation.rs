@@ -118,16 +118,7 @@ fn record_index<'k>(list: &str, key: &'k str) -> Option<(usize, &'k str)> {
 mod tests {
     use super::*;
 
-    fn values(list: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
-        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (key, value) in list {
-            values
-                .entry((*key).to_owned())
-                .or_default()
-                .push((*value).to_owned());
-        }
-        values
-    }
+    use crate::components::submitted_values as values;
 
     #[test]
     fn record_buttons_are_read_and_other_actions_are_not() {

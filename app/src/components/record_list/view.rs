@@ -390,6 +390,19 @@ fn record_view(
     let record_error = record_error.map(|error| {
         view! { <p class="text-sm font-medium text-red-700 dark:text-red-300" data-testid="field-error">{error}</p> }
     });
+    // One column's control, with its label shown (stacked) or left to the table's header.
+    let column_field = |position: usize, column: &RecordColumn, visible_label: bool| {
+        field_view(
+            props,
+            dom_id,
+            slot,
+            position,
+            column,
+            &values[position],
+            errors[position].clone(),
+            visible_label,
+        )
+    };
     match layout {
         RecordLayout::Table => {
             let cells = props
@@ -397,16 +410,7 @@ fn record_view(
                 .iter()
                 .enumerate()
                 .map(|(position, column)| {
-                    let cell = field_view(
-                        props,
-                        dom_id,
-                        slot,
-                        position,
-                        column,
-                        &values[position],
-                        errors[position].clone(),
-                        false,
-                    );
+                    let cell = column_field(position, column, false);
                     let class = if column.read_only {
                         "bg-slate-50 px-3 py-2 align-top text-sm dark:bg-slate-900"
                     } else {
@@ -431,16 +435,7 @@ fn record_view(
             let mut groups: Vec<AnyView> = Vec::new();
             let mut current_group: Option<(String, String, Vec<AnyView>)> = None;
             for (position, column) in props.columns.iter().enumerate() {
-                let field = field_view(
-                    props,
-                    dom_id,
-                    slot,
-                    position,
-                    column,
-                    &values[position],
-                    errors[position].clone(),
-                    true,
-                );
+                let field = column_field(position, column, true);
                 let prefix = column
                     .field
                     .rsplit_once('.')

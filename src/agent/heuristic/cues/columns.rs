@@ -14,12 +14,7 @@ use crate::{
 
 /// A column of an array of records, read from the summary's sample rows.
 pub(super) fn numeric_columns(entry: &DataEntry) -> Vec<&str> {
-    let id_key = entry.id_key.as_deref();
-    entry
-        .keys
-        .iter()
-        .map(String::as_str)
-        .filter(|key| Some(*key) != id_key && !is_id_like(key))
+    non_id_columns(entry)
         .filter(|key| {
             let cells: Vec<&Value> = entry
                 .samples
@@ -32,18 +27,23 @@ pub(super) fn numeric_columns(entry: &DataEntry) -> Vec<&str> {
         .collect()
 }
 
+/// The keys of the records that are neither their id key nor named like an id.
+fn non_id_columns(entry: &DataEntry) -> impl Iterator<Item = &str> {
+    let id_key = entry.id_key.as_deref();
+    entry
+        .keys
+        .iter()
+        .map(String::as_str)
+        .filter(move |key| Some(*key) != id_key && !is_id_like(key))
+}
+
 fn is_id_like(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     lower == "id" || lower.ends_with("_id") || (lower.ends_with("id") && key.ends_with("Id"))
 }
 
 pub(super) fn text_columns(entry: &DataEntry) -> Vec<&str> {
-    let id_key = entry.id_key.as_deref();
-    entry
-        .keys
-        .iter()
-        .map(String::as_str)
-        .filter(|key| Some(*key) != id_key && !is_id_like(key))
+    non_id_columns(entry)
         .filter(|key| {
             entry
                 .samples

@@ -6,8 +6,6 @@
 //! logged" leaves a row, not only a log line. Readonly calls keep the item ids they showed, which
 //! is what the policy's preview check reads.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -19,29 +17,9 @@ use super::{
     SessionId,
 };
 
-/// An execution's id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ExecutionId(pub Uuid);
-
-impl ExecutionId {
-    /// A fresh id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-}
-
-impl Default for ExecutionId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for ExecutionId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
-    }
+uuid_id! {
+    /// An execution's id.
+    pub struct ExecutionId;
 }
 
 /// Where an execution is.

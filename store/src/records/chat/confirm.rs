@@ -6,7 +6,6 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
-use uuid::Uuid;
 
 use super::{policy::ConfirmReason, session::SessionId, threads::ThreadId};
 use crate::canonical_json::canonical_json;
@@ -42,29 +41,9 @@ pub fn operation_hash(operation: &str, arguments: &Value) -> OperationHash {
     OperationHash(hex::encode(hasher.finalize()))
 }
 
-/// A confirmation's id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ConfirmationId(pub Uuid);
-
-impl ConfirmationId {
-    /// A fresh id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-}
-
-impl Default for ConfirmationId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for ConfirmationId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
-    }
+uuid_id! {
+    /// A confirmation's id.
+    pub struct ConfirmationId;
 }
 
 /// Who proposed a call. It is decided by the path the call arrived on — the model loop or the

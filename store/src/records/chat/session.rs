@@ -5,53 +5,22 @@
 //! provider-neutral [`crate::llm::Message`]s replayed to the model on the next turn). Both live in
 //! the database, so history and pending approvals survive a reload and a restart.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{header::ExecutionHeader, scope::CapabilityScope, threads::ThreadId};
 
-/// A session's id.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(transparent)]
-pub struct SessionId(pub Uuid);
+uuid_id! {
+    /// A session's id.
+    #[derive(PartialOrd, Ord, utoipa::ToSchema)]
+    pub struct SessionId;
+}
 
 impl SessionId {
-    /// A fresh id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-
     /// Parses an id from text (a URL segment, a cookie).
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
         Uuid::parse_str(text).ok().map(Self)
-    }
-}
-
-impl Default for SessionId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
     }
 }
 

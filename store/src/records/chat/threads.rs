@@ -6,49 +6,15 @@
 //! something carries a [`PendingQuestion`] with the answer type it expects, so an answer is only
 //! attached when it fits.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
 use super::{confirm::ConfirmationId, SessionId};
 
-/// A thread's id.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(transparent)]
-pub struct ThreadId(pub Uuid);
-
-impl ThreadId {
-    /// A fresh id.
-    #[must_use]
-    pub fn new() -> Self {
-        Self(Uuid::new_v4())
-    }
-}
-
-impl Default for ThreadId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Display for ThreadId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(formatter)
-    }
+uuid_id! {
+    /// A thread's id.
+    #[derive(PartialOrd, Ord, utoipa::ToSchema)]
+    pub struct ThreadId;
 }
 
 /// Where a thread is (the deterministic-orchestration status set).
