@@ -8,14 +8,10 @@ import path from 'node:path';
 
 import type { Locator, Page } from '@playwright/test';
 
-import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
+import { artifacts, expect, expectNoSeriousA11yViolations, openAsAdmin, test, waitForHydration } from './helpers';
 
 async function logIn(page: Page): Promise<void> {
-  await page.goto('/chat');
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/chat$/);
+  await openAsAdmin(page, '/chat');
   await waitForHydration(page);
 }
 

@@ -5,18 +5,10 @@
 // JavaScript.
 import type { Page } from '@playwright/test';
 
-import { expect, expectNoSeriousA11yViolations, test } from './helpers';
-
-async function logIn(page: Page): Promise<void> {
-  await page.goto('/chat');
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/chat$/);
-}
+import { expect, expectNoSeriousA11yViolations, openAsAdmin, test } from './helpers';
 
 async function chatFlow(page: Page, request: string, javaScriptEnabled: boolean): Promise<void> {
-  await logIn(page);
+  await openAsAdmin(page, '/chat');
   await expect(page.getByRole('heading', { level: 1, name: 'Chat' })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Manual tools' })).toBeVisible();
 

@@ -4,15 +4,7 @@
 // destructive manual tool with JavaScript off, which still waits for an approval.
 import type { Page } from '@playwright/test';
 
-import { expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
-
-async function logIn(page: Page): Promise<void> {
-  await page.goto('/chat');
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/chat$/);
-}
+import { expect, expectNoSeriousA11yViolations, openAsAdmin, test, waitForHydration } from './helpers';
 
 async function waitForStream(page: Page): Promise<void> {
   await waitForHydration(page);
@@ -20,7 +12,7 @@ async function waitForStream(page: Page): Promise<void> {
 }
 
 test('a person opens a manual tool, fills its form and sees the result in the conversation', async ({ page }) => {
-  await logIn(page);
+  await openAsAdmin(page, '/chat');
   await page.getByRole('link', { name: 'createItem', exact: true }).click();
   await expect(page).toHaveURL(/\/chat\/tools\/createItem$/);
   await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
@@ -48,7 +40,7 @@ function confirmButton(page: Page) {
 }
 
 test('with JavaScript, an approved chunked update streams its progress without a page load', async ({ page }) => {
-  await logIn(page);
+  await openAsAdmin(page, '/chat');
   await waitForStream(page);
   // A page load would drop this marker; the streamed turns must keep it.
   await page.evaluate(() => {
@@ -87,7 +79,7 @@ test.describe('without JavaScript', () => {
   test.use({ javaScriptEnabled: false });
 
   test('a destructive manual tool waits for an approval, then runs', async ({ page }) => {
-    await logIn(page);
+    await openAsAdmin(page, '/chat');
     await page.getByRole('link', { name: 'deleteItem', exact: true }).click();
     await expect(page).toHaveURL(/\/chat\/tools\/deleteItem$/);
     await page.getByLabel('Id').fill('item-0003');

@@ -3,7 +3,7 @@
 // the author's preview page and through the preview API's HTML, and no script runs while the
 // payloads show as literal text.
 import type { Locator, Page } from '@playwright/test';
-import { expect, test } from './helpers';
+import { expect, openAsAdmin, test } from './helpers';
 
 const SCRIPT = '<script>window.__pwned=1</script>';
 const IMG = '<img src=x onerror="window.__pwned=1">';
@@ -152,11 +152,7 @@ test('payloads in every prop and data cell render as text on the preview page, a
   test.setTimeout(120_000);
   const watch = watchForScripts(page);
   // The preview is for the admin: log in on the way.
-  await page.goto('/preview');
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/preview$/);
+  await openAsAdmin(page, '/preview');
   const form = page.locator('form[action="/preview"]');
   await form.getByLabel('Page tree (JSON)').fill(treeJson);
   await form.getByLabel('Response schema (JSON Schema, optional)').fill('');

@@ -1,6 +1,6 @@
 // Shared browser-test helpers: the `test` every spec uses (it checks the HTML of every document a
 // test opens with the Nu HTML checker), accessibility checks with axe-core, and screenshots.
-import { test as base, expect, type Browser, type BrowserContext, type Frame, type Page, type Response } from '@playwright/test';
+import { test as base, expect, type APIRequestContext, type Browser, type BrowserContext, type Frame, type Page, type Response } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -33,6 +33,37 @@ export async function expectNoSeriousA11yViolations(page: Page | Frame): Promise
 /** Waits until the page's islands have hydrated (the theme toggle sets the marker from an effect). */
 export async function waitForHydration(page: Page): Promise<void> {
   await page.locator('[data-testid="theme-toggle"][data-hydrated="true"]').waitFor({ state: 'attached', timeout: 15_000 });
+}
+
+/** The e2e server's API token, as the header that carries it. */
+export const auth = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
+
+/** Opens admin page `target`, logging in on the way. */
+export async function openAsAdmin(page: Page, target: string): Promise<void> {
+  await page.goto(target);
+  await expect(page).toHaveURL(/\/login\?next=/);
+  await page.getByLabel('Admin password').fill('e2e-admin-password');
+  await page.getByTestId('login-submit').click();
+  await expect(page).toHaveURL(new RegExp(`${target}$`));
+}
+
+/** Creates an ask through the API (201 expected); answers its id and its link. */
+export async function createAsk(request: APIRequestContext, body: unknown): Promise<{ id: string; link: string }> {
+  const response = await request.post('/api/asks', { headers: auth, data: body });
+  expect(response.status(), await response.text()).toBe(201);
+  return (await response.json()) as { id: string; link: string };
+}
+
+/** Ask `id` as the API reads it: its status and its response. */
+export async function askStatus(request: APIRequestContext, id: string): Promise<{ status: string; response: unknown }> {
+  const response = await request.get(`/api/asks/${id}`, { headers: auth });
+  return (await response.json()) as { status: string; response: unknown };
+}
+
+/** The response to ask `id`, once it is submitted (waits up to 20 s for that). */
+export async function answerOf(request: APIRequestContext, id: string): Promise<unknown> {
+  await expect.poll(async () => (await askStatus(request, id)).status, { timeout: 20_000 }).toBe('submitted');
+  return (await askStatus(request, id)).response;
 }
 
 /** A document the browser received for a navigation: the server's HTML, before any script ran. */

@@ -2,10 +2,10 @@
 // approve; each opens their own link, sees whom it is for, and answers; the run page lists who
 // answered. A Decline without the reason the ask requires is shown again with the box named,
 // then recorded with it.
-import type { APIRequestContext, Page } from '@playwright/test';
+import type { APIRequestContext } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
+import { artifacts, expect, expectNoSeriousA11yViolations, openAsAdmin, test, waitForHydration } from './helpers';
 
 const auth = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
 
@@ -20,15 +20,6 @@ async function ask(request: APIRequestContext, body: unknown): Promise<Created> 
 
 async function read(request: APIRequestContext, id: string): Promise<Ask> {
   return (await (await request.get(`/api/asks/${id}`, { headers: auth })).json()) as Ask;
-}
-
-/** Opens admin page `target`, logging in on the way. */
-async function openAsAdmin(page: Page, target: string): Promise<void> {
-  await page.goto(target);
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(new RegExp(`${target}$`));
 }
 
 const schema = {

@@ -2,17 +2,9 @@
 // choose three emails, submit once, and see the run finish with exactly those three.
 import type { Browser, Page } from '@playwright/test';
 
-import { expect, expectNoSeriousA11yViolations, test } from './helpers';
+import { expect, expectNoSeriousA11yViolations, openAsAdmin, test } from './helpers';
 
 const API = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
-
-async function logIn(page: Page): Promise<void> {
-  await page.goto('/runs');
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/runs$/);
-}
 
 async function startRun(page: Page, workflow: string): Promise<{ id: string; link: string }> {
   await page.getByTestId(`start-${workflow}`).click();
@@ -39,7 +31,7 @@ async function runState(page: Page, id: string): Promise<Record<string, unknown>
 }
 
 async function digestFlow(page: Page, browser: Browser, javaScriptEnabled: boolean): Promise<void> {
-  await logIn(page);
+  await openAsAdmin(page, '/runs');
   const { id, link } = await startRun(page, 'email-digest');
   const path = new URL(link).pathname;
 
@@ -93,7 +85,7 @@ test.describe('with JavaScript disabled', () => {
 });
 
 test('a wrong answer re-renders with the person’s choices kept and a message', async ({ page }) => {
-  await logIn(page);
+  await openAsAdmin(page, '/runs');
   const { link } = await startRun(page, 'bulk-approval');
   await page.goto(new URL(link).pathname);
   const boxes = page.locator('input[type="checkbox"][name="claim_ids"]');

@@ -3,29 +3,19 @@
 // 5,000-row selection searched and paged through its form with every tick kept, a selection over
 // its maxItems (a message before sending with JavaScript, a 422 without), and the chat's confirm
 // view for many items with its Delete button in view.
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expectNoSeriousA11yViolations, waitForHydration } from './helpers';
-
-const auth = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
-
-async function ask(request: APIRequestContext, body: unknown): Promise<{ id: string; link: string }> {
-  const response = await request.post('/api/asks', { headers: auth, data: body });
-  expect(response.status(), await response.text()).toBe(201);
-  const created = (await response.json()) as { id: string; link: string };
-  return created;
-}
-
-async function status(request: APIRequestContext, id: string): Promise<{ status: string; response: unknown }> {
-  const response = await request.get(`/api/asks/${id}`, { headers: auth });
-  return (await response.json()) as { status: string; response: unknown };
-}
-
-async function answerOf(request: APIRequestContext, id: string): Promise<unknown> {
-  await expect.poll(async () => (await status(request, id)).status, { timeout: 20_000 }).toBe('submitted');
-  return (await status(request, id)).response;
-}
+import {
+  answerOf,
+  artifacts,
+  askStatus,
+  auth,
+  createAsk,
+  expectNoSeriousA11yViolations,
+  openAsAdmin,
+  waitForHydration,
+} from './helpers';
 
 function submitButton(page: Page) {
   return page.locator('button[name="_action"][value="submit"]');
@@ -61,7 +51,7 @@ for (const javaScriptEnabled of [true, false]) {
     test.use({ javaScriptEnabled });
 
     test(`claims are decided row by row and arrive as separate arrays (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'Review the expense claims. Approve or reject each one; leave the ones you are unsure of.',
         schema: claimSchema,
         data: { claims },
@@ -99,7 +89,7 @@ for (const javaScriptEnabled of [true, false]) {
     });
 
     test(`a 5,000-row selection is searched and paged and every tick arrives (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'Deactivate the users who left the company.',
         schema: {
           type: 'object',
@@ -126,7 +116,7 @@ for (const javaScriptEnabled of [true, false]) {
       await expect(page.getByTestId('selection-count')).toContainText('2 selected');
       await page.getByRole('checkbox', { name: 'Select u4999', exact: true }).check();
       await page.screenshot({ path: path.join(artifacts, `selections-5000-search-${javaScriptEnabled ? 'js' : 'nojs'}.png`), fullPage: true });
-      expect((await status(request, id)).status).toBe('waiting');
+      expect((await askStatus(request, id)).status).toBe('waiting');
 
       await submitButton(page).click();
       await expect(page).toHaveURL(/\/done$/);
@@ -135,7 +125,7 @@ for (const javaScriptEnabled of [true, false]) {
     });
 
     test(`ticking more than maxItems is stopped before sending or refused (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'Deactivate the users who left the company.',
         schema: {
           type: 'object',
@@ -162,7 +152,7 @@ for (const javaScriptEnabled of [true, false]) {
         await expect(page.getByTestId('field-error')).toBeVisible();
         for (const user of ['u1', 'u2', 'u5']) await expect(page.getByRole('checkbox', { name: `Select ${user}`, exact: true })).toBeChecked();
       }
-      expect((await status(request, id)).status).toBe('waiting');
+      expect((await askStatus(request, id)).status).toBe('waiting');
       await page.getByRole('checkbox', { name: 'Select u5' }).uncheck();
       await submitButton(page).click();
       await expect(page).toHaveURL(/\/done$/);
@@ -185,10 +175,7 @@ test('the chat confirm view keeps Delete and the count in view and asks once', a
     expect(created.status()).toBe(201);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('/chat');
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/chat$/);
+  await openAsAdmin(page, '/chat');
   await page.getByLabel('Message').fill('delete all completed items');
   await page.getByTestId('send').click();
   await expect(page.getByTestId('pending-approval')).toBeVisible();
@@ -211,7 +198,7 @@ test('the chat confirm view keeps Delete and the count in view and asks once', a
 });
 
 test('a tick altered to name a claim the page never offered is refused with the other choices kept', async ({ page, request }) => {
-  const { id, link } = await ask(request, {
+  const { id, link } = await createAsk(request, {
     prompt: 'Review the expense claims. Approve or reject each one; leave the ones you are unsure of.',
     schema: claimSchema,
     data: { claims },
@@ -235,7 +222,7 @@ test('a tick altered to name a claim the page never offered is refused with the 
   await expect(page.getByRole('radio', { name: 'Approved: CLM-1' })).toBeChecked();
   await page.screenshot({ path: path.join(artifacts, 'selections-not-offered.png'), fullPage: true });
   await expectNoSeriousA11yViolations(page);
-  expect((await status(request, id)).status).toBe('waiting');
+  expect((await askStatus(request, id)).status).toBe('waiting');
 
   await submitButton(page).click();
   await expect(page).toHaveURL(/\/done$/);

@@ -3,28 +3,19 @@
 // delivery address (a fieldset), a decision and a reason per claim, and 5 contacts filled from
 // empty — adding and removing records (the island without a round trip, the page's own buttons
 // without JavaScript), and a 422 that keeps every value.
-import type { APIRequestContext, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import path from 'node:path';
 
-import { artifacts, expect, expectNoSeriousA11yViolations, test, waitForHydration } from './helpers';
-
-const auth = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
-
-async function ask(request: APIRequestContext, body: unknown): Promise<{ id: string; link: string }> {
-  const response = await request.post('/api/asks', { headers: auth, data: body });
-  expect(response.status(), await response.text()).toBe(201);
-  return (await response.json()) as { id: string; link: string };
-}
-
-async function status(request: APIRequestContext, id: string): Promise<{ status: string; response: unknown }> {
-  const response = await request.get(`/api/asks/${id}`, { headers: auth });
-  return (await response.json()) as { status: string; response: unknown };
-}
-
-async function answerOf(request: APIRequestContext, id: string): Promise<unknown> {
-  await expect.poll(async () => (await status(request, id)).status, { timeout: 20_000 }).toBe('submitted');
-  return (await status(request, id)).response;
-}
+import {
+  answerOf,
+  artifacts,
+  askStatus,
+  createAsk,
+  expect,
+  expectNoSeriousA11yViolations,
+  test,
+  waitForHydration,
+} from './helpers';
 
 function submitButton(page: Page) {
   return page.locator('button[name="_action"][value="submit"]:visible');
@@ -166,7 +157,7 @@ for (const javaScriptEnabled of [true, false]) {
     test.use({ javaScriptEnabled });
 
     test(`the invoice's line items are corrected in a table bound to the scan (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'The scanner read 6 line items from invoice INV-2231. Correct any quantity or unit price.',
         schema: invoiceSchema,
         data: { invoice: 'INV-2231', items },
@@ -205,7 +196,7 @@ for (const javaScriptEnabled of [true, false]) {
     });
 
     test(`the delivery address is a fieldset of its own (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, { prompt: 'Enter the corrected delivery address.', schema: addressSchema });
+      const { id, link } = await createAsk(request, { prompt: 'Enter the corrected delivery address.', schema: addressSchema });
       await open(page, link, javaScriptEnabled);
       const group = page.getByRole('group', { name: 'Delivery address' });
       await expect(group).toBeVisible();
@@ -223,7 +214,7 @@ for (const javaScriptEnabled of [true, false]) {
     });
 
     test(`each claim gets a decision and a rejected one a reason (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'Decide on each claim; give a reason for each rejection.',
         schema: decisionSchema,
         data: { claims },
@@ -249,7 +240,7 @@ for (const javaScriptEnabled of [true, false]) {
     });
 
     test(`five contacts are filled from empty, adding and removing records (${mode})`, async ({ page, request }) => {
-      const { id, link } = await ask(request, { prompt: 'Enter the contacts of the 5 new hires.', schema: contactsSchema });
+      const { id, link } = await createAsk(request, { prompt: 'Enter the contacts of the 5 new hires.', schema: contactsSchema });
       await open(page, link, javaScriptEnabled);
       const list = page.getByTestId('record-list');
       await expect(list.locator('tbody tr')).toHaveCount(1);
@@ -277,7 +268,7 @@ for (const javaScriptEnabled of [true, false]) {
       await expect(page.getByRole('textbox', { name: 'Full name, new hire 1' })).toHaveValue('Ada Lovelace');
       if (javaScriptEnabled) await expectNoSeriousA11yViolations(page);
       await page.screenshot({ path: path.join(artifacts, `structured-contacts-${suffix}.png`), fullPage: true });
-      await expect.poll(async () => (await status(request, id)).status).toBe('waiting');
+      await expect.poll(async () => (await askStatus(request, id)).status).toBe('waiting');
 
       await submitButton(page).click();
       await expect(page).toHaveURL(/\/done$/);
@@ -292,7 +283,7 @@ for (const javaScriptEnabled of [true, false]) {
         quantity: (index % 7) + 1,
         unit_price: 2.5,
       }));
-      const { id, link } = await ask(request, {
+      const { id, link } = await createAsk(request, {
         prompt: 'The scanner read 500 line items from invoice INV-9000. Correct any quantity.',
         schema: invoiceSchema,
         data: { invoice: 'INV-9000', items: many },
@@ -307,7 +298,7 @@ for (const javaScriptEnabled of [true, false]) {
       await expect(page.getByRole('spinbutton', { name: 'Quantity, line item 51', exact: true })).toBeVisible();
       await expect(page.getByRole('spinbutton', { name: 'Quantity, line item 2', exact: true })).toHaveCount(0);
       await page.getByRole('spinbutton', { name: 'Quantity, line item 60', exact: true }).fill('41');
-      expect((await status(request, id)).status).toBe('waiting');
+      expect((await askStatus(request, id)).status).toBe('waiting');
       await page.screenshot({ path: path.join(artifacts, `structured-500-page-2-${suffix}.png`), fullPage: false });
       await submitButton(page).click();
       await expect(page).toHaveURL(/\/done$/);

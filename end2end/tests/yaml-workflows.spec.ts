@@ -1,15 +1,12 @@
 // A YAML workflow from the runs page, as a person uses it: start `expense-approval` (shipped in
 // workflows/), open its page, approve with a reason, and see the run finish down the approval
 // branch with the decision posted to the demo expenses API.
-import { expect, expectNoSeriousA11yViolations, test } from './helpers';
+import { expect, expectNoSeriousA11yViolations, openAsAdmin, test } from './helpers';
 
 const API = { Authorization: 'Bearer e2e-token-0123456789abcdef' };
 
 test('the YAML expense approval runs from the runs page to the demo API', async ({ page }) => {
-  await page.goto('/runs');
-  await page.getByLabel('Admin password').fill('e2e-admin-password');
-  await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(/\/runs$/);
+  await openAsAdmin(page, '/runs');
   await page.getByTestId('start-expense-approval').click();
   await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
   const id = page.url().split('/').pop() ?? '';

@@ -23,7 +23,7 @@ use tessera::{
 use tessera_app::catalog::Catalog;
 use uuid::Uuid;
 
-use crate::helpers::{store_contract, TestApp, TestDb, API_TOKEN};
+use crate::helpers::{header, store_contract, TestApp, TestDb, API_TOKEN};
 
 fn schema() -> FormSchema {
     FormSchema::new(vec![
@@ -969,10 +969,7 @@ async fn a_generation_leaves_its_record_and_events_in_the_store(
 async fn generating_a_page_needs_the_api_token() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app
-        .client
-        .post(app.url("/api/pages/generate"))
-        .json(&json!({"prompt": "Hello"}))
-        .send()
+        .post_json("/api/pages/generate", &json!({"prompt": "Hello"}))
         .await?;
     assert_eq!(response.status(), 401);
     assert_eq!(app.get("/api/generations").await?.status(), 401);
@@ -1020,10 +1017,7 @@ async fn the_heuristic_generates_a_valid_page_over_http_and_caches_it() -> anyho
     assert_eq!(cached["generation"]["cache_hit"], true);
     assert_eq!(cached["tree"], generated["tree"]);
     let listed: Value = app
-        .client
-        .get(app.url("/api/generations?limit=5"))
-        .bearer_auth(API_TOKEN)
-        .send()
+        .api_get("/api/generations?limit=5")
         .await?
         .json()
         .await?;
@@ -1081,11 +1075,7 @@ async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()>
         tokio::spawn(async move {
             let response = client.get(events_url).bearer_auth(API_TOKEN).send().await?;
             anyhow::ensure!(
-                response
-                    .headers()
-                    .get("content-type")
-                    .and_then(|value| value.to_str().ok())
-                    == Some("text/event-stream"),
+                header(&response, "content-type") == Some("text/event-stream"),
                 "not an event stream"
             );
             Ok::<String, anyhow::Error>(response.text().await?)
@@ -1135,10 +1125,7 @@ async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()>
     .await?;
     assert!(!resumed.contains("event:"), "{resumed}");
     let record: Value = app
-        .client
-        .get(app.url(&format!("/api/generations/{id}")))
-        .bearer_auth(API_TOKEN)
-        .send()
+        .api_get(&format!("/api/generations/{id}"))
         .await?
         .json()
         .await?;
@@ -1146,12 +1133,7 @@ async fn a_generation_can_be_followed_live_and_read_back() -> anyhow::Result<()>
     // An id already used collides with what is stored: 409, as the API's document says.
     let reused = post_generate(&app, &json!({"prompt": "Again", "id": id})).await?;
     assert_eq!(reused.status(), 409);
-    let unknown = app
-        .client
-        .get(app.url("/api/generations/not-a-uuid"))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?;
+    let unknown = app.api_get("/api/generations/not-a-uuid").await?;
     assert_eq!(unknown.status(), 404);
     Ok(())
 }

@@ -5,15 +5,9 @@ use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::workflow::run::RunFilter;
 
-use crate::helpers::{TestApp, API_TOKEN};
+use crate::helpers::{error_of, TestApp, API_TOKEN};
 
 /// The status and the `error` object of a JSON error answer.
-async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.context("a JSON error body")?;
-    Ok((status, body["error"].clone()))
-}
-
 async fn runs_started(app: &TestApp) -> anyhow::Result<i64> {
     let filter = RunFilter {
         status: None,
@@ -103,10 +97,7 @@ async fn ask_and_chat_bodies_need_the_json_content_type_with_the_token_too() -> 
     assert_eq!(runs_started(&app).await?, 0, "no ask was made");
 
     let session: Value = app
-        .client
-        .post(app.url("/api/chat/sessions"))
-        .bearer_auth(API_TOKEN)
-        .send()
+        .api_post_empty("/api/chat/sessions")
         .await?
         .json()
         .await?;

@@ -1,9 +1,7 @@
 //! The asks API end to end: ask, open the link, submit, read the typed answer back, and get it
 //! `POST`ed (signed, retried until acknowledged) to a callback receiver started by the test.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
@@ -12,7 +10,7 @@ use tessera::{
     workflow::run::RunId,
 };
 
-use crate::helpers::{on_both_backends, Backend, HttpSink, TestApp, API_TOKEN};
+use crate::helpers::{csrf_of, error_of, on_both_backends, Backend, HttpSink, TestApp, API_TOKEN};
 
 const SECRET: &str = "whsec_asks_0123456789abcdef";
 
@@ -41,17 +39,7 @@ pub(crate) async fn wait_for_ask(
     id: &str,
     done: impl Fn(&Value) -> bool,
 ) -> anyhow::Result<Value> {
-    let started = Instant::now();
-    loop {
-        let ask = ask_json(app, id).await?;
-        if done(&ask) {
-            return Ok(ask);
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("ask {id} never got there: {ask:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    app.wait_until(&format!("/api/asks/{id}"), done).await
 }
 
 /// The typed answer of ask `id`, once a person has submitted it.
@@ -66,12 +54,30 @@ pub(crate) fn page_path(link: &str) -> anyhow::Result<String> {
         .context("the link is a page link")
 }
 
-pub(crate) fn csrf_of(html: &str) -> String {
-    html.split("name=\"_csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_default()
-        .to_owned()
+/// Who answered `ask`, in the order of its `answers`.
+pub(crate) fn answered_by(ask: &Value) -> anyhow::Result<Vec<&str>> {
+    Ok(ask["answers"]
+        .as_array()
+        .context("answers")?
+        .iter()
+        .filter_map(|answer| answer["answered_by"].as_str())
+        .collect())
+}
+
+/// The `(assignee, page path)` of each link in `links` (the `links` of an ask or of a run's
+/// fresh links).
+pub(crate) fn assignee_links(links: &Value) -> anyhow::Result<Vec<(String, String)>> {
+    links
+        .as_array()
+        .context("links")?
+        .iter()
+        .map(|link| {
+            Ok((
+                link["assignee"].as_str().context("assignee")?.to_owned(),
+                page_path(link["link"].as_str().context("link")?)?,
+            ))
+        })
+        .collect()
 }
 
 /// Creates an ask and returns `(id, page path)`.
@@ -92,21 +98,13 @@ pub(crate) async fn submit(
     fields: &str,
 ) -> anyhow::Result<reqwest::Response> {
     let html = app.get(path).await?.text().await?;
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={}&{fields}", csrf_of(&html)))
-        .send()
-        .await?)
+    app.post_form(path, "", format!("_csrf={}&{fields}", csrf_of(&html)))
+        .await
 }
 
 /// The app with a webhook secret, so asks may have a `callback_url`, and `sink` (on loopback)
 /// admitted as an internal receiver.
-async fn spawn_signing_callbacks(
-    backend: Backend,
-    sink: &HttpSink,
-) -> anyhow::Result<Option<TestApp>> {
+async fn spawn_signing_callbacks(backend: Backend, sink: &HttpSink) -> anyhow::Result<TestApp> {
     TestApp::builder()
         .backend(backend)
         .config(|config| {
@@ -116,16 +114,14 @@ async fn spawn_signing_callbacks(
             };
             sink.admit_in(config);
         })
-        .try_spawn()
+        .spawn()
         .await
 }
 
 async fn an_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "Approve the Q3 budget?", "schema": decision_schema(), "data": {"total": 1200}}),
@@ -159,9 +155,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[503, 500]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
-        return Ok(());
-    };
+    let app = spawn_signing_callbacks(backend, &sink).await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()}),
@@ -177,11 +171,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 
     // A second submission is refused and sends nothing more.
     let again = app
-        .client
-        .post(app.url(&path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf=x&{fields}"))
-        .send()
+        .post_form(&path, "", format!("_csrf=x&{fields}"))
         .await?;
     assert_eq!(again.status(), 409);
 
@@ -245,9 +235,7 @@ async fn the_callback_is_signed_retried_until_acknowledged_and_delivered_once(
 }
 
 async fn an_expired_ask_says_so_and_its_link_is_gone(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let (id, path) = create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
     let ask = ask_json(&app, &id).await?;
     let expires_at = ask["expires_at_ms"].as_i64().context("an expiry")?;
@@ -276,9 +264,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
-        return Ok(());
-    };
+    let app = spawn_signing_callbacks(backend, &sink).await?;
     let body = json!({"prompt": "Approve?", "schema": decision_schema(), "callback_url": callback_url.as_str()});
 
     // Expiry: the author moves the link's expiry into the past; the run's wait follows it.
@@ -325,10 +311,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
     let (withdrawn, _) = create(&app, &body).await?;
     let cookie = app.admin_cookie().await?;
     let cancel = app
-        .client
-        .post(app.url(&format!("/runs/{withdrawn}/cancel")))
-        .header("cookie", &cookie)
-        .send()
+        .post_with(&format!("/runs/{withdrawn}/cancel"), &cookie)
         .await?;
     assert_eq!(cancel.status(), 303);
     let told = wait_for_ask(&app, &withdrawn, |ask| {
@@ -365,9 +348,7 @@ async fn an_ask_that_expires_or_is_cancelled_tells_its_callback_why(
 async fn the_form_lists_the_fields_in_the_order_the_schema_writes_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({
         "type": "object",
         "properties": {
@@ -405,9 +386,7 @@ on_both_backends!(
 async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     // Once hung the server: 10¹⁰ iterations, and the next request stalled behind it.
     let prompt =
         "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}";
@@ -427,9 +406,7 @@ async fn a_prompt_that_loops_without_end_is_refused_naming_prompt(
 async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     // Few instructions, little output, but 100 MB doubled ten times if it ran.
     let prompt =
         "{% set a = 'x' * 100000000 %}{% set b = a ~ a %}{% set c = b ~ b %}{{ c | length }}";
@@ -461,9 +438,7 @@ async fn a_prompt_that_would_build_gigabytes_in_memory_is_refused_naming_prompt(
 async fn a_prompt_looping_over_a_few_hundred_rows_of_data_still_renders(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let emails: Vec<Value> = (0..300)
         .map(|n| json!({"id": format!("m{n}"), "subject": format!("s{n}")}))
         .collect();
@@ -485,7 +460,7 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
     let sink = HttpSink::start(&[]).await?;
     let server_topic = sink.url("/server-topic")?;
     let hooks = sink.url("/hooks/")?;
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(backend)
         .config(|config| {
             config.notify = NotifyConfig {
@@ -500,11 +475,8 @@ async fn an_ask_sends_its_link_to_the_recipients_it_names_within_the_allowlist_o
             };
             sink.admit_in(config);
         })
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "Deploy?", "notify": {"ntfy": {"topic": "ops"}, "webhook": sink.url("/hooks/deploy")?.as_str()}}),
@@ -594,9 +566,7 @@ async fn ask_call(
 async fn the_caller_extends_and_reissues_an_open_ask_and_nothing_once_it_is_answered(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let (id, first_path) =
         create(&app, &json!({"prompt": "Still there?", "expires_in": 3600})).await?;
 
@@ -677,9 +647,7 @@ async fn the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled(
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let callback_url = sink.url("/hooks/ask")?;
-    let Some(app) = spawn_signing_callbacks(backend, &sink).await? else {
-        return Ok(());
-    };
+    let app = spawn_signing_callbacks(backend, &sink).await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "Ship it?", "callback_url": callback_url.as_str()}),
@@ -706,12 +674,6 @@ async fn the_caller_cancels_a_waiting_ask_once_and_its_callback_says_cancelled(
         (409, &json!("ask_closed"))
     );
     app.cleanup().await
-}
-
-async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await?;
-    Ok((status, body["error"].clone()))
 }
 
 #[tokio::test]
@@ -784,12 +746,7 @@ async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
         (413, Some("body_too_large"))
     );
 
-    let anonymous = app
-        .client
-        .post(app.url("/api/asks"))
-        .json(&json!({"prompt": "q"}))
-        .send()
-        .await?;
+    let anonymous = app.post_json("/api/asks", &json!({"prompt": "q"})).await?;
     assert_eq!(anonymous.status(), 401);
 
     let runs = app.store.list_runs(&tessera::workflow::run::RunFilter {
@@ -806,10 +763,7 @@ async fn bad_asks_are_refused_naming_the_field() -> anyhow::Result<()> {
 async fn unknown_asks_and_runs_of_other_workflows_are_404() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let (status, error) = error_of(
-        app.client
-            .get(app.url("/api/asks/7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f"))
-            .bearer_auth(API_TOKEN)
-            .send()
+        app.api_get("/api/asks/7b0f7c4e-93b5-4f7e-9e0b-6a1f1c2d3e4f")
             .await?,
     )
     .await?;
@@ -820,12 +774,7 @@ async fn unknown_asks_and_runs_of_other_workflows_are_404() -> anyhow::Result<()
         .json()
         .await?;
     let id = run["id"].as_str().context("a run id")?;
-    let other = app
-        .client
-        .get(app.url(&format!("/api/asks/{id}")))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?;
+    let other = app.api_get(&format!("/api/asks/{id}")).await?;
     assert_eq!(other.status(), 404);
     Ok(())
 }
@@ -835,7 +784,7 @@ async fn a_prompt_alone_asks_for_a_required_answer_and_notify_sends_the_link() -
 {
     let webhook = HttpSink::start(&[]).await?;
     let hook_url = webhook.url("/notify")?;
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(Backend::Sqlite)
         .config(|config| {
             config.notify = NotifyConfig {
@@ -844,11 +793,8 @@ async fn a_prompt_alone_asks_for_a_required_answer_and_notify_sends_the_link() -
                 ..NotifyConfig::default()
             };
         })
-        .try_spawn()
-        .await?
-    else {
-        bail!("SQLite is always available");
-    };
+        .spawn()
+        .await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "What should we call the project?", "notify": true}),

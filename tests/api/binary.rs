@@ -36,6 +36,21 @@ pub(crate) fn wait_until_listening(
     }
 }
 
+/// The `tessera` binary set up to serve from `dir`: no config file, a port the system picks, and
+/// its SQLite file `t.db` in `dir`.
+pub(crate) fn server_in(dir: &std::path::Path) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .current_dir(dir)
+        .env_remove("TESSERA_CONFIG")
+        .env("TESSERA_ADDR", "127.0.0.1:0")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.join("t.db").display()),
+        );
+    command
+}
+
 #[test]
 fn a_bad_setting_is_one_line_naming_it_and_exit_code_2() -> anyhow::Result<()> {
     let output = Command::new(BINARY)
@@ -111,14 +126,7 @@ fn sigterm_shuts_the_server_down_gracefully_without_logging_secrets() -> anyhow:
     // Files, not pipes: the debug log (every migration's SQL) outgrows a pipe's buffer before
     // the server listens, and a pipe nobody reads yet would stall it there.
     let output = crate::process::output_to(&dir.path().join("server.log"))?;
-    let mut child = Command::new(BINARY)
-        .current_dir(dir.path())
-        .env_remove("TESSERA_CONFIG")
-        .env("TESSERA_ADDR", "127.0.0.1:0")
-        .env(
-            "DATABASE_URL",
-            format!("sqlite://{}", dir.path().join("t.db").display()),
-        )
+    let mut child = server_in(dir.path())
         .env("TESSERA_API_TOKEN", "very-secret-token-value-123")
         .env("TESSERA_LOG", "debug")
         .stdout(output.0)
@@ -146,15 +154,8 @@ fn the_first_start_prints_a_generated_token_once() -> anyhow::Result<()> {
     let run_once = |run: &str| -> anyhow::Result<String> {
         let log = dir.path().join(format!("{run}.log"));
         let output = crate::process::output_to(&log)?;
-        let mut child = Command::new(BINARY)
-            .current_dir(dir.path())
-            .env_remove("TESSERA_CONFIG")
+        let mut child = server_in(dir.path())
             .env_remove("TESSERA_API_TOKEN")
-            .env("TESSERA_ADDR", "127.0.0.1:0")
-            .env(
-                "DATABASE_URL",
-                format!("sqlite://{}", dir.path().join("t.db").display()),
-            )
             .stdout(output.0)
             .stderr(output.1)
             .spawn()?;
@@ -186,12 +187,8 @@ fn a_sigterm_during_start_up_still_shows_the_generated_token_and_exits_cleanly(
 ) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let database = dir.path().join("t.db");
-    let mut child = Command::new(BINARY)
-        .current_dir(dir.path())
-        .env_remove("TESSERA_CONFIG")
+    let mut child = server_in(dir.path())
         .env_remove("TESSERA_API_TOKEN")
-        .env("TESSERA_ADDR", "127.0.0.1:0")
-        .env("DATABASE_URL", format!("sqlite://{}", database.display()))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()?;

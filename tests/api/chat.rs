@@ -26,8 +26,8 @@ use tessera::{
         orchestrator::{ChatEvent, OrchestratorParts, SessionModels},
         planner::Planner,
         policy::ConfirmReason,
-        ApprovalScope, CapabilityScope, Manifest, Orchestrator, RequestedScope, ThreadStatus,
-        TurnOutcome,
+        ApprovalScope, CapabilityScope, ChatError, ChatSession, ConfirmationId, Manifest,
+        Orchestrator, RequestedScope, SessionId, ThreadStatus, TurnOutcome,
     },
     demo::items::{
         model::{ItemFilter, ItemId, ItemPatch, ItemStatus},
@@ -235,6 +235,41 @@ fn call(id: &str, name: &str, arguments: Value) -> ScriptedTurn {
     ScriptedTurn::tool_calls(vec![ToolCall::new(id, name, arguments)])
 }
 
+/// The model's turns for "delete these": a preview search with `filters`, the bulk delete of
+/// `ids`, then the turns `then`.
+pub(crate) fn preview_then_delete(
+    filters: Value,
+    ids: &[String],
+    then: impl IntoIterator<Item = ScriptedTurn>,
+) -> Vec<ScriptedTurn> {
+    [
+        call("c1", "searchItems", filters),
+        call("c2", "bulkDeleteItems", json!({"ids": ids})),
+    ]
+    .into_iter()
+    .chain(then)
+    .collect()
+}
+
+/// The model's turns for "mark all open items as done": a preview search for the open items,
+/// the bulk update of `ids` to completed, then the turns `then`.
+pub(crate) fn mark_all_done(
+    ids: &[String],
+    then: impl IntoIterator<Item = ScriptedTurn>,
+) -> Vec<ScriptedTurn> {
+    [
+        call("c1", "searchItems", json!({"status": "open"})),
+        call(
+            "c2",
+            "bulkUpdateItems",
+            json!({"ids": ids, "status": "completed"}),
+        ),
+    ]
+    .into_iter()
+    .chain(then)
+    .collect()
+}
+
 /// The ids a search with `filter` returns, in the API's order.
 pub(crate) async fn ids_matching(store: &Store, filter: ItemFilter) -> anyhow::Result<Vec<String>> {
     let page = store
@@ -314,6 +349,62 @@ pub(crate) fn statuses(outcome: &TurnOutcome) -> Vec<(String, StepRole, CallStat
         .collect()
 }
 
+/// One row of [`statuses`]: an operation, its role and its status.
+pub(crate) fn step(
+    operation: &str,
+    role: StepRole,
+    status: CallStatus,
+) -> (String, StepRole, CallStatus) {
+    (operation.to_owned(), role, status)
+}
+
+/// What [`statuses`] reads after a proposal: the preview search succeeded and `operation` waits
+/// for the person's confirmation.
+pub(crate) fn previewed_awaiting(operation: &str) -> Vec<(String, StepRole, CallStatus)> {
+    vec![
+        step("searchItems", StepRole::Preview, CallStatus::Succeeded),
+        step(
+            operation,
+            StepRole::Mutation,
+            CallStatus::AwaitingConfirmation,
+        ),
+    ]
+}
+
+/// Opens a session on `orchestrator` and says `text` in it: the session and the first turn.
+pub(crate) async fn first_turn(
+    orchestrator: &Orchestrator,
+    text: &str,
+) -> anyhow::Result<(ChatSession, TurnOutcome)> {
+    let session = orchestrator.create_session(None, None).await?;
+    let outcome = orchestrator.handle_turn(session.id, text).await?;
+    Ok((session, outcome))
+}
+
+/// The id of the first confirmation `outcome` waits for.
+pub(crate) fn first_confirmation(outcome: &TurnOutcome) -> anyhow::Result<ConfirmationId> {
+    Ok(outcome
+        .pending_approvals
+        .first()
+        .context("no approval")?
+        .confirmation_id)
+}
+
+/// The person approves confirmation `confirmation_id` of `session`, this once.
+pub(crate) async fn approve_once(
+    orchestrator: &Orchestrator,
+    session: SessionId,
+    confirmation_id: ConfirmationId,
+) -> Result<TurnOutcome, ChatError> {
+    orchestrator
+        .decide(
+            session,
+            confirmation_id,
+            Decision::Approve(ApprovalScope::Once),
+        )
+        .await
+}
+
 /// The tool results the model was sent in its `index`-th request.
 pub(crate) fn tool_results(model: &ScriptedModel, index: usize) -> Vec<(String, Value, bool)> {
     model
@@ -354,15 +445,12 @@ async fn a_simple_query_runs_one_read_and_needs_no_confirmation(
         ScriptedTurn::text(format!("There are {} completed items.", completed.len())),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "show completed items")
-        .await?;
+    let (_, outcome) = first_turn(&orchestrator, "show completed items").await?;
 
     assert_eq!(outcome.route, "new_request");
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
+        vec![step("searchItems", StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(
         outcome.header.steps[0].detail,
@@ -408,13 +496,10 @@ async fn a_search_the_model_wrote_as_text_runs_as_a_tool_call(store: &Store) -> 
         ScriptedTurn::text("Those are the completed items."),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "show completed items")
-        .await?;
+    let (_, outcome) = first_turn(&orchestrator, "show completed items").await?;
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
+        vec![step("searchItems", StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(site.requests().len(), 1, "the search was sent once");
     let results = tool_results(&model, 1);
@@ -430,14 +515,14 @@ async fn a_bulk_delete_previews_and_sends_nothing_until_confirmed(
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let (filters, ids) = completed_last_month(store).await?;
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", filters),
-        call("c2", "bulkDeleteItems", json!({"ids": ids})),
-        ScriptedTurn::text(format!(
+    let model = ScriptedModel::new(preview_then_delete(
+        filters,
+        &ids,
+        [ScriptedTurn::text(format!(
             "Deleted {} completed items from last month.",
             ids.len()
-        )),
-    ]);
+        ))],
+    ));
     let orchestrator = scripted(store, &site, &model)?;
     let session = orchestrator.create_session(None, None).await?;
     let mut events = orchestrator.subscribe(session.id);
@@ -450,21 +535,7 @@ async fn a_bulk_delete_previews_and_sends_nothing_until_confirmed(
     assert!(site.mutating().is_empty(), "{:?}", site.requests());
     assert_eq!(site.requests().len(), 1);
     assert_eq!(ids_matching(store, ItemFilter::default()).await?.len(), 250);
-    assert_eq!(
-        statuses(&proposed),
-        vec![
-            (
-                "searchItems".into(),
-                StepRole::Preview,
-                CallStatus::Succeeded
-            ),
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::AwaitingConfirmation
-            ),
-        ]
-    );
+    assert_eq!(statuses(&proposed), previewed_awaiting("bulkDeleteItems"));
     assert_eq!(proposed.thread_status, Some(ThreadStatus::WorkflowProposed));
     // The confirmation is bound to SHA-256 of the exact operation and canonical arguments.
     let expected_hash = {
@@ -526,8 +597,8 @@ async fn a_bulk_delete_previews_and_sends_nothing_until_confirmed(
     );
     assert_eq!(
         statuses(&done),
-        vec![(
-            "bulkDeleteItems".into(),
+        vec![step(
+            "bulkDeleteItems",
             StepRole::Mutation,
             CallStatus::Succeeded
         )]
@@ -568,41 +639,25 @@ async fn a_confirmation_is_used_once_and_changed_arguments_need_a_new_one(
     let first: Vec<String> = ids.iter().take(2).cloned().collect();
     let changed: Vec<String> = ids.iter().skip(2).take(2).cloned().collect();
     anyhow::ensure!(changed.len() == 2, "need four completed items last month");
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", filters.clone()),
-        call("c2", "bulkDeleteItems", json!({"ids": first})),
-        ScriptedTurn::text("Deleted two."),
-        // The next request previews again, then changes the arguments of the approved operation.
-        call("c3", "searchItems", filters),
-        call("c4", "bulkDeleteItems", json!({"ids": changed})),
-    ]);
+    let model = ScriptedModel::new(preview_then_delete(
+        filters.clone(),
+        &first,
+        [
+            ScriptedTurn::text("Deleted two."),
+            // The next request previews again, then changes the arguments of the approved operation.
+            call("c3", "searchItems", filters),
+            call("c4", "bulkDeleteItems", json!({"ids": changed})),
+        ],
+    ));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
-    let first_confirmation = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
-    orchestrator
-        .decide(
-            session.id,
-            first_confirmation,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let (session, proposed) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
+    let first_confirmation = first_confirmation(&proposed)?;
+    approve_once(&orchestrator, session.id, first_confirmation).await?;
     assert_eq!(site.mutating().len(), 1);
 
     // Deciding the same confirmation again is refused: it is no longer pending.
-    let again = orchestrator
-        .decide(
-            session.id,
-            first_confirmation,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await;
+    let again = approve_once(&orchestrator, session.id, first_confirmation).await;
     assert!(
         matches!(again, Err(tessera::chat::ChatError::Conflict(_))),
         "{again:?}"
@@ -630,18 +685,7 @@ async fn a_confirmation_is_used_once_and_changed_arguments_need_a_new_one(
     );
     assert_eq!(
         statuses(&changed_turn),
-        vec![
-            (
-                "searchItems".into(),
-                StepRole::Preview,
-                CallStatus::Succeeded
-            ),
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::AwaitingConfirmation
-            ),
-        ]
+        previewed_awaiting("bulkDeleteItems")
     );
     Ok(())
 }
@@ -651,20 +695,12 @@ async fn a_247_item_bulk_update_is_chunked_100_100_47_with_progress(
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let ids = exactly_open(store, 247).await?;
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", json!({"status": "open"})),
-        call(
-            "c2",
-            "bulkUpdateItems",
-            json!({"ids": ids, "status": "completed"}),
-        ),
-        ScriptedTurn::text("Marked 247 items as completed."),
-    ]);
+    let model = ScriptedModel::new(mark_all_done(
+        &ids,
+        [ScriptedTurn::text("Marked 247 items as completed.")],
+    ));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
+    let (session, proposed) = first_turn(&orchestrator, "mark all open items as done").await?;
     assert!(site.mutating().is_empty());
     let approval = proposed.pending_approvals.first().context("no approval")?;
     assert_eq!(approval.preview.chunks, vec![100, 100, 47]);
@@ -674,13 +710,7 @@ async fn a_247_item_bulk_update_is_chunked_100_100_47_with_progress(
     assert!(!approval.destructive);
 
     let mut listener = orchestrator.subscribe(session.id);
-    let done = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
 
     // Three requests of 100, 100 and 47 ids reached the site, in that order.
     let chunks: Vec<Option<usize>> = site
@@ -751,10 +781,8 @@ async fn a_model_that_skips_the_preview_is_stopped_by_code(store: &Store) -> any
         ScriptedTurn::text("Done!"),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
+    let (session, outcome) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
 
     assert!(
         site.requests().is_empty(),
@@ -767,8 +795,8 @@ async fn a_model_that_skips_the_preview_is_stopped_by_code(store: &Store) -> any
     );
     assert_eq!(
         statuses(&outcome),
-        vec![(
-            "bulkDeleteItems".into(),
+        vec![step(
+            "bulkDeleteItems",
             StepRole::Mutation,
             CallStatus::Refused
         )]
@@ -834,13 +862,9 @@ async fn a_model_calling_outside_its_scope_is_refused_and_logged(
     assert_eq!(
         statuses(&outcome),
         vec![
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::Refused
-            ),
-            ("dropDatabase".into(), StepRole::Read, CallStatus::Refused),
-            ("searchItems".into(), StepRole::Read, CallStatus::Succeeded),
+            step("bulkDeleteItems", StepRole::Mutation, CallStatus::Refused),
+            step("dropDatabase", StepRole::Read, CallStatus::Refused),
+            step("searchItems", StepRole::Read, CallStatus::Succeeded),
         ]
     );
     assert_eq!(
@@ -868,37 +892,15 @@ async fn stop_lands_between_chunks_and_finished_chunks_stay_finished(
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::from_millis(400), None).await?;
     let ids = exactly_open(store, 247).await?;
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", json!({"status": "open"})),
-        call(
-            "c2",
-            "bulkUpdateItems",
-            json!({"ids": ids, "status": "completed"}),
-        ),
-    ]);
+    let model = ScriptedModel::new(mark_all_done(&ids, []));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let (session, proposed) = first_turn(&orchestrator, "mark all open items as done").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
 
     let mut listener = orchestrator.subscribe(session.id);
     let running = {
         let orchestrator = orchestrator.clone();
-        tokio::spawn(async move {
-            orchestrator
-                .decide(
-                    session.id,
-                    confirmation_id,
-                    Decision::Approve(ApprovalScope::Once),
-                )
-                .await
-        })
+        tokio::spawn(async move { approve_once(&orchestrator, session.id, confirmation_id).await })
     };
     // Wait until the first chunk is done, then nudge and stop.
     tokio::time::timeout(Duration::from_secs(20), async {
@@ -974,26 +976,21 @@ async fn an_operation_grant_skips_later_confirmations_but_never_the_preview(
     let site = demo_site(store, Duration::ZERO, None).await?;
     let (filters, ids) = completed_last_month(store).await?;
     anyhow::ensure!(ids.len() >= 3, "need three completed items last month");
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", filters.clone()),
-        call("c2", "bulkDeleteItems", json!({"ids": [ids[0]]})),
-        ScriptedTurn::text("Deleted one."),
-        // Next request, same thread rules: a fresh thread must preview again, then runs unasked.
-        call("c3", "bulkDeleteItems", json!({"ids": [ids[1]]})),
-        call("c4", "searchItems", filters),
-        call("c5", "bulkDeleteItems", json!({"ids": [ids[1], ids[2]]})),
-        ScriptedTurn::text("Deleted two more."),
-    ]);
+    let model = ScriptedModel::new(preview_then_delete(
+        filters.clone(),
+        &ids[..1],
+        [
+            ScriptedTurn::text("Deleted one."),
+            // Next request, same thread rules: a fresh thread must preview again, then runs unasked.
+            call("c3", "bulkDeleteItems", json!({"ids": [ids[1]]})),
+            call("c4", "searchItems", filters),
+            call("c5", "bulkDeleteItems", json!({"ids": [ids[1], ids[2]]})),
+            ScriptedTurn::text("Deleted two more."),
+        ],
+    ));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "delete the first completed item")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let (session, proposed) = first_turn(&orchestrator, "delete the first completed item").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
     orchestrator
         .decide(
             session.id,
@@ -1009,21 +1006,9 @@ async fn an_operation_grant_skips_later_confirmations_but_never_the_preview(
     assert_eq!(
         statuses(&next),
         vec![
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::Refused
-            ),
-            (
-                "searchItems".into(),
-                StepRole::Preview,
-                CallStatus::Succeeded
-            ),
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::Succeeded
-            ),
+            step("bulkDeleteItems", StepRole::Mutation, CallStatus::Refused),
+            step("searchItems", StepRole::Preview, CallStatus::Succeeded),
+            step("bulkDeleteItems", StepRole::Mutation, CallStatus::Succeeded),
         ]
     );
     assert!(
@@ -1051,16 +1036,11 @@ async fn an_operation_grant_skips_later_confirmations_but_never_the_preview(
 async fn a_pending_approval_survives_a_new_orchestrator(store: &Store) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let (filters, ids) = completed_last_month(store).await?;
-    let before = ScriptedModel::new(vec![
-        call("c1", "searchItems", filters),
-        call("c2", "bulkDeleteItems", json!({"ids": ids})),
-    ]);
+    let before = ScriptedModel::new(preview_then_delete(filters, &ids, []));
     let session = {
         let orchestrator = scripted(store, &site, &before)?;
-        let session = orchestrator.create_session(None, None).await?;
-        orchestrator
-            .handle_turn(session.id, "delete all completed items from last month")
-            .await?;
+        let (session, _) =
+            first_turn(&orchestrator, "delete all completed items from last month").await?;
         session
     };
     // A restart: a new orchestrator over the same store, nothing in memory.
@@ -1083,8 +1063,8 @@ async fn a_pending_approval_survives_a_new_orchestrator(store: &Store) -> anyhow
     let done = orchestrator.handle_turn(session.id, "go ahead").await?;
     assert_eq!(
         statuses(&done),
-        vec![(
-            "bulkDeleteItems".into(),
+        vec![step(
+            "bulkDeleteItems",
             StepRole::Mutation,
             CallStatus::Succeeded
         )]
@@ -1099,10 +1079,8 @@ async fn the_offline_planner_deletes_completed_items_from_last_month(
     let site = demo_site(store, Duration::ZERO, None).await?;
     let (_, ids) = completed_last_month(store).await?;
     let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
+    let (session, proposed) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
     assert!(site.mutating().is_empty());
     // The same proposal a model makes: preview search, then the bulk delete of exactly its ids.
     let approval = proposed.pending_approvals.first().context("no approval")?;
@@ -1111,21 +1089,7 @@ async fn the_offline_planner_deletes_completed_items_from_last_month(
         approval.hash,
         operation_hash("bulkDeleteItems", &json!({"ids": ids}))
     );
-    assert_eq!(
-        statuses(&proposed),
-        vec![
-            (
-                "searchItems".into(),
-                StepRole::Preview,
-                CallStatus::Succeeded
-            ),
-            (
-                "bulkDeleteItems".into(),
-                StepRole::Mutation,
-                CallStatus::AwaitingConfirmation
-            ),
-        ]
-    );
+    assert_eq!(statuses(&proposed), previewed_awaiting("bulkDeleteItems"));
     let done = orchestrator.handle_turn(session.id, "yes").await?;
     assert_eq!(done.narrative, format!("Deleted {} items.", ids.len()));
     assert_eq!(site.mutating().len(), 1);
@@ -1140,10 +1104,7 @@ async fn the_offline_planner_marks_all_open_items_as_done_in_chunks(
     let site = demo_site(store, Duration::ZERO, None).await?;
     let ids = exactly_open(store, 247).await?;
     let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
+    let (session, proposed) = first_turn(&orchestrator, "mark all open items as done").await?;
     let approval = proposed.pending_approvals.first().context("no approval")?;
     assert_eq!(
         approval.hash,
@@ -1153,13 +1114,7 @@ async fn the_offline_planner_marks_all_open_items_as_done_in_chunks(
         )
     );
     assert_eq!(approval.preview.chunks, vec![100, 100, 47]);
-    let done = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
     assert_eq!(
         site.mutating()
             .iter()
@@ -1182,13 +1137,10 @@ async fn the_offline_planner_shows_items_where_status_is_open(store: &Store) -> 
     )
     .await?;
     let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "show items where status is open")
-        .await?;
+    let (session, outcome) = first_turn(&orchestrator, "show items where status is open").await?;
     assert_eq!(
         statuses(&outcome),
-        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
+        vec![step("searchItems", StepRole::Read, CallStatus::Succeeded)]
     );
     assert_eq!(
         outcome.narrative,
@@ -1213,9 +1165,7 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
     let site = demo_site(store, Duration::ZERO, None).await?;
     let model = ScriptedModel::new(vec![]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-
-    let help = orchestrator.handle_turn(session.id, "/help").await?;
+    let (session, help) = first_turn(&orchestrator, "/help").await?;
     assert_eq!(help.route, "slash");
     assert!(help.narrative.contains("/tool NAME --field value"));
     assert!(help.reply.starts_with("Execution: no operations ran."));
@@ -1260,8 +1210,8 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         .await?;
     assert_eq!(
         statuses(&created),
-        vec![(
-            "createItem".into(),
+        vec![step(
+            "createItem",
             StepRole::Mutation,
             CallStatus::Succeeded
         )]
@@ -1288,24 +1238,18 @@ async fn slash_commands_are_handled_by_code_and_never_reach_the_model(
         .await?;
     assert_eq!(
         statuses(&delete),
-        vec![(
-            "deleteItem".into(),
+        vec![step(
+            "deleteItem",
             StepRole::Mutation,
             CallStatus::AwaitingConfirmation
         )]
     );
     let approval = delete.pending_approvals.first().context("no approval")?;
-    let deleted = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let deleted = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
     assert_eq!(
         statuses(&deleted),
-        vec![(
-            "deleteItem".into(),
+        vec![step(
+            "deleteItem",
             StepRole::Mutation,
             CallStatus::Succeeded
         )]
@@ -1350,15 +1294,10 @@ async fn declining_sends_nothing_and_a_no_answers_the_pending_question(
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let (filters, ids) = completed_last_month(store).await?;
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", filters),
-        call("c2", "bulkDeleteItems", json!({"ids": ids})),
-    ]);
+    let model = ScriptedModel::new(preview_then_delete(filters, &ids, []));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
+    let (session, proposed) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
     // "ok" and "thanks" are filler: they never approve a deletion.
     let filler = orchestrator.handle_turn(session.id, "ok").await?;
     assert_eq!(filler.route, "filler");
@@ -1374,8 +1313,8 @@ async fn declining_sends_nothing_and_a_no_answers_the_pending_question(
     assert_eq!(declined.route, "answer_to_pending");
     assert_eq!(
         statuses(&declined),
-        vec![(
-            "bulkDeleteItems".into(),
+        vec![step(
+            "bulkDeleteItems",
             StepRole::Mutation,
             CallStatus::Declined
         )]
@@ -1383,11 +1322,7 @@ async fn declining_sends_nothing_and_a_no_answers_the_pending_question(
     assert_eq!(declined.narrative, "Declined. Nothing was changed.");
     assert!(declined.pending_approvals.is_empty());
     assert!(site.mutating().is_empty());
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let confirmation_id = first_confirmation(&proposed)?;
     assert_eq!(
         store
             .confirmation(session.id, confirmation_id)
@@ -1404,32 +1339,16 @@ async fn a_failed_call_is_shown_in_the_header_not_summarised_away(
     // The second bulk request fails with 500: chunk 1 stays done, chunk 3 is never sent.
     let site = demo_site(store, Duration::ZERO, Some(2)).await?;
     let ids = exactly_open(store, 247).await?;
-    let model = ScriptedModel::new(vec![
-        call("c1", "searchItems", json!({"status": "open"})),
-        call(
-            "c2",
-            "bulkUpdateItems",
-            json!({"ids": ids, "status": "completed"}),
-        ),
-        ScriptedTurn::reply(ChatResponse::text("All 247 items are done!")),
-    ]);
+    let model = ScriptedModel::new(mark_all_done(
+        &ids,
+        [ScriptedTurn::reply(ChatResponse::text(
+            "All 247 items are done!",
+        ))],
+    ));
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
-    let done = orchestrator
-        .decide(
-            session.id,
-            confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let (session, proposed) = first_turn(&orchestrator, "mark all open items as done").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
+    let done = approve_once(&orchestrator, session.id, confirmation_id).await?;
     assert_eq!(
         site.mutating().len(),
         2,
@@ -1460,15 +1379,9 @@ async fn a_redirect_withdraws_the_pending_confirmation_and_runs_the_new_request(
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let proposed = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let (session, proposed) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
     // "actually … instead" beats the pending yes/no question: the deletion is withdrawn and the
     // new request runs in a new thread.
     let redirected = orchestrator
@@ -1488,7 +1401,7 @@ async fn a_redirect_withdraws_the_pending_confirmation_and_runs_the_new_request(
     );
     assert_eq!(
         statuses(&redirected),
-        vec![("searchItems".into(), StepRole::Read, CallStatus::Succeeded)]
+        vec![step("searchItems", StepRole::Read, CallStatus::Succeeded)]
     );
     assert!(
         redirected

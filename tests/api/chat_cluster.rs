@@ -20,7 +20,6 @@ use axum::{
     middleware::{self, Next},
     response::Response,
 };
-use serde_json::json;
 use tessera::{
     chat::{
         audit::{Approval, ExecutionStatus, NewExecution},
@@ -31,19 +30,19 @@ use tessera::{
         session::{MessageChannel, SessionId},
         threads::ThreadId,
         views::item_outcomes,
-        ApprovalScope, CallStatus, CapabilityScope, ChatError, Orchestrator, ThreadStatus,
+        CallStatus, CapabilityScope, ChatError, Orchestrator, ThreadStatus,
     },
     demo::items::DemoItems,
-    llm::{ScriptedModel, ScriptedTurn, ToolCall},
-    store::{chat::Decision, now_ms, Store},
+    llm::{ScriptedModel, ScriptedTurn},
+    store::{now_ms, Store},
 };
 use tokio::sync::{broadcast, Semaphore};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::{
-    chat::{exactly_open, manifest},
-    chat_ui::{approval_action, completed_count},
+    chat::{approve_once, exactly_open, first_confirmation, first_turn, manifest, mark_all_done},
+    chat_ui::{approval_action, ask_to_delete_last_months_completed, completed_count, seeded_app},
     helpers::{TestApp, TestDb},
 };
 use tessera::chat::ScopeRules as _;
@@ -175,22 +174,6 @@ fn process(
     ))
 }
 
-/// The model's part: find the open items, then mark all 247 done (chunked 100+100+47).
-fn mark_all_done(ids: &[String]) -> Vec<ScriptedTurn> {
-    vec![
-        ScriptedTurn::tool_calls(vec![ToolCall::new(
-            "c1",
-            "searchItems",
-            json!({"status": "open"}),
-        )]),
-        ScriptedTurn::tool_calls(vec![ToolCall::new(
-            "c2",
-            "bulkUpdateItems",
-            json!({"ids": ids, "status": "completed"}),
-        )]),
-    ]
-}
-
 async fn open_count(store: &Store) -> anyhow::Result<usize> {
     let page = store
         .search_demo_items(&tessera::demo::items::model::ItemFilter {
@@ -218,35 +201,20 @@ async fn stop_and_progress_across_processes(database: &TestDb) -> anyhow::Result
     let site = GatedSite::start(&store_a).await?;
     let ids = exactly_open(&store_a, 247).await?;
     let lease = Duration::from_secs(60);
-    let running_process = process(&store_a, &site, mark_all_done(&ids), lease)?;
+    let running_process = process(&store_a, &site, mark_all_done(&ids, []), lease)?;
     let other_process = process(&store_b, &site, Vec::new(), lease)?;
     let shutdown = CancellationToken::new();
     let _stop_on_drop = shutdown.clone().drop_guard();
     let a_tasks = running_process.spawn(&shutdown).await;
     let b_tasks = other_process.spawn(&shutdown).await;
 
-    let session = running_process.create_session(None, None).await?;
-    let proposed = running_process
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let (session, proposed) = first_turn(&running_process, "mark all open items as done").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
     let mut seen_elsewhere = other_process.subscribe(session.id);
     site.gate.add_permits(1);
     let batch = {
         let orchestrator = running_process.clone();
-        tokio::spawn(async move {
-            orchestrator
-                .decide(
-                    session.id,
-                    confirmation_id,
-                    Decision::Approve(ApprovalScope::Once),
-                )
-                .await
-        })
+        tokio::spawn(async move { approve_once(&orchestrator, session.id, confirmation_id).await })
     };
 
     // The first chunk's progress, made in A, reaches a listener of B.
@@ -328,30 +296,15 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
     let ids = exactly_open(&store, 247).await?;
     // Short, so PostgreSQL notices the silence quickly; SQLite needs no lease (one process).
     let lease = Duration::from_millis(600);
-    let dying = process(&store, &site, mark_all_done(&ids), lease)?;
+    let dying = process(&store, &site, mark_all_done(&ids, []), lease)?;
     let dying_shutdown = CancellationToken::new();
     dying.spawn(&dying_shutdown).await;
-    let session = dying.create_session(None, None).await?;
-    let proposed = dying
-        .handle_turn(session.id, "mark all open items as done")
-        .await?;
-    let confirmation_id = proposed
-        .pending_approvals
-        .first()
-        .context("no approval")?
-        .confirmation_id;
+    let (session, proposed) = first_turn(&dying, "mark all open items as done").await?;
+    let confirmation_id = first_confirmation(&proposed)?;
     site.gate.add_permits(1);
     let batch = {
         let orchestrator = dying.clone();
-        tokio::spawn(async move {
-            orchestrator
-                .decide(
-                    session.id,
-                    confirmation_id,
-                    Decision::Approve(ApprovalScope::Once),
-                )
-                .await
-        })
+        tokio::spawn(async move { approve_once(&orchestrator, session.id, confirmation_id).await })
     };
     // Chunk 1 is done and recorded (the checkpoint comes before the next request); chunk 2 is out.
     site.reached(2).await?;
@@ -443,13 +396,7 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
     // Approving again does not re-run it: the confirmation was used when the batch began.
     site.gate.add_permits(10);
     let before = site.bulk_requests();
-    let again = survivor
-        .decide(
-            session.id,
-            confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await;
+    let again = approve_once(&survivor, session.id, confirmation_id).await;
     assert!(
         matches!(again, Err(ChatError::Conflict(_))),
         "approving an interrupted batch again must not run it: {again:?}"
@@ -465,16 +412,8 @@ async fn a_batch_whose_process_died_is_reported_interrupted(
 /// instance that is gone) is reported on `/chat` and in the JSON API, and is not run again.
 #[tokio::test]
 async fn the_chat_page_reports_a_call_its_previous_process_left_running() -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let (app, cookie) = seeded_app().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
     let confirmation = action.trim_start_matches("/chat/approvals/").to_owned();
     // What the previous process did before it died: approved, began the call, sent nothing more.

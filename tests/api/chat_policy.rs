@@ -20,13 +20,14 @@ use tessera::{
     },
     demo::items::{model::ItemFilter, MANIFEST_JSON},
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
-    store::{chat::Decision, Store},
+    store::Store,
 };
 use tower::ServiceExt as _;
 
 use crate::{
     chat::{
-        demo_site, exactly_open, ids_matching, orchestrator_over, scripted, statuses, tool_results,
+        approve_once, demo_site, exactly_open, first_turn, ids_matching, orchestrator_over,
+        scripted, statuses, step, tool_results,
     },
     helpers::store_contract,
 };
@@ -86,10 +87,7 @@ async fn two_hundred_single_item_updates_in_one_reply_wait_for_one_confirmation(
         ScriptedTurn::text("All 200 are completed."),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "mark these 200 items completed")
-        .await?;
+    let (session, outcome) = first_turn(&orchestrator, "mark these 200 items completed").await?;
 
     assert!(
         site.mutating().is_empty(),
@@ -98,8 +96,8 @@ async fn two_hundred_single_item_updates_in_one_reply_wait_for_one_confirmation(
     );
     assert_eq!(
         statuses(&outcome),
-        vec![(
-            "updateItem".into(),
+        vec![step(
+            "updateItem",
             StepRole::Mutation,
             CallStatus::AwaitingConfirmation
         )],
@@ -124,13 +122,7 @@ async fn two_hundred_single_item_updates_in_one_reply_wait_for_one_confirmation(
         outcome.reply
     );
 
-    let done = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
     let written = site.mutating();
     assert_eq!(written.len(), 200, "each approved call was sent once");
     assert!(written.iter().all(|request| request.method == "PATCH"));
@@ -151,13 +143,7 @@ async fn two_hundred_single_item_updates_in_one_reply_wait_for_one_confirmation(
         == Approval::Group {
             id: approval.confirmation_id
         }));
-    let again = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await;
+    let again = approve_once(&orchestrator, session.id, approval.confirmation_id).await;
     assert!(matches!(again, Err(ChatError::Conflict(_))), "{again:?}");
     assert_eq!(site.mutating().len(), 200, "nothing ran twice");
     Ok(())
@@ -177,10 +163,7 @@ async fn an_update_that_takes_the_turn_past_ten_items_asks_first(
         ScriptedTurn::text("Done."),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "mark these 11 items completed")
-        .await?;
+    let (_, outcome) = first_turn(&orchestrator, "mark these 11 items completed").await?;
     assert_eq!(site.mutating().len(), 10, "ten items need no confirmation");
     let [approval] = outcome.pending_approvals.as_slice() else {
         bail!("the eleventh item did not ask: {}", outcome.reply);
@@ -219,10 +202,7 @@ async fn calls_adding_up_beyond_max_batch_size_are_refused_and_nothing_is_sent(
         ScriptedTurn::text("Code refused those."),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator
-        .handle_turn(session.id, "complete every open item")
-        .await?;
+    let (_, outcome) = first_turn(&orchestrator, "complete every open item").await?;
 
     assert!(site.mutating().is_empty(), "{:?}", site.mutating());
     assert!(
@@ -280,18 +260,11 @@ async fn a_model_call_with_a_manual_looking_id_is_still_the_model_s(
         ScriptedTurn::text("Deleted it."),
     ]);
     let orchestrator = scripted(store, &site, &model)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator.handle_turn(session.id, "delete it").await?;
+    let (session, outcome) = first_turn(&orchestrator, "delete it").await?;
     let [approval] = outcome.pending_approvals.as_slice() else {
         bail!("the delete did not ask: {}", outcome.reply);
     };
-    let done = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
 
     assert_eq!(site.mutating().len(), 1);
     // The model's loop went on with its own call's result, as for any id it might choose.
@@ -334,11 +307,10 @@ async fn a_model_call_with_a_manual_looking_id_cannot_reach_a_manual_only_tool(
     ]);
     let models = SessionModels::only("scripted", Arc::new(model.clone()));
     let orchestrator = orchestrator_over(store, &site, models, None, manifest)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator.handle_turn(session.id, "delete it").await?;
+    let (_, outcome) = first_turn(&orchestrator, "delete it").await?;
     assert_eq!(
         statuses(&outcome),
-        vec![("deleteItem".into(), StepRole::Mutation, CallStatus::Refused)]
+        vec![step("deleteItem", StepRole::Mutation, CallStatus::Refused)]
     );
     assert!(
         outcome.header.steps[0]
@@ -372,13 +344,7 @@ async fn a_person_s_manual_tool_stays_the_person_s_after_approval(
     let [approval] = outcome.pending_approvals.as_slice() else {
         bail!("the manual delete did not ask: {}", outcome.reply);
     };
-    let done = orchestrator
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&orchestrator, session.id, approval.confirmation_id).await?;
     assert_eq!(done.narrative, "`deleteItem` ran.");
     assert_eq!(site.mutating().len(), 1);
     assert!(
@@ -423,8 +389,7 @@ async fn an_api_approval_with_a_scope_the_form_refuses_is_refused_the_same_way(
     ]);
     let models = SessionModels::only("scripted", Arc::new(model.clone()));
     let orchestrator = orchestrator_over(store, &site, models, None, manifest)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let outcome = orchestrator.handle_turn(session.id, "complete it").await?;
+    let (session, outcome) = first_turn(&orchestrator, "complete it").await?;
     let [approval] = outcome.pending_approvals.as_slice() else {
         bail!("the update did not ask: {}", outcome.reply);
     };

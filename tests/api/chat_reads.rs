@@ -12,7 +12,10 @@ use tessera::demo::items::{
 };
 use tessera::store::{now_ms, Store};
 
-use crate::helpers::{on_both_backends, Backend, TestApp};
+use crate::{
+    chat_ui::csv_download,
+    helpers::{header, on_both_backends, Backend, TestApp},
+};
 
 on_both_backends!(
     a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_turn,
@@ -69,9 +72,7 @@ async fn chat(app: &TestApp, cookie: &str, query: &str) -> anyhow::Result<String
 async fn a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_turn(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let open = open_items(&app.store).await?;
     assert!(open.len() > 25, "the seed has more open items than a page");
@@ -126,9 +127,7 @@ async fn a_read_is_a_table_that_pages_and_sorts_over_the_rows_stored_with_the_tu
 async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     // 1250 items: the site returns at most 1000, the chat keeps 500 of them.
     let seed = seed_items(now_ms());
     let mut items: Vec<Item> = Vec::new();
@@ -157,37 +156,18 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
 
     let csv_link = link_with(&html, &["/chat/reads/", ".csv"]).context("a CSV link")?;
     let csv = app.get_with(&csv_link, &cookie).await?;
-    assert_eq!(csv.status(), 200);
-    assert_eq!(
-        csv.headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
-        Some("text/csv; charset=utf-8")
-    );
-    let disposition = csv
-        .headers()
-        .get("content-disposition")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    assert!(
-        disposition.starts_with("attachment; filename=\"searchItems-"),
-        "{disposition}"
-    );
-    let body = csv.text().await?;
+    let body = csv_download(csv, "searchItems").await?;
     let mut lines = body.lines();
-    let header = lines.next().unwrap_or_default().to_owned();
-    assert!(header.starts_with("id,title,status,priority"), "{header}");
+    let first_line = lines.next().unwrap_or_default().to_owned();
+    assert!(
+        first_line.starts_with("id,title,status,priority"),
+        "{first_line}"
+    );
     assert_eq!(lines.count(), 500, "the stored rows, no more");
 
     let json_link = link_with(&html, &["/chat/reads/", ".json"]).context("a JSON link")?;
     let json = app.get_with(&json_link, &cookie).await?;
-    assert_eq!(
-        json.headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
-        Some("application/json")
-    );
+    assert_eq!(header(&json, "content-type"), Some("application/json"));
     let rows: Vec<serde_json::Value> = json.json().await?;
     assert_eq!(rows.len(), 500);
     assert!(
@@ -206,9 +186,7 @@ async fn a_long_read_is_cut_says_so_and_downloads_the_stored_rows(
 async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let open = open_items(&app.store).await?;
     let cookie = app.admin_cookie().await?;
@@ -244,9 +222,7 @@ async fn asking_how_many_by_a_field_shows_counts_computed_from_the_rows(
 async fn an_update_approval_says_old_to_new_per_item_and_in_one_line(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     DemoItems::new(app.store.clone()).ensure_seeded().await?;
     let low_open = open_items(&app.store)
         .await?

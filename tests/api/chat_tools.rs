@@ -6,14 +6,14 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use serde_json::Value;
 use tessera::{
-    demo::items::{
-        model::{ItemFilter, ItemId, ItemPatch, ItemStatus},
-        DemoItems,
-    },
+    demo::items::model::{ItemFilter, ItemId, ItemPatch, ItemStatus},
     store::{now_ms, Store},
 };
 
-use crate::{chat_ui::approval_action, helpers::TestApp};
+use crate::{
+    chat_ui::{approval_action, seeded_app},
+    helpers::{header, TestApp, FROM_ANOTHER_SITE},
+};
 
 async fn items_titled(store: &Store, title: &str) -> anyhow::Result<Vec<String>> {
     let page = store
@@ -33,13 +33,6 @@ async fn items_titled(store: &Store, title: &str) -> anyhow::Result<Vec<String>>
 
 async fn exists(store: &Store, id: &str) -> bool {
     store.demo_item(&ItemId(id.to_owned())).await.is_ok()
-}
-
-async fn seeded_app() -> anyhow::Result<(TestApp, String)> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
-    Ok((app, cookie))
 }
 
 #[tokio::test]
@@ -130,13 +123,7 @@ async fn a_valid_tool_form_runs_the_tool_and_the_result_joins_the_conversation(
         )
         .await?;
     assert_eq!(response.status(), 303);
-    assert_eq!(
-        response
-            .headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok()),
-        Some("/chat")
-    );
+    assert_eq!(header(&response, "location"), Some("/chat"));
     assert_eq!(items_titled(&app.store, "Water the ferns").await?.len(), 1);
 
     let html = app.get_with("/chat", &cookie).await?.text().await?;
@@ -194,14 +181,12 @@ async fn a_destructive_tool_run_by_hand_waits_for_an_approval() -> anyhow::Resul
 async fn a_cross_site_tool_post_is_refused() -> anyhow::Result<()> {
     let (app, cookie) = seeded_app().await?;
     let response = app
-        .client
-        .post(app.url("/chat/tools/createItem"))
-        .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "cross-site")
-        .header("origin", "https://evil.example")
-        .body("title=Evil")
-        .send()
+        .post_form_with(
+            "/chat/tools/createItem",
+            &cookie,
+            "title=Evil",
+            &FROM_ANOTHER_SITE,
+        )
         .await?;
     assert_eq!(response.status(), 403);
     assert!(items_titled(&app.store, "Evil").await?.is_empty());
@@ -280,13 +265,7 @@ async fn the_chat_stream_shows_a_247_item_update_chunk_by_chunk_in_order() -> an
 
     let stream = app.get_with("/chat/events", &cookie).await?;
     assert_eq!(stream.status(), 200);
-    assert_eq!(
-        stream
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
-        Some("text/event-stream")
-    );
+    assert_eq!(header(&stream, "content-type"), Some("text/event-stream"));
     let listening = tokio::spawn(tokio::time::timeout(
         Duration::from_secs(60),
         events_until_reply(stream),

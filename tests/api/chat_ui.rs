@@ -12,7 +12,7 @@ use tessera::{
     store::Store,
 };
 
-use crate::helpers::TestApp;
+use crate::helpers::{header, TestApp, FROM_ANOTHER_SITE};
 
 pub(crate) async fn completed_count(store: &Store) -> anyhow::Result<usize> {
     let page = store
@@ -23,6 +23,49 @@ pub(crate) async fn completed_count(store: &Store) -> anyhow::Result<usize> {
         })
         .await?;
     Ok(page.items.len())
+}
+
+/// Checks that `response` is a CSV download named after `operation` (`operation-….csv`), and
+/// answers the file.
+pub(crate) async fn csv_download(
+    response: reqwest::Response,
+    operation: &str,
+) -> anyhow::Result<String> {
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        header(&response, "content-type"),
+        Some("text/csv; charset=utf-8")
+    );
+    let disposition = header(&response, "content-disposition").unwrap_or_default();
+    assert!(
+        disposition.starts_with(&format!("attachment; filename=\"{operation}-"))
+            && disposition.ends_with(".csv\""),
+        "{disposition}"
+    );
+    Ok(response.text().await?)
+}
+
+/// An app with the demo items seeded, and the admin's session cookie.
+pub(crate) async fn seeded_app() -> anyhow::Result<(TestApp, String)> {
+    let app = TestApp::builder().spawn().await?;
+    DemoItems::new(app.store.clone()).ensure_seeded().await?;
+    let cookie = app.admin_cookie().await?;
+    Ok((app, cookie))
+}
+
+/// The admin asks the chat page to delete last month's completed items; answers the page that
+/// then waits for the approval.
+pub(crate) async fn ask_to_delete_last_months_completed(
+    app: &TestApp,
+    cookie: &str,
+) -> anyhow::Result<String> {
+    app.post_form(
+        "/chat",
+        cookie,
+        "text=delete+all+completed+items+from+last+month",
+    )
+    .await?;
+    Ok(app.get_with("/chat", cookie).await?.text().await?)
 }
 
 pub(crate) fn approval_action(html: &str) -> Option<String> {
@@ -37,11 +80,7 @@ async fn chat_needs_the_admin_session() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app.get_with("/chat", "").await?;
     assert_eq!(response.status(), 303);
-    let location = response
-        .headers()
-        .get("location")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let location = header(&response, "location").unwrap_or_default();
     assert!(location.starts_with("/login?next=%2Fchat"), "{location}");
     Ok(())
 }
@@ -51,14 +90,12 @@ async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let response = app
-        .client
-        .post(app.url("/chat"))
-        .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "cross-site")
-        .header("origin", "https://evil.example")
-        .body("text=delete+all+completed+items+from+last+month")
-        .send()
+        .post_form_with(
+            "/chat",
+            &cookie,
+            "text=delete+all+completed+items+from+last+month",
+            &FROM_ANOTHER_SITE,
+        )
         .await?;
     assert_eq!(response.status(), 403);
     Ok(())
@@ -67,9 +104,7 @@ async fn a_cross_site_turn_is_refused() -> anyhow::Result<()> {
 #[tokio::test]
 async fn deleting_completed_items_previews_waits_for_approval_and_survives_reload(
 ) -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
+    let (app, cookie) = seeded_app().await?;
 
     let empty = app.get_with("/chat", &cookie).await?;
     assert_eq!(empty.status(), 200);
@@ -93,10 +128,7 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
         )
         .await?;
     assert_eq!(sent.status(), 303);
-    assert_eq!(
-        sent.headers().get("location").and_then(|v| v.to_str().ok()),
-        Some("/chat")
-    );
+    assert_eq!(header(&sent, "location"), Some("/chat"));
     assert_eq!(
         completed_count(&app.store).await?,
         before,
@@ -147,17 +179,9 @@ async fn deleting_completed_items_previews_waits_for_approval_and_survives_reloa
 
 #[tokio::test]
 async fn denying_sends_nothing() -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
+    let (app, cookie) = seeded_app().await?;
     let before = completed_count(&app.store).await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
     let denied = app
         .post_form(&action, &cookie, "decision=deny".to_owned())
@@ -171,17 +195,9 @@ async fn denying_sends_nothing() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn history_and_a_pending_approval_survive_a_restart() -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
+    let (app, cookie) = seeded_app().await?;
     let before = completed_count(&app.store).await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
 
     let restarted = TestApp::builder().dir(app.stop().await?).spawn().await?;
@@ -216,17 +232,9 @@ fn offered_ids(html: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_selection(
 ) -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
+    let (app, cookie) = seeded_app().await?;
     let before = completed_count(&app.store).await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
     let offered = offered_ids(&html);
     anyhow::ensure!(offered.len() >= 2, "the preview offers {offered:?}");
@@ -278,16 +286,8 @@ async fn the_confirm_form_approves_only_the_ticked_items_and_refuses_an_empty_se
 
 #[tokio::test]
 async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let (app, cookie) = seeded_app().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
     let offered = offered_ids(&html);
     let approved = app
@@ -312,25 +312,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
     let csv = app
         .get_with(&format!("/chat/results/{link}/download.csv"), &cookie)
         .await?;
-    assert_eq!(csv.status(), 200);
-    assert_eq!(
-        csv.headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
-        Some("text/csv; charset=utf-8")
-    );
-    let disposition = csv
-        .headers()
-        .get("content-disposition")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    assert!(
-        disposition.starts_with("attachment; filename=\"bulkDeleteItems-")
-            && disposition.ends_with(".csv\""),
-        "{disposition}"
-    );
-    let body = csv.text().await?;
+    let body = csv_download(csv, "bulkDeleteItems").await?;
     let mut lines = body.lines();
     assert_eq!(lines.next(), Some("id,title,status,error"));
     let rows: Vec<&str> = lines.collect();
@@ -345,12 +327,7 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
     let json = app
         .get_with(&format!("/chat/results/{link}/download.json"), &cookie)
         .await?;
-    assert_eq!(
-        json.headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
-        Some("application/json")
-    );
+    assert_eq!(header(&json, "content-type"), Some("application/json"));
     let items: Vec<serde_json::Value> = json.json().await?;
     assert_eq!(items.len(), offered.len());
     assert!(items.iter().all(|item| item["status"] == "succeeded"));
@@ -371,17 +348,9 @@ async fn the_result_view_offers_csv_and_json_downloads_of_every_item() -> anyhow
 
 #[tokio::test]
 async fn deny_in_the_confirm_form_sends_nothing() -> anyhow::Result<()> {
-    let app = TestApp::builder().spawn().await?;
-    DemoItems::new(app.store.clone()).ensure_seeded().await?;
-    let cookie = app.admin_cookie().await?;
+    let (app, cookie) = seeded_app().await?;
     let before = completed_count(&app.store).await?;
-    app.post_form(
-        "/chat",
-        &cookie,
-        "text=delete+all+completed+items+from+last+month".to_owned(),
-    )
-    .await?;
-    let html = app.get_with("/chat", &cookie).await?.text().await?;
+    let html = ask_to_delete_last_months_completed(&app, &cookie).await?;
     let action = approval_action(&html).context("no pending approval")?;
     let ids: String = offered_ids(&html)
         .iter()

@@ -27,7 +27,7 @@ use tessera_app::{
 };
 
 use crate::{
-    chat::{completed_last_month, demo_site, exactly_open, manifest, offline},
+    chat::{completed_last_month, demo_site, exactly_open, first_turn, manifest, offline},
     helpers::store_contract,
 };
 
@@ -342,10 +342,8 @@ struct Asked {
 async fn asked_to_delete_last_months_completed(store: &Store) -> anyhow::Result<Asked> {
     let site = demo_site(store, Duration::ZERO, None).await?;
     let orchestrator = offline(store, &site)?;
-    let session = orchestrator.create_session(None, None).await?;
-    let asked = orchestrator
-        .handle_turn(session.id, "delete all completed items from last month")
-        .await?;
+    let (session, asked) =
+        first_turn(&orchestrator, "delete all completed items from last month").await?;
     let pending = asked
         .pending_approvals
         .first()

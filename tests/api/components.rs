@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::helpers::{TestApp, API_TOKEN};
+use crate::helpers::{header, quoted_after, TestApp, API_TOKEN};
 
 #[tokio::test]
 async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Result<()> {
@@ -42,14 +42,7 @@ async fn the_gallery_renders_every_component_with_its_tool_json() -> anyhow::Res
 async fn the_tool_definitions_need_the_token_and_list_every_component() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     assert_eq!(app.get("/api/components").await?.status(), 401);
-    let tools: Vec<Value> = app
-        .client
-        .get(app.url("/api/components"))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?
-        .json()
-        .await?;
+    let tools: Vec<Value> = app.api_get("/api/components").await?.json().await?;
     assert_eq!(tools.len(), 31);
     let mut names: Vec<&str> = tools
         .iter()
@@ -82,13 +75,7 @@ async fn the_preview_api_renders_and_validates_a_tree() -> anyhow::Result<()> {
         "schema": {"type": "object", "properties": {"note": {"type": "string"}, "ok": {"type": "boolean"}}},
         "data": {"name": "<b>Ada</b>"}
     });
-    let response = app
-        .client
-        .post(app.url("/api/pages/preview"))
-        .bearer_auth(API_TOKEN)
-        .json(&body)
-        .send()
-        .await?;
+    let response = app.api_post("/api/pages/preview", &body).await?;
     assert_eq!(response.status(), 200);
     let result: Value = response.json().await?;
     let html = result["html"].as_str().unwrap_or_default();
@@ -109,13 +96,7 @@ async fn the_preview_api_renders_and_validates_a_tree() -> anyhow::Result<()> {
 async fn the_preview_api_names_a_schema_outside_the_subset() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let body = json!({"tree": {"nodes": {}}, "schema": {"type": "object", "properties": {"address": {"type": "object"}}}});
-    let response = app
-        .client
-        .post(app.url("/api/pages/preview"))
-        .bearer_auth(API_TOKEN)
-        .json(&body)
-        .send()
-        .await?;
+    let response = app.api_post("/api/pages/preview", &body).await?;
     assert_eq!(response.status(), 400);
     let error: Value = response.json().await?;
     assert_eq!(error["error"]["field"], "schema");
@@ -215,11 +196,7 @@ async fn the_preview_page_is_for_the_admin_only() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let shown = app.get("/preview").await?;
     assert_eq!(shown.status(), 303);
-    let location = shown
-        .headers()
-        .get("location")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let location = header(&shown, "location").unwrap_or_default();
     assert_eq!(location, "/login?next=%2Fpreview");
 
     let tree = r#"{"nodes": {"h": {"component": "Heading", "props": {"text": "Rendered for you", "level": 1}}}}"#;
@@ -341,21 +318,13 @@ async fn gallery_downloads_are_built_server_side_as_attachments() -> anyhow::Res
     let app = TestApp::builder().spawn().await?;
     let admin = app.admin_cookie().await?;
     let html = app.get_with("/components", &admin).await?.text().await?;
-    let href = html
-        .split("href=\"/components/download/")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_default()
-        .to_owned();
+    let href = quoted_after(&html, "href=\"/components/download/");
     assert!(!href.is_empty(), "the DownloadLink example links a file");
     let response = app
         .get_with(&format!("/components/download/{href}"), &admin)
         .await?;
     assert_eq!(response.status(), 200);
-    let disposition = response
-        .headers()
-        .get("content-disposition")
-        .and_then(|value| value.to_str().ok())
+    let disposition = header(&response, "content-disposition")
         .unwrap_or_default()
         .to_owned();
     assert!(disposition.starts_with("attachment"), "{disposition}");

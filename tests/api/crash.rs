@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use tessera::demo::drill::DrillEvent;
 use tokio::sync::broadcast;
 
-use crate::helpers::{restartable_port, FreshPostgres, TestApp, API_TOKEN};
+use crate::helpers::{csrf_of, restartable_port, FreshPostgres, TestApp, API_TOKEN};
 
 mod timers;
 mod yaml;
@@ -344,12 +344,7 @@ impl Drill {
             return;
         }
         let Ok(html) = page.text().await else { return };
-        let csrf = html
-            .split("name=\"_csrf\" value=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_default()
-            .to_owned();
+        let csrf = csrf_of(&html);
         let body = form_urlencoded::Serializer::new(String::new())
             .append_pair("_csrf", &csrf)
             .append_pair("answer", &driven.answer)
@@ -596,13 +591,20 @@ async fn strike(drill: &Drill, rng: &mut StdRng, both: bool) -> anyhow::Result<V
 }
 
 /// The whole drill on one database with `processes` servers.
-async fn crash_drill(backend: &str, database_url: String, processes: usize) -> anyhow::Result<()> {
-    let started = Instant::now();
+/// The seed of `drill`'s random choices: `TESSERA_CRASH_SEED` when it is set, to replay a failed
+/// run, else a fresh one, printed so that a failure can be replayed.
+fn crash_seed(drill: &str) -> u64 {
     let seed = std::env::var("TESSERA_CRASH_SEED")
         .ok()
         .and_then(|raw| raw.parse().ok())
         .unwrap_or_else(rand::random::<u64>);
-    eprintln!("crash drill on {backend}: seed {seed} (TESSERA_CRASH_SEED={seed} replays it)");
+    eprintln!("{drill}: seed {seed} (TESSERA_CRASH_SEED={seed} replays it)");
+    seed
+}
+
+async fn crash_drill(backend: &str, database_url: String, processes: usize) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let seed = crash_seed(&format!("crash drill on {backend}"));
     let dir = tempfile::tempdir()?;
     let drill_log = dir.path().join("drill.log");
     let ports = (0..processes)

@@ -28,7 +28,7 @@ use tessera::{
     },
 };
 
-use crate::helpers::{store_contract, Backend, TestApp, API_TOKEN};
+use crate::helpers::{header, store_contract, Backend, TestApp, API_TOKEN};
 use tessera::chat::ScopeRules as _;
 use tessera::{demo::access::DemoApiKey, pages::csrf::ensure_csrf_key};
 
@@ -516,13 +516,7 @@ async fn the_demo_api_serves_seeded_items_and_throttles_oversized_batches() -> a
         .send()
         .await?;
     assert_eq!(throttled.status(), 429);
-    assert_eq!(
-        throttled
-            .headers()
-            .get("retry-after")
-            .and_then(|value| value.to_str().ok()),
-        Some("1")
-    );
+    assert_eq!(header(&throttled, "retry-after"), Some("1"));
     let deleted: Value = app
         .client
         .post(url("/demo-api/items/bulk-delete"))
@@ -642,11 +636,10 @@ async fn writes_with_the_demo_key_or_the_api_token(app: &TestApp) -> anyhow::Res
         .await?;
     assert_eq!(with_key.status(), 201);
     let with_token = app
-        .client
-        .post(app.url("/demo-api/items"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({"title": "Written with the API token"}))
-        .send()
+        .api_post(
+            "/demo-api/items",
+            &json!({"title": "Written with the API token"}),
+        )
         .await?;
     assert_eq!(with_token.status(), 201);
     assert_eq!(items_titled(app, "Written with the").await?["total"], 2);
@@ -667,21 +660,11 @@ async fn with_the_demo_off_the_demo_site_and_its_chat_are_not_served() -> anyhow
         assert_eq!(app.get(path).await?.status(), 404, "{path}");
     }
     let write = app
-        .client
-        .post(app.url("/demo-api/items"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({"title": "Nowhere to go"}))
-        .send()
+        .api_post("/demo-api/items", &json!({"title": "Nowhere to go"}))
         .await?;
     assert_eq!(write.status(), 404);
     // The chat drives the demo site: it is off too, and says so rather than failing.
-    let chat = app
-        .client
-        .post(app.url("/api/chat/sessions"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({}))
-        .send()
-        .await?;
+    let chat = app.api_post("/api/chat/sessions", &json!({})).await?;
     assert_eq!(chat.status(), 404);
     let page = app.get_with("/chat", &app.admin_cookie().await?).await?;
     assert_eq!(page.status(), 404);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::helpers::{TestApp, API_TOKEN};
+use crate::helpers::{header, TestApp};
 
 #[tokio::test]
 async fn healthz_reports_the_process_up_with_its_version() -> anyhow::Result<()> {
@@ -40,13 +40,7 @@ async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app.get("/api/status").await?;
     assert_eq!(response.status(), 401);
-    assert_eq!(
-        response
-            .headers()
-            .get("www-authenticate")
-            .and_then(|value| value.to_str().ok()),
-        Some("Bearer")
-    );
+    assert_eq!(header(&response, "www-authenticate"), Some("Bearer"));
     let body: Value = response.json().await?;
     assert_eq!(body["error"]["code"], "unauthorized");
     let wrong = app
@@ -62,12 +56,7 @@ async fn api_routes_refuse_requests_without_the_token() -> anyhow::Result<()> {
 #[tokio::test]
 async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
-    let response = app
-        .client
-        .get(app.url("/api/status"))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?;
+    let response = app.api_get("/api/status").await?;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await?;
     assert_eq!(body["database"], "sqlite");
@@ -79,11 +68,7 @@ async fn api_routes_answer_with_the_token() -> anyhow::Result<()> {
 async fn every_response_carries_a_request_id() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app.get("/healthz").await?;
-    let id = response
-        .headers()
-        .get("x-request-id")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let id = header(&response, "x-request-id").unwrap_or_default();
     assert_eq!(id.len(), 36, "a UUID request id, got {id:?}");
     let echoed = app
         .client
@@ -91,13 +76,7 @@ async fn every_response_carries_a_request_id() -> anyhow::Result<()> {
         .header("x-request-id", "abc-123")
         .send()
         .await?;
-    assert_eq!(
-        echoed
-            .headers()
-            .get("x-request-id")
-            .and_then(|value| value.to_str().ok()),
-        Some("abc-123")
-    );
+    assert_eq!(header(&echoed, "x-request-id"), Some("abc-123"));
     Ok(())
 }
 

@@ -19,7 +19,7 @@ use tessera::{
     config::{Config, DatabaseUrl, Secret},
     startup::{Application, Options},
     store::Store,
-    workflow::run::RunStatus,
+    workflow::run::{NewRun, Run, RunStatus},
 };
 pub use tessera_store::testing::{FreshPostgres, TestDb};
 use tokio::net::TcpListener;
@@ -55,6 +55,19 @@ pub struct TestApp {
     dir: Option<tempfile::TempDir>,
     /// The PostgreSQL database to drop at [`TestApp::cleanup`].
     postgres: Option<FreshPostgres>,
+}
+
+/// The headers a browser sends with a form another site posts here: what the CSRF checks refuse.
+pub const FROM_ANOTHER_SITE: [(&str, &str); 2] = [
+    ("sec-fetch-site", "cross-site"),
+    ("origin", "https://evil.example"),
+];
+
+/// An API answer's status and its `error` object.
+pub async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, serde_json::Value)> {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.context("a JSON error body")?;
+    Ok((status, body["error"].clone()))
 }
 
 /// The admin password every spawned test app accepts.
@@ -184,7 +197,8 @@ impl TestAppBuilder {
         })
     }
 
-    /// Starts the app on SQLite.
+    /// Starts the app; on PostgreSQL, fails where [`Self::try_spawn`] would skip (the tests that
+    /// [`on_both_backends`] runs are not started then).
     pub async fn spawn(self) -> anyhow::Result<TestApp> {
         self.try_spawn()
             .await?
@@ -203,12 +217,35 @@ impl TestApp {
 
     /// `GET path` with a session `cookie` (`""` for none).
     pub async fn get_with(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
-        Ok(self
-            .client
-            .get(self.url(path))
-            .header("cookie", cookie)
-            .send()
-            .await?)
+        self.send_with_cookie(reqwest::Method::GET, path, cookie)
+            .await
+    }
+
+    /// `POST path` with `body` as JSON and no API token: what a stranger sends.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> anyhow::Result<reqwest::Response> {
+        Ok(self.client.post(self.url(path)).json(body).send().await?)
+    }
+
+    /// `POST path` with a session `cookie` and no body: the buttons that are a bare form
+    /// (cancel, log out).
+    pub async fn post_with(&self, path: &str, cookie: &str) -> anyhow::Result<reqwest::Response> {
+        self.send_with_cookie(reqwest::Method::POST, path, cookie)
+            .await
+    }
+
+    /// A bodiless `method` request to `path` with a session `cookie` (`""` for none).
+    async fn send_with_cookie(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        cookie: &str,
+    ) -> anyhow::Result<reqwest::Response> {
+        let request = self.client.request(method, self.url(path));
+        Ok(self.with_cookie(request, cookie).send().await?)
     }
 
     /// `POST path` with a session `cookie` (`""` for none) and a URL-encoded form `body`.
@@ -216,28 +253,63 @@ impl TestApp {
         &self,
         path: &str,
         cookie: &str,
-        body: String,
+        body: impl Into<String>,
     ) -> anyhow::Result<reqwest::Response> {
-        Ok(self
+        self.post_form_with(path, cookie, body, &[]).await
+    }
+
+    /// [`Self::post_form`] with more `headers`, such as [`FROM_ANOTHER_SITE`].
+    pub async fn post_form_with(
+        &self,
+        path: &str,
+        cookie: &str,
+        body: impl Into<String>,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<reqwest::Response> {
+        let mut request = self
             .client
             .post(self.url(path))
-            .header("cookie", cookie)
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await?)
+            .body(body.into());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Ok(self.with_cookie(request, cookie).send().await?)
+    }
+
+    /// `request` with the session `cookie`, if there is one (`""` is none).
+    fn with_cookie(
+        &self,
+        request: reqwest::RequestBuilder,
+        cookie: &str,
+    ) -> reqwest::RequestBuilder {
+        if cookie.is_empty() {
+            request
+        } else {
+            request.header("cookie", cookie)
+        }
+    }
+
+    /// A `method` request to `path` that carries the API token.
+    fn api_request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(API_TOKEN)
+    }
+
+    /// `GET path` with the API token.
+    pub async fn api_get(&self, path: &str) -> anyhow::Result<reqwest::Response> {
+        Ok(self.api_request(reqwest::Method::GET, path).send().await?)
+    }
+
+    /// `POST path` with the API token and no body (a chat session, a fresh link).
+    pub async fn api_post_empty(&self, path: &str) -> anyhow::Result<reqwest::Response> {
+        Ok(self.api_request(reqwest::Method::POST, path).send().await?)
     }
 
     /// `GET path` with the API token, read as JSON.
     pub async fn api_json(&self, path: &str) -> anyhow::Result<serde_json::Value> {
-        Ok(self
-            .client
-            .get(self.url(path))
-            .bearer_auth(API_TOKEN)
-            .send()
-            .await?
-            .json()
-            .await?)
+        Ok(self.api_get(path).await?.json().await?)
     }
 
     /// `POST path` with the API token and `body` as JSON.
@@ -247,12 +319,22 @@ impl TestApp {
         body: &serde_json::Value,
     ) -> anyhow::Result<reqwest::Response> {
         Ok(self
-            .client
-            .post(self.url(path))
-            .bearer_auth(API_TOKEN)
+            .api_request(reqwest::Method::POST, path)
             .json(body)
             .send()
             .await?)
+    }
+
+    /// Starts a run through the API (`body` names the workflow and may give its input) and
+    /// answers its id and the run as read once it waits for a person.
+    pub async fn start_waiting_run(
+        &self,
+        body: &serde_json::Value,
+    ) -> anyhow::Result<(String, serde_json::Value)> {
+        let started: serde_json::Value = self.api_post("/api/runs", body).await?.json().await?;
+        let id = started["id"].as_str().context("a run id")?.to_owned();
+        let waiting = self.wait_for_status(&id, "waiting").await?;
+        Ok((id, waiting))
     }
 
     /// Logs in as the admin and answers the session cookie (`name=value`).
@@ -267,6 +349,12 @@ impl TestApp {
         session_cookie(&response).context("no session cookie after login")
     }
 
+    /// Logs in as the admin and answers the HTML of `path` as the admin sees it.
+    pub async fn admin_html(&self, path: &str) -> anyhow::Result<String> {
+        let cookie = self.admin_cookie().await?;
+        Ok(self.get_with(path, &cookie).await?.text().await?)
+    }
+
     /// Reads run `id` through the API until its status is `status`, and answers it; fails after
     /// a minute with the run as last read.
     pub async fn wait_for_status(
@@ -274,16 +362,27 @@ impl TestApp {
         id: &str,
         status: &str,
     ) -> anyhow::Result<serde_json::Value> {
+        self.wait_until(&format!("/api/runs/{id}"), |run| run["status"] == status)
+            .await
+    }
+
+    /// Reads `path` through the API until `done` holds for what it answers (the runner works
+    /// in the background), and answers that; fails after a minute with the answer as last read.
+    pub async fn wait_until(
+        &self,
+        path: &str,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> anyhow::Result<serde_json::Value> {
         let started = std::time::Instant::now();
         loop {
-            let run = self.api_json(&format!("/api/runs/{id}")).await?;
-            if run["status"] == status {
-                return Ok(run);
+            let answer = self.api_json(path).await?;
+            if done(&answer) {
+                return Ok(answer);
             }
             if started.elapsed() > Duration::from_secs(60) {
-                bail!("run {id} never reached {status}: {run:#}");
+                bail!("{path} never got there: {answer:#}");
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -361,6 +460,41 @@ pub fn session_cookie(response: &reqwest::Response) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A run of `workflow` with an empty state in `status`, written straight to the store (no runner
+/// takes it up): the run a page made by hand hangs from.
+pub async fn bare_run(store: &Store, workflow: &str, status: RunStatus) -> anyhow::Result<Run> {
+    Ok(store
+        .create_run(&NewRun {
+            workflow: workflow.into(),
+            state: serde_json::json!({}),
+            status,
+        })
+        .await?)
+}
+
+/// The value of `response`'s header `name`, if it has one that is text.
+pub fn header<'a>(response: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+}
+
+/// The text from just after `marker` to the next `"`, empty if `marker` is absent: an
+/// attribute's value found by what stands before it (`href="/components/download/`).
+pub fn quoted_after(html: &str, marker: &str) -> String {
+    html.split(marker)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The CSRF token a page's form carries in its hidden `_csrf` field, empty if it has none.
+pub fn csrf_of(html: &str) -> String {
+    quoted_after(html, "name=\"_csrf\" value=\"")
+}
+
 /// Runs each named contract test (an `async fn(&Store) -> anyhow::Result<()>` in the calling
 /// module) once on a fresh SQLite database and once on a fresh PostgreSQL database.
 macro_rules! store_contract {
@@ -391,8 +525,21 @@ macro_rules! store_contract {
 }
 pub(crate) use store_contract;
 
+/// Whether PostgreSQL tests are skipped on purpose: no `TEST_DATABASE_URL` and
+/// `TESSERA_SKIP_POSTGRES=1`, the one case where [`FreshPostgres::create`] answers `None`.
+pub fn postgres_is_skipped() -> bool {
+    let skipped = std::env::var_os("TEST_DATABASE_URL").is_none()
+        && std::env::var("TESSERA_SKIP_POSTGRES").as_deref() == Ok("1");
+    if skipped {
+        eprintln!("PostgreSQL test skipped: TESSERA_SKIP_POSTGRES=1");
+    }
+    skipped
+}
+
 /// Runs each named test (an `async fn(Backend) -> anyhow::Result<()>` in the calling module,
-/// which spawns its app with `TestApp::builder().backend(backend)…try_spawn()`) once on SQLite and once on PostgreSQL.
+/// which spawns its app with `TestApp::builder().backend(backend)…spawn()`) once on SQLite and
+/// once on PostgreSQL. The PostgreSQL run is skipped here, before the test starts, where
+/// [`postgres_is_skipped`] says so: the tests themselves never see a skipped backend.
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -407,6 +554,9 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $name() -> anyhow::Result<()> {
+                    if $crate::helpers::postgres_is_skipped() {
+                        return Ok(());
+                    }
                     super::$name($crate::helpers::Backend::Postgres).await
                 }
             )*

@@ -1,13 +1,10 @@
 //! The server-rendered home page, the styled 404 and the HTML security headers.
 
-use crate::helpers::TestApp;
+use crate::helpers::{header, TestApp};
 
-fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
-    response
-        .headers()
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
+/// The value of `response`'s header `name`, empty if it has none.
+fn header_text<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
+    header(response, name).unwrap_or_default()
 }
 
 #[tokio::test]
@@ -15,7 +12,7 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
     let app = TestApp::builder().spawn().await?;
     let response = app.get("/").await?;
     assert_eq!(response.status(), 200);
-    assert!(header(&response, "content-type").starts_with("text/html"));
+    assert!(header_text(&response, "content-type").starts_with("text/html"));
     let html = response.text().await?;
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
     assert!(html.contains("<title>Tessera</title>"));
@@ -51,10 +48,10 @@ async fn the_home_page_is_server_rendered_with_name_version_and_links() -> anyho
 async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app.get("/").await?;
-    assert_eq!(header(&response, "cache-control"), "no-store");
-    assert_eq!(header(&response, "referrer-policy"), "no-referrer");
-    assert!(header(&response, "x-robots-tag").contains("noindex"));
-    let policy = header(&response, "content-security-policy").to_owned();
+    assert_eq!(header_text(&response, "cache-control"), "no-store");
+    assert_eq!(header_text(&response, "referrer-policy"), "no-referrer");
+    assert!(header_text(&response, "x-robots-tag").contains("noindex"));
+    let policy = header_text(&response, "content-security-policy").to_owned();
     let html = response.text().await?;
     let nonce = policy
         .split("'nonce-")
@@ -79,7 +76,7 @@ async fn html_pages_carry_the_security_headers() -> anyhow::Result<()> {
     );
     let again = app.get("/").await?;
     assert!(
-        !header(&again, "content-security-policy").contains(&nonce),
+        !header_text(&again, "content-security-policy").contains(&nonce),
         "a fresh nonce per response"
     );
     Ok(())
@@ -90,7 +87,7 @@ async fn unknown_routes_get_a_styled_404_page() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app.get("/no/such/page").await?;
     assert_eq!(response.status(), 404);
-    assert_eq!(header(&response, "cache-control"), "no-store");
+    assert_eq!(header_text(&response, "cache-control"), "no-store");
     let html = response.text().await?;
     assert!(html.contains("Page not found"));
     assert!(html.contains("data-testid=\"error-page\""));

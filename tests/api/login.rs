@@ -5,25 +5,22 @@ use std::time::Duration;
 
 use axum::{
     body::Body,
-    http::{header, Request, StatusCode},
+    http::{
+        header::{CONTENT_TYPE, COOKIE, HOST, SET_COOKIE},
+        Request, StatusCode,
+    },
 };
 use tessera::{auth::admin::ensure_admin_password, config::Secret, startup::Options, store::Store};
 use tower::ServiceExt as _;
 
-use crate::helpers::{session_cookie, store_contract, TestApp, ADMIN_PASSWORD};
+use crate::helpers::{header, session_cookie, store_contract, TestApp, ADMIN_PASSWORD};
 
 async fn log_in(app: &TestApp, password: &str, next: &str) -> anyhow::Result<reqwest::Response> {
     let body = form_urlencoded::Serializer::new(String::new())
         .append_pair("password", password)
         .append_pair("next", next)
         .finish();
-    Ok(app
-        .client
-        .post(app.url("/login"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await?)
+    app.post_form("/login", "", body).await
 }
 
 #[tokio::test]
@@ -41,50 +38,24 @@ async fn a_wrong_password_is_refused_and_the_right_one_opens_a_session() -> anyh
 
     let right = log_in(&app, ADMIN_PASSWORD, "/api/status").await?;
     assert_eq!(right.status(), 303);
-    assert_eq!(
-        right
-            .headers()
-            .get("location")
-            .and_then(|value| value.to_str().ok()),
-        Some("/api/status")
-    );
+    assert_eq!(header(&right, "location"), Some("/api/status"));
     let cookie = session_cookie(&right).unwrap_or_default();
     assert!(!cookie.is_empty(), "a session cookie is set");
-    let set_cookie = right
-        .headers()
-        .get("set-cookie")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let set_cookie = header(&right, "set-cookie").unwrap_or_default().to_owned();
     assert!(
         set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"),
         "{set_cookie}"
     );
 
-    let with_session = app
-        .client
-        .get(app.url("/api/status"))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let with_session = app.get_with("/api/status", &cookie).await?;
     assert_eq!(
         with_session.status(),
         200,
         "the admin session opens the API"
     );
-    let logout = app
-        .client
-        .post(app.url("/logout"))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let logout = app.post_with("/logout", &cookie).await?;
     assert_eq!(logout.status(), 303);
-    let after = app
-        .client
-        .get(app.url("/api/status"))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let after = app.get_with("/api/status", &cookie).await?;
     assert_eq!(after.status(), 401, "the session ends at logout");
     Ok(())
 }
@@ -93,12 +64,12 @@ async fn a_wrong_password_is_refused_and_the_right_one_opens_a_session() -> anyh
 async fn a_login_from_another_site_is_refused() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let response = app
-        .client
-        .post(app.url("/login"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("origin", "https://evil.example")
-        .body(format!("password={ADMIN_PASSWORD}"))
-        .send()
+        .post_form_with(
+            "/login",
+            "",
+            format!("password={ADMIN_PASSWORD}"),
+            &[("origin", "https://evil.example")],
+        )
         .await?;
     assert_eq!(response.status(), 403);
     assert!(session_cookie(&response).is_none());
@@ -111,12 +82,7 @@ async fn an_admin_session_survives_a_restart() -> anyhow::Result<()> {
     let cookie = session_cookie(&log_in(&app, ADMIN_PASSWORD, "/").await?).unwrap_or_default();
     let dir = app.stop().await?;
     let restarted = TestApp::builder().dir(dir).spawn().await?;
-    let response = restarted
-        .client
-        .get(restarted.url("/api/status"))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let response = restarted.get_with("/api/status", &cookie).await?;
     assert_eq!(response.status(), 200);
     Ok(())
 }
@@ -196,14 +162,14 @@ async fn over_https_the_session_cookie_is_host_prefixed_secure_and_for_the_whole
         .router()
         .await?;
     let login = Request::post("/login")
-        .header(header::HOST, "tessera.example.com")
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(HOST, "tessera.example.com")
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
         .body(Body::from(format!("password={ADMIN_PASSWORD}&next=/runs")))?;
     let response = app.router.clone().oneshot(login).await?;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let set_cookie = response
         .headers()
-        .get(header::SET_COOKIE)
+        .get(SET_COOKIE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default()
         .to_owned();
@@ -223,7 +189,7 @@ async fn over_https_the_session_cookie_is_host_prefixed_secure_and_for_the_whole
     );
     let cookie = attributes[0];
     let with_session = Request::get("/api/status")
-        .header(header::COOKIE, cookie)
+        .header(COOKIE, cookie)
         .body(Body::empty())?;
     let response = app.router.clone().oneshot(with_session).await?;
     assert_eq!(
@@ -289,11 +255,7 @@ async fn log_in_forwarded(
 }
 
 fn retry_after(response: &reqwest::Response) -> Option<u64> {
-    response
-        .headers()
-        .get("retry-after")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse().ok())
+    header(response, "retry-after").and_then(|value| value.parse().ok())
 }
 
 #[tokio::test]
@@ -395,24 +357,11 @@ async fn after_login_only_paths_on_this_site_are_followed() -> anyhow::Result<()
     ] {
         let response = log_in(&app, ADMIN_PASSWORD, off_site).await?;
         assert_eq!(response.status(), 303, "{off_site:?}");
-        assert_eq!(
-            response
-                .headers()
-                .get("location")
-                .and_then(|value| value.to_str().ok()),
-            Some("/"),
-            "{off_site:?}"
-        );
+        assert_eq!(header(&response, "location"), Some("/"), "{off_site:?}");
     }
     let page = app.get("/login?next=/%09/evil.example").await?;
     assert!(page.text().await?.contains("name=\"next\" value=\"/\""));
     let local = log_in(&app, ADMIN_PASSWORD, "/runs?status=waiting").await?;
-    assert_eq!(
-        local
-            .headers()
-            .get("location")
-            .and_then(|value| value.to_str().ok()),
-        Some("/runs?status=waiting")
-    );
+    assert_eq!(header(&local, "location"), Some("/runs?status=waiting"));
     Ok(())
 }

@@ -14,8 +14,8 @@ use tessera::{
 use tokio::sync::mpsc;
 
 use crate::{
-    asks::{answer_of, page_path, submit},
-    helpers::{on_both_backends, Backend, HttpSink, TestApp, API_TOKEN},
+    asks::{answer_of, answered_by, page_path, submit},
+    helpers::{header, on_both_backends, Backend, HttpSink, TestApp, API_TOKEN},
 };
 
 const PROTOCOL: &str = "2025-11-25";
@@ -28,6 +28,21 @@ pub(crate) struct McpClient<'a> {
 }
 
 impl<'a> McpClient<'a> {
+    /// The tools `tools/list` answers, and their names in the same order.
+    pub(crate) async fn list_tools(&self) -> anyhow::Result<(Vec<Value>, Vec<String>)> {
+        let listed = self.request("tools/list", json!({})).await?;
+        let tools = listed["result"]["tools"]
+            .as_array()
+            .context("tools")?
+            .clone();
+        let names = tools
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .map(str::to_owned)
+            .collect();
+        Ok((tools, names))
+    }
+
     /// Initializes a session declaring `capabilities` (e.g. `{"elicitation": {"url": {}}}`).
     pub(crate) async fn connect(app: &'a TestApp, capabilities: Value) -> anyhow::Result<Self> {
         let response = post(
@@ -45,10 +60,7 @@ impl<'a> McpClient<'a> {
             "initialize: {}",
             response.status()
         );
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|value| value.to_str().ok())
+        let session = header(&response, "mcp-session-id")
             .context("a session id")?
             .to_owned();
         let initialized = reply(messages(response), &json!(0)).await?;
@@ -155,10 +167,7 @@ async fn post(
 fn messages(mut response: reqwest::Response) -> mpsc::Receiver<Value> {
     let (sender, receiver) = mpsc::channel(64);
     tokio::spawn(async move {
-        let is_json = response
-            .headers()
-            .get("content-type")
-            .and_then(|value| value.to_str().ok())
+        let is_json = header(&response, "content-type")
             .is_some_and(|value| value.starts_with("application/json"));
         let mut buffer = String::new();
         while let Ok(Some(chunk)) = response.chunk().await {
@@ -242,13 +251,7 @@ async fn mcp_refuses_a_missing_or_wrong_token() -> anyhow::Result<()> {
         }
         let response = request.send().await?;
         assert_eq!(response.status(), 401, "{token:?}");
-        assert_eq!(
-            response
-                .headers()
-                .get("www-authenticate")
-                .and_then(|value| value.to_str().ok()),
-            Some("Bearer"),
-        );
+        assert_eq!(header(&response, "www-authenticate"), Some("Bearer"),);
     }
     app.cleanup().await
 }
@@ -257,12 +260,7 @@ async fn mcp_refuses_a_missing_or_wrong_token() -> anyhow::Result<()> {
 async fn mcp_lists_the_four_ask_tools() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let client = McpClient::connect(&app, json!({})).await?;
-    let listed = client.request("tools/list", json!({})).await?;
-    let tools = listed["result"]["tools"].as_array().context("tools")?;
-    let names: Vec<&str> = tools
-        .iter()
-        .filter_map(|tool| tool["name"].as_str())
-        .collect();
+    let (tools, names) = client.list_tools().await?;
     assert_eq!(
         names,
         ["ask_person", "get_answer", "cancel_ask", "list_asks"]
@@ -279,9 +277,7 @@ on_both_backends!(
 async fn an_mcp_ask_is_answered_through_its_page_and_read_back_typed(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let client = McpClient::connect(&app, json!({})).await?;
     let created = client
         .call(
@@ -388,7 +384,7 @@ async fn bad_calls_are_tool_errors_naming_the_field() -> anyhow::Result<()> {
 async fn ask_person_waits_for_the_answer_sending_progress() -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
     let notify_url = sink.url("/notify")?;
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(Backend::Sqlite)
         .config(|config| {
             config.notify = NotifyConfig {
@@ -397,11 +393,8 @@ async fn ask_person_waits_for_the_answer_sending_progress() -> anyhow::Result<()
                 ..NotifyConfig::default()
             };
         })
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let client = McpClient::connect(&app, json!({})).await?;
     let (mut stream, id) = client
         .start(
@@ -553,7 +546,7 @@ async fn a_client_that_cannot_open_urls_gets_the_link_and_a_declined_elicitation
 async fn assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says_who(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(backend)
         .config(|config| {
             config.notify.ask_recipients = RecipientAllowlist {
@@ -561,11 +554,8 @@ async fn assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says
                 ..RecipientAllowlist::default()
             };
         })
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let client = McpClient::connect(&app, json!({"elicitation": {"url": {}}})).await?;
     let created = client
         .call(
@@ -590,12 +580,7 @@ async fn assignees_answer_an_mcp_ask_through_their_own_links_and_get_answer_says
         .await?;
     let answer = &answered["structuredContent"];
     assert_eq!(answer["status"], "submitted", "{answer:#}");
-    let by: Vec<&str> = answer["answers"]
-        .as_array()
-        .context("answers")?
-        .iter()
-        .filter_map(|answer| answer["answered_by"].as_str())
-        .collect();
+    let by = answered_by(answer)?;
     assert_eq!(by, ["ana@example.com", "bo@example.com"]);
     assert!(
         answer.get("links").is_none(),

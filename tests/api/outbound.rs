@@ -22,14 +22,14 @@ use tessera::{
     config::Secret,
     llm::{model_from_spec, ChatModel as _, ChatRequest, Message, ModelError, ModelSettings},
     notify::{NotifyConfig, RecipientAllowlist},
-    startup::Options,
     workflow::yaml::{parse_file, YamlWorkflow},
 };
 
 use crate::{
     asks::{create, post_ask, submit, wait_for_ask},
-    helpers::{on_both_backends, Backend, HttpSink, TestApp},
+    helpers::{error_of, on_both_backends, Backend, HttpSink, TestApp},
     mcp::{text_of, McpClient},
+    yaml::spawn_with,
 };
 
 const SECRET: &str = "whsec_outbound_0123456789abcdef";
@@ -41,7 +41,7 @@ async fn spawn_signing(
     backend: Backend,
     hooks: &str,
     admitted: &[SocketAddr],
-) -> anyhow::Result<Option<TestApp>> {
+) -> anyhow::Result<TestApp> {
     let hooks = hooks.to_owned();
     let admitted = admitted.to_vec();
     TestApp::builder()
@@ -60,14 +60,8 @@ async fn spawn_signing(
                     std::mem::take(&mut config.outbound_allow).with_address(address);
             }
         })
-        .try_spawn()
+        .spawn()
         .await
-}
-
-async fn error_of(response: reqwest::Response) -> anyhow::Result<(u16, Value)> {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await?;
-    Ok((status, body["error"].clone()))
 }
 
 fn address_of(sink: &HttpSink) -> anyhow::Result<SocketAddr> {
@@ -113,9 +107,7 @@ async fn a_callback_to_an_internal_address_is_refused_at_creation_unless_its_hos
             "`10.0.0.7` is a private address",
         ),
     ];
-    let Some(app) = spawn_signing(backend, "https://hooks.example.com/", &[]).await? else {
-        return Ok(());
-    };
+    let app = spawn_signing(backend, "https://hooks.example.com/", &[]).await?;
     for (callback, reason) in &refused {
         let body = json!({"prompt": "Approve?", "callback_url": callback});
         let (status, error) = error_of(post_ask(&app, &body).await?).await?;
@@ -139,11 +131,7 @@ async fn a_callback_to_an_internal_address_is_refused_at_creation_unless_its_hos
 
     // The operator admits the receiver: the same callback is accepted and delivered; another
     // name for the same address is not admitted by it.
-    let Some(app) =
-        spawn_signing(backend, "https://hooks.example.com/", &[address_of(&sink)?]).await?
-    else {
-        return Ok(());
-    };
+    let app = spawn_signing(backend, "https://hooks.example.com/", &[address_of(&sink)?]).await?;
     let (id, path) = create(
         &app,
         &json!({"prompt": "Approve?", "callback_url": sink.url("/hooks/ask")?.as_str()}),
@@ -179,9 +167,7 @@ async fn a_webhook_an_ask_names_must_reach_a_public_address_whatever_prefix_it_m
     let address = address_of(&sink)?;
     // `https://hooks.example.com` is a prefix of `https://hooks.example.com@127.0.0.1:…/`.
     let hooks = format!("{},https://hooks.example.com", sink.url("/hooks/")?);
-    let Some(app) = spawn_signing(backend, &hooks, &[]).await? else {
-        return Ok(());
-    };
+    let app = spawn_signing(backend, &hooks, &[]).await?;
     for webhook in [
         sink.url("/hooks/deploy")?.to_string(),
         format!("https://hooks.example.com@{address}/hooks/deploy"),
@@ -226,11 +212,7 @@ async fn a_failed_callback_tells_its_caller_the_status_or_a_fixed_reason_never_t
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await?
         .local_addr()?;
-    let Some(app) =
-        spawn_signing(backend, "https://hooks.example.com/", &[receiver, closed]).await?
-    else {
-        return Ok(());
-    };
+    let app = spawn_signing(backend, "https://hooks.example.com/", &[receiver, closed]).await?;
     for (target, shown) in [
         (receiver, "the receiver answered 500"),
         (closed, "could not deliver"),
@@ -264,9 +246,7 @@ on_both_backends!(
 
 #[tokio::test]
 async fn ask_person_over_mcp_refuses_a_callback_to_an_internal_address() -> anyhow::Result<()> {
-    let Some(app) = spawn_signing(Backend::Sqlite, "https://hooks.example.com/", &[]).await? else {
-        anyhow::bail!("SQLite is always available");
-    };
+    let app = spawn_signing(Backend::Sqlite, "https://hooks.example.com/", &[]).await?;
     let client = McpClient::connect(&app, json!({})).await?;
     let result = client
         .call(
@@ -331,17 +311,6 @@ fn yaml(text: &str) -> anyhow::Result<YamlWorkflow> {
     Ok(parse_file("test.yaml", "test", text)?)
 }
 
-async fn spawn_yaml(hosts: String, workflows: Vec<YamlWorkflow>) -> anyhow::Result<TestApp> {
-    TestApp::builder()
-        .config(move |config| config.workflow_http_hosts = hosts)
-        .options(Options {
-            yaml_workflows: Some(workflows),
-            ..Options::default()
-        })
-        .spawn()
-        .await
-}
-
 async fn run_to_end(app: &TestApp, workflow: &str) -> anyhow::Result<Value> {
     let response = app
         .api_post("/api/runs", &json!({"workflow": workflow, "input": {}}))
@@ -385,8 +354,8 @@ async fn an_http_step_follows_redirects_within_its_origin_only_and_its_key_stays
     let elsewhere = HttpSink::start(&[]).await?;
     let other = address_of(&elsewhere)?;
     let (api, received) = redirecting_api(elsewhere.url("/steal")?.to_string()).await?;
-    let app = spawn_yaml(
-        format!("self,{api},{other}"),
+    let app = spawn_with(
+        &format!("self,{api},{other}"),
         vec![
             one_call("within", &format!("http://{api}/here"))?,
             one_call("away", &format!("http://{api}/off"))?,
@@ -429,8 +398,8 @@ async fn an_http_step_follows_redirects_within_its_origin_only_and_its_key_stays
 #[tokio::test]
 async fn an_http_reply_over_the_cap_fails_the_step_naming_the_cap() -> anyhow::Result<()> {
     let (api, _) = redirecting_api(String::new()).await?;
-    let app = spawn_yaml(
-        format!("self,{api}"),
+    let app = spawn_with(
+        &format!("self,{api}"),
         vec![one_call("big", &format!("http://{api}/big"))?],
     )
     .await?;
@@ -449,8 +418,8 @@ async fn an_http_reply_over_the_cap_fails_the_step_naming_the_cap() -> anyhow::R
 async fn values_an_http_step_puts_in_its_url_are_percent_encoded_unless_marked_safe(
 ) -> anyhow::Result<()> {
     let (api, received) = redirecting_api(String::new()).await?;
-    let app = spawn_yaml(
-        format!("self,{api}"),
+    let app = spawn_with(
+        &format!("self,{api}"),
         vec![
             one_call(
                 "encoded",

@@ -11,7 +11,7 @@ use tessera::{
         token::PageToken,
     },
     store::{now_ms, pages::PageChange},
-    workflow::run::{NewRun, RunId, RunStatus},
+    workflow::run::{RunId, RunStatus},
 };
 
 use tessera::{
@@ -20,7 +20,7 @@ use tessera::{
 };
 use tessera_app::catalog::{Catalog, ComponentSpec};
 
-use crate::helpers::{on_both_backends, Backend, TestApp};
+use crate::helpers::{bare_run, csrf_of, header, on_both_backends, Backend, TestApp};
 
 struct Link {
     token: PageToken,
@@ -42,14 +42,7 @@ async fn waiting_page_with(
     expires_in_ms: i64,
     cancel_button: bool,
 ) -> anyhow::Result<Link> {
-    let run = app
-        .store
-        .create_run(&NewRun {
-            workflow: "approve".into(),
-            state: json!({}),
-            status: RunStatus::Waiting,
-        })
-        .await?;
+    let run = bare_run(&app.store, "approve", RunStatus::Waiting).await?;
     let token = PageToken::generate();
     let tree = json!({
         "nodes": {
@@ -87,24 +80,6 @@ async fn waiting_page_with(
     })
 }
 
-fn csrf_of(html: &str) -> String {
-    html.split("name=\"_csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-async fn post(app: &TestApp, path: &str, body: String) -> anyhow::Result<reqwest::Response> {
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await?)
-}
-
 #[tokio::test]
 async fn opening_a_link_renders_the_page_and_changes_nothing() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
@@ -112,13 +87,7 @@ async fn opening_a_link_renders_the_page_and_changes_nothing() -> anyhow::Result
     for _ in 0..3 {
         let response = app.get(&link.path()).await?;
         assert_eq!(response.status(), 200);
-        assert_eq!(
-            response
-                .headers()
-                .get("cache-control")
-                .and_then(|value| value.to_str().ok()),
-            Some("no-store")
-        );
+        assert_eq!(header(&response, "cache-control"), Some("no-store"));
         let html = response.text().await?;
         assert!(html.contains("Approve 2 expenses"));
         assert!(!csrf_of(&html).is_empty(), "the form carries a CSRF token");
@@ -135,13 +104,12 @@ async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Re
     let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
-    let response = post(&app, &link.path(), format!("_csrf={csrf}&note=Looks+good")).await?;
+    let response = app
+        .post_form(&link.path(), "", format!("_csrf={csrf}&note=Looks+good"))
+        .await?;
     assert_eq!(response.status(), 303);
     assert_eq!(
-        response
-            .headers()
-            .get("location")
-            .and_then(|value| value.to_str().ok()),
+        header(&response, "location"),
         Some(format!("{}/done", link.path()).as_str())
     );
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Ready);
@@ -157,12 +125,13 @@ async fn a_valid_submission_is_recorded_once_and_resumes_the_run() -> anyhow::Re
     assert!(done.contains("Thank you"), "confirmation page");
     assert!(done.contains("Looks good"), "the receipt shows the answer");
 
-    let again = post(
-        &app,
-        &link.path(),
-        format!("_csrf={csrf}&note=Changed+my+mind"),
-    )
-    .await?;
+    let again = app
+        .post_form(
+            &link.path(),
+            "",
+            format!("_csrf={csrf}&note=Changed+my+mind"),
+        )
+        .await?;
     assert_eq!(again.status(), 409);
     let receipt = again.text().await?;
     assert!(
@@ -181,7 +150,9 @@ async fn a_wrong_value_gets_422_with_the_persons_values_and_nothing_is_stored() 
     let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
-    let response = post(&app, &link.path(), format!("_csrf={csrf}&note=no")).await?;
+    let response = app
+        .post_form(&link.path(), "", format!("_csrf={csrf}&note=no"))
+        .await?;
     assert_eq!(response.status(), 422);
     let html = response.text().await?;
     assert!(html.contains("no</textarea>"), "the value is kept");
@@ -206,15 +177,15 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
     let other = waiting_page(&app, 60_000).await?;
     let other_csrf = csrf_of(&app.get(&other.path()).await?.text().await?);
     assert_eq!(
-        post(&app, &link.path(), "note=Looks+good".into())
+        app.post_form(&link.path(), "", "note=Looks+good")
             .await?
             .status(),
         403
     );
     assert_eq!(
-        post(
-            &app,
+        app.post_form(
             &link.path(),
+            "",
             format!("_csrf={other_csrf}&note=Looks+good")
         )
         .await?
@@ -224,12 +195,12 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
     );
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
     let cross_site = app
-        .client
-        .post(app.url(&link.path()))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("origin", "https://evil.example")
-        .body(format!("_csrf={csrf}&note=Looks+good"))
-        .send()
+        .post_form_with(
+            &link.path(),
+            "",
+            format!("_csrf={csrf}&note=Looks+good"),
+            &[("origin", "https://evil.example")],
+        )
         .await?;
     assert_eq!(cross_site.status(), 403);
     assert_eq!(
@@ -242,19 +213,18 @@ async fn submissions_without_the_pages_csrf_token_or_from_another_site_are_refus
 #[tokio::test]
 async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_passed(
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(Backend::Sqlite)
         .config(|config| {
             config.access.receipt_lifetime = Duration::from_secs(3600);
         })
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
-    let response = post(&app, &link.path(), format!("_csrf={csrf}&note=Looks+good")).await?;
+    let response = app
+        .post_form(&link.path(), "", format!("_csrf={csrf}&note=Looks+good"))
+        .await?;
     assert_eq!(response.status(), 303);
     let download = format!("{}/download/dl.csv", link.path());
     assert_eq!(app.get(&link.path()).await?.status(), 200, "the receipt");
@@ -275,7 +245,9 @@ async fn a_receipt_and_its_downloads_are_gone_once_the_receipt_lifetime_has_pass
     assert_eq!(app.get(&download).await?.status(), 404, "nor its download");
     let done = app.get(&format!("{}/done", link.path())).await?;
     assert_eq!(done.status(), 303, "the confirmation sends to the link");
-    let again = post(&app, &link.path(), format!("_csrf={csrf}&note=Again")).await?;
+    let again = app
+        .post_form(&link.path(), "", format!("_csrf={csrf}&note=Again"))
+        .await?;
     assert_eq!(again.status(), 410);
     assert!(!again.text().await?.contains("Looks good"));
     assert_eq!(
@@ -330,7 +302,7 @@ async fn expired_withdrawn_and_unknown_links_are_refused_without_leaking() -> an
     let expired = waiting_page(&app, -1).await?;
     assert_eq!(app.get(&expired.path()).await?.status(), 410);
     assert_eq!(
-        post(&app, &expired.path(), "note=late+answer".into())
+        app.post_form(&expired.path(), "", "note=late+answer")
             .await?
             .status(),
         410
@@ -407,12 +379,13 @@ async fn the_cancel_button_resolves_the_run_with_a_cancelled_response() -> anyho
     let app = TestApp::builder().spawn().await?;
     let link = waiting_page(&app, 60_000).await?;
     let csrf = csrf_of(&app.get(&link.path()).await?.text().await?);
-    let response = post(
-        &app,
-        &link.path(),
-        format!("_csrf={csrf}&note=&_action=cancel"),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &link.path(),
+            "",
+            format!("_csrf={csrf}&note=&_action=cancel"),
+        )
+        .await?;
     assert_eq!(response.status(), 303);
     let stored: Value = app
         .store
@@ -433,24 +406,26 @@ async fn a_page_without_a_cancel_button_cannot_be_cancelled_by_a_crafted_post() 
     let html = app.get(&link.path()).await?.text().await?;
     assert!(!html.contains("value=\"cancel\""), "no Cancel button shown");
     let csrf = csrf_of(&html);
-    let crafted = post(
-        &app,
-        &link.path(),
-        format!("_csrf={csrf}&note=&_action=cancel"),
-    )
-    .await?;
+    let crafted = app
+        .post_form(
+            &link.path(),
+            "",
+            format!("_csrf={csrf}&note=&_action=cancel"),
+        )
+        .await?;
     assert_eq!(
         crafted.status(),
         422,
         "the fields decide, and the note is missing"
     );
     assert_eq!(app.store.run(link.run_id).await?.status, RunStatus::Waiting);
-    let answered = post(
-        &app,
-        &link.path(),
-        format!("_csrf={csrf}&note=fine+by+me&_action=cancel"),
-    )
-    .await?;
+    let answered = app
+        .post_form(
+            &link.path(),
+            "",
+            format!("_csrf={csrf}&note=fine+by+me&_action=cancel"),
+        )
+        .await?;
     assert_eq!(answered.status(), 303);
     let stored = app
         .store
@@ -789,9 +764,7 @@ on_both_backends!(
 async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_next_rows(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let tree =
         json!({"nodes": {"list": {"component": "Table", "props": {"rows": {"$data": "/rows"}}}}});
     let path = stored_page(&app, tree, named_rows(120)).await?;
@@ -828,9 +801,7 @@ async fn a_table_without_page_size_shows_its_first_page_and_its_next_link_the_ne
 async fn a_stored_page_over_the_render_budget_is_an_error_page_naming_the_budget(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     // Eleven tables of 500 rows a page: 5,500 rows, over the 5,000 the budget allows.
     let mut nodes = serde_json::Map::new();
     for table in 0..11 {

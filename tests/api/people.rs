@@ -22,14 +22,14 @@ use tessera::{
     },
     workflow::yaml::{parse_file, YamlWorkflow},
     workflow::{
-        run::{NewRun, RunId, RunStatus},
+        run::{RunId, RunStatus},
         wait_for, workflow, Answer, PageHandle, Prompt, Registry, UiOptions, Unanswered,
     },
 };
 
 use crate::{
-    asks::{page_path, submit, wait_for_ask},
-    helpers::{on_both_backends, store_contract, Backend, HttpSink, TestApp, TestDb},
+    asks::{answered_by, assignee_links, page_path, submit, wait_for_ask},
+    helpers::{bare_run, on_both_backends, store_contract, Backend, HttpSink, TestApp, TestDb},
 };
 
 mod store {
@@ -97,13 +97,7 @@ mod racing {
 }
 
 async fn waiting_run(store: &Store) -> anyhow::Result<RunId> {
-    let run = store
-        .create_run(&NewRun {
-            workflow: "approval".into(),
-            state: json!({}),
-            status: RunStatus::Waiting,
-        })
-        .await?;
+    let run = bare_run(store, "approval", RunStatus::Waiting).await?;
     Ok(run.id)
 }
 
@@ -432,7 +426,7 @@ async fn two_members_of_one_group_answering_at_once_cast_one_vote(
 }
 
 /// An app whose asks may name anyone `@example.com`, signing callbacks.
-async fn spawn_people_app(backend: Backend) -> anyhow::Result<Option<TestApp>> {
+async fn spawn_people_app(backend: Backend) -> anyhow::Result<TestApp> {
     spawn_people_app_calling(backend, None).await
 }
 
@@ -440,7 +434,7 @@ async fn spawn_people_app(backend: Backend) -> anyhow::Result<Option<TestApp>> {
 async fn spawn_people_app_calling(
     backend: Backend,
     sink: Option<&HttpSink>,
-) -> anyhow::Result<Option<TestApp>> {
+) -> anyhow::Result<TestApp> {
     TestApp::builder()
         .backend(backend)
         .config(|config| {
@@ -456,7 +450,7 @@ async fn spawn_people_app_calling(
                 ..NotifyConfig::default()
             };
         })
-        .try_spawn()
+        .spawn()
         .await
 }
 
@@ -492,9 +486,7 @@ async fn create_assigned(
 async fn three_assignees_two_required_answer_through_their_own_links(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_people_app(backend).await? else {
-        return Ok(());
-    };
+    let app = spawn_people_app(backend).await?;
     let (id, paths) = create_assigned(
         &app,
         &json!({"prompt": "Approve the Q3 budget?", "schema": approval_schema(),
@@ -579,12 +571,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
         json!({"note": "go"}),
         "the answer that completed the quorum"
     );
-    let by: Vec<&str> = done["answers"]
-        .as_array()
-        .context("answers")?
-        .iter()
-        .filter_map(|answer| answer["answered_by"].as_str())
-        .collect();
+    let by = answered_by(&done)?;
     assert_eq!(by, ["ana@example.com", "bo@example.com"]);
     assert_eq!(done["approvals_required"], 2);
 
@@ -601,12 +588,7 @@ async fn three_assignees_two_required_answer_through_their_own_links(
     assert_eq!(after["answers"].as_array().map(Vec::len), Some(2));
 
     // The run page lists who answered.
-    let cookie = app.admin_cookie().await?;
-    let run_page = app
-        .get_with(&format!("/runs/{id}"), &cookie)
-        .await?
-        .text()
-        .await?;
+    let run_page = app.admin_html(&format!("/runs/{id}")).await?;
     assert!(
         run_page.contains("data-testid=\"page-answers\""),
         "{run_page}"
@@ -623,9 +605,7 @@ async fn a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback(
     backend: Backend,
 ) -> anyhow::Result<()> {
     let sink = HttpSink::start(&[]).await?;
-    let Some(app) = spawn_people_app_calling(backend, Some(&sink)).await? else {
-        return Ok(());
-    };
+    let app = spawn_people_app_calling(backend, Some(&sink)).await?;
     let (id, paths) = create_assigned(
         &app,
         &json!({"prompt": "Ship the release?", "schema": approval_schema(),
@@ -670,9 +650,7 @@ async fn a_decline_with_a_reason_ends_the_ask_and_reaches_the_callback(
 async fn an_assignee_outside_the_allowlist_is_refused_naming_them(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_people_app(backend).await? else {
-        return Ok(());
-    };
+    let app = spawn_people_app(backend).await?;
     let response = app
         .api_post(
             "/api/asks",
@@ -691,9 +669,7 @@ async fn an_assignee_outside_the_allowlist_is_refused_naming_them(
 async fn a_page_without_assignees_is_declined_with_its_reason(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_people_app(backend).await? else {
-        return Ok(());
-    };
+    let app = spawn_people_app(backend).await?;
     let (id, path) = crate::asks::create(
         &app,
         &json!({"prompt": "Approve?", "schema": approval_schema()}),
@@ -771,24 +747,11 @@ async fn assignee_paths(app: &TestApp, id: &str) -> anyhow::Result<Vec<(String, 
         .json()
         .await?;
     assert!(issued["link"].is_null(), "no shared link: {issued:#}");
-    issued["links"]
-        .as_array()
-        .context("links")?
-        .iter()
-        .map(|link| {
-            Ok((
-                link["assignee"].as_str().context("assignee")?.to_owned(),
-                page_path(link["link"].as_str().context("link")?)?,
-            ))
-        })
-        .collect()
+    assignee_links(&issued["links"])
 }
 
 /// The app with `options`, its assignees allowed anywhere `@example.com`.
-async fn spawn_for_example_com(
-    backend: Backend,
-    options: Options,
-) -> anyhow::Result<Option<TestApp>> {
+async fn spawn_for_example_com(backend: Backend, options: Options) -> anyhow::Result<TestApp> {
     TestApp::builder()
         .backend(backend)
         .config(|config| {
@@ -798,7 +761,7 @@ async fn spawn_for_example_com(
             };
         })
         .options(options)
-        .try_spawn()
+        .spawn()
         .await
 }
 
@@ -827,16 +790,10 @@ async fn a_yaml_workflow_asks_in_two_stages(backend: Backend) -> anyhow::Result<
         yaml_workflows: Some(vec![parse_file("staged.yaml", "staged", STAGED_YAML)?]),
         ..Options::default()
     };
-    let Some(app) = spawn_for_example_com(backend, options).await? else {
-        return Ok(());
-    };
-    let run: Value = app
-        .api_post("/api/runs", &json!({"workflow": "staged", "input": {}}))
-        .await?
-        .json()
+    let app = spawn_for_example_com(backend, options).await?;
+    let (id, _) = app
+        .start_waiting_run(&json!({"workflow": "staged", "input": {}}))
         .await?;
-    let id = run["id"].as_str().context("a run id")?.to_owned();
-    app.wait_for_status(&id, "waiting").await?;
     let paths = assignee_paths(&app, &id).await?;
     let people: Vec<&str> = paths.iter().map(|(person, _)| person.as_str()).collect();
     assert_eq!(people, ["ana@example.com"], "only the first stage is asked");
@@ -877,9 +834,7 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
         yaml_workflows: Some(vec![release()?]),
         ..Options::default()
     };
-    let Some(app) = spawn_for_example_com(backend, options).await? else {
-        return Ok(());
-    };
+    let app = spawn_for_example_com(backend, options).await?;
     let start = |input: Value| {
         let app = &app;
         async move {
@@ -941,10 +896,7 @@ async fn a_yaml_workflow_asks_two_people_and_branches_on_the_outcome(
     app.wait_for_status(&id, "waiting").await?;
     let cookie = app.admin_cookie().await?;
     let cancelled = app
-        .client
-        .post(app.url(&format!("/runs/{id}/cancel")))
-        .header("cookie", &cookie)
-        .send()
+        .post_with(&format!("/runs/{id}/cancel"), &cookie)
         .await?;
     assert_eq!(cancelled.status(), 303);
     let run = app.wait_for_status(&id, "cancelled").await?;
@@ -1040,19 +992,10 @@ async fn a_rust_workflow_names_assignees_and_hears_a_decline(
         workflows: Some(release_workflow()?),
         ..Options::default()
     };
-    let Some(app) = spawn_for_example_com(backend, options).await? else {
-        return Ok(());
-    };
-    let run: Value = app
-        .api_post(
-            "/api/runs",
-            &json!({"workflow": "rust-release", "input": {}}),
-        )
-        .await?
-        .json()
+    let app = spawn_for_example_com(backend, options).await?;
+    let (id, waiting) = app
+        .start_waiting_run(&json!({"workflow": "rust-release", "input": {}}))
         .await?;
-    let id = run["id"].as_str().context("a run id")?.to_owned();
-    let waiting = app.wait_for_status(&id, "waiting").await?;
     let links = waiting["state"]["links"]
         .as_array()
         .context("links")?

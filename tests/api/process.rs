@@ -206,11 +206,8 @@ pub async fn answer(
         .await?
         .text()
         .await?;
-    let csrf = html
-        .split("name=\"_csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .context("the page has a CSRF field")?;
+    let csrf = crate::helpers::csrf_of(&html);
+    anyhow::ensure!(!csrf.is_empty(), "the page has a CSRF field");
     let encoded: String = form_urlencoded::byte_serialize(answer.as_bytes()).collect();
     let response = client
         .post(server.url(&page.path))

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use tessera::{startup::Options, workflow::RunnerConfig};
 
-use crate::helpers::{TestApp, API_TOKEN};
+use crate::helpers::{csrf_of, header, TestApp};
 
 async fn run_json(app: &TestApp, id: &str) -> anyhow::Result<Value> {
     app.api_json(&format!("/api/runs/{id}")).await
@@ -31,28 +31,13 @@ pub(crate) async fn working_link_path(app: &TestApp, id: &str) -> anyhow::Result
         .ok_or_else(|| anyhow::anyhow!("not a page link: {body:#}"))
 }
 
-fn csrf_of(html: &str) -> String {
-    html.split("name=\"_csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_emails(
 ) -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
-    let started: Value = app
-        .api_post(
-            "/api/runs",
-            &serde_json::json!({"workflow": "email-digest"}),
-        )
-        .await?
-        .json()
+    let (id, waiting) = app
+        .start_waiting_run(&serde_json::json!({"workflow": "email-digest"}))
         .await?;
-    let id = started["id"].as_str().unwrap_or_default().to_owned();
-    let waiting = app.wait_for_status(&id, "waiting").await?;
     assert!(
         waiting["waiting_page"].is_string(),
         "the page it waits on is named: {waiting:#}"
@@ -69,21 +54,9 @@ async fn the_email_digest_asks_through_a_page_and_archives_exactly_the_chosen_em
         "_csrf={}&archive_ids=m03&archive_ids=m07&archive_ids=m12&note=old+newsletters",
         csrf_of(&html)
     );
-    let submitted = app
-        .client
-        .post(app.url(&path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body.clone())
-        .send()
-        .await?;
+    let submitted = app.post_form(&path, "", body.clone()).await?;
     assert_eq!(submitted.status(), 303);
-    let again = app
-        .client
-        .post(app.url(&path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await?;
+    let again = app.post_form(&path, "", body).await?;
     assert_eq!(again.status(), 409);
 
     let finished = app.wait_for_status(&id, "succeeded").await?;
@@ -121,16 +94,9 @@ async fn a_submission_resumes_its_run_without_waiting_for_the_runners_next_poll(
         .options(options)
         .spawn()
         .await?;
-    let started: Value = app
-        .api_post(
-            "/api/runs",
-            &serde_json::json!({"workflow": "bulk-approval"}),
-        )
-        .await?
-        .json()
+    let (id, _) = app
+        .start_waiting_run(&serde_json::json!({"workflow": "bulk-approval"}))
         .await?;
-    let id = started["id"].as_str().unwrap_or_default().to_owned();
-    app.wait_for_status(&id, "waiting").await?;
     let path = working_link_path(&app, &id).await?;
     let html = app.get(&path).await?.text().await?;
     let submitted = app
@@ -156,20 +122,9 @@ async fn the_runs_pages_need_the_admin_session() -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let anonymous = app.get("/runs").await?;
     assert_eq!(anonymous.status(), 303);
-    assert_eq!(
-        anonymous
-            .headers()
-            .get("location")
-            .and_then(|value| value.to_str().ok()),
-        Some("/login?next=%2Fruns")
-    );
+    assert_eq!(header(&anonymous, "location"), Some("/login?next=%2Fruns"));
     let cookie = app.admin_cookie().await?;
-    let page = app
-        .client
-        .get(app.url("/runs"))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let page = app.get_with("/runs", &cookie).await?;
     assert_eq!(page.status(), 200);
     let html = page.text().await?;
     assert!(html.contains("data-testid=\"start-email-digest\""));
@@ -198,34 +153,17 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
     let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
     let started = app
-        .client
-        .post(app.url("/runs/start"))
-        .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("workflow=bulk-approval")
-        .send()
+        .post_form("/runs/start", &cookie, "workflow=bulk-approval")
         .await?;
     assert_eq!(started.status(), 303);
-    let location = started
-        .headers()
-        .get("location")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let location = header(&started, "location").unwrap_or_default().to_owned();
     let id = location.trim_start_matches("/runs/").to_owned();
     let waiting = app.wait_for_status(&id, "waiting").await?;
     let page_id = waiting["waiting_page"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let run_page = app
-        .client
-        .get(app.url(&location))
-        .header("cookie", &cookie)
-        .send()
-        .await?
-        .text()
-        .await?;
+    let run_page = app.get_with(&location, &cookie).await?.text().await?;
     assert!(
         !run_page.contains("/p/"),
         "the run page shows no link until asked for one"
@@ -234,12 +172,11 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
 
     let get_link = || async {
         let answer = app
-            .client
-            .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
-            .header("cookie", &cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body("action=reissue")
-            .send()
+            .post_form(
+                &format!("/runs/{id}/pages/{page_id}"),
+                &cookie,
+                "action=reissue",
+            )
             .await?;
         anyhow::ensure!(
             answer.headers().get("refresh").is_none(),
@@ -266,10 +203,7 @@ async fn an_admin_gets_a_working_link_on_the_run_page_and_any_earlier_link_stops
     assert_eq!(app.get(&second_path).await?.status(), 200);
 
     let cancelled = app
-        .client
-        .post(app.url(&format!("/runs/{id}/cancel")))
-        .header("cookie", &cookie)
-        .send()
+        .post_with(&format!("/runs/{id}/cancel"), &cookie)
         .await?;
     assert_eq!(cancelled.status(), 303);
     assert_eq!(run_json(&app, &id).await?["status"], "cancelled");
@@ -306,28 +240,13 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
 ) -> anyhow::Result<()> {
     let app = TestApp::builder().spawn().await?;
     let cookie = app.admin_cookie().await?;
-    let started: Value = app
-        .api_post(
-            "/api/runs",
-            &serde_json::json!({"workflow": "bulk-approval"}),
-        )
-        .await?
-        .json()
+    let (id, _) = app
+        .start_waiting_run(&serde_json::json!({"workflow": "bulk-approval"}))
         .await?;
-    let id = started["id"].as_str().unwrap_or_default().to_owned();
-    app.wait_for_status(&id, "waiting").await?;
 
-    let timeline = app
-        .client
-        .get(app.url(&format!("/runs/{id}")))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let timeline = app.get_with(&format!("/runs/{id}"), &cookie).await?;
     assert_eq!(
-        timeline
-            .headers()
-            .get("refresh")
-            .and_then(|value| value.to_str().ok()),
+        header(&timeline, "refresh"),
         Some(format!("3; url=/runs/{id}").as_str()),
         "a waiting run's page reloads itself"
     );
@@ -347,12 +266,7 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
 
     let anonymous = app.get(&link).await?;
     assert_eq!(anonymous.status(), 303, "the record is for admins only");
-    let record = app
-        .client
-        .get(app.url(&link))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let record = app.get_with(&link, &cookie).await?;
     assert_eq!(record.status(), 200);
     let page = record.text().await?;
     assert!(
@@ -374,18 +288,10 @@ async fn a_ui_step_links_its_generation_record_and_an_unfinished_run_refreshes_i
     );
 
     let cancelled = app
-        .client
-        .post(app.url(&format!("/runs/{id}/cancel")))
-        .header("cookie", &cookie)
-        .send()
+        .post_with(&format!("/runs/{id}/cancel"), &cookie)
         .await?;
     assert_eq!(cancelled.status(), 303);
-    let finished = app
-        .client
-        .get(app.url(&format!("/runs/{id}")))
-        .header("cookie", &cookie)
-        .send()
-        .await?;
+    let finished = app.get_with(&format!("/runs/{id}"), &cookie).await?;
     assert!(
         finished.headers().get("refresh").is_none(),
         "a finished run's page stays put"
@@ -408,10 +314,7 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
         started.push(run["id"].as_str().unwrap_or_default().to_owned());
     }
     let listed: Value = app
-        .client
-        .get(app.url("/api/runs?workflow=email-digest&limit=1"))
-        .bearer_auth(API_TOKEN)
-        .send()
+        .api_get("/api/runs?workflow=email-digest&limit=1")
         .await?
         .json()
         .await?;
@@ -421,12 +324,7 @@ async fn the_runs_api_lists_runs_of_a_workflow_with_the_total_and_needs_the_toke
     assert_eq!(runs[0]["id"], started[2].as_str(), "newest first");
     assert_eq!(runs[0]["workflow"], "email-digest");
 
-    let bad = app
-        .client
-        .get(app.url("/api/runs?status=sleeping"))
-        .bearer_auth(API_TOKEN)
-        .send()
-        .await?;
+    let bad = app.api_get("/api/runs?status=sleeping").await?;
     assert_eq!(bad.status(), 400);
     let body: Value = bad.json().await?;
     assert_eq!(body["error"]["field"], "status");
@@ -474,12 +372,11 @@ async fn a_waiting_run_says_until_when_and_extending_its_link_moves_that() -> an
         "{before}"
     );
     let extended = app
-        .client
-        .post(app.url(&format!("/runs/{id}/pages/{page_id}")))
-        .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("action=extend")
-        .send()
+        .post_form(
+            &format!("/runs/{id}/pages/{page_id}"),
+            &cookie,
+            "action=extend",
+        )
         .await?
         .text()
         .await?;

@@ -11,8 +11,8 @@ use tessera::{
 };
 
 use crate::{
-    asks::{answer_of, create, csrf_of},
-    helpers::{on_both_backends, Backend, TestApp},
+    asks::{answer_of, create},
+    helpers::{csrf_of, on_both_backends, Backend, TestApp},
     runs::working_link_path,
 };
 
@@ -38,16 +38,6 @@ fn table_node(html: &str) -> anyhow::Result<String> {
         .context("a paged table")
 }
 
-async fn post(app: &TestApp, path: &str, body: String) -> anyhow::Result<reqwest::Response> {
-    Ok(app
-        .client
-        .post(app.url(path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await?)
-}
-
 fn encode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
@@ -55,9 +45,7 @@ fn encode(text: &str) -> String {
 async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({"type": "object", "properties": {
         "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"},
         "rejected_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
@@ -101,7 +89,7 @@ async fn two_id_arrays_over_the_same_rows_are_one_decision_table(
         encode(&name_of("CLM-3")),
         encode(&name_of("CLM-4")),
     );
-    let response = post(&app, &path, body).await?;
+    let response = app.post_form(&path, "", body).await?;
     assert_eq!(response.status(), 303);
     let answer = answer_of(&app, &id).await?;
     assert_eq!(
@@ -124,14 +112,11 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
     backend: Backend,
 ) -> anyhow::Result<()> {
     // 5,000 rows of data are more than the tests' default request limit.
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(backend)
         .config(|config| config.body_limit = 4 << 20)
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let schema = json!({"type": "object", "properties": {
         "deactivate_ids": {"type": "array", "items": {"type": "string"}, "maxItems": 500}
     }});
@@ -152,26 +137,28 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
     let csrf = csrf_of(&first);
 
     // Search: one row matches; nothing is recorded.
-    let searched = post(
-        &app,
-        &path,
-        format!("_csrf={csrf}&_t.{node}.q=User+4999&_nav="),
-    )
-    .await?;
+    let searched = app
+        .post_form(
+            &path,
+            "",
+            format!("_csrf={csrf}&_t.{node}.q=User+4999&_nav="),
+        )
+        .await?;
     assert_eq!(searched.status(), 200);
     let searched = searched.text().await?;
     assert_eq!(values_of(&searched, "type=\"checkbox\""), ["u4999"]);
 
     // Tick u3 on page 1, go to page 7: the tick travels as a hidden input.
-    let page7 = post(
-        &app,
-        &path,
-        format!(
-            "_csrf={csrf}&deactivate_ids=u3&_t.{node}.page=1&_nav={}",
-            encode(&format!("{node}.page=7"))
-        ),
-    )
-    .await?;
+    let page7 = app
+        .post_form(
+            &path,
+            "",
+            format!(
+                "_csrf={csrf}&deactivate_ids=u3&_t.{node}.page=1&_nav={}",
+                encode(&format!("{node}.page=7"))
+            ),
+        )
+        .await?;
     assert_eq!(page7.status(), 200);
     let page7 = page7.text().await?;
     assert!(values_of(&page7, "type=\"checkbox\"").contains(&"u310".to_owned()));
@@ -187,12 +174,13 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
         .iter()
         .map(|value| format!("&deactivate_ids={value}"))
         .collect();
-    let response = post(
-        &app,
-        &path,
-        format!("_csrf={}{carried}&deactivate_ids=u310", csrf_of(&page7)),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &path,
+            "",
+            format!("_csrf={}{carried}&deactivate_ids=u310", csrf_of(&page7)),
+        )
+        .await?;
     assert_eq!(response.status(), 303);
     let answer = answer_of(&app, &id).await?;
     assert_eq!(answer, json!({"deactivate_ids": ["u3", "u310"]}));
@@ -200,9 +188,7 @@ async fn a_five_thousand_row_selection_is_one_page_that_keeps_every_tick(
 }
 
 async fn too_many_ticks_are_refused_with_every_tick_kept(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({"type": "object", "properties": {
         "deactivate_ids": {"type": "array", "items": {"type": "string"}, "maxItems": 3}
     }});
@@ -217,7 +203,9 @@ async fn too_many_ticks_are_refused_with_every_tick_kept(backend: Backend) -> an
         .iter()
         .map(|n| format!("&deactivate_ids=u{n}"))
         .collect();
-    let response = post(&app, &path, format!("_csrf={}{ticks}", csrf_of(&html))).await?;
+    let response = app
+        .post_form(&path, "", format!("_csrf={}{ticks}", csrf_of(&html)))
+        .await?;
     assert_eq!(response.status(), 422);
     let again = response.text().await?;
     assert!(again.contains("data-testid=\"field-error\""), "{again}");
@@ -255,9 +243,7 @@ fn claims(count: usize) -> Vec<Value> {
 async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_field_named(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({"type": "object", "properties": {
         "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
     }});
@@ -273,7 +259,7 @@ async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_fi
         csrf_of(&html),
         encode("'; DROP TABLE x;--")
     );
-    let response = post(&app, &path, body).await?;
+    let response = app.post_form(&path, "", body).await?;
     assert_eq!(response.status(), 422);
     let again = response.text().await?;
     let errors = field_errors(&again);
@@ -295,15 +281,16 @@ async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_fi
     );
 
     // The same page answered with what it offers is accepted as before, and only that is stored.
-    let response = post(
-        &app,
-        &path,
-        format!(
-            "_csrf={}&approved_ids=SP-100&approved_ids=SP-108",
-            csrf_of(&again)
-        ),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &path,
+            "",
+            format!(
+                "_csrf={}&approved_ids=SP-100&approved_ids=SP-108",
+                csrf_of(&again)
+            ),
+        )
+        .await?;
     assert_eq!(response.status(), 303);
     assert_eq!(
         answer_of(&app, &id).await?,
@@ -313,9 +300,7 @@ async fn an_id_the_page_never_offered_is_refused_with_the_values_kept_and_the_fi
 }
 
 async fn a_row_under_two_decision_arrays_is_refused(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({"type": "object", "properties": {
         "approved_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"},
         "rejected_ids": {"type": "array", "items": {"type": "string"}, "description": "ids from /claims"}
@@ -328,15 +313,16 @@ async fn a_row_under_two_decision_arrays_is_refused(backend: Backend) -> anyhow:
     let html = app.get(&path).await?.text().await?;
     assert!(html.contains("data-testid=\"decision-table\""), "{html}");
     // Crafted: the arrays themselves rather than the per-row radio groups.
-    let response = post(
-        &app,
-        &path,
-        format!(
-            "_csrf={}&approved_ids=SP-100&rejected_ids=SP-101&rejected_ids=SP-100",
-            csrf_of(&html)
-        ),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &path,
+            "",
+            format!(
+                "_csrf={}&approved_ids=SP-100&rejected_ids=SP-101&rejected_ids=SP-100",
+                csrf_of(&html)
+            ),
+        )
+        .await?;
     assert_eq!(response.status(), 422);
     let again = response.text().await?;
     let errors = field_errors(&again);
@@ -380,18 +366,17 @@ async fn stored_decision_page(app: &TestApp) -> anyhow::Result<String> {
 }
 
 async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let path = stored_decision_page(&app).await?;
     let html = app.get(&path).await?.text().await?;
     let csrf = csrf_of(&html);
-    let response = post(
-        &app,
-        &path,
-        format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101"),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &path,
+            "",
+            format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101"),
+        )
+        .await?;
     assert_eq!(response.status(), 422);
     let again = response.text().await?;
     let errors = field_errors(&again);
@@ -406,12 +391,13 @@ async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyh
         2,
         "both decisions kept: {again}"
     );
-    let decided_all = post(
-        &app,
-        &path,
-        format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101&approved_ids=SP-102"),
-    )
-    .await?;
+    let decided_all = app
+        .post_form(
+            &path,
+            "",
+            format!("_csrf={csrf}&approved_ids=SP-100&rejected_ids=SP-101&approved_ids=SP-102"),
+        )
+        .await?;
     assert_eq!(decided_all.status(), 303);
     app.cleanup().await
 }
@@ -419,19 +405,13 @@ async fn an_undecided_row_under_require_all_is_refused(backend: Backend) -> anyh
 async fn a_page_stored_without_recorded_components_still_refuses_a_never_offered_id(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let path = stored_decision_page(&app).await?;
     let html = app.get(&path).await?.text().await?;
-    let response = post(
-        &app,
-        &path,
-        format!(
+    let response = app.post_form(&path, "", format!(
             "_csrf={}&approved_ids=SP-100&approved_ids=SP-101&approved_ids=SP-102&approved_ids=NEVER-SHOWN-999",
             csrf_of(&html)
-        ),
-    )
+        ))
     .await?;
     assert_eq!(response.status(), 422);
     let errors = field_errors(&response.text().await?);
@@ -445,9 +425,7 @@ async fn a_page_stored_without_recorded_components_still_refuses_a_never_offered
 }
 
 async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
+    let app = TestApp::builder().backend(backend).spawn().await?;
     let schema = json!({"type": "object", "properties": {
         "deactivate_ids": {"type": "array", "items": {"type": "string"}}
     }});
@@ -462,15 +440,16 @@ async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> any
         !shown.contains(&"u120".to_owned()),
         "u120 is on the last page"
     );
-    let response = post(
-        &app,
-        &path,
-        format!(
-            "_csrf={}&deactivate_ids=u1&deactivate_ids=u120",
-            csrf_of(&html)
-        ),
-    )
-    .await?;
+    let response = app
+        .post_form(
+            &path,
+            "",
+            format!(
+                "_csrf={}&deactivate_ids=u1&deactivate_ids=u120",
+                csrf_of(&html)
+            ),
+        )
+        .await?;
     assert_eq!(response.status(), 303);
     assert_eq!(
         answer_of(&app, &id).await?,
@@ -482,39 +461,30 @@ async fn ids_from_a_table_page_never_shown_are_accepted(backend: Backend) -> any
 async fn the_bulk_approval_demo_can_only_receive_claims_it_offered(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = TestApp::builder().backend(backend).try_spawn().await? else {
-        return Ok(());
-    };
-    let started: Value = app
-        .api_post("/api/runs", &json!({"workflow": "bulk-approval"}))
-        .await?
-        .json()
+    let app = TestApp::builder().backend(backend).spawn().await?;
+    let (id, _) = app
+        .start_waiting_run(&json!({"workflow": "bulk-approval"}))
         .await?;
-    let id = started["id"].as_str().context("a run id")?.to_owned();
-    app.wait_for_status(&id, "waiting").await?;
     let path = working_link_path(&app, &id).await?;
     let html = app.get(&path).await?.text().await?;
-    let crafted = post(
-        &app,
-        &path,
-        format!(
+    let crafted = app.post_form(&path, "", format!(
             "_csrf={}&decision=approve&claim_ids=exp-101&claim_ids=NEVER-SHOWN-999&reason=Receipts+attached",
             csrf_of(&html)
-        ),
-    )
+        ))
     .await?;
     assert_eq!(crafted.status(), 422);
     let run = app.api_json(&format!("/api/runs/{id}")).await?;
     assert_eq!(run["status"], "waiting", "the run did not resume: {run:#}");
-    let offered = post(
-        &app,
-        &path,
-        format!(
-            "_csrf={}&decision=approve&claim_ids=exp-101&reason=Receipts+attached",
-            csrf_of(&html)
-        ),
-    )
-    .await?;
+    let offered = app
+        .post_form(
+            &path,
+            "",
+            format!(
+                "_csrf={}&decision=approve&claim_ids=exp-101&reason=Receipts+attached",
+                csrf_of(&html)
+            ),
+        )
+        .await?;
     assert_eq!(offered.status(), 303);
     let finished = app.wait_for_status(&id, "succeeded").await?;
     assert_eq!(finished["state"]["selected"], json!(["exp-101"]));

@@ -21,14 +21,17 @@ use tessera::{
         setup::{sites_orchestrator, sites_orchestrator_with_env},
         sites::load_site,
         views::{confirm_data, session_views},
-        ApprovalScope, Orchestrator,
+        Orchestrator,
     },
     llm::{ScriptedModel, ScriptedTurn, ToolCall},
-    store::{chat::Decision, Store},
+    store::Store,
 };
 use url::Url;
 
-use crate::helpers::store_contract;
+use crate::{
+    chat::{approve_once, first_turn},
+    helpers::store_contract,
+};
 
 store_contract!(
     a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it,
@@ -126,11 +129,7 @@ async fn a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it(
 ) -> anyhow::Result<()> {
     let site = NotesSite::start().await?;
     let chat = notes_chat(store, &site)?;
-    let session = chat.create_session(None, None).await?;
-
-    let asked = chat
-        .handle_turn(session.id, "/tool deleteNote --noteId 3")
-        .await?;
+    let (session, asked) = first_turn(&chat, "/tool deleteNote --noteId 3").await?;
     let [approval] = asked.pending_approvals.as_slice() else {
         bail!("the delete asks for one approval: {}", asked.reply);
     };
@@ -141,13 +140,7 @@ async fn a_manual_delete_on_an_openapi_site_asks_before_anything_reaches_it(
         site.requests()
     );
 
-    let done = chat
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let done = approve_once(&chat, session.id, approval.confirmation_id).await?;
     assert_eq!(
         site.requests(),
         vec![("DELETE".to_owned(), "/notes-api/notes/3".to_owned())],
@@ -184,10 +177,7 @@ async fn a_site_file_s_credential_reaches_the_site_as_a_header_and_nowhere_else(
         &AllowedModels::heuristic_only(),
         &env,
     )?;
-    let session = chat.create_session(None, None).await?;
-    let outcome = chat
-        .handle_turn(session.id, "/tool listNotes --tag home")
-        .await?;
+    let (session, outcome) = first_turn(&chat, "/tool listNotes --tag home").await?;
     assert_eq!(
         site.requests(),
         vec![("GET".to_owned(), "/notes-api/notes".to_owned())],
@@ -225,11 +215,7 @@ async fn two_sites_at_once_keep_unique_names_and_prefix_shared_ones(
         &AllowedModels::heuristic_only(),
         &env,
     )?;
-    let session = chat.create_session(None, None).await?;
-
-    let unique = chat
-        .handle_turn(session.id, "/tool getNote --noteId 3")
-        .await?;
+    let (session, unique) = first_turn(&chat, "/tool getNote --noteId 3").await?;
     assert_eq!(
         site.requests(),
         vec![("GET".to_owned(), "/notes-api/notes/3".to_owned())],
@@ -265,10 +251,7 @@ async fn the_offline_model_points_to_the_manual_tools_on_another_site(
 ) -> anyhow::Result<()> {
     let site = NotesSite::start().await?;
     let chat = notes_chat(store, &site)?;
-    let session = chat.create_session(None, None).await?;
-    let outcome = chat
-        .handle_turn(session.id, "archive everything older than a year")
-        .await?;
+    let (_, outcome) = first_turn(&chat, "archive everything older than a year").await?;
     let reply = &outcome.narrative;
     assert!(reply.contains("No language model"), "{reply}");
     assert!(reply.contains("/tools"), "{reply}");
@@ -322,10 +305,7 @@ async fn on_the_full_github_document_the_model_searches_and_is_offered_only_what
         &site.origin,
         &AllowedModels::with_model("scripted", Arc::new(model.clone())),
     )?;
-    let session = chat.create_session(None, None).await?;
-    let outcome = chat
-        .handle_turn(session.id, "is issue 5 still open?")
-        .await?;
+    let (_, outcome) = first_turn(&chat, "is issue 5 still open?").await?;
 
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "{}", outcome.reply);
@@ -539,9 +519,7 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
         &origin,
         &AllowedModels::with_model("scripted", Arc::new(model.clone())),
     )?;
-    let session = chat.create_session(None, None).await?;
-
-    let listed = chat.handle_turn(session.id, "list the open issues").await?;
+    let (session, listed) = first_turn(&chat, "list the open issues").await?;
     assert!(
         listed
             .header
@@ -616,13 +594,7 @@ async fn github_through_prism_lists_closes_twelve_after_one_approval_and_adds_a_
         "an issue no read showed: only the new state: {shown}"
     );
 
-    let closed = chat
-        .decide(
-            session.id,
-            approval.confirmation_id,
-            Decision::Approve(ApprovalScope::Once),
-        )
-        .await?;
+    let closed = approve_once(&chat, session.id, approval.confirmation_id).await?;
     assert_eq!(prism.received("patch")?, 12, "{}", closed.reply);
     let succeeded = closed
         .header

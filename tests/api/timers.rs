@@ -16,8 +16,10 @@ use tessera::{
 };
 
 use crate::{
-    asks::{csrf_of, page_path, wait_for_ask},
-    helpers::{on_both_backends, restartable_port, Backend, FreshPostgres, TestApp, API_TOKEN},
+    asks::{page_path, wait_for_ask},
+    helpers::{
+        csrf_of, on_both_backends, restartable_port, Backend, FreshPostgres, TestApp, API_TOKEN,
+    },
     mailbox::{Delivered, Mailbox},
 };
 
@@ -363,22 +365,20 @@ async fn a_reminder_and_an_escalation_each_fire_once_across_a_kill_and_restart(
     database.drop_database().await
 }
 
-async fn spawn_deadline_app(backend: Backend) -> anyhow::Result<Option<TestApp>> {
+async fn spawn_deadline_app(backend: Backend) -> anyhow::Result<TestApp> {
     TestApp::builder()
         .backend(backend)
         .config(|config| {
             config.notify.ask_recipients.email = vec!["@example.com".into()];
         })
-        .try_spawn()
+        .spawn()
         .await
 }
 
 async fn deadlines_decline_continue_with_the_default_or_fail_an_ask(
     backend: Backend,
 ) -> anyhow::Result<()> {
-    let Some(app) = spawn_deadline_app(backend).await? else {
-        return Ok(());
-    };
+    let app = spawn_deadline_app(backend).await?;
     let schema = json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]});
     let mut ids = Vec::new();
     for (on_timeout, default) in [
@@ -474,14 +474,11 @@ steps:
         yaml_workflows: Some(vec![workflow]),
         ..Options::default()
     };
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(backend)
         .options(options)
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let started = app
         .api_post(
             "/api/runs",

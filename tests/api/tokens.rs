@@ -4,9 +4,7 @@
 //! workflow answered through a link from the run page), no token appears in the database — raw SQLite files, every PostgreSQL table —
 //! in the captured tracing output, or in the runs, asks, generations and metrics answers.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde_json::{json, Value};
 use tessera::{
     config::Secret,
@@ -40,24 +38,6 @@ async fn post_json(app: &TestApp, path: &str, body: &Value) -> anyhow::Result<Va
     Ok(body)
 }
 
-async fn wait_until(
-    app: &TestApp,
-    path: &str,
-    done: impl Fn(&Value) -> bool,
-) -> anyhow::Result<Value> {
-    let started = Instant::now();
-    loop {
-        let value = app.api_json(path).await?;
-        if done(&value) {
-            return Ok(value);
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("{path} never got there: {value:#}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn answer(app: &TestApp, link: &str, fields: &str) -> anyhow::Result<u16> {
     let path = format!("/p/{}", token_of(link)?);
     let html = app.get(&path).await?.text().await?;
@@ -67,11 +47,7 @@ async fn answer(app: &TestApp, link: &str, fields: &str) -> anyhow::Result<u16> 
         .and_then(|rest| rest.split('"').next())
         .unwrap_or_default();
     let response = app
-        .client
-        .post(app.url(&path))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("_csrf={csrf}&{fields}"))
-        .send()
+        .post_form(&path, "", format!("_csrf={csrf}&{fields}"))
         .await?;
     Ok(response.status().as_u16())
 }
@@ -82,7 +58,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     let logs = crate::helpers::captured_logs();
     let sink = HttpSink::start(&[]).await?;
     let notify_url = sink.url("/notify")?;
-    let Some(app) = TestApp::builder()
+    let app = TestApp::builder()
         .backend(backend)
         .config(|config| {
             config.notify = NotifyConfig {
@@ -96,11 +72,8 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
             };
             sink.admit_in(config);
         })
-        .try_spawn()
-        .await?
-    else {
-        return Ok(());
-    };
+        .spawn()
+        .await?;
     let mut tokens = Vec::new();
 
     // An ask: notified, given a fresh link, extended, answered, called back.
@@ -131,7 +104,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     )
     .await?;
     assert_eq!(answer(&app, &ask_link, "answer=approved").await?, 303);
-    wait_until(&app, &format!("/api/asks/{ask_id}"), |ask| {
+    app.wait_until(&format!("/api/asks/{ask_id}"), |ask| {
         ask["callback"]["state"] == "delivered"
     })
     .await?;
@@ -163,7 +136,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     tokens.push(token_of(&bo_link)?);
     assert_eq!(answer(&app, &people_links[0], "answer=yes").await?, 303);
     assert_eq!(answer(&app, &bo_link, "answer=yes").await?, 303);
-    wait_until(&app, &format!("/api/asks/{assigned_id}"), |ask| {
+    app.wait_until(&format!("/api/asks/{assigned_id}"), |ask| {
         ask["status"] == "submitted"
     })
     .await?;
@@ -193,19 +166,19 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     // A demo workflow answered through the link an admin gets on the run page.
     let run = post_json(&app, "/api/runs", &json!({"workflow": "bulk-approval"})).await?;
     let run_id = run["id"].as_str().context("a run id")?.to_owned();
-    let waiting = wait_until(&app, &format!("/api/runs/{run_id}"), |run| {
-        run["status"] == "waiting"
-    })
-    .await?;
+    let waiting = app
+        .wait_until(&format!("/api/runs/{run_id}"), |run| {
+            run["status"] == "waiting"
+        })
+        .await?;
     let page_id = waiting["waiting_page"].as_str().context("a page")?;
     let cookie = app.admin_cookie().await?;
     let run_page = app
-        .client
-        .post(app.url(&format!("/runs/{run_id}/pages/{page_id}")))
-        .header("cookie", &cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("action=reissue")
-        .send()
+        .post_form(
+            &format!("/runs/{run_id}/pages/{page_id}"),
+            &cookie,
+            "action=reissue",
+        )
         .await?
         .text()
         .await?;
@@ -218,7 +191,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     tokens.push(token_of(&run_link)?);
     let fields = "decision=approve&claim_ids=exp-101&reason=Receipts+attached";
     assert_eq!(answer(&app, &run_link, fields).await?, 303);
-    wait_until(&app, &format!("/api/runs/{run_id}"), |run| {
+    app.wait_until(&format!("/api/runs/{run_id}"), |run| {
         run["status"] == "succeeded"
     })
     .await?;
@@ -239,12 +212,7 @@ async fn no_page_token_is_stored_logged_or_shown_after_full_runs(
     }
     shown.push_str(&app.get("/metrics").await?.text().await?);
     for run in [&run_id, &ask_id, &assigned_id] {
-        let page = app
-            .client
-            .get(app.url(&format!("/runs/{run}")))
-            .header("cookie", &cookie)
-            .send()
-            .await?;
+        let page = app.get_with(&format!("/runs/{run}"), &cookie).await?;
         shown.push_str(&page.text().await?);
     }
 

@@ -10,11 +10,11 @@ use tessera::{
         token::PageToken,
     },
     store::{now_ms, Store},
-    workflow::run::{NewRun, RunStatus},
+    workflow::run::RunStatus,
 };
 use tessera_app::catalog::Catalog;
 
-use crate::helpers::TestDb;
+use crate::helpers::{bare_run, TestDb};
 
 const RECEIPTS: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -24,13 +24,7 @@ fn catalog(_page: &Page) -> Result<Catalog, UnknownComponent> {
 
 /// An open page asking for a note of at least three characters, with a view; its link's token.
 async fn page_with_view(store: &Store) -> anyhow::Result<(Page, PageToken, PageToken)> {
-    let run = store
-        .create_run(&NewRun {
-            workflow: "notes".into(),
-            state: json!({}),
-            status: RunStatus::Waiting,
-        })
-        .await?;
+    let run = bare_run(store, "notes", RunStatus::Waiting).await?;
     let token = PageToken::generate();
     let page = store
         .create_page(&NewPage {
@@ -138,13 +132,7 @@ async fn a_view_given_before_its_page_waits_for_it_and_says_when_it_never_comes(
     let store = &database.store;
     let mut views = Vec::new();
     for _ in 0..2 {
-        let run = store
-            .create_run(&NewRun {
-                workflow: "notes".into(),
-                state: json!({}),
-                status: RunStatus::Running,
-            })
-            .await?;
+        let run = bare_run(store, "notes", RunStatus::Running).await?;
         let view = PageToken::generate();
         anyhow::ensure!(store.add_page_view(run.id, &view.hash(), now_ms()).await?);
         views.push((run, view));

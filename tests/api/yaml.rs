@@ -225,7 +225,11 @@ fn workflow(text: &str) -> anyhow::Result<YamlWorkflow> {
     Ok(parse_file("test.yaml", "test", text)?)
 }
 
-async fn spawn_with(hosts: &str, workflows: Vec<YamlWorkflow>) -> anyhow::Result<TestApp> {
+/// An app running `workflows`, whose http steps may call `hosts` (`TESSERA_WORKFLOW_HTTP_HOSTS`).
+pub(crate) async fn spawn_with(
+    hosts: &str,
+    workflows: Vec<YamlWorkflow>,
+) -> anyhow::Result<TestApp> {
     let hosts = hosts.to_owned();
     TestApp::builder()
         .config(move |config| config.workflow_http_hosts = hosts)

@@ -65,11 +65,7 @@ async fn reminders_escalations_and_stages_survive_kills_once_each(
     let Some(database) = Database::create(backend).await? else {
         return Ok(());
     };
-    let seed = std::env::var("TESSERA_CRASH_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or_else(rand::random::<u64>);
-    eprintln!("crash::timers seed {seed} (TESSERA_CRASH_SEED={seed} replays it)");
+    let seed = super::crash_seed("crash::timers");
     let mut rng = StdRng::seed_from_u64(seed);
     let mailbox = Mailbox::start().await?;
     let mut server = Server::new(database.url.clone(), mailbox.settings("@example.com"))?;

@@ -19,7 +19,7 @@ use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use serde_json::{json, Value};
 
 use super::{BINARY, LEASE_SECS};
-use crate::helpers::{restartable_port, API_TOKEN};
+use crate::helpers::{csrf_of, restartable_port, API_TOKEN};
 
 /// Runs driven through kills.
 const RUNS: usize = 8;
@@ -207,12 +207,7 @@ async fn answer(
             .map(|(_, token)| format!("/p/{token}"));
         let path = path.context("a page link")?;
         let html = client.get(server.url(&path)).send().await?.text().await?;
-        let csrf = html
-            .split("name=\"_csrf\" value=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_default()
-            .to_owned();
+        let csrf = csrf_of(&html);
         let kill_after = rng.gen_range(0..250);
         let submission = client
             .post(server.url(&path))
@@ -236,11 +231,7 @@ async fn answer(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_yaml_workflow_survives_kill_9_with_every_answer_taken_once() -> anyhow::Result<()> {
-    let seed = std::env::var("TESSERA_CRASH_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or_else(rand::random::<u64>);
-    eprintln!("YAML crash drill seed: {seed}");
+    let seed = super::crash_seed("YAML crash drill");
     let mut rng = StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir()?;
     // A copy: the shared target directory's binary may be rebuilt during the drill.
