@@ -45,6 +45,8 @@ use tessera_settings::{parse, settings_of, Invalid, Secret, Sources};
 
 /// Every model provider setting as declared, for `--help`, the `tessera.toml` keys and
 /// [`model_from_spec`]. None has a default value: an unset one leaves the provider's own.
+// Each field's doc comment is its `--help` line, printed as written: no Markdown.
+#[allow(clippy::doc_markdown)]
 #[derive(Args, Clone, Debug, Default)]
 pub struct ProviderSettings {
     /// API key for openai:MODEL (needed unless OPENAI_BASE_URL is set)

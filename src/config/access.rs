@@ -29,6 +29,8 @@ pub const DEFAULT_RECEIPT_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600
 pub const DEFAULT_SIGN_IN_LINK: Duration = Duration::from_secs(15 * 60);
 
 /// These settings as declared, for `--help`, the `tessera.toml` keys and [`AccessConfig`].
+// Each field's doc comment is its `--help` line, printed as written: no Markdown.
+#[allow(clippy::doc_markdown)]
 #[derive(Args, Debug)]
 pub struct AccessSettings {
     /// bearer token a scraper sends to GET /metrics, at least 16 characters (unset: /metrics

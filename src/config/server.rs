@@ -12,6 +12,8 @@ use super::DatabaseUrl;
 use crate::{net::outbound::OutboundAllow, pages::groups::Groups, telemetry::LogFormat};
 
 /// The server's settings as declared, in the order `--help` lists them.
+// Each field's doc comment is its `--help` line, printed as written: no Markdown.
+#[allow(clippy::doc_markdown)]
 #[derive(Args, Debug)]
 pub struct ServerSettings {
     /// address and port to listen on

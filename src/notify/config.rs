@@ -51,6 +51,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Every notification setting as declared, for `--help`, the `tessera.toml` keys and
 /// [`NotifyConfig`].
+// Each field's doc comment is its `--help` line, printed as written: no Markdown.
+#[allow(clippy::doc_markdown)]
 #[derive(Args, Debug)]
 pub struct NotifySettings {
     /// ntfy server and topic to publish to, e.g. https://ntfy.sh/my-topic (unset: no ntfy)
