@@ -52,8 +52,11 @@ fn help_lists_every_model_setting_with_its_file_key() -> anyhow::Result<()> {
     let help = String::from_utf8(output.stdout)?;
     for (env, key) in PROVIDER_SETTINGS {
         assert!(help.contains(env), "{env} missing from --help");
+        // A key is followed by its default or, without one, by the line's end: either way no
+        // longer key that merely starts with it is mistaken for it.
         assert!(
-            help.contains(&format!("file key: {key},")),
+            help.contains(&format!("file key: {key},"))
+                || help.contains(&format!("file key: {key}\n")),
             "{key} missing from --help"
         );
     }
@@ -73,18 +76,18 @@ fn tessera_toml_sets_a_model_setting_and_a_bad_one_names_variable_and_key() -> a
 
 #[test]
 fn a_key_set_in_tessera_toml_is_used_and_never_echoed() -> anyhow::Result<()> {
-    // The model is checked before the body limit: with the key in the file the start gets as
-    // far as the (deliberately) bad body limit, without it the key is what stops it.
+    // The model is checked before the notification settings: with the key in the file the
+    // start gets as far as the (deliberately) bad SMTP port, without it the key is what stops it.
     let stderr = refused(
         "model = \"gemini:gemini-2.5-flash\"\ngemini_api_key = \"AIza-file-secret-value\"\n\
-         body_limit = \"lots\"\n",
+         smtp_port = \"lots\"\n",
     )?;
     assert!(
-        stderr.contains("invalid TESSERA_BODY_LIMIT (tessera.toml `body_limit`)"),
+        stderr.contains("invalid TESSERA_SMTP_PORT (tessera.toml `smtp_port`)"),
         "{stderr}"
     );
     assert!(!stderr.contains("AIza-file-secret-value"), "{stderr}");
-    let stderr = refused("model = \"gemini:gemini-2.5-flash\"\nbody_limit = \"lots\"\n")?;
+    let stderr = refused("model = \"gemini:gemini-2.5-flash\"\nsmtp_port = \"lots\"\n")?;
     assert!(
         stderr.contains("invalid GEMINI_API_KEY: missing"),
         "{stderr}"
