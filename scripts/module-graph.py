@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-# The import graph between the root crate's top-level modules (comments and test-only files
-# left out), and any cycle in it: `python3 scripts/module-graph.py [-v]` from the repository root.
+# The import graph between the top-level modules of `tessera-core` (core/src) and of the root
+# crate (src: http, startup), comments and test-only files left out, and any cycle in it:
+# `python3 scripts/module-graph.py [-v]` from the repository root.
 import re,os,sys,collections
 mods=['agent','asks','auth','chat','config','demo','eval','http','llm','mcp','net','notify','pages','startup','telemetry','util','workflow','store','forms']
 edges=collections.defaultdict(set)
-for root,_,files in os.walk('src'):
+for crate in ('core/src','src'):
+  for root,_,files in os.walk(crate):
     for f in files:
         if not f.endswith('.rs'): continue
         p=os.path.join(root,f)
-        rel=p[4:]
+        rel=p[len(crate)+1:]
         top=rel.split('/')[0].replace('.rs','')
         if top not in mods: continue
         if f in ('test_support.rs','provider_fixtures.rs'): continue

@@ -2,7 +2,7 @@
 //! format, every default tool and the system prompt, exactly as the agent sends them. The model
 //! crate cannot depend on the agent, so its tests read these files; this test keeps them true.
 //! After a change to the page schema, a component or the prompt, rewrite them with
-//! `TESSERA_BLESS=1 cargo test -p tessera --lib provider_fixtures`.
+//! `TESSERA_BLESS=1 cargo test -p tessera-core --lib provider_fixtures`.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ use super::{page_schema::example_response_format, prompt::system_prompt, tools::
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("llm/tests/data/page")
+        .join("../llm/tests/data/page")
         .join(name)
 }
 
@@ -26,7 +26,7 @@ fn check(name: &str, expected: &str) -> anyhow::Result<()> {
     let stored = std::fs::read_to_string(&path)?;
     anyhow::ensure!(
         stored == expected,
-        "{} is not what the agent sends; rewrite it with TESSERA_BLESS=1 cargo test -p tessera --lib provider_fixtures",
+        "{} is not what the agent sends; rewrite it with TESSERA_BLESS=1 cargo test -p tessera-core --lib provider_fixtures",
         path.display()
     );
     Ok(())

@@ -977,7 +977,7 @@ mod tests {
     type QualityScenario = (String, String, Option<FormSchema>, Value);
 
     fn quality_scenarios() -> anyhow::Result<Vec<QualityScenario>> {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/quality");
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/quality");
         let mut scenarios = Vec::new();
         for entry in std::fs::read_dir(folder)? {
             let path = entry?.path();

@@ -44,6 +44,7 @@ pub use ui::DynamicPage;
 /// Starts a workflow definition named `name` over state `S`.
 ///
 /// ```
+/// # extern crate tessera_core as tessera;
 /// use serde::{Deserialize, Serialize};
 /// use tessera::forms::FormSchema;
 /// use tessera::workflow::{wait_for, workflow, Prompt};

@@ -111,7 +111,7 @@ struct Lockouts {
 /// Keys kept by the per-client counter before the ones back at a full burst are dropped.
 const PRUNE_ABOVE: usize = 4096;
 
-/// The process's login throttle; one per server ([`crate::http::AppState`]).
+/// The process's login throttle; one per server (held by the `tessera` crate's `AppState`).
 pub struct LoginThrottle {
     per_client: PerClient,
     overall: Overall,

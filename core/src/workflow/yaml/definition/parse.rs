@@ -898,7 +898,7 @@ mod shipped {
 
     #[test]
     fn the_shipped_examples_load() -> Result<(), LoadError> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../workflows");
         let names: Vec<String> = load_dir(&dir)?
             .into_iter()
             .map(|workflow| workflow.name)
