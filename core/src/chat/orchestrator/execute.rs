@@ -13,16 +13,27 @@ use super::{
     Orchestrator, Turn,
 };
 use crate::chat::{
-    audit::{Approval, ExecutionEnd, ExecutionStatus, NewExecution},
+    audit::{Approval, ExecutionEnd, ExecutionId, ExecutionStatus, NewExecution},
     confirm::operation_hash,
-    header::{CallStatus, ChunkProgress, Step},
-    manifest::id_text,
+    header::{CallStatus, ChunkProgress, Step, StepRole},
+    http_executor::RunOutcome,
+    manifest::{id_text, Operation},
     planner::result_items,
     policy::{self},
-    threads::Thread,
+    threads::{Thread, ThreadId},
     ChatError,
 };
 use crate::{llm::Message, store::chat::BeginExecutionError};
+
+/// A call the gate passed, once its audit row exists: what running it and reporting it need.
+struct Running<'a> {
+    proposed: Proposed<'a>,
+    thread_id: ThreadId,
+    chunks: &'a policy::ChunkPlan,
+    approval: Approval,
+    role: StepRole,
+    execution_id: ExecutionId,
+}
 
 impl Orchestrator {
     pub(super) async fn execute(
@@ -80,8 +91,23 @@ impl Orchestrator {
                 chunks: chunks.sizes.clone(),
             },
         );
-        // The call is this process's from now on: checkpoints between chunks record progress and
-        // read a stop sent from any process; the heartbeat tells the others it is still alive.
+        let running = Running {
+            proposed,
+            thread_id: thread.id,
+            chunks,
+            approval,
+            role,
+            execution_id,
+        };
+        let outcome = self.run_owned(turn, &running).await;
+        self.report(turn, &running, &outcome).await
+    }
+
+    /// Runs the call's chunks as this process's: checkpoints between chunks record progress and
+    /// read a stop sent from any process; the heartbeat tells the others it is still alive.
+    async fn run_owned(&self, turn: &mut Turn, running: &Running<'_>) -> RunOutcome {
+        let (proposed, thread_id, execution_id) =
+            (&running.proposed, running.thread_id, running.execution_id);
         let owner = self.inner.signals.instance().to_owned();
         let store = self.inner.store.clone();
         if let Err(error) = store
@@ -101,9 +127,9 @@ impl Orchestrator {
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(execution_id, progress.clone());
                 let event = ChatEvent::Progress {
-                    thread_id: thread.id,
+                    thread_id,
                     execution_id,
-                    operation: operation.name.clone(),
+                    operation: proposed.operation.name.clone(),
                     progress: progress.clone(),
                 };
                 self.broadcast(session_id, &event);
@@ -117,9 +143,9 @@ impl Orchestrator {
                 ))
             };
             let run = self.inner.executor.run(
-                operation,
-                arguments,
-                chunks,
+                proposed.operation,
+                proposed.arguments,
+                running.chunks,
                 &turn.cancel,
                 &mut on_progress,
             );
@@ -141,6 +167,20 @@ impl Orchestrator {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&execution_id);
+        outcome
+    }
+
+    /// Ends the audit row with what the run did, shows it as the thread's step and answers the
+    /// model's call with its result or error.
+    async fn report(
+        &self,
+        turn: &mut Turn,
+        running: &Running<'_>,
+        outcome: &RunOutcome,
+    ) -> Result<Gate, ChatError> {
+        let Proposed {
+            call, operation, ..
+        } = running.proposed;
         let result = outcome.result_value();
         let status = if outcome.succeeded() {
             ExecutionStatus::Succeeded
@@ -149,30 +189,9 @@ impl Orchestrator {
         } else {
             ExecutionStatus::Failed
         };
-        let shown_ids =
-            (!operation.is_mutating() && status == ExecutionStatus::Succeeded).then(|| {
-                let id_field = operation.row_id_field();
-                let mut items = result_items(&result);
-                if items.is_empty() && result.get(id_field).is_some() {
-                    items.push(result.clone());
-                }
-                items
-                    .iter()
-                    .filter_map(|item| item.get(id_field))
-                    .map(id_text)
-                    .collect::<Vec<_>>()
-            });
-        let error = outcome.failure().map(|(chunk, error)| {
-            if outcome.planned.len() > 1 {
-                format!(
-                    "chunk {} of {} failed: {error}",
-                    chunk.index,
-                    outcome.planned.len()
-                )
-            } else {
-                error.to_string()
-            }
-        });
+        let shown_ids = (!operation.is_mutating() && status == ExecutionStatus::Succeeded)
+            .then(|| shown_ids(operation, &result));
+        let error = failure_text(outcome);
         let progress = outcome.progress();
         // A read's rows are kept with the turn for its view (paging re-reads them, never the
         // site), so a long list is stored cut, saying how long it was.
@@ -184,7 +203,7 @@ impl Orchestrator {
         self.inner
             .store
             .finish_execution(
-                execution_id,
+                running.execution_id,
                 &ExecutionEnd {
                     status,
                     items_done: progress.items_done,
@@ -196,57 +215,16 @@ impl Orchestrator {
             )
             .await?;
         let detail = if operation.is_mutating() {
-            let mut detail = format!(
-                "{} of {} done",
-                progress.items_done,
-                plural(progress.items_total, "item")
-            );
-            if chunks.is_chunked() {
-                detail.push_str(&format!(
-                    " in {} of {} chunks ({})",
-                    progress.chunks_done,
-                    progress.chunks_total,
-                    chunk_text(&chunks.sizes)
-                ));
-            }
-            if outcome.cancelled {
-                detail.push_str("; stopped by the person, the rest was not sent");
-            }
-            detail
+            done_detail(&progress, running.chunks, outcome.cancelled)
         } else {
-            let shown = shown_ids.as_ref().map_or(0, Vec::len);
-            match result
-                .get("total")
-                .and_then(Value::as_u64)
-                .and_then(|total| usize::try_from(total).ok())
-            {
-                Some(total) if total != shown => format!("{shown} of {total} items shown"),
-                _ => plural(shown, "item"),
-            }
+            shown_detail(&result, shown_ids.as_ref().map_or(0, Vec::len))
         };
-        let step_status = match status {
-            ExecutionStatus::Succeeded => CallStatus::Succeeded,
-            ExecutionStatus::Cancelled => CallStatus::Cancelled,
-            _ => CallStatus::Failed,
-        };
-        let mut step = Step::new(operation.name.clone(), role, step_status, detail);
-        if let Some(error) = &error {
-            step = step.with_error(error);
-        }
-        step.execution_id = Some(execution_id);
-        match &approval {
-            Approval::Confirmation { id } => {
-                step.confirmation_id = Some(*id);
-                step.hash = Some(operation_hash(&operation.name, arguments));
-            }
-            Approval::Group { id } => step.confirmation_id = Some(*id),
-            _ => {}
-        }
-        if chunks.is_chunked() {
+        let mut step = running.step(status, detail, error.as_deref());
+        if running.chunks.is_chunked() {
             step.chunks = Some(progress);
         }
         step.result = Some(stored);
-        self.push_step(turn, thread.id, step);
+        self.push_step(turn, running.thread_id, step);
         let message = match status {
             ExecutionStatus::Succeeded => Message::tool_result(call, result),
             ExecutionStatus::Cancelled => Message::tool_error(
@@ -259,6 +237,94 @@ impl Orchestrator {
             ),
         };
         Ok(Gate::Answered(message))
+    }
+}
+
+impl Running<'_> {
+    /// The thread's step for the call, naming its execution and the approval it ran under.
+    fn step(&self, status: ExecutionStatus, detail: String, error: Option<&str>) -> Step {
+        let operation = self.proposed.operation;
+        let step_status = match status {
+            ExecutionStatus::Succeeded => CallStatus::Succeeded,
+            ExecutionStatus::Cancelled => CallStatus::Cancelled,
+            _ => CallStatus::Failed,
+        };
+        let mut step = Step::new(operation.name.clone(), self.role, step_status, detail);
+        if let Some(error) = error {
+            step = step.with_error(error);
+        }
+        step.execution_id = Some(self.execution_id);
+        match &self.approval {
+            Approval::Confirmation { id } => {
+                step.confirmation_id = Some(*id);
+                step.hash = Some(operation_hash(&operation.name, self.proposed.arguments));
+            }
+            Approval::Group { id } => step.confirmation_id = Some(*id),
+            _ => {}
+        }
+        step
+    }
+}
+
+/// The ids of the rows a read returned: its list's, or the one record's it returned alone.
+fn shown_ids(operation: &Operation, result: &Value) -> Vec<String> {
+    let id_field = operation.row_id_field();
+    let mut items = result_items(result);
+    if items.is_empty() && result.get(id_field).is_some() {
+        items.push(result.clone());
+    }
+    items
+        .iter()
+        .filter_map(|item| item.get(id_field))
+        .map(id_text)
+        .collect()
+}
+
+/// The failed chunk's error, naming the chunk when the call was sent in several.
+fn failure_text(outcome: &RunOutcome) -> Option<String> {
+    outcome.failure().map(|(chunk, error)| {
+        if outcome.planned.len() > 1 {
+            format!(
+                "chunk {} of {} failed: {error}",
+                chunk.index,
+                outcome.planned.len()
+            )
+        } else {
+            error.to_string()
+        }
+    })
+}
+
+/// A change's detail: how many items, in how many chunks, and whether the person stopped it.
+fn done_detail(progress: &ChunkProgress, chunks: &policy::ChunkPlan, cancelled: bool) -> String {
+    let mut detail = format!(
+        "{} of {} done",
+        progress.items_done,
+        plural(progress.items_total, "item")
+    );
+    if chunks.is_chunked() {
+        detail.push_str(&format!(
+            " in {} of {} chunks ({})",
+            progress.chunks_done,
+            progress.chunks_total,
+            chunk_text(&chunks.sizes)
+        ));
+    }
+    if cancelled {
+        detail.push_str("; stopped by the person, the rest was not sent");
+    }
+    detail
+}
+
+/// A read's detail: how many rows are shown, of how many the site says there are.
+fn shown_detail(result: &Value, shown: usize) -> String {
+    match result
+        .get("total")
+        .and_then(Value::as_u64)
+        .and_then(|total| usize::try_from(total).ok())
+    {
+        Some(total) if total != shown => format!("{shown} of {total} items shown"),
+        _ => plural(shown, "item"),
     }
 }
 

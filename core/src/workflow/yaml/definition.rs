@@ -33,6 +33,7 @@
 mod doc;
 mod known;
 mod parse;
+mod step_kinds;
 
 use std::{collections::BTreeMap, fmt, time::Duration};
 

@@ -4,18 +4,14 @@ use std::{path::Path, time::Duration};
 
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
-use tessera_app::catalog::Catalog;
 
-use crate::{
-    forms::FormSchema,
-    pages::people::{Escalation, OnDecline, People, Stage},
-    workflow::{retry::RetryPolicy, yaml::pointer},
-};
+use crate::{forms::FormSchema, workflow::yaml::pointer};
 
 use super::{
-    doc::{BranchDoc, FileDoc, HttpDoc, NotifyDoc, PromptDoc, StepDoc, UiDoc, WaitDoc, KINDS},
+    doc::{FileDoc, StepDoc, KINDS},
     known::Known,
-    HttpSpec, LoadError, Next, OnTimeoutSpec, Step, StepSpec, YamlWorkflow,
+    step_kinds::{self, Fail},
+    LoadError, Next, Step, StepSpec, YamlWorkflow,
 };
 
 /// Reads every `*.yaml` / `*.yml` file in `dir` (sorted by name) and checks it; a missing
@@ -118,10 +114,39 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
             "a workflow needs at least one step".into(),
         ));
     }
-    // Names first: `branch` and `next` may name any step, and a name used twice is an error
-    // however far apart the two are.
-    let mut docs = Vec::new();
-    for (index, raw) in document.steps.into_iter().enumerate() {
+    let docs = named_steps(document.steps, &error)?;
+    let names: Vec<String> = docs.iter().map(|doc| doc.name.clone()).collect();
+    let mut known = Known::new(&initial_state);
+    let mut steps = Vec::new();
+    let mut last_schema: Option<FormSchema> = None;
+    for (index, doc) in docs.into_iter().enumerate() {
+        let step = check_step(doc, index, &names, &mut known, last_schema.as_ref(), &error)?;
+        if let StepSpec::Ui { schema, .. } = &step.kind {
+            last_schema.clone_from(schema);
+        }
+        steps.push(step);
+    }
+    Ok(YamlWorkflow {
+        name,
+        description: document.description,
+        file: file.to_owned(),
+        digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
+        initial_state,
+        steps,
+    })
+}
+
+/// How a file reports a problem: the step (when in one), the field and what is wrong.
+type FileError<'a> = &'a dyn Fn(Option<&str>, &str, String) -> LoadError;
+
+/// The steps with their names checked, before any step's fields: `branch` and `next` may name
+/// any step, and a name used twice is an error however far apart the two are.
+fn named_steps(
+    raw_steps: Vec<serde_yaml_ng::Value>,
+    error: FileError<'_>,
+) -> Result<Vec<StepDoc>, LoadError> {
+    let mut docs: Vec<StepDoc> = Vec::with_capacity(raw_steps.len());
+    for (index, raw) in raw_steps.into_iter().enumerate() {
         let label = raw
             .get("name")
             .and_then(serde_yaml_ng::Value::as_str)
@@ -131,10 +156,7 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
         if doc.name.trim().is_empty() {
             return Err(error(Some(&label), "name", "must not be empty".into()));
         }
-        if let Some(earlier) = docs
-            .iter()
-            .position(|other: &StepDoc| other.name == doc.name)
-        {
+        if let Some(earlier) = docs.iter().position(|other| other.name == doc.name) {
             return Err(error(
                 Some(&doc.name),
                 "name",
@@ -148,454 +170,99 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
         }
         docs.push(doc);
     }
-    let names: Vec<String> = docs.iter().map(|doc| doc.name.clone()).collect();
-    let mut known = Known::new(&initial_state);
-    let mut steps = Vec::new();
-    let mut last_schema: Option<FormSchema> = None;
-    for (index, doc) in docs.into_iter().enumerate() {
-        let step_name = doc.name.clone();
-        let fail = |field: &str, reason: String| error(Some(&step_name), field, reason);
-        let target = |field: &str, wanted: &str| -> Result<usize, LoadError> {
-            let found = names
-                .iter()
-                .position(|name| name == wanted)
-                .ok_or_else(|| fail(field, format!("no step is named `{wanted}`")))?;
-            if found <= index {
-                return Err(fail(
-                    field,
-                    format!("`{wanted}` is not a later step; a run only moves forward"),
-                ));
-            }
-            Ok(found)
-        };
-        let given: Vec<&str> = KINDS
+    Ok(docs)
+}
+
+/// Step `index` of the file whose steps are `names`: its one kind, where it goes next and the
+/// kind's fields. `known` is what the state holds before it and gains what it saves;
+/// `last_schema` is the answer of the page a wait would wait on.
+fn check_step(
+    doc: StepDoc,
+    index: usize,
+    names: &[String],
+    known: &mut Known,
+    last_schema: Option<&FormSchema>,
+    error: FileError<'_>,
+) -> Result<Step, LoadError> {
+    let step_name = doc.name.clone();
+    let fail = |field: &str, reason: String| error(Some(&step_name), field, reason);
+    let target = |field: &str, wanted: &str| -> Result<usize, LoadError> {
+        let found = names
             .iter()
-            .copied()
-            .filter(|kind| match *kind {
-                "prompt" => doc.prompt.is_some(),
-                "ui" => doc.ui.is_some(),
-                "wait" => doc.wait.is_some(),
-                "http" => doc.http.is_some(),
-                "notify" => doc.notify.is_some(),
-                _ => doc.branch.is_some(),
-            })
-            .collect();
-        let kind_name = match given.as_slice() {
-            [one] => *one,
-            [] => return Err(fail("step", format!("needs one of {}", KINDS.join(", ")))),
-            many => {
-                return Err(fail(
-                    "step",
-                    format!("has {}; a step does one thing", many.join(" and ")),
-                ))
-            }
-        };
-        let next = match (&doc.next, doc.end) {
-            (Some(_), true) => return Err(fail("next", "give `next` or `end`, not both".into())),
-            (Some(wanted), false) => Next::Step(target("next", wanted)?),
-            (None, true) => Next::End,
-            (None, false) => Next::Following,
-        };
-        let body = |kind: &str, value: Option<serde_yaml_ng::Value>| {
-            value.ok_or_else(|| fail(kind, "missing".into()))
-        };
-        let kind = match kind_name {
-            "prompt" => {
-                let spec: PromptDoc = decode(body("prompt", doc.prompt)?, "prompt", &fail)?;
-                known.template(&spec.template, "prompt.template", &fail)?;
-                let schema = spec
-                    .schema
-                    .as_ref()
-                    .map(|schema| form_schema(schema, "prompt.schema", &fail))
-                    .transpose()?;
-                if schema.is_none() && spec.save.is_none() {
-                    return Err(fail(
-                        "prompt.save",
-                        "a prompt without a schema needs `save`: the pointer its text goes to"
-                            .into(),
-                    ));
-                }
-                if let Some(save) = &spec.save {
-                    check_syntax(save, "prompt.save", &fail)?;
-                }
-                known.saved(spec.save.as_deref(), schema.as_ref());
-                StepSpec::Prompt {
-                    template: spec.template,
-                    schema,
-                    save: spec.save,
-                }
-            }
-            "ui" => {
-                let spec: UiDoc = decode(body("ui", doc.ui)?, "ui", &fail)?;
-                known.template(&spec.prompt, "ui.prompt", &fail)?;
-                let schema = spec
-                    .schema
-                    .as_ref()
-                    .map(|schema| form_schema(schema, "ui.schema", &fail))
-                    .transpose()?;
-                if let Some(data) = &spec.data {
-                    known.read(data, "ui.data", &fail)?;
-                }
-                let catalog = Catalog::defaults();
-                for (position, component) in spec.components.iter().enumerate() {
-                    if catalog.get(component).is_none() {
-                        return Err(fail(
-                            &format!("ui.components[{position}]"),
-                            format!("no component is named `{component}`; /components lists them"),
-                        ));
-                    }
-                }
-                let expires_in = spec
-                    .expires_in
-                    .as_deref()
-                    .map(|text| duration(text, "ui.expires_in", &fail))
-                    .transpose()?;
-                let check_assignee = |address: &str, field: &str| -> Result<(), LoadError> {
-                    known.template(address, field, &fail)?;
-                    // A name without an `@` is a group's, checked against the operator's at start.
-                    let group = crate::pages::groups::Groups::is_group_name(address);
-                    if !address.contains("{{")
-                        && !group
-                        && address.parse::<lettre::Address>().is_err()
-                    {
-                        return Err(fail(field, format!("`{address}` is not an e-mail address")));
-                    }
-                    Ok(())
-                };
-                for (position, address) in spec.assignees.iter().enumerate() {
-                    check_assignee(address, &format!("ui.assignees[{position}]"))?;
-                }
-                let (approvals, stage_docs) = match spec.approvals {
-                    None => (1, Vec::new()),
-                    Some(approvals) => match (approvals.required, approvals.stages) {
-                        (_, None) => (approvals.required.unwrap_or(1), Vec::new()),
-                        (None, Some(stages)) if spec.assignees.is_empty() => (1, stages),
-                        (_, Some(_)) => {
-                            return Err(fail(
-                                "ui.approvals.stages",
-                                "stages name their own assignees and required: drop `assignees` and `approvals.required`".into(),
-                            ))
-                        }
-                    },
-                };
-                let mut stages = Vec::with_capacity(stage_docs.len());
-                for (index, stage) in stage_docs.into_iter().enumerate() {
-                    let field = format!("ui.approvals.stages[{index}]");
-                    for (position, address) in stage.assignees.iter().enumerate() {
-                        check_assignee(address, &format!("{field}.assignees[{position}]"))?;
-                    }
-                    let on_decline = match stage.on_decline.as_deref() {
-                        None | Some("settle") => OnDecline::Settle,
-                        Some("continue") => OnDecline::Continue,
-                        Some(other) => {
-                            return Err(fail(
-                                &format!("{field}.on_decline"),
-                                format!("`{other}` is not settle or continue"),
-                            ))
-                        }
-                    };
-                    stages.push(Stage {
-                        assignees: stage.assignees,
-                        required: stage.required.unwrap_or(1),
-                        on_decline,
-                    });
-                }
-                if !stages.is_empty() {
-                    if schema.is_none() {
-                        return Err(fail(
-                            "ui.approvals.stages",
-                            "a page without a schema takes no answer, so it has no one to ask in stages".into(),
-                        ));
-                    }
-                    if let Err((field, reason)) = People::in_stages(stages.clone()).check_stages() {
-                        return Err(fail(&format!("ui.{field}"), reason));
-                    }
-                }
-                let first_stage = stages.first();
-                if !spec.assignees.is_empty() && schema.is_none() {
-                    return Err(fail(
-                        "ui.assignees",
-                        "a page without a schema takes no answer, so it has no one to assign"
-                            .into(),
-                    ));
-                }
-                let remind_after = spec
-                    .remind_after
-                    .iter()
-                    .enumerate()
-                    .map(|(index, text)| {
-                        duration(text, &format!("ui.remind_after[{index}]"), &fail)
-                            .map(|after| after.as_secs())
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let escalate = spec
-                    .escalate_after
-                    .map(|escalation| {
-                        duration(&escalation.after, "ui.escalate_after.after", &fail).map(|after| {
-                            Escalation {
-                                after_secs: after.as_secs(),
-                                to: escalation.to,
-                            }
-                        })
-                    })
-                    .transpose()?;
-                let people = People {
-                    assignees: first_stage
-                        .map_or_else(|| spec.assignees.clone(), |stage| stage.assignees.clone()),
-                    required: first_stage.map_or(approvals, |stage| stage.required),
-                    decline_reason_required: false,
-                    sign_in_required: false,
-                    remind_after: remind_after.clone(),
-                    escalate: escalate.clone(),
-                    stages: stages.clone(),
-                };
-                if let Err(reason) = people.check() {
-                    return Err(fail("ui.approvals.required", reason));
-                }
-                let sign_in_required =
-                    match spec.sign_in.as_deref() {
-                        None | Some("optional") => false,
-                        Some("required") if !people.is_assigned() => return Err(fail(
-                            "ui.sign_in",
-                            "`required` needs assignees: the signed-in person must be one of them"
-                                .into(),
-                        )),
-                        Some("required") => true,
-                        Some(other) => {
-                            return Err(fail(
-                                "ui.sign_in",
-                                format!("`{other}` is not optional or required"),
-                            ))
-                        }
-                    };
-                let lifetime = expires_in.unwrap_or(crate::pages::links::DEFAULT_EXPIRY);
-                if let Err((field, reason)) = people.check_timers(lifetime.as_secs()) {
-                    return Err(fail(&format!("ui.{field}"), reason));
-                }
-                let decline_reason_required =
-                    match spec.decline.and_then(|decline| decline.reason).as_deref() {
-                        None | Some("optional") => false,
-                        Some("required") => true,
-                        Some(other) => {
-                            return Err(fail(
-                                "ui.decline.reason",
-                                format!("`{other}` is not optional or required"),
-                            ))
-                        }
-                    };
-                last_schema.clone_from(&schema);
-                StepSpec::Ui {
-                    prompt: spec.prompt,
-                    schema,
-                    data: spec.data,
-                    components: spec.components,
-                    expires_in,
-                    max_steps: spec.max_steps,
-                    assignees: spec.assignees,
-                    approvals,
-                    decline_reason_required,
-                    sign_in_required,
-                    remind_after,
-                    escalate,
-                    stages,
-                }
-            }
-            "wait" => {
-                if next != Next::Following {
-                    return Err(fail(
-                        if doc.end { "end" } else { "next" },
-                        "a wait resumes at the step after it; put `next` or `end` there".into(),
-                    ));
-                }
-                let spec: WaitDoc = decode(body("wait", doc.wait)?, "wait", &fail)?;
-                let timeout = spec
-                    .timeout
-                    .as_deref()
-                    .map(|text| duration(text, "wait.timeout", &fail))
-                    .transpose()?;
-                let on_timeout =
-                    match (spec.on_timeout.as_deref(), spec.default) {
-                        (_, Some(_)) if timeout.is_none() => {
-                            return Err(fail("wait.default", "needs a `timeout`".into()))
-                        }
-                        (None | Some("fail"), None) => OnTimeoutSpec::Fail,
-                        (Some("cancel"), None) => OnTimeoutSpec::Cancel,
-                        (Some("decline"), None) => OnTimeoutSpec::Decline,
-                        (Some("continue"), Some(default)) => OnTimeoutSpec::Continue(default),
-                        (Some("continue"), None) => return Err(fail(
-                            "wait.default",
-                            "`on_timeout: continue` needs the `default` answer to continue with"
-                                .into(),
-                        )),
-                        (Some("fail" | "cancel" | "decline") | None, Some(_)) => {
-                            return Err(fail(
-                                "wait.default",
-                                "a default answer is only used with `on_timeout: continue`".into(),
-                            ))
-                        }
-                        (Some(other), _) => {
-                            return Err(fail(
-                                "wait.on_timeout",
-                                format!("`{other}` is not fail, cancel, continue or decline"),
-                            ))
-                        }
-                    };
-                if spec.on_timeout.is_some() && timeout.is_none() {
-                    return Err(fail("wait.on_timeout", "needs a `timeout`".into()));
-                }
-                if let Some(save) = &spec.save {
-                    check_syntax(save, "wait.save", &fail)?;
-                    if index + 1 == names.len() {
-                        return Err(fail(
-                            "wait.save",
-                            "the answer is saved by the step after the wait; add one".into(),
-                        ));
-                    }
-                }
-                known.saved(spec.save.as_deref(), last_schema.as_ref());
-                if let Some(outcome) = &spec.outcome {
-                    check_syntax(outcome, "wait.outcome", &fail)?;
-                    if index + 1 == names.len() {
-                        return Err(fail(
-                            "wait.outcome",
-                            "the outcome is written by the step after the wait; add one".into(),
-                        ));
-                    }
-                    known.saved_opaque(Some(outcome));
-                }
-                StepSpec::Wait {
-                    timeout,
-                    on_timeout,
-                    save: spec.save,
-                    outcome: spec.outcome,
-                }
-            }
-            "http" => {
-                let spec: HttpDoc = decode(body("http", doc.http)?, "http", &fail)?;
-                let method = match spec.method.to_ascii_uppercase().as_str() {
-                    "GET" => reqwest::Method::GET,
-                    "POST" => reqwest::Method::POST,
-                    "PUT" => reqwest::Method::PUT,
-                    "PATCH" => reqwest::Method::PATCH,
-                    "DELETE" => reqwest::Method::DELETE,
-                    other => {
-                        return Err(fail(
-                            "http.method",
-                            format!("`{other}` is not GET, POST, PUT, PATCH or DELETE"),
-                        ))
-                    }
-                };
-                known.template(&spec.url, "http.url", &fail)?;
-                for (header, value) in &spec.headers {
-                    known.template(value, &format!("http.headers.{header}"), &fail)?;
-                }
-                if let Some(body) = &spec.body {
-                    check_body(body, "http.body", &known, &fail)?;
-                }
-                let retry = match spec.retry {
-                    None => RetryPolicy::default(),
-                    Some(retry) => {
-                        if !(1..=100).contains(&retry.attempts) {
-                            return Err(fail(
-                                "http.retry.attempts",
-                                "must be from 1 to 100".into(),
-                            ));
-                        }
-                        let mut policy = RetryPolicy::exponential(
-                            retry.attempts,
-                            retry
-                                .backoff
-                                .as_deref()
-                                .map(|text| duration(text, "http.retry.backoff", &fail))
-                                .transpose()?
-                                .unwrap_or(Duration::from_secs(1)),
-                        );
-                        if let Some(text) = retry.max_backoff.as_deref() {
-                            policy.max_backoff = duration(text, "http.retry.max_backoff", &fail)?;
-                        }
-                        policy
-                    }
-                };
-                let timeout = spec
-                    .timeout
-                    .as_deref()
-                    .map(|text| duration(text, "http.timeout", &fail))
-                    .transpose()?
-                    .unwrap_or(Duration::from_secs(30));
-                if let Some(save) = &spec.save {
-                    check_syntax(save, "http.save", &fail)?;
-                }
-                known.saved_opaque(spec.save.as_deref());
-                StepSpec::Http(HttpSpec {
-                    method,
-                    url: spec.url,
-                    body: spec.body,
-                    headers: spec.headers,
-                    save: spec.save,
-                    retry,
-                    timeout,
-                })
-            }
-            "notify" => {
-                let spec: NotifyDoc = decode(body("notify", doc.notify)?, "notify", &fail)?;
-                known.template(&spec.title, "notify.title", &fail)?;
-                let message = spec
-                    .message
-                    .unwrap_or_else(|| "Your answer is requested.".to_owned());
-                known.template(&message, "notify.message", &fail)?;
-                StepSpec::Notify {
-                    title: spec.title,
-                    message,
-                }
-            }
-            _ => {
-                if next != Next::Following {
-                    return Err(fail(
-                        if doc.end { "end" } else { "next" },
-                        "a branch goes where its cases say; give it a `default` instead".into(),
-                    ));
-                }
-                let spec: BranchDoc = decode(body("branch", doc.branch)?, "branch", &fail)?;
-                known.read(&spec.on, "branch.on", &fail)?;
-                if spec.cases.is_empty() {
-                    return Err(fail("branch.cases", "needs at least one case".into()));
-                }
-                let mut cases = Vec::new();
-                for (value, wanted) in &spec.cases {
-                    cases.push((
-                        value.clone(),
-                        target(&format!("branch.cases.{value}"), wanted)?,
-                    ));
-                }
-                let default = spec
-                    .default
-                    .as_deref()
-                    .map(|wanted| target("branch.default", wanted))
-                    .transpose()?;
-                StepSpec::Branch {
-                    on: spec.on,
-                    cases,
-                    default,
-                }
-            }
-        };
-        steps.push(Step {
-            name: doc.name,
-            kind,
-            next,
-        });
-    }
-    Ok(YamlWorkflow {
-        name,
-        description: document.description,
-        file: file.to_owned(),
-        digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
-        initial_state,
-        steps,
+            .position(|name| name == wanted)
+            .ok_or_else(|| fail(field, format!("no step is named `{wanted}`")))?;
+        if found <= index {
+            return Err(fail(
+                field,
+                format!("`{wanted}` is not a later step; a run only moves forward"),
+            ));
+        }
+        Ok(found)
+    };
+    let kind_name = kind_of(&doc, &fail)?;
+    let next = match (&doc.next, doc.end) {
+        (Some(_), true) => return Err(fail("next", "give `next` or `end`, not both".into())),
+        (Some(wanted), false) => Next::Step(target("next", wanted)?),
+        (None, true) => Next::End,
+        (None, false) => Next::Following,
+    };
+    let goes_on = |why: &str| {
+        if next == Next::Following {
+            Ok(())
+        } else {
+            Err(fail(if doc.end { "end" } else { "next" }, why.into()))
+        }
+    };
+    let body = |kind: &str, value: Option<serde_yaml_ng::Value>| {
+        value.ok_or_else(|| fail(kind, "missing".into()))
+    };
+    let kind = match kind_name {
+        "prompt" => step_kinds::prompt(body("prompt", doc.prompt)?, known, &fail)?,
+        "ui" => step_kinds::ui(body("ui", doc.ui)?, known, &fail)?,
+        "wait" => {
+            goes_on("a wait resumes at the step after it; put `next` or `end` there")?;
+            let is_last = index + 1 == names.len();
+            step_kinds::wait(body("wait", doc.wait)?, is_last, last_schema, known, &fail)?
+        }
+        "http" => step_kinds::http(body("http", doc.http)?, known, &fail)?,
+        "notify" => step_kinds::notify(body("notify", doc.notify)?, known, &fail)?,
+        _ => {
+            goes_on("a branch goes where its cases say; give it a `default` instead")?;
+            step_kinds::branch(body("branch", doc.branch)?, known, &fail, &target)?
+        }
+    };
+    Ok(Step {
+        name: doc.name,
+        kind,
+        next,
     })
 }
 
-fn decode<T: serde::de::DeserializeOwned>(
+/// The one kind a step gives.
+fn kind_of(doc: &StepDoc, fail: Fail<'_>) -> Result<&'static str, LoadError> {
+    let given: Vec<&'static str> = KINDS
+        .iter()
+        .copied()
+        .filter(|kind| match *kind {
+            "prompt" => doc.prompt.is_some(),
+            "ui" => doc.ui.is_some(),
+            "wait" => doc.wait.is_some(),
+            "http" => doc.http.is_some(),
+            "notify" => doc.notify.is_some(),
+            _ => doc.branch.is_some(),
+        })
+        .collect();
+    match given.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(fail("step", format!("needs one of {}", KINDS.join(", ")))),
+        many => Err(fail(
+            "step",
+            format!("has {}; a step does one thing", many.join(" and ")),
+        )),
+    }
+}
+
+pub(super) fn decode<T: serde::de::DeserializeOwned>(
     value: serde_yaml_ng::Value,
     field: &str,
     fail: &dyn Fn(&str, String) -> LoadError,
@@ -603,7 +270,7 @@ fn decode<T: serde::de::DeserializeOwned>(
     serde_yaml_ng::from_value(value).map_err(|problem| fail(field, problem.to_string()))
 }
 
-fn form_schema(
+pub(super) fn form_schema(
     schema: &Value,
     field: &str,
     fail: &dyn Fn(&str, String) -> LoadError,
@@ -631,7 +298,7 @@ pub(super) fn check_syntax(
 }
 
 /// Parses `30s`, `5m`, `2h`, `3d` or a number of seconds.
-fn duration(
+pub(super) fn duration(
     text: &str,
     field: &str,
     fail: &dyn Fn(&str, String) -> LoadError,
@@ -657,7 +324,7 @@ fn duration(
 }
 
 /// A body's strings are templates; `{$pointer: /path}` is the state's value there, typed.
-fn check_body(
+pub(super) fn check_body(
     body: &Value,
     field: &str,
     known: &Known,
@@ -689,6 +356,7 @@ fn check_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pages::people::OnDecline;
 
     fn load(text: &str) -> Result<YamlWorkflow, String> {
         parse_file("workflows/bad.yaml", "bad", text).map_err(|error| error.to_string())
