@@ -72,6 +72,17 @@ pub async fn html_document(
     title: &str,
     body: impl FnOnce() -> AnyView + Send + 'static,
 ) -> Response {
+    // Boxed, so the shell, the render and the deadline are compiled once here rather than once
+    // per page that calls this: an edit to a handler then recompiles only the handler.
+    document(state, status, title, Box::new(body)).await
+}
+
+async fn document(
+    state: &AppState,
+    status: StatusCode,
+    title: &str,
+    body: Box<dyn FnOnce() -> AnyView + Send>,
+) -> Response {
     let nonce = Nonce::new();
     let options = ShellOptions {
         leptos: state.site.clone(),
