@@ -38,11 +38,7 @@ pub(super) fn prompt(
 ) -> Result<StepSpec, LoadError> {
     let spec: PromptDoc = decode(value, "prompt", fail)?;
     known.template(&spec.template, "prompt.template", fail)?;
-    let schema = spec
-        .schema
-        .as_ref()
-        .map(|schema| form_schema(schema, "prompt.schema", fail))
-        .transpose()?;
+    let schema = schema_at(spec.schema.as_ref(), "prompt.schema", fail)?;
     if schema.is_none() && spec.save.is_none() {
         return Err(fail(
             "prompt.save",
@@ -67,20 +63,12 @@ pub(super) fn ui(
 ) -> Result<StepSpec, LoadError> {
     let spec: UiDoc = decode(value, "ui", fail)?;
     known.template(&spec.prompt, "ui.prompt", fail)?;
-    let schema = spec
-        .schema
-        .as_ref()
-        .map(|schema| form_schema(schema, "ui.schema", fail))
-        .transpose()?;
+    let schema = schema_at(spec.schema.as_ref(), "ui.schema", fail)?;
     if let Some(data) = &spec.data {
         known.read(data, "ui.data", fail)?;
     }
     check_components(&spec.components, fail)?;
-    let expires_in = spec
-        .expires_in
-        .as_deref()
-        .map(|text| duration(text, "ui.expires_in", fail))
-        .transpose()?;
+    let expires_in = duration_at(spec.expires_in.as_deref(), "ui.expires_in", fail)?;
     for (position, address) in spec.assignees.iter().enumerate() {
         check_assignee(address, &format!("ui.assignees[{position}]"), known, fail)?;
     }
@@ -297,11 +285,7 @@ pub(super) fn wait(
     fail: Fail<'_>,
 ) -> Result<StepSpec, LoadError> {
     let spec: WaitDoc = decode(value, "wait", fail)?;
-    let timeout = spec
-        .timeout
-        .as_deref()
-        .map(|text| duration(text, "wait.timeout", fail))
-        .transpose()?;
+    let timeout = duration_at(spec.timeout.as_deref(), "wait.timeout", fail)?;
     let on_timeout = match (spec.on_timeout.as_deref(), spec.default) {
         (_, Some(_)) if timeout.is_none() => {
             return Err(fail("wait.default", "needs a `timeout`".into()))
@@ -392,11 +376,7 @@ pub(super) fn http(
         .map(|retry| retry_policy(retry, fail))
         .transpose()?
         .unwrap_or_default();
-    let timeout = spec
-        .timeout
-        .as_deref()
-        .map(|text| duration(text, "http.timeout", fail))
-        .transpose()?
+    let timeout = duration_at(spec.timeout.as_deref(), "http.timeout", fail)?
         .unwrap_or(Duration::from_secs(30));
     if let Some(save) = &spec.save {
         check_syntax(save, "http.save", fail)?;
@@ -417,11 +397,7 @@ fn retry_policy(retry: &RetryDoc, fail: Fail<'_>) -> Result<RetryPolicy, LoadErr
     if !(1..=100).contains(&retry.attempts) {
         return Err(fail("http.retry.attempts", "must be from 1 to 100".into()));
     }
-    let backoff = retry
-        .backoff
-        .as_deref()
-        .map(|text| duration(text, "http.retry.backoff", fail))
-        .transpose()?
+    let backoff = duration_at(retry.backoff.as_deref(), "http.retry.backoff", fail)?
         .unwrap_or(Duration::from_secs(1));
     let mut policy = RetryPolicy::exponential(retry.attempts, backoff);
     if let Some(text) = retry.max_backoff.as_deref() {
@@ -476,4 +452,24 @@ pub(super) fn branch(
         cases,
         default,
     })
+}
+
+/// The schema a step names, when it names one.
+fn schema_at(
+    schema: Option<&serde_json::Value>,
+    field: &str,
+    fail: Fail<'_>,
+) -> Result<Option<FormSchema>, LoadError> {
+    schema
+        .map(|schema| form_schema(schema, field, fail))
+        .transpose()
+}
+
+/// The duration a step gives, when it gives one.
+fn duration_at(
+    text: Option<&str>,
+    field: &str,
+    fail: Fail<'_>,
+) -> Result<Option<Duration>, LoadError> {
+    text.map(|text| duration(text, field, fail)).transpose()
 }
