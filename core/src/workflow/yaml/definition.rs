@@ -124,12 +124,12 @@ impl YamlWorkflow {
             }
         };
         for step in &self.steps {
-            let StepSpec::Ui {
+            let StepSpec::Ui(UiSpec {
                 assignees,
                 escalate,
                 stages,
                 ..
-            } = &step.kind
+            }) = &step.kind
             else {
                 continue;
             };
@@ -211,26 +211,7 @@ pub(crate) enum StepSpec {
         schema: Option<FormSchema>,
         save: Option<String>,
     },
-    Ui {
-        prompt: String,
-        schema: Option<FormSchema>,
-        data: Option<String>,
-        components: Vec<String>,
-        expires_in: Option<Duration>,
-        max_steps: Option<u32>,
-        /// Assignees' addresses, each a template over the state (a literal is one too).
-        assignees: Vec<String>,
-        approvals: u32,
-        decline_reason_required: bool,
-        /// Each assignee must be signed in as themselves to answer.
-        sign_in_required: bool,
-        /// Seconds after the page is made at which those who have not answered are reminded.
-        remind_after: Vec<u64>,
-        /// Who else is asked, and when.
-        escalate: Option<crate::pages::people::Escalation>,
-        /// Ordered stages (their assignees templates too); then `assignees` is empty.
-        stages: Vec<crate::pages::people::Stage>,
-    },
+    Ui(UiSpec),
     Wait {
         timeout: Option<Duration>,
         on_timeout: OnTimeoutSpec,
@@ -248,6 +229,29 @@ pub(crate) enum StepSpec {
         cases: Vec<(String, usize)>,
         default: Option<usize>,
     },
+}
+
+/// A `ui` step: the page to make and whom it asks.
+#[derive(Clone, Debug)]
+pub(crate) struct UiSpec {
+    pub(crate) prompt: String,
+    pub(crate) schema: Option<FormSchema>,
+    pub(crate) data: Option<String>,
+    pub(crate) components: Vec<String>,
+    pub(crate) expires_in: Option<Duration>,
+    pub(crate) max_steps: Option<u32>,
+    /// Assignees' addresses, each a template over the state (a literal is one too).
+    pub(crate) assignees: Vec<String>,
+    pub(crate) approvals: u32,
+    pub(crate) decline_reason_required: bool,
+    /// Each assignee must be signed in as themselves to answer.
+    pub(crate) sign_in_required: bool,
+    /// Seconds after the page is made at which those who have not answered are reminded.
+    pub(crate) remind_after: Vec<u64>,
+    /// Who else is asked, and when.
+    pub(crate) escalate: Option<crate::pages::people::Escalation>,
+    /// Ordered stages (their assignees templates too); then `assignees` is empty.
+    pub(crate) stages: Vec<crate::pages::people::Stage>,
 }
 
 /// What a `wait` does at its timeout.

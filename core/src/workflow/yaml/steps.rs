@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tessera_app::catalog::Catalog;
 
 use super::{
-    definition::{HttpSpec, Next, OnTimeoutSpec, StepSpec, YamlWorkflow},
+    definition::{HttpSpec, Next, OnTimeoutSpec, StepSpec, UiSpec, YamlWorkflow},
     http, pointer, YamlServices,
 };
 use crate::{
@@ -150,27 +150,7 @@ impl Compiled {
             .previous_index
             .and_then(|previous| usize::try_from(previous).ok())
             .and_then(|previous| self.workflow.steps.get(previous));
-        let mut page: Option<PageHandle> = None;
-        match previous.map(|previous| &previous.kind) {
-            Some(StepSpec::Wait { save, outcome, .. }) => {
-                let unanswered = Unanswered::of(&input);
-                if let Some(outcome) = outcome {
-                    pointer::set(&mut state, outcome, outcome_of(unanswered, &input))
-                        .map_err(fatal)?;
-                }
-                // A marker is not an answer; and an answer nobody saves is dropped, never
-                // mistaken for a page.
-                if let (Some(save), None) = (save, unanswered) {
-                    pointer::set(&mut state, save, input).map_err(fatal)?;
-                }
-            }
-            _ if input.get("page_id").is_some() => {
-                page = serde_json::from_value(input).map_err(|error| {
-                    fatal(format!("the page handed on does not decode: {error}"))
-                })?;
-            }
-            _ => {}
-        }
+        let page = take_input(previous.map(|previous| &previous.kind), &mut state, input)?;
         let handed_on = |page: Option<PageHandle>| {
             page.map_or(StepOutput::None, |page| StepOutput::Page { page })
         };
@@ -180,83 +160,8 @@ impl Compiled {
             Next::End => Some(Goto::End),
         };
         let output = match &step.kind {
-            StepSpec::Ui {
-                prompt,
-                schema,
-                data,
-                components,
-                expires_in,
-                max_steps,
-                assignees,
-                approvals,
-                decline_reason_required,
-                sign_in_required,
-                remind_after,
-                escalate,
-                stages,
-            } => {
-                let rendered = |addresses: &[String]| -> StepResult<Vec<String>> {
-                    addresses
-                        .iter()
-                        .map(|address| render(address, &state, "an assignee"))
-                        .map(|address| address.map(|address| address.trim().to_owned()))
-                        .collect()
-                };
-                let stages = stages
-                    .iter()
-                    .map(|stage| {
-                        Ok(Stage {
-                            assignees: rendered(&stage.assignees)?,
-                            ..stage.clone()
-                        })
-                    })
-                    .collect::<StepResult<Vec<_>>>()?;
-                let people = People {
-                    decline_reason_required: *decline_reason_required,
-                    sign_in_required: *sign_in_required,
-                    remind_after: remind_after.clone(),
-                    escalate: escalate.clone(),
-                    ..if stages.is_empty() {
-                        People {
-                            assignees: rendered(assignees)?,
-                            required: *approvals,
-                            ..People::default()
-                        }
-                    } else {
-                        People::in_stages(stages)
-                    }
-                };
-                let template = prompt;
-                let prompt = render(template, &state, "the prompt")?;
-                let data = match data {
-                    None => state.clone(),
-                    Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
-                        fatal(format!(
-                            "the data pointer {pointer} matches nothing in the state"
-                        ))
-                    })?,
-                };
-                let catalog = Catalog::defaults();
-                let options = UiOptions {
-                    components: components
-                        .iter()
-                        .filter_map(|name| catalog.get(name).cloned())
-                        .collect(),
-                    max_steps: *max_steps,
-                    expires_in: *expires_in,
-                    model: None,
-                    data: None,
-                    people,
-                    ..UiOptions::default()
-                };
-                let request = DynamicPage {
-                    prompt,
-                    // The cache keys on the template, so runs that differ only in state share a page.
-                    template: Some(template.clone()),
-                    schema: schema.clone(),
-                    data,
-                    options,
-                };
+            StepSpec::Ui(ui) => {
+                let request = page_request(ui, &state)?;
                 let done = make_page(&context, state, request).await?;
                 return Ok(StepDone { goto, ..done });
             }
@@ -269,25 +174,7 @@ impl Compiled {
                 timeout,
                 on_timeout,
                 ..
-            } => {
-                let token = page.and_then(|page| page.webhook);
-                if token.is_none() && timeout.is_none() {
-                    return Err(fatal(
-                        "nothing to wait for: no page with a form came before this wait, and it has no timeout",
-                    ));
-                }
-                let mut wait = wait_for(token);
-                if let Some(timeout) = timeout {
-                    let then = match on_timeout {
-                        OnTimeoutSpec::Fail => OnTimeout::Fail,
-                        OnTimeoutSpec::Cancel => OnTimeout::Cancel,
-                        OnTimeoutSpec::Decline => OnTimeout::Decline,
-                        OnTimeoutSpec::Continue(default) => OnTimeout::Continue(default.clone()),
-                    };
-                    wait = wait.timeout(*timeout, then);
-                }
-                wait.into_output()?
-            }
+            } => wait_output(page, *timeout, on_timeout)?,
             StepSpec::Http(spec) => {
                 let response = self.http(&context, &state, spec).await?;
                 if let Some(save) = &spec.save {
@@ -296,25 +183,7 @@ impl Compiled {
                 handed_on(page)
             }
             StepSpec::Branch { on, cases, default } => {
-                let value = state.pointer(on);
-                let key = match value {
-                    Some(Value::String(text)) => Some(text.clone()),
-                    Some(Value::Bool(flag)) => Some(flag.to_string()),
-                    Some(Value::Number(number)) => Some(number.to_string()),
-                    _ => None,
-                };
-                let target = key
-                    .as_ref()
-                    .and_then(|key| cases.iter().find(|(case, _)| case == key))
-                    .map(|(_, target)| *target)
-                    .or(*default)
-                    .ok_or_else(|| {
-                        fatal(format!(
-                            "no case of the branch matches {} at {on}, and it has no default",
-                            value.map_or_else(|| "nothing".to_owned(), Value::to_string)
-                        ))
-                    })?;
-                goto = Some(Goto::Step(target));
+                goto = Some(Goto::Step(branch_target(&state, on, cases, *default)?));
                 handed_on(page)
             }
             StepSpec::Prompt {
@@ -323,22 +192,7 @@ impl Compiled {
                 save,
             } => {
                 let answer = prompt(&context, &state, template, schema.as_ref()).await?;
-                match (save, answer) {
-                    (Some(save), answer) => {
-                        pointer::set(&mut state, save, answer).map_err(fatal)?;
-                    }
-                    (None, Value::Object(fields)) => {
-                        for (key, value) in fields {
-                            pointer::set(
-                                &mut state,
-                                &format!("/{}", key.replace('~', "~0").replace('/', "~1")),
-                                value,
-                            )
-                            .map_err(fatal)?;
-                        }
-                    }
-                    (None, _) => {}
-                }
+                save_answer(&mut state, save.as_deref(), answer)?;
                 handed_on(page)
             }
         };
@@ -514,4 +368,164 @@ async fn prompt(
         ))
     })?;
     Ok(Value::Object(fields))
+}
+
+/// What the step before hands this one: after a wait, its answer (or how it ended) is written
+/// into `state`; after a `ui` step, the page it made comes back to be waited on or announced.
+fn take_input(
+    previous: Option<&StepSpec>,
+    state: &mut Value,
+    input: Value,
+) -> StepResult<Option<PageHandle>> {
+    match previous {
+        Some(StepSpec::Wait { save, outcome, .. }) => {
+            let unanswered = Unanswered::of(&input);
+            if let Some(outcome) = outcome {
+                pointer::set(state, outcome, outcome_of(unanswered, &input)).map_err(fatal)?;
+            }
+            // A marker is not an answer; and an answer nobody saves is dropped, never
+            // mistaken for a page.
+            if let (Some(save), None) = (save, unanswered) {
+                pointer::set(state, save, input).map_err(fatal)?;
+            }
+            Ok(None)
+        }
+        _ if input.get("page_id").is_some() => serde_json::from_value(input)
+            .map_err(|error| fatal(format!("the page handed on does not decode: {error}"))),
+        _ => Ok(None),
+    }
+}
+
+/// The page a `ui` step asks for: its prompt, assignees and stages rendered over `state`.
+fn page_request(ui: &UiSpec, state: &Value) -> StepResult<DynamicPage> {
+    let rendered = |addresses: &[String]| -> StepResult<Vec<String>> {
+        addresses
+            .iter()
+            .map(|address| render(address, state, "an assignee"))
+            .map(|address| address.map(|address| address.trim().to_owned()))
+            .collect()
+    };
+    let stages = ui
+        .stages
+        .iter()
+        .map(|stage| {
+            Ok(Stage {
+                assignees: rendered(&stage.assignees)?,
+                ..stage.clone()
+            })
+        })
+        .collect::<StepResult<Vec<_>>>()?;
+    let people = People {
+        decline_reason_required: ui.decline_reason_required,
+        sign_in_required: ui.sign_in_required,
+        remind_after: ui.remind_after.clone(),
+        escalate: ui.escalate.clone(),
+        ..if stages.is_empty() {
+            People {
+                assignees: rendered(&ui.assignees)?,
+                required: ui.approvals,
+                ..People::default()
+            }
+        } else {
+            People::in_stages(stages)
+        }
+    };
+    let prompt = render(&ui.prompt, state, "the prompt")?;
+    let data = match &ui.data {
+        None => state.clone(),
+        Some(pointer) => state.pointer(pointer).cloned().ok_or_else(|| {
+            fatal(format!(
+                "the data pointer {pointer} matches nothing in the state"
+            ))
+        })?,
+    };
+    let catalog = Catalog::defaults();
+    let options = UiOptions {
+        components: ui
+            .components
+            .iter()
+            .filter_map(|name| catalog.get(name).cloned())
+            .collect(),
+        max_steps: ui.max_steps,
+        expires_in: ui.expires_in,
+        model: None,
+        data: None,
+        people,
+        ..UiOptions::default()
+    };
+    Ok(DynamicPage {
+        prompt,
+        // The cache keys on the template, so runs that differ only in state share a page.
+        template: Some(ui.prompt.clone()),
+        schema: ui.schema.clone(),
+        data,
+        options,
+    })
+}
+
+/// A wait on the page handed on, or on its timeout alone.
+fn wait_output(
+    page: Option<PageHandle>,
+    timeout: Option<std::time::Duration>,
+    on_timeout: &OnTimeoutSpec,
+) -> StepResult<StepOutput> {
+    let token = page.and_then(|page| page.webhook);
+    if token.is_none() && timeout.is_none() {
+        return Err(fatal(
+            "nothing to wait for: no page with a form came before this wait, and it has no timeout",
+        ));
+    }
+    let mut wait = wait_for(token);
+    if let Some(timeout) = timeout {
+        let then = match on_timeout {
+            OnTimeoutSpec::Fail => OnTimeout::Fail,
+            OnTimeoutSpec::Cancel => OnTimeout::Cancel,
+            OnTimeoutSpec::Decline => OnTimeout::Decline,
+            OnTimeoutSpec::Continue(default) => OnTimeout::Continue(default.clone()),
+        };
+        wait = wait.timeout(timeout, then);
+    }
+    wait.into_output()
+}
+
+/// The step a branch goes to: the case naming the value at `on`, else its default.
+fn branch_target(
+    state: &Value,
+    on: &str,
+    cases: &[(String, usize)],
+    default: Option<usize>,
+) -> StepResult<usize> {
+    let value = state.pointer(on);
+    let key = match value {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Bool(flag)) => Some(flag.to_string()),
+        Some(Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    };
+    key.as_ref()
+        .and_then(|key| cases.iter().find(|(case, _)| case == key))
+        .map(|(_, target)| *target)
+        .or(default)
+        .ok_or_else(|| {
+            fatal(format!(
+                "no case of the branch matches {} at {on}, and it has no default",
+                value.map_or_else(|| "nothing".to_owned(), Value::to_string)
+            ))
+        })
+}
+
+/// A prompt's answer written into the state: at `save`, or, without one, an object's fields
+/// each at the top.
+fn save_answer(state: &mut Value, save: Option<&str>, answer: Value) -> StepResult<()> {
+    match (save, answer) {
+        (Some(save), answer) => pointer::set(state, save, answer).map_err(fatal)?,
+        (None, Value::Object(fields)) => {
+            for (key, value) in fields {
+                let at = format!("/{}", key.replace('~', "~0").replace('/', "~1"));
+                pointer::set(state, &at, value).map_err(fatal)?;
+            }
+        }
+        (None, _) => {}
+    }
+    Ok(())
 }

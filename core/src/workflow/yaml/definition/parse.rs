@@ -121,8 +121,8 @@ pub fn parse_file(file: &str, stem: &str, text: &str) -> Result<YamlWorkflow, Lo
     let mut last_schema: Option<FormSchema> = None;
     for (index, doc) in docs.into_iter().enumerate() {
         let step = check_step(doc, index, &names, &mut known, last_schema.as_ref(), &error)?;
-        if let StepSpec::Ui { schema, .. } = &step.kind {
-            last_schema.clone_from(schema);
+        if let StepSpec::Ui(ui) = &step.kind {
+            last_schema.clone_from(&ui.schema);
         }
         steps.push(step);
     }
@@ -406,7 +406,7 @@ steps:
         let stages = workflow
             .as_ref()
             .map(|workflow| match &workflow.steps[0].kind {
-                StepSpec::Ui { stages, .. } => stages.clone(),
+                StepSpec::Ui(ui) => ui.stages.clone(),
                 _ => Vec::new(),
             });
         let stages = stages.unwrap_or_default();

@@ -25,7 +25,7 @@ use super::{
     },
     known::Known,
     parse::{check_body, check_syntax, decode, duration, form_schema},
-    HttpSpec, LoadError, OnTimeoutSpec, StepSpec,
+    HttpSpec, LoadError, OnTimeoutSpec, StepSpec, UiSpec,
 };
 
 /// How a step reports a problem: the field, dotted, and what is wrong.
@@ -111,7 +111,7 @@ pub(super) fn ui(
     let decline_reason = spec.decline.and_then(|decline| decline.reason);
     let decline_reason_required =
         optional_or_required(decline_reason.as_deref(), "ui.decline.reason", fail)?;
-    Ok(StepSpec::Ui {
+    Ok(StepSpec::Ui(UiSpec {
         prompt: spec.prompt,
         schema,
         data: spec.data,
@@ -125,7 +125,7 @@ pub(super) fn ui(
         remind_after,
         escalate,
         stages,
-    })
+    }))
 }
 
 /// An assignee: an e-mail address, a group's name (no `@`; checked against the operator's
