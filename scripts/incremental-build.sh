@@ -4,14 +4,18 @@
 # BASE, on that commit in a worktree beside it: same machine, same target directory, rounds
 # alternating so that load falls on both alike. BENCHMARKS.md, "Incremental builds".
 #
-#   scripts/incremental-build.sh [BASE] [ROUNDS]     (ROUNDS: 2 by default)
+#   scripts/incremental-build.sh [BASE] [ROUNDS] [EDITS]   (2 rounds, 2 edits of each kind)
 #
 # Each edit changes one string literal and is undone after the build; the build that undoes it
-# is not timed. The first build in a checkout after switching is a warm-up and is not timed.
+# is not timed. The first build in a checkout after switching is a warm-up and is not timed; so
+# is nothing else: the first store edit after a switch rebuilds more than the next ones do (the
+# store crate was just rebuilt from the other checkout's path), so each visit makes EDITS edits
+# of each kind, alternating, and prints every one.
 set -euo pipefail
 
 base=${1:-}
 rounds=${2:-2}
+edits=${3:-2}
 here=$(git rev-parse --show-toplevel)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
 export LEPTOS_OUTPUT_NAME=${LEPTOS_OUTPUT_NAME:-tessera}
@@ -47,8 +51,10 @@ measure() {
     (
         cd "$checkout"
         build
-        printf '%s handler %s s\n' "$label" "$(timed_edit "$handler_file" "$handler_from" "$handler_to")"
-        printf '%s store   %s s\n' "$label" "$(timed_edit "$store_file" "$store_from" "$store_to")"
+        for edit in $(seq "$edits"); do
+            printf '%s handler %s: %s s\n' "$label" "$edit" "$(timed_edit "$handler_file" "$handler_from" "$handler_to")"
+            printf '%s store   %s: %s s\n' "$label" "$edit" "$(timed_edit "$store_file" "$store_from" "$store_to")"
+        done
     )
 }
 
