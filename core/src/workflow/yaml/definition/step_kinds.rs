@@ -1,8 +1,8 @@
 //! Each kind of step, its fields checked into the [`StepSpec`] the run executes.
 //!
 //! A function per kind; each takes the step's `fail`, which names the file, the step and the
-//! field, and checks its fields in the order they are documented, so the first problem found is
-//! the one reported.
+//! field, and checks its fields in a fixed order, so a file with several problems always reports
+//! the same first one.
 
 use std::time::Duration;
 
