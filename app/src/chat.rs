@@ -365,3 +365,9 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
         </div>
     }
 }
+
+/// [`ChatPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn chat_page(data: ChatPageData) -> AnyView {
+    view! { <ChatPage data/> }.into_any()
+}

@@ -60,6 +60,12 @@ pub fn ToolFormPage(tool: ToolSummary, children: Children) -> impl IntoView {
     }
 }
 
+/// [`ToolFormPage`] around `form`, with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn tool_form_page(tool: ToolSummary, form: AnyView) -> AnyView {
+    view! { <ToolFormPage tool>{form}</ToolFormPage> }.into_any()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,3 +76,4 @@ mod tests {
         assert_eq!(tool_href("a/../b?c"), "/chat/tools/abc");
     }
 }
+

@@ -215,6 +215,12 @@ fn PropsTable(rows: Vec<PropRow>) -> impl IntoView {
     .into_any()
 }
 
+/// [`GalleryPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn gallery_page(catalog: Catalog) -> AnyView {
+    view! { <GalleryPage catalog/> }.into_any()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,3 +253,4 @@ mod tests {
         assert!(prop_rows(&json!({"type": "object"})).is_empty());
     }
 }
+

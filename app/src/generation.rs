@@ -176,3 +176,9 @@ pub fn GenerationPage(detail: GenerationDetail) -> impl IntoView {
         </div>
     }
 }
+
+/// [`GenerationPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn generation_page(detail: GenerationDetail) -> AnyView {
+    view! { <GenerationPage detail/> }.into_any()
+}

@@ -89,3 +89,9 @@ fn Fact(label: &'static str, value: String, testid: &'static str) -> impl IntoVi
         </div>
     }
 }
+
+/// [`HomePage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn home_page(info: HomeInfo) -> AnyView {
+    view! { <HomePage info/> }.into_any()
+}

@@ -16,3 +16,9 @@ pub fn ErrorPage(status: u16, heading: String, message: String) -> impl IntoView
         </section>
     }
 }
+
+/// [`ErrorPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn error_page(status: u16, heading: String, message: String) -> AnyView {
+    view! { <ErrorPage status heading message/> }.into_any()
+}

@@ -424,3 +424,15 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
         </div>
     }
 }
+
+/// [`RunsListPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn runs_list_page(list: RunsList) -> AnyView {
+    view! { <RunsListPage list/> }.into_any()
+}
+
+/// [`RunDetailPage`] with its view type erased (see the crate's documentation).
+#[must_use]
+pub fn run_detail_page(detail: RunDetail) -> AnyView {
+    view! { <RunDetailPage detail/> }.into_any()
+}

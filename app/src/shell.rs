@@ -151,3 +151,10 @@ pub fn Shell(options: ShellOptions, children: Children) -> impl IntoView {
         </html>
     }
 }
+
+/// The whole document around `body`, as HTML: the [`Shell`] rendered once here, so the server's
+/// handlers, which only call this, instantiate none of its rendering.
+#[must_use]
+pub fn document_html(options: ShellOptions, body: AnyView) -> String {
+    view! { <Shell options>{body}</Shell> }.to_html()
+}

@@ -17,9 +17,8 @@ use axum::{
     Router,
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use serde::Deserialize;
-use tessera_app::{chat::ChatPage, components::DownloadFormat, not_found::ErrorPage};
+use tessera_app::{components::DownloadFormat, not_found::error_page};
 use tower_sessions::Session;
 
 use super::{
@@ -85,12 +84,7 @@ async fn chat_off(State(state): State<AppState>) -> Response {
         &state,
         StatusCode::NOT_FOUND,
         "Chat is off · Tessera",
-        move || {
-            view! {
-            <ErrorPage status=404 heading="The chat is off".to_owned() message=message.to_owned()/>
-        }
-        .into_any()
-        },
+        move || error_page(404, "The chat is off".to_owned(), message.to_owned()),
     )
     .await
 }
@@ -163,7 +157,7 @@ async fn render_chat(
     let generated = generated_views(state, &view).await?;
     let data =
         presenters::chat::chat_page_data(&view, generated, &tools, flash, rejected.as_ref(), query);
-    let render = move || view! { <ChatPage data/> }.into_any();
+    let render = move || tessera_app::chat::chat_page(data);
     Ok(html_document(&state.app, status, "Chat · Tessera", render).await)
 }
 

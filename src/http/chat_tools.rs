@@ -20,9 +20,8 @@ use axum::{
     Router,
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use tessera_app::{
-    chat_tools::{ToolFormPage, ToolSummary},
+    chat_tools::{tool_form_page, ToolSummary},
     render::{render_tree, FormState, RenderCtx},
 };
 use tower_sessions::Session;
@@ -112,10 +111,7 @@ async fn form_page(
         &state.app,
         status,
         &format!("{} · Chat · Tessera", tool.name),
-        move || {
-            view! { <ToolFormPage tool=summary>{render_tree(&tree, &ctx)}</ToolFormPage> }
-                .into_any()
-        },
+        move || tool_form_page(summary, render_tree(&tree, &ctx)),
     )
     .await
 }

@@ -9,13 +9,12 @@ use axum::{
     Json,
 };
 use http::{header, StatusCode};
-use leptos::prelude::*;
 use serde_json::Value;
 use tessera_app::{
     binding::resolve_props,
     catalog::Catalog,
     components::download::{download_body, DownloadFormat},
-    gallery::GalleryPage,
+    gallery::gallery_page,
     render::{render_tree, FormState, RenderCtx},
     tree::Node,
 };
@@ -31,7 +30,7 @@ use crate::{
 pub async fn gallery(State(state): State<AppState>) -> Response {
     let catalog = state.model_catalog();
     html_document(&state, StatusCode::OK, "Components · Tessera", move || {
-        view! { <GalleryPage catalog/> }.into_any()
+        gallery_page(catalog)
     })
     .await
 }

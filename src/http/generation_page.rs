@@ -8,10 +8,9 @@ use axum::{
     response::Response,
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
-use tessera_app::generation::{AttemptView, CallView, GenerationDetail, GenerationPage, TurnView};
+use tessera_app::generation::{AttemptView, CallView, GenerationDetail, TurnView, generation_page};
 use uuid::Uuid;
 
 use super::{error::AppError, render::html_document, AppState};
@@ -43,7 +42,7 @@ pub async fn show_generation(
     let record = state.store.generation(id).await?;
     let started = state.store.generation_events(id, 0, 1).await?;
     let detail = detail(&record, started_prompt(&started), query.back_link());
-    let render = move || view! { <GenerationPage detail/> }.into_any();
+    let render = move || generation_page(detail);
     Ok(html_document(&state, StatusCode::OK, "Generation · Tessera", render).await)
 }
 

@@ -2,10 +2,9 @@
 
 use axum::{extract::State, response::Response};
 use http::StatusCode;
-use leptos::prelude::*;
 use tessera_app::{
-    home::{HomeInfo, HomePage},
-    not_found::ErrorPage,
+    home::{home_page, HomeInfo},
+    not_found::error_page,
 };
 
 use super::{render::html_document, AppState};
@@ -19,7 +18,7 @@ pub async fn home(State(state): State<AppState>) -> Response {
         admin: super::viewer::current(&state).await == tessera_app::shell::Viewer::Admin,
     };
     html_document(&state, StatusCode::OK, "Tessera", move || {
-        view! { <HomePage info/> }.into_any()
+        home_page(info)
     })
     .await
 }
@@ -30,16 +29,7 @@ pub async fn not_found(State(state): State<AppState>) -> Response {
         &state,
         StatusCode::NOT_FOUND,
         "Not found · Tessera",
-        || {
-            view! {
-            <ErrorPage
-                status=404
-                heading="Page not found".to_owned()
-                message="There is nothing at this address. Check the link, or start again from the home page.".to_owned()
-            />
-        }
-        .into_any()
-        },
+        || error_page(404, "Page not found".to_owned(), "There is nothing at this address. Check the link, or start again from the home page.".to_owned()),
     )
     .await
 }

@@ -9,8 +9,8 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use serde::Deserialize;
+use tessera_app::inbox::{inbox_page, InboxRow};
 use tower_sessions::Session;
 
 use super::{error::AppError, render::html_document, sign_in::signed_in_person, AppState};
@@ -52,10 +52,10 @@ pub async fn show_inbox(
         .map_err(|error| AppError::Unexpected(error.into()))?;
     let more = entries.len() > usize::try_from(INBOX_PAGE_SIZE).unwrap_or(usize::MAX);
     entries.truncate(usize::try_from(INBOX_PAGE_SIZE).unwrap_or(usize::MAX));
-    let rows: Vec<Row> = entries.iter().map(Row::of).collect();
+    let rows: Vec<InboxRow> = entries.iter().map(row_of).collect();
     Ok(
         html_document(&state, StatusCode::OK, "Your inbox · Tessera", move || {
-            view! { <InboxView email rows page more/> }.into_any()
+            inbox_page(&email, rows, page, more)
         })
         .await,
     )
@@ -100,20 +100,8 @@ pub async fn answer(
     Ok(Redirect::to(&format!("/p/{}", token.as_str())).into_response())
 }
 
-/// One line of the inbox, as shown.
-#[derive(Clone, Debug)]
-struct Row {
-    page_id: String,
-    title: String,
-    asked_by: String,
-    asked_at: String,
-    deadline: String,
-    status: String,
-    open: bool,
-}
-
-impl Row {
-    fn of(entry: &InboxEntry) -> Self {
+/// One line of the inbox, in the words the page shows.
+fn row_of(entry: &InboxEntry) -> InboxRow {
         let status = match entry.state {
             InboxState::Open => "Waiting for your answer".to_owned(),
             InboxState::Answered {
@@ -128,7 +116,7 @@ impl Row {
             InboxState::Expired => "Expired without your answer".to_owned(),
             InboxState::Withdrawn => "Withdrawn".to_owned(),
         };
-        Self {
+        InboxRow {
             page_id: entry.page_id.to_string(),
             title: entry.title(),
             asked_by: match entry.workflow.as_deref() {
@@ -142,40 +130,3 @@ impl Row {
             open: entry.state == InboxState::Open,
         }
     }
-}
-
-#[component]
-fn InboxView(email: String, rows: Vec<Row>, page: u32, more: bool) -> impl IntoView {
-    let empty = rows.is_empty();
-    view! {
-        <section class="space-y-4" aria-labelledby="inbox-title">
-            <h1 id="inbox-title" class="text-2xl font-bold">"Your inbox"</h1>
-            <p class="text-slate-700 dark:text-slate-300">{format!("Requests for {email}, the ones waiting for you first.")}</p>
-            {empty.then(|| view! { <p data-testid="inbox-empty">"Nothing has been asked of you."</p> })}
-            <ul class="space-y-3" data-testid="inbox">
-                {rows.into_iter().map(|row| view! {
-                    <li class="rounded-lg border border-slate-200 bg-white p-4 shadow-sm dark:bg-slate-800 dark:border-slate-700" data-testid="inbox-item" data-open=row.open.to_string()>
-                        <h2 class="font-semibold">{row.title}</h2>
-                        <p class="text-sm text-slate-700 dark:text-slate-300">
-                            {format!("Asked{} on {}", row.asked_by, row.asked_at)}
-                            {row.open.then(|| format!(" · answer by {}", row.deadline))}
-                        </p>
-                        <p class="mt-1 text-sm font-medium" data-testid="inbox-status">{row.status}</p>
-                        {row.open.then(|| {
-                            let action = format!("/inbox/{}/answer", row.page_id);
-                            view! {
-                                <form method="post" action=action class="mt-2">
-                                    <button type="submit" data-testid="inbox-answer" class="rounded-md bg-indigo-700 px-3 py-1 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">"Answer"</button>
-                                </form>
-                            }
-                        })}
-                    </li>
-                }).collect_view()}
-            </ul>
-            <nav aria-label="Inbox pages" class="flex gap-4">
-                {(page > 1).then(|| view! { <a href=format!("/inbox?page={}", page - 1) class="text-indigo-700 underline dark:text-indigo-300">"Previous page"</a> })}
-                {more.then(|| view! { <a href=format!("/inbox?page={}", page + 1) data-testid="inbox-next" class="text-indigo-700 underline dark:text-indigo-300">"Next page"</a> })}
-            </nav>
-        </section>
-    }
-}

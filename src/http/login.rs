@@ -14,8 +14,8 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use serde::Deserialize;
+use tessera_app::access;
 use tower_sessions::Session;
 
 use super::{client_addr::ClientAddr, extract::Form, render::html_document, AppState};
@@ -218,31 +218,7 @@ async fn login_form(
     next: String,
     error: Option<String>,
 ) -> Response {
-    html_document(state, status, "Log in · Tessera", move || {
-        view! {
-            <section class="mx-auto max-w-sm space-y-4" aria-labelledby="login-title">
-                <h1 id="login-title" class="text-2xl font-bold">"Log in"</h1>
-                <p class="text-slate-700 dark:text-slate-300">"Runs and chat are for the administrator of this Tessera."</p>
-                {error.clone().map(|message| view! {
-                    <p role="alert" id="login-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
-                })}
-                <form method="post" action="/login" class="space-y-4">
-                    <input type="hidden" name="next" value=next/>
-                    <div>
-                        <label for="login-password" class="block font-medium">"Admin password"</label>
-                        <input id="login-password" name="password" type="password" required autocomplete="current-password"
-                            aria-describedby=error.as_ref().map(|_| "login-error")
-                            class="mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100"/>
-                    </div>
-                    <button type="submit" data-testid="login-submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
-                        "Log in"
-                    </button>
-                </form>
-            </section>
-        }
-        .into_any()
-    })
-    .await
+    html_document(state, status, "Log in · Tessera", move || access::login_form(next, error)).await
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use http::{header, HeaderValue, StatusCode};
-use leptos::prelude::*;
 use tessera_app::{
+    access::{sign_in_gate, GateForm},
+    answer::{answer_page, receipt_page},
     components::{download::download_for_node, paging::state_query},
-    not_found::ErrorPage,
+    not_found::error_page as app_error_page,
     render::{render_tree, FormState, RenderCtx},
     tree::PageTree,
 };
@@ -205,27 +206,12 @@ async fn not_admitted(state: &AppState, token: &str, admission: Admission) -> Re
         ),
         Admission::Admitted => (StatusCode::OK, "Sign in to answer", String::new(), String::new()),
     };
-    let next = format!("/p/{token}");
-    let sign_in_form = status == StatusCode::OK;
+    let form = (status == StatusCode::OK).then(|| GateForm {
+        next: format!("/p/{token}"),
+        email,
+    });
     html_document(state, status, &format!("{heading} · Tessera"), move || {
-        view! {
-            <section class="mx-auto max-w-md space-y-4" aria-labelledby="gate-title" data-testid="sign-in-to-answer">
-                <h1 id="gate-title" class="text-2xl font-bold">{heading}</h1>
-                <p class="text-slate-700 dark:text-slate-300">{message}</p>
-                {sign_in_form.then(|| view! {
-                    <form method="post" action="/sign-in" class="space-y-4">
-                        <input type="hidden" name="next" value=next/>
-                        <div>
-                            <label for="gate-email" class="block font-medium">"E-mail address"</label>
-                            <input id="gate-email" name="email" type="email" required autocomplete="email" value=email
-                                class="mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100"/>
-                        </div>
-                        <button type="submit" data-testid="sign-in-submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">"E-mail me a link"</button>
-                    </form>
-                })}
-            </section>
-        }
-        .into_any()
+        sign_in_gate(heading, message, form)
     })
     .await
 }
@@ -278,15 +264,7 @@ async fn render_open(
         state,
         status,
         "Your answer is requested · Tessera",
-        move || {
-            view! {
-                {addressed.map(|line| view! {
-                    <p class="mb-4 rounded-md border border-indigo-200 bg-indigo-50 p-3 text-indigo-950 dark:border-indigo-800 dark:bg-indigo-950 dark:text-indigo-100" data-testid="page-for">{line}</p>
-                })}
-                {render_tree(&tree, &ctx)}
-            }
-            .into_any()
-        },
+        move || answer_page(addressed, render_tree(&tree, &ctx)),
     )
     .await
 }
@@ -315,7 +293,7 @@ async fn render_receipt(
     let tree = link_receipt_tree(link, heading);
     let ctx = RenderCtx::new(serde_json::Value::Null);
     html_document(state, status, "Answer received · Tessera", move || {
-        view! { <div data-testid="receipt">{render_tree(&tree, &ctx)}</div> }.into_any()
+        receipt_page(render_tree(&tree, &ctx))
     })
     .await
 }
@@ -346,7 +324,7 @@ async fn error_page(
     message: &'static str,
 ) -> Response {
     html_document(state, status, &format!("{heading} · Tessera"), move || {
-        view! { <ErrorPage status=status.as_u16() heading=heading.to_owned() message=message.to_owned()/> }.into_any()
+        app_error_page(status.as_u16(), heading.to_owned(), message.to_owned())
     })
     .await
 }

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_app::{
-    components::input::escape_textarea,
+    preview::{PreviewBoxes, PreviewOutcome, PreviewReport, ReportLine},
     render::{render_tree, BudgetWatch, RenderCtx},
 };
 
@@ -171,101 +171,52 @@ async fn editor(
 ) -> Response {
     let catalog = state.page_catalog();
     html_document(state, status, "Preview a page · Tessera", move || {
-        let textarea = |name: &'static str, label: &'static str, value: String| {
-            let id = format!("preview-{name}");
-            // Leptos writes `<textarea>` children unescaped, so a pasted `</textarea>` would end the
-            // box and the rest would become markup; the leading newline is the one parsers drop.
-            let value = format!("\n{}", escape_textarea(&value));
-            view! {
-                <div>
-                    <label for=id.clone() class="block font-medium">{label}</label>
-                    <textarea id=id name=name rows="12" spellcheck="false"
-                        class="mt-1 block w-full rounded-md border border-slate-400 bg-white p-2 font-mono text-xs text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100">
-                        {value}
-                    </textarea>
-                </div>
-            }
-        };
-        let right = match result {
-            None => view! { <p class="text-slate-700 dark:text-slate-300">"Press Preview to render the tree and check it."</p> }.into_any(),
-            Some(Err(message)) => view! {
-                <p role="alert" data-testid="preview-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
-            }
-            .into_any(),
+        let outcome = match result {
+            None => PreviewOutcome::NotYet,
+            Some(Err(message)) => PreviewOutcome::Refused(message),
             Some(Ok(checked)) => {
-                let report = checked.report;
                 let mut ctx = RenderCtx::new(checked.data);
                 ctx.catalog = catalog;
-                let rendered = render_tree(&checked.tree, &ctx);
-                view! {
-                    <ReportView report/>
-                    <div inert class="mt-4 rounded border border-dashed border-slate-300 p-4 dark:border-slate-600">{rendered}</div>
+                PreviewOutcome::Rendered {
+                    report: report_lines(checked.report),
+                    page: render_tree(&checked.tree, &ctx),
                 }
-                .into_any()
             }
         };
-        view! {
-            <h1 class="text-3xl font-bold">"Preview a page"</h1>
-            <p class="mt-2 text-slate-700 dark:text-slate-300">
-                "Paste a page tree, a response schema (optional) and data; see it rendered beside the ValidateForm report."
-            </p>
-            <div class="mt-6 grid gap-6 lg:grid-cols-2">
-                <form method="post" action="/preview" class="space-y-4">
-                    {textarea("tree", "Page tree (JSON)", inputs.tree)}
-                    {textarea("schema", "Response schema (JSON Schema, optional)", inputs.schema)}
-                    {textarea("data", "Data (JSON)", inputs.data)}
-                    <button type="submit" class="rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500">
-                        "Preview"
-                    </button>
-                </form>
-                <section aria-label="Result">{right}</section>
-            </div>
-        }
-        .into_any()
+        let boxes = PreviewBoxes {
+            tree: inputs.tree,
+            schema: inputs.schema,
+            data: inputs.data,
+        };
+        tessera_app::preview::preview_page(boxes, outcome)
     })
     .await
 }
 
-#[component]
-fn ReportView(report: FormReport) -> impl IntoView {
-    let heading = if report.ok {
-        "ValidateForm: OK"
-    } else {
-        "ValidateForm: problems found"
-    };
-    let tone = if report.ok {
-        "border-green-300 bg-green-50 text-green-900"
-    } else {
-        "border-red-300 bg-red-50 text-red-900"
-    };
-    let items = report
+/// ValidateForm's report in the words the preview page shows: errors, then warnings.
+fn report_lines(report: FormReport) -> PreviewReport {
+    let lines = report
         .errors
         .into_iter()
         .map(|issue| ("error", issue))
         .chain(report.warnings.into_iter().map(|issue| ("warning", issue)))
-        .map(|(severity, issue)| {
-            let place = [
+        .map(|(severity, issue)| ReportLine {
+            severity,
+            rule: issue.rule,
+            place: [
                 issue.node.map(|node| format!("node {node}")),
                 issue.field.map(|field| format!("field {field}")),
             ]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
-            .join(", ");
-            view! {
-                <li>
-                    <span class="font-mono text-xs">{format!("{severity} · {} ", issue.rule)}</span>
-                    {(!place.is_empty()).then(|| format!("({place}) "))}
-                    {issue.message}
-                    <span class="block text-sm">{format!("Fix: {}", issue.fix)}</span>
-                </li>
-            }
+            .join(", "),
+            message: issue.message,
+            fix: issue.fix,
         })
-        .collect_view();
-    view! {
-        <div data-testid="validation-report" class=format!("rounded border p-3 {tone}")>
-            <h2 class="font-semibold">{heading}</h2>
-            <ul class="mt-2 list-disc space-y-2 pl-5">{items}</ul>
-        </div>
+        .collect();
+    PreviewReport {
+        ok: report.ok,
+        lines,
     }
 }

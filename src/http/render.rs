@@ -15,9 +15,9 @@ use http::{HeaderValue, StatusCode};
 use leptos::{nonce::Nonce, prelude::*};
 use tessera_app::{
     components::download::DownloadFile,
-    not_found::ErrorPage,
+    not_found::error_page,
     render::{BudgetWatch, OverBudget},
-    shell::{Shell, ShellOptions},
+    shell::{document_html, ShellOptions},
 };
 
 use super::{error::AppError, AppState};
@@ -94,7 +94,7 @@ async fn document(
         Owner::new().with(|| {
             provide_context(document_nonce);
             let watch = BudgetWatch::provide();
-            let html = view! { <Shell options>{body()}</Shell> }.to_html();
+            let html = document_html(options, body());
             watch.overrun().map_or(Ok(html), Err)
         })
     })
@@ -147,12 +147,10 @@ fn failure_page(
     };
     let html = Owner::new().with(|| {
         provide_context(nonce.clone());
-        view! {
-            <Shell options>
-                <ErrorPage status=status.as_u16() heading=heading.to_owned() message/>
-            </Shell>
-        }
-        .to_html()
+        document_html(
+            options,
+            error_page(status.as_u16(), heading.to_owned(), message),
+        )
     });
     with_policy(status, html, &nonce)
 }

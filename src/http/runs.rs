@@ -5,10 +5,9 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use http::StatusCode;
-use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tessera_app::runs::{RunDetailPage, RunsListPage};
+use tessera_app::runs::{run_detail_page, runs_list_page};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
@@ -96,7 +95,7 @@ pub async fn list_runs(
     let listed = state.store.list_runs(&filter).await?;
     let list = presenters::runs::runs_list(&listed, &filter, startable_workflows(&state));
     let title = "Runs · Tessera";
-    let render = move || view! { <RunsListPage list/> }.into_any();
+    let render = move || runs_list_page(list);
     Ok(html_document(&state, StatusCode::OK, title, render).await)
 }
 
@@ -134,7 +133,7 @@ async fn detail_page(
     let live = detail.live;
     let title = format!("Run {} · Tessera", overview.run.workflow);
     let mut response = html_document(state, StatusCode::OK, &title, move || {
-        view! { <RunDetailPage detail/> }.into_any()
+        run_detail_page(detail)
     })
     .await;
     let refresh = format!("{LIVE_REFRESH_SECONDS}; url=/runs/{}", overview.run.id);

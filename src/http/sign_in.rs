@@ -11,8 +11,8 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use http::{HeaderValue, StatusCode};
-use leptos::prelude::*;
 use serde::Deserialize;
+use tessera_app::access;
 use tower_sessions::Session;
 
 use super::{
@@ -211,18 +211,7 @@ fn next_or_inbox(next: Option<&str>) -> String {
 async fn link_on_its_way(state: &AppState) -> Response {
     let minutes = state.config.access.sign_in_link.as_secs().div_ceil(60);
     html_document(state, StatusCode::OK, "Check your e-mail · Tessera", move || {
-        view! {
-            <section class="mx-auto max-w-md space-y-4" aria-labelledby="sent-title" data-testid="sign-in-sent">
-                <h1 id="sent-title" class="text-2xl font-bold">"Check your e-mail"</h1>
-                <p class="text-slate-700 dark:text-slate-300">
-                    {format!("If this address may sign in, a link is on its way to it. It works once, for {minutes} minutes.")}
-                </p>
-                <p class="text-slate-700 dark:text-slate-300">
-                    <a href="/sign-in" class="text-indigo-700 underline dark:text-indigo-300">"Use another address"</a>
-                </p>
-            </section>
-        }
-        .into_any()
+        access::link_sent(minutes)
     })
     .await
 }
@@ -254,21 +243,10 @@ async fn message_page(
     message: &'static str,
 ) -> Response {
     html_document(state, status, &format!("{heading} · Tessera"), move || {
-        view! {
-            <section class="mx-auto max-w-md space-y-4" aria-labelledby="message-title">
-                <h1 id="message-title" class="text-2xl font-bold">{heading}</h1>
-                <p class="text-slate-700 dark:text-slate-300">{message}</p>
-                <p><a href="/sign-in" class="text-indigo-700 underline dark:text-indigo-300">"Sign in"</a>" · "
-                   <a href="/inbox" class="text-indigo-700 underline dark:text-indigo-300">"Your inbox"</a></p>
-            </section>
-        }
-        .into_any()
+        access::sign_in_message(heading, message)
     })
     .await
 }
-
-const INPUT: &str = "mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100";
-const BUTTON: &str = "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500";
 
 async fn sign_in_form(
     state: &AppState,
@@ -278,42 +256,15 @@ async fn sign_in_form(
     error: Option<String>,
 ) -> Response {
     html_document(state, status, "Sign in · Tessera", move || {
-        view! {
-            <section class="mx-auto max-w-sm space-y-4" aria-labelledby="sign-in-title">
-                <h1 id="sign-in-title" class="text-2xl font-bold">"Sign in"</h1>
-                <p class="text-slate-700 dark:text-slate-300">"We e-mail you a link that signs you in. No password needed."</p>
-                {error.clone().map(|message| view! {
-                    <p role="alert" id="sign-in-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
-                })}
-                <form method="post" action="/sign-in" class="space-y-4">
-                    <input type="hidden" name="next" value=next/>
-                    <div>
-                        <label for="sign-in-email" class="block font-medium">"E-mail address"</label>
-                        <input id="sign-in-email" name="email" type="email" required autocomplete="email" value=email
-                            aria-describedby=error.as_ref().map(|_| "sign-in-error") class=INPUT/>
-                    </div>
-                    <button type="submit" data-testid="sign-in-submit" class=BUTTON>"E-mail me a link"</button>
-                </form>
-            </section>
-        }
-        .into_any()
+        access::sign_in_form(next, email, error)
     })
     .await
 }
 
 async fn confirm_form(state: &AppState, token: String, email: String, next: String) -> Response {
+    let action = format!("/sign-in/{token}");
     html_document(state, StatusCode::OK, "Sign in · Tessera", move || {
-        let action = format!("/sign-in/{token}");
-        view! {
-            <section class="mx-auto max-w-sm space-y-4" aria-labelledby="confirm-title">
-                <h1 id="confirm-title" class="text-2xl font-bold">"Sign in"</h1>
-                <form method="post" action=action class="space-y-4">
-                    <input type="hidden" name="next" value=next/>
-                    <button type="submit" data-testid="sign-in-confirm" class=BUTTON>{format!("Sign in as {email}")}</button>
-                </form>
-            </section>
-        }
-        .into_any()
+        access::confirm_sign_in(action, next, &email)
     })
     .await
 }
