@@ -10,20 +10,20 @@ const BUTTON: &str = "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-whit
 /// `GET /login`: the admin password form, with the refusal above it when there was one;
 /// `next` is where a successful login goes.
 #[must_use]
-pub fn login_form(next: String, error: Option<String>) -> AnyView {
+pub fn login_form(next: String, error: Option<&str>) -> AnyView {
     view! {
         <section class="mx-auto max-w-sm space-y-4" aria-labelledby="login-title">
             <h1 id="login-title" class="text-2xl font-bold">"Log in"</h1>
             <p class="text-slate-700 dark:text-slate-300">"Runs and chat are for the administrator of this Tessera."</p>
-            {error.clone().map(|message| view! {
-                <p role="alert" id="login-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
+            {error.map(|message| view! {
+                <p role="alert" id="login-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
             })}
             <form method="post" action="/login" class="space-y-4">
                 <input type="hidden" name="next" value=next/>
                 <div>
                     <label for="login-password" class="block font-medium">"Admin password"</label>
                     <input id="login-password" name="password" type="password" required autocomplete="current-password"
-                        aria-describedby=error.as_ref().map(|_| "login-error") class=INPUT/>
+                        aria-describedby=error.map(|_| "login-error") class=INPUT/>
                 </div>
                 <button type="submit" data-testid="login-submit" class=BUTTON>"Log in"</button>
             </form>
@@ -34,20 +34,20 @@ pub fn login_form(next: String, error: Option<String>) -> AnyView {
 
 /// `GET /sign-in`: the e-mail address form, keeping what the person typed.
 #[must_use]
-pub fn sign_in_form(next: String, email: String, error: Option<String>) -> AnyView {
+pub fn sign_in_form(next: String, email: String, error: Option<&str>) -> AnyView {
     view! {
         <section class="mx-auto max-w-sm space-y-4" aria-labelledby="sign-in-title">
             <h1 id="sign-in-title" class="text-2xl font-bold">"Sign in"</h1>
             <p class="text-slate-700 dark:text-slate-300">"We e-mail you a link that signs you in. No password needed."</p>
-            {error.clone().map(|message| view! {
-                <p role="alert" id="sign-in-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
+            {error.map(|message| view! {
+                <p role="alert" id="sign-in-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
             })}
             <form method="post" action="/sign-in" class="space-y-4">
                 <input type="hidden" name="next" value=next/>
                 <div>
                     <label for="sign-in-email" class="block font-medium">"E-mail address"</label>
                     <input id="sign-in-email" name="email" type="email" required autocomplete="email" value=email
-                        aria-describedby=error.as_ref().map(|_| "sign-in-error") class=INPUT/>
+                        aria-describedby=error.map(|_| "sign-in-error") class=INPUT/>
                 </div>
                 <button type="submit" data-testid="sign-in-submit" class=BUTTON>"E-mail me a link"</button>
             </form>

@@ -76,4 +76,3 @@ mod tests {
         assert_eq!(tool_href("a/../b?c"), "/chat/tools/abc");
     }
 }
-

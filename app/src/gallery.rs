@@ -253,4 +253,3 @@ mod tests {
         assert!(prop_rows(&json!({"type": "object"})).is_empty());
     }
 }
-

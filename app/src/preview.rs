@@ -57,7 +57,7 @@ pub enum PreviewOutcome {
 
 /// `GET/POST /preview`'s body.
 #[must_use]
-pub fn preview_page(boxes: PreviewBoxes, outcome: PreviewOutcome) -> AnyView {
+pub fn preview_page(boxes: &PreviewBoxes, outcome: PreviewOutcome) -> AnyView {
     let right = match outcome {
         PreviewOutcome::NotYet => view! { <p class="text-slate-700 dark:text-slate-300">"Press Preview to render the tree and check it."</p> }.into_any(),
         PreviewOutcome::Refused(message) => view! {
@@ -108,9 +108,15 @@ fn textarea(name: &'static str, label: &'static str, value: &str) -> impl IntoVi
 
 fn report_view(report: PreviewReport) -> impl IntoView {
     let (heading, tone) = if report.ok {
-        ("ValidateForm: OK", "border-green-300 bg-green-50 text-green-900")
+        (
+            "ValidateForm: OK",
+            "border-green-300 bg-green-50 text-green-900",
+        )
     } else {
-        ("ValidateForm: problems found", "border-red-300 bg-red-50 text-red-900")
+        (
+            "ValidateForm: problems found",
+            "border-red-300 bg-red-50 text-red-900",
+        )
     };
     let items = report
         .lines

@@ -10,7 +10,7 @@ use axum::{
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
-use tessera_app::generation::{AttemptView, CallView, GenerationDetail, TurnView, generation_page};
+use tessera_app::generation::{generation_page, AttemptView, CallView, GenerationDetail, TurnView};
 use uuid::Uuid;
 
 use super::{error::AppError, render::html_document, AppState};

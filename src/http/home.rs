@@ -17,10 +17,7 @@ pub async fn home(State(state): State<AppState>) -> Response {
         database: state.store.engine().to_owned(),
         admin: super::viewer::current(&state).await == tessera_app::shell::Viewer::Admin,
     };
-    html_document(&state, StatusCode::OK, "Tessera", move || {
-        home_page(info)
-    })
-    .await
+    html_document(&state, StatusCode::OK, "Tessera", move || home_page(info)).await
 }
 
 /// Every unmatched route: a styled 404 that names nothing else on the server.

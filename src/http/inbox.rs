@@ -102,31 +102,31 @@ pub async fn answer(
 
 /// One line of the inbox, in the words the page shows.
 fn row_of(entry: &InboxEntry) -> InboxRow {
-        let status = match entry.state {
-            InboxState::Open => "Waiting for your answer".to_owned(),
-            InboxState::Answered {
-                outcome: Outcome::Submitted,
-                at_ms,
-            } => format!("You answered on {}", format_utc(at_ms)),
-            InboxState::Answered {
-                outcome: Outcome::Declined,
-                at_ms,
-            } => format!("You declined on {}", format_utc(at_ms)),
-            InboxState::Decided => "Decided by others".to_owned(),
-            InboxState::Expired => "Expired without your answer".to_owned(),
-            InboxState::Withdrawn => "Withdrawn".to_owned(),
-        };
-        InboxRow {
-            page_id: entry.page_id.to_string(),
-            title: entry.title(),
-            asked_by: match entry.workflow.as_deref() {
-                // `POST /api/asks` and MCP asks run the `ask` workflow: it says nothing more.
-                Some("ask") | None => String::new(),
-                Some(workflow) => format!(" by the {workflow} workflow"),
-            },
-            asked_at: format_utc(entry.created_at_ms),
-            deadline: format_utc(entry.expires_at_ms),
-            status,
-            open: entry.state == InboxState::Open,
-        }
+    let status = match entry.state {
+        InboxState::Open => "Waiting for your answer".to_owned(),
+        InboxState::Answered {
+            outcome: Outcome::Submitted,
+            at_ms,
+        } => format!("You answered on {}", format_utc(at_ms)),
+        InboxState::Answered {
+            outcome: Outcome::Declined,
+            at_ms,
+        } => format!("You declined on {}", format_utc(at_ms)),
+        InboxState::Decided => "Decided by others".to_owned(),
+        InboxState::Expired => "Expired without your answer".to_owned(),
+        InboxState::Withdrawn => "Withdrawn".to_owned(),
+    };
+    InboxRow {
+        page_id: entry.page_id.to_string(),
+        title: entry.title(),
+        asked_by: match entry.workflow.as_deref() {
+            // `POST /api/asks` and MCP asks run the `ask` workflow: it says nothing more.
+            Some("ask") | None => String::new(),
+            Some(workflow) => format!(" by the {workflow} workflow"),
+        },
+        asked_at: format_utc(entry.created_at_ms),
+        deadline: format_utc(entry.expires_at_ms),
+        status,
+        open: entry.state == InboxState::Open,
     }
+}

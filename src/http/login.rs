@@ -218,7 +218,10 @@ async fn login_form(
     next: String,
     error: Option<String>,
 ) -> Response {
-    html_document(state, status, "Log in · Tessera", move || access::login_form(next, error)).await
+    html_document(state, status, "Log in · Tessera", move || {
+        access::login_form(next, error.as_deref())
+    })
+    .await
 }
 
 #[cfg(test)]

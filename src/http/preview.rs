@@ -188,7 +188,7 @@ async fn editor(
             schema: inputs.schema,
             data: inputs.data,
         };
-        tessera_app::preview::preview_page(boxes, outcome)
+        tessera_app::preview::preview_page(&boxes, outcome)
     })
     .await
 }

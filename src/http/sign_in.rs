@@ -210,9 +210,12 @@ fn next_or_inbox(next: Option<&str>) -> String {
 
 async fn link_on_its_way(state: &AppState) -> Response {
     let minutes = state.config.access.sign_in_link.as_secs().div_ceil(60);
-    html_document(state, StatusCode::OK, "Check your e-mail · Tessera", move || {
-        access::link_sent(minutes)
-    })
+    html_document(
+        state,
+        StatusCode::OK,
+        "Check your e-mail · Tessera",
+        move || access::link_sent(minutes),
+    )
     .await
 }
 
@@ -256,7 +259,7 @@ async fn sign_in_form(
     error: Option<String>,
 ) -> Response {
     html_document(state, status, "Sign in · Tessera", move || {
-        access::sign_in_form(next, email, error)
+        access::sign_in_form(next, email, error.as_deref())
     })
     .await
 }
