@@ -7,10 +7,9 @@
 #   scripts/incremental-build.sh [BASE] [ROUNDS] [EDITS]   (2 rounds, 2 edits of each kind)
 #
 # Each edit changes one string literal and is undone after the build; the build that undoes it
-# is not timed. The first build in a checkout after switching is a warm-up and is not timed; so
-# is nothing else: the first store edit after a switch rebuilds more than the next ones do (the
-# store crate was just rebuilt from the other checkout's path), so each visit makes EDITS edits
-# of each kind, alternating, and prints every one.
+# is not timed. The first build in a checkout after switching rebuilds every workspace crate and
+# is not timed. The first store edit after it can still rebuild more than the next ones do, so
+# each visit makes EDITS edits of each kind, alternating, and prints every one.
 set -euo pipefail
 
 base=${1:-}
@@ -50,6 +49,10 @@ measure() {
     local checkout=$1 label=$2
     (
         cd "$checkout"
+        # Both checkouts' workspace crates build to the same file names (cargo hashes a path
+        # package by its path inside the workspace), and cargo judges them fresh by their
+        # sources' times: touched, every workspace crate is rebuilt from this checkout.
+        git ls-files -z '*.rs' | xargs -0 touch
         build
         for edit in $(seq "$edits"); do
             printf '%s handler %s: %s s\n' "$label" "$edit" "$(timed_edit "$handler_file" "$handler_from" "$handler_to")"
