@@ -11,45 +11,73 @@ const BUTTON: &str = "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-whit
 /// `next` is where a successful login goes.
 #[must_use]
 pub fn login_form(next: String, error: Option<&str>) -> AnyView {
-    view! {
-        <section class="mx-auto max-w-sm space-y-4" aria-labelledby="login-title">
-            <h1 id="login-title" class="text-2xl font-bold">"Log in"</h1>
-            <p class="text-slate-700 dark:text-slate-300">"Runs and chat are for the administrator of this Tessera."</p>
-            {error.map(|message| view! {
-                <p role="alert" id="login-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
-            })}
-            <form method="post" action="/login" class="space-y-4">
-                <input type="hidden" name="next" value=next/>
-                <div>
-                    <label for="login-password" class="block font-medium">"Admin password"</label>
-                    <input id="login-password" name="password" type="password" required autocomplete="current-password"
-                        aria-describedby=error.map(|_| "login-error") class=INPUT/>
-                </div>
-                <button type="submit" data-testid="login-submit" class=BUTTON>"Log in"</button>
-            </form>
-        </section>
-    }
-    .into_any()
+    let form = OneFieldForm {
+        id: "login",
+        heading: "Log in",
+        intro: "Runs and chat are for the administrator of this Tessera.",
+        label: "Admin password",
+        name: "password",
+        kind: "password",
+        autocomplete: "current-password",
+        submit: "Log in",
+    };
+    one_field_form(&form, next, None, error)
 }
 
 /// `GET /sign-in`: the e-mail address form, keeping what the person typed.
 #[must_use]
 pub fn sign_in_form(next: String, email: String, error: Option<&str>) -> AnyView {
+    let form = OneFieldForm {
+        id: "sign-in",
+        heading: "Sign in",
+        intro: "We e-mail you a link that signs you in. No password needed.",
+        label: "E-mail address",
+        name: "email",
+        kind: "email",
+        autocomplete: "email",
+        submit: "E-mail me a link",
+    };
+    one_field_form(&form, next, Some(email), error)
+}
+
+/// What differs between the login and the sign-in: both are one labelled field and a button,
+/// posting to `/{id}`, with the refusal above them.
+struct OneFieldForm {
+    /// The form's path, and the prefix of its element ids (`{id}-title`, `{id}-error`, …).
+    id: &'static str,
+    heading: &'static str,
+    intro: &'static str,
+    label: &'static str,
+    name: &'static str,
+    kind: &'static str,
+    autocomplete: &'static str,
+    submit: &'static str,
+}
+
+fn one_field_form(
+    form: &OneFieldForm,
+    next: String,
+    value: Option<String>,
+    error: Option<&str>,
+) -> AnyView {
+    let id = form.id;
+    let error_id = format!("{id}-error");
+    let input_id = format!("{id}-{}", form.name);
     view! {
-        <section class="mx-auto max-w-sm space-y-4" aria-labelledby="sign-in-title">
-            <h1 id="sign-in-title" class="text-2xl font-bold">"Sign in"</h1>
-            <p class="text-slate-700 dark:text-slate-300">"We e-mail you a link that signs you in. No password needed."</p>
+        <section class="mx-auto max-w-sm space-y-4" aria-labelledby=format!("{id}-title")>
+            <h1 id=format!("{id}-title") class="text-2xl font-bold">{form.heading}</h1>
+            <p class="text-slate-700 dark:text-slate-300">{form.intro}</p>
             {error.map(|message| view! {
-                <p role="alert" id="sign-in-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
+                <p role="alert" id=error_id.clone() class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
             })}
-            <form method="post" action="/sign-in" class="space-y-4">
+            <form method="post" action=format!("/{id}") class="space-y-4">
                 <input type="hidden" name="next" value=next/>
                 <div>
-                    <label for="sign-in-email" class="block font-medium">"E-mail address"</label>
-                    <input id="sign-in-email" name="email" type="email" required autocomplete="email" value=email
-                        aria-describedby=error.map(|_| "sign-in-error") class=INPUT/>
+                    <label for=input_id.clone() class="block font-medium">{form.label}</label>
+                    <input id=input_id name=form.name type=form.kind required autocomplete=form.autocomplete value=value
+                        aria-describedby=error.map(|_| error_id) class=INPUT/>
                 </div>
-                <button type="submit" data-testid="sign-in-submit" class=BUTTON>"E-mail me a link"</button>
+                <button type="submit" data-testid=format!("{id}-submit") class=BUTTON>{form.submit}</button>
             </form>
         </section>
     }
