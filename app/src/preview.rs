@@ -2,17 +2,21 @@
 //! the ValidateForm report on it.
 
 use leptos::prelude::*;
+use serde::Deserialize;
 
 use crate::components::input::escape_textarea;
 
-/// The three boxes, as sent.
-#[derive(Clone, Debug, Default)]
+/// The three boxes, as sent (the `POST /preview` form) and shown again.
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct PreviewBoxes {
     /// The page tree (JSON).
+    #[serde(default)]
     pub tree: String,
     /// The response schema (JSON Schema), possibly empty.
+    #[serde(default)]
     pub schema: String,
     /// The data (JSON).
+    #[serde(default)]
     pub data: String,
 }
 

@@ -7,7 +7,7 @@
 use axum::{extract::State, response::Response};
 use http::StatusCode;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tessera_app::{
     preview::{PreviewBoxes, PreviewOutcome, PreviewReport, ReportLine},
@@ -91,7 +91,7 @@ pub async fn preview_page(State(state): State<AppState>) -> Response {
         .ok()
         .and_then(|tree| serde_json::to_value(tree).ok())
         .unwrap_or(Value::Null);
-    let inputs = EditorInputs {
+    let inputs = PreviewBoxes {
         tree: pretty(&tree),
         schema: pretty(&field_types::schema()),
         data: pretty(&field_types::data()),
@@ -102,7 +102,7 @@ pub async fn preview_page(State(state): State<AppState>) -> Response {
 /// `POST /preview` (admin): render the pasted tree beside its `ValidateForm` report.
 pub async fn submit_preview_page(
     State(state): State<AppState>,
-    Form(inputs): Form<EditorInputs>,
+    Form(inputs): Form<PreviewBoxes>,
 ) -> Response {
     let catalog = state.page_catalog();
     let pasted = inputs.clone();
@@ -152,21 +152,10 @@ fn rendered_over_budget(
     })
 }
 
-/// The preview page's three boxes, as sent.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct EditorInputs {
-    #[serde(default)]
-    tree: String,
-    #[serde(default)]
-    schema: String,
-    #[serde(default)]
-    data: String,
-}
-
 async fn editor(
     state: &AppState,
     status: StatusCode,
-    inputs: EditorInputs,
+    boxes: PreviewBoxes,
     result: Option<Result<crate::pages::preview::Preview, String>>,
 ) -> Response {
     let catalog = state.page_catalog();
@@ -182,11 +171,6 @@ async fn editor(
                     page: render_tree(&checked.tree, &ctx),
                 }
             }
-        };
-        let boxes = PreviewBoxes {
-            tree: inputs.tree,
-            schema: inputs.schema,
-            data: inputs.data,
         };
         tessera_app::preview::preview_page(&boxes, outcome)
     })
