@@ -78,6 +78,28 @@ struct Kill {
     moment: Moment,
 }
 
+/// Starts `command`, waiting out "text file busy". The binary copy was written by this test
+/// process, and a child another test forks in the meantime holds the copy's write descriptor
+/// until it execs; exec of a file open for writing fails until then, a matter of milliseconds.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "called under the fleet's lock, which cannot be held across an await; 20 ms at most"
+)]
+fn spawn_when_written(command: &mut Command) -> std::io::Result<Child> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(error)
+                if error.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 100 =>
+            {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
 impl Fleet {
     fn spawn(&mut self, slot: usize) -> anyhow::Result<u32> {
         let port = self.slots[slot].port;
@@ -85,7 +107,8 @@ impl Fleet {
             .create(true)
             .append(true)
             .open(self.dir.join(format!("server-{slot}.log")))?;
-        let child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        command
             .current_dir(&self.dir)
             .env_clear()
             .env("TESSERA_ADDR", format!("127.0.0.1:{port}"))
@@ -96,9 +119,8 @@ impl Fleet {
             .env("TESSERA_DRILL_LOG", &self.drill_log)
             .env("TESSERA_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("starting the tessera binary")?;
+            .stderr(log);
+        let child = spawn_when_written(&mut command).context("starting the tessera binary")?;
         let pid = child.id();
         self.slots[slot].child = Some(child);
         Ok(pid)
