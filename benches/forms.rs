@@ -208,7 +208,7 @@ fn parse_only(body: &[u8]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn run() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let schema = FormSchema::from_json_schema(&schema_json()).context("the bench schema")?;
     ensure!(schema.fields.len() == 30, "{} fields", schema.fields.len());
     let body = body();
@@ -284,11 +284,4 @@ fn run() -> anyhow::Result<()> {
     ];
     report("forms", &results);
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run().context("forms bench") {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

@@ -5,6 +5,9 @@
 //! for 10,000 rows, and the bytes of each tool definition. Run with
 //! `cargo bench --bench heuristic`; figures go in BENCHMARKS.md.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::time::Duration;
 
 use criterion::{black_box, BatchSize, Criterion};
@@ -14,11 +17,11 @@ use tessera::{
         generate_page, prompt::system_prompt, prompt::user_prompt, summary::DataSummary,
         tools::tool_definitions, CachePolicy, GenerationInput, HeuristicModel,
     },
-    config::DatabaseUrl,
     forms::{FieldKind, FormField, FormSchema, StringFormat},
-    store::Store,
 };
 use tessera_app::catalog::Catalog;
+
+use scratch::Scratch;
 
 fn rows(count: usize) -> Value {
     let emails: Vec<Value> = (1..=count)
@@ -127,16 +130,10 @@ fn label(count: usize) -> String {
     }
 }
 
-fn run() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     prompt_sizes()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let directory = tempfile::tempdir()?;
-    let path = directory.path().join("bench.db");
-    let store = runtime.block_on(Store::connect(&DatabaseUrl::Sqlite(
-        path.to_string_lossy().into_owned(),
-    )))?;
+    let scratch = Scratch::new()?;
+    let (runtime, store) = (&scratch.runtime, &scratch.store);
     let model = HeuristicModel::new();
     let mut criterion = Criterion::default()
         .sample_size(10)
@@ -196,13 +193,6 @@ fn run() -> anyhow::Result<()> {
     }
     group.finish();
     criterion.final_summary();
-    runtime.block_on(store.close());
+    scratch.close();
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run() {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

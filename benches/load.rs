@@ -299,7 +299,9 @@ fn rate(count: usize, span: Duration) -> f64 {
     }
 }
 
-async fn run() -> anyhow::Result<()> {
+// `cargo bench` passes `--bench`; settings come from the environment.
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let settings = Arc::new(Settings::from_env()?);
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -392,12 +394,4 @@ async fn run() -> anyhow::Result<()> {
         settings.max_time
     );
     Ok(())
-}
-
-fn main() -> anyhow::Result<()> {
-    // `cargo bench` passes `--bench`; settings come from the environment.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(run())
 }

@@ -166,7 +166,9 @@ async fn via_mcp(mcp: &Mcp, index: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run() -> anyhow::Result<()> {
+// `cargo bench` passes `--bench`; nothing here reads the command line.
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let asks: usize = std::env::var("MCP_BENCH_ASKS")
         .ok()
         .and_then(|raw| raw.parse().ok())
@@ -217,12 +219,4 @@ async fn run() -> anyhow::Result<()> {
     shutdown.cancel();
     server.await??;
     Ok(())
-}
-
-fn main() -> anyhow::Result<()> {
-    // `cargo bench` passes `--bench`; nothing here reads the command line.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(run())
 }

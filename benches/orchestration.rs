@@ -22,6 +22,9 @@
 //!
 //! Run with `cargo bench --bench orchestration`; figures go in BENCHMARKS.md.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::{
     hint::black_box,
     sync::{
@@ -51,16 +54,17 @@ use tessera::{
         views::{self, ChatView},
         CapabilityScope, Manifest, Orchestrator, PendingApproval, SessionId,
     },
-    config::DatabaseUrl,
     demo::items::{DemoItems, MANIFEST_JSON},
     llm::{ChatModel, ChatRequest, ChatResponse, Message, ModelName},
-    store::{now_ms, Store},
+    store::now_ms,
 };
 use tessera_app::{
     catalog::Catalog,
     render::{render_tree, FormState, RenderCtx},
 };
 use url::Url;
+
+use scratch::Scratch;
 
 const REQUEST: &str = "delete all completed items from last month";
 
@@ -221,15 +225,9 @@ fn threads(session_id: SessionId) -> Vec<Thread> {
     vec![running, done]
 }
 
-fn run() -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let directory = tempfile::tempdir()?;
-    let path = directory.path().join("bench.db");
-    let store = runtime.block_on(Store::connect(&DatabaseUrl::Sqlite(
-        path.to_string_lossy().into_owned(),
-    )))?;
+fn main() -> anyhow::Result<()> {
+    let scratch = Scratch::new()?;
+    let (runtime, store) = (&scratch.runtime, &scratch.store);
     runtime.block_on(DemoItems::new(store.clone()).ensure_seeded())?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let address = listener.local_addr()?;
@@ -409,13 +407,6 @@ fn run() -> anyhow::Result<()> {
     );
     group.finish();
     criterion.final_summary();
-    runtime.block_on(store.close());
+    scratch.close();
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run() {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

@@ -110,7 +110,7 @@ fn parse_only(body: &[u8]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn run() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let list = FormSchema::from_json_schema(&list_schema()).context("the list schema")?;
     let flat = FormSchema::from_json_schema(&flat_schema()).context("the flat schema")?;
     ensure!(
@@ -173,11 +173,4 @@ fn run() -> anyhow::Result<()> {
     ];
     report("record_decode", &results);
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run().context("record_decode bench") {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
-use anyhow::{ensure, Context as _};
+use anyhow::ensure;
 use criterion::Criterion;
 use leptos::prelude::*;
 use serde_json::{json, Value};
@@ -170,7 +170,7 @@ fn render(tree: &PageTree, ctx: &RenderCtx) -> String {
     Owner::new().with(|| render_tree(tree, ctx).to_html())
 }
 
-fn run() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let records = record_page()?;
     let flat = flat_page()?;
     let pristine = RenderCtx::new(json!({}));
@@ -284,11 +284,4 @@ fn run() -> anyhow::Result<()> {
     ];
     report("record_render", &results);
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run().context("record render bench") {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

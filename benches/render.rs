@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Duration;
 
-use anyhow::{ensure, Context as _};
+use anyhow::ensure;
 use criterion::Criterion;
 use leptos::prelude::*;
 use serde_json::{json, Value};
@@ -641,7 +641,7 @@ fn gallery_by_hand(catalog: &Catalog) -> String {
     out
 }
 
-fn run() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let data = data();
     let page = fifty_node_page()?;
     let table = table_page()?;
@@ -807,11 +807,4 @@ fn run() -> anyhow::Result<()> {
     ];
     report("render", &results);
     Ok(())
-}
-
-fn main() {
-    if let Err(error) = run().context("render bench") {
-        eprintln!("bench failed: {error:#}");
-        std::process::exit(1);
-    }
 }

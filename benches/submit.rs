@@ -512,7 +512,9 @@ fn print(figures: &Figures, pages: usize) {
     }
 }
 
-async fn run() -> anyhow::Result<()> {
+// `cargo bench` passes `--bench`; nothing here reads the command line.
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let pages = match std::env::var("SUBMIT_BENCH_PAGES") {
         Ok(raw) => raw
             .parse::<usize>()
@@ -535,12 +537,4 @@ async fn run() -> anyhow::Result<()> {
         print(&figures?, pages);
     }
     Ok(())
-}
-
-fn main() -> anyhow::Result<()> {
-    // `cargo bench` passes `--bench`; nothing here reads the command line.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(run())
 }

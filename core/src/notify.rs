@@ -572,21 +572,21 @@ fn describe(error: reqwest::Error) -> String {
 
 /// The first [`EXCERPT_CHARS`] characters of a reply body, on one line.
 fn excerpt(body: &str) -> String {
-    let mut text: String = body
-        .chars()
-        .take(EXCERPT_CHARS)
-        .map(|character| {
-            if character.is_control() {
-                ' '
-            } else {
-                character
-            }
-        })
-        .collect();
+    let mut text: String = body.chars().take(EXCERPT_CHARS).map(on_one_line).collect();
     if body.chars().count() > EXCERPT_CHARS {
         text.push('…');
     }
     text.trim().to_owned()
+}
+
+/// A character as a one-line header or log excerpt may carry it: a control character (a line
+/// break, a tab, an escape) becomes a space.
+pub(crate) fn on_one_line(character: char) -> char {
+    if character.is_control() {
+        ' '
+    } else {
+        character
+    }
 }
 
 /// A URL as it may be shown: scheme, host and port only, since the path of a webhook URL is

@@ -132,28 +132,7 @@ impl PageTree {
         parent: Option<&str>,
     ) -> Result<String, TreeIssue> {
         if let Some(parent_id) = parent {
-            let Some(parent_node) = self.nodes.get(parent_id) else {
-                return Err(refuse(
-                    Some(parent_id),
-                    "unknown_parent",
-                    format!("There is no node \"{parent_id}\" to place the {component} in."),
-                    "Use an id returned by an earlier call, or omit `parent`.".to_owned(),
-                ));
-            };
-            let is_layout = catalog
-                .get(&parent_node.component)
-                .is_some_and(|spec| spec.role == Role::Layout);
-            if !is_layout {
-                return Err(refuse(
-                    Some(parent_id),
-                    "parent_not_layout",
-                    format!(
-                        "Node \"{parent_id}\" is a {}, which cannot hold children.",
-                        parent_node.component
-                    ),
-                    "Use the id of a Form, Container, Card or Details as `parent`.".to_owned(),
-                ));
-            }
+            self.check_parent(catalog, parent_id, &format!("place the {component} in"))?;
         }
         if component == "Form" && self.nodes.values().any(|node| node.component == "Form") {
             return Err(refuse(
@@ -377,26 +356,7 @@ impl PageTree {
             return Err(self.unknown_node(id));
         };
         if let Some(parent_id) = parent {
-            let Some(parent_node) = self.nodes.get(parent_id) else {
-                return Err(refuse(
-                    Some(parent_id),
-                    "unknown_parent",
-                    format!("There is no node \"{parent_id}\" to move the {component} into."),
-                    "Use an id returned by an earlier call, or omit `parent` for the top level."
-                        .to_owned(),
-                ));
-            };
-            if !is_layout(catalog, &parent_node.component) {
-                return Err(refuse(
-                    Some(parent_id),
-                    "parent_not_layout",
-                    format!(
-                        "Node \"{parent_id}\" is a {}, which cannot hold children.",
-                        parent_node.component
-                    ),
-                    "Use the id of a Form, Container, Card or Details as `parent`.".to_owned(),
-                ));
-            }
+            self.check_parent(catalog, parent_id, &format!("move the {component} into"))?;
             if parent_id == id || self.ancestors(parent_id).contains(&id) {
                 return Err(refuse(
                     Some(id),
@@ -427,6 +387,37 @@ impl PageTree {
         let position = index.unwrap_or(usize::MAX).min(siblings.len());
         siblings.insert(position, id.to_owned());
         Ok(position)
+    }
+
+    /// Refuses a `parent` that is not a placed layout node; `purpose` finishes the sentence
+    /// "There is no node … to …".
+    fn check_parent(
+        &self,
+        catalog: &Catalog,
+        parent_id: &str,
+        purpose: &str,
+    ) -> Result<(), TreeIssue> {
+        let Some(parent_node) = self.nodes.get(parent_id) else {
+            return Err(refuse(
+                Some(parent_id),
+                "unknown_parent",
+                format!("There is no node \"{parent_id}\" to {purpose}."),
+                "Use an id returned by an earlier call, or omit `parent` for the top level."
+                    .to_owned(),
+            ));
+        };
+        if is_layout(catalog, &parent_node.component) {
+            return Ok(());
+        }
+        Err(refuse(
+            Some(parent_id),
+            "parent_not_layout",
+            format!(
+                "Node \"{parent_id}\" is a {}, which cannot hold children.",
+                parent_node.component
+            ),
+            "Use the id of a Form, Container, Card or Details as `parent`.".to_owned(),
+        ))
     }
 
     fn unknown_node(&self, id: &str) -> TreeIssue {

@@ -624,6 +624,18 @@ mod tests {
         }
     }
 
+    /// An executor against a fresh `site` and the manifest's `bulk` operation it is to call.
+    async fn bulk_executor<'m>(
+        manifest: &'m Manifest,
+        site: &Site,
+    ) -> anyhow::Result<(HttpExecutor, &'m Operation)> {
+        let executor = HttpExecutor::new(manifest, serve(site.clone()).await?, fast(), &|_| None)?;
+        let bulk = manifest
+            .operation("bulk")
+            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        Ok((executor, bulk))
+    }
+
     fn ids(count: usize) -> Value {
         json!({"ids": (0..count).map(|index| format!("i{index}")).collect::<Vec<_>>(), "status": "completed"})
     }
@@ -664,10 +676,7 @@ mod tests {
             throttle_first: 2,
             ..Site::default()
         };
-        let executor = HttpExecutor::new(&manifest, serve(site.clone()).await?, fast(), &|_| None)?;
-        let bulk = manifest
-            .operation("bulk")
-            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        let (executor, bulk) = bulk_executor(&manifest, &site).await?;
         let output = executor
             .call(bulk, &ids(2), &CancellationToken::new())
             .await?;
@@ -683,10 +692,7 @@ mod tests {
             throttle_first: 100,
             ..Site::default()
         };
-        let executor = HttpExecutor::new(&manifest, serve(site.clone()).await?, fast(), &|_| None)?;
-        let bulk = manifest
-            .operation("bulk")
-            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        let (executor, bulk) = bulk_executor(&manifest, &site).await?;
         let error = executor
             .call(bulk, &ids(2), &CancellationToken::new())
             .await
@@ -702,10 +708,7 @@ mod tests {
     async fn a_batch_is_sent_in_chunks_with_progress() -> anyhow::Result<()> {
         let manifest = manifest()?;
         let site = Site::default();
-        let executor = HttpExecutor::new(&manifest, serve(site.clone()).await?, fast(), &|_| None)?;
-        let bulk = manifest
-            .operation("bulk")
-            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        let (executor, bulk) = bulk_executor(&manifest, &site).await?;
         let arguments = ids(5);
         let plan = super::super::policy::chunk_plan(bulk, &arguments);
         let mut progress = Vec::new();
@@ -741,10 +744,7 @@ mod tests {
             fail_call: Some(2),
             ..Site::default()
         };
-        let executor = HttpExecutor::new(&manifest, serve(site.clone()).await?, fast(), &|_| None)?;
-        let bulk = manifest
-            .operation("bulk")
-            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        let (executor, bulk) = bulk_executor(&manifest, &site).await?;
         let arguments = ids(5);
         let plan = super::super::policy::chunk_plan(bulk, &arguments);
         let outcome = executor
@@ -772,10 +772,7 @@ mod tests {
     async fn cancel_lands_between_chunks_and_keeps_finished_ones() -> anyhow::Result<()> {
         let manifest = manifest()?;
         let site = Site::default();
-        let executor = HttpExecutor::new(&manifest, serve(site.clone()).await?, fast(), &|_| None)?;
-        let bulk = manifest
-            .operation("bulk")
-            .ok_or_else(|| anyhow::anyhow!("bulk"))?;
+        let (executor, bulk) = bulk_executor(&manifest, &site).await?;
         let arguments = ids(5);
         let plan = super::super::policy::chunk_plan(bulk, &arguments);
         let cancel = CancellationToken::new();

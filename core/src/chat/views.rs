@@ -94,6 +94,28 @@ pub enum ViewError {
     Store(#[from] StoreError),
 }
 
+/// The execution `execution_id` of `session` that `wanted` accepts, with the operation it
+/// called: what a download may be made of. `None` when the session has no such execution or
+/// the manifest no longer has its operation, so a stranger's id and a stale one look alike.
+async fn download_source<'m>(
+    store: &Store,
+    manifest: &'m Manifest,
+    session: super::session::SessionId,
+    execution_id: ExecutionId,
+    wanted: impl Fn(&Execution) -> bool,
+) -> Result<Option<(Execution, &'m Operation)>, ViewError> {
+    let executions = store.chat_executions(session).await?;
+    let Some(execution) = executions
+        .into_iter()
+        .find(|execution| execution.id == execution_id && wanted(execution))
+    else {
+        return Ok(None);
+    };
+    Ok(manifest
+        .operation(&execution.operation)
+        .map(|operation| (execution, operation)))
+}
+
 /// Which view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

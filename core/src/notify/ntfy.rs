@@ -176,16 +176,7 @@ impl NtfyClient {
 /// A header value from any text: control characters become spaces, and text that is not
 /// printable ASCII becomes an RFC 2047 Q-encoded word.
 pub(crate) fn header_text(text: &str) -> HeaderValue {
-    let text: String = text
-        .chars()
-        .map(|character| {
-            if character.is_control() {
-                ' '
-            } else {
-                character
-            }
-        })
-        .collect();
+    let text: String = text.chars().map(super::on_one_line).collect();
     // `HeaderValue::from_str` also takes bytes above 127, which ntfy would read as Latin-1.
     if text.is_ascii() {
         if let Ok(value) = HeaderValue::from_str(&text) {

@@ -29,7 +29,7 @@ use super::{
     changes::value_words,
     confirm::{node, offer_downloads, unused_id},
     counts::check_counts,
-    generate, noun_forms, ChatView, ViewError, ViewKind,
+    download_source, generate, noun_forms, ChatView, ViewError, ViewKind,
 };
 
 /// Rows of a read's result kept with the turn and shown; the rest are dropped and the page says so.
@@ -551,15 +551,12 @@ pub async fn read_file(
     execution_id: ExecutionId,
     format: DownloadFormat,
 ) -> Result<Option<DownloadFile>, ViewError> {
-    let executions = store.chat_executions(session).await?;
-    let Some(execution) = executions.iter().find(|execution| {
-        execution.id == execution_id
-            && execution.role != StepRole::Mutation
-            && execution.status == ExecutionStatus::Succeeded
-    }) else {
-        return Ok(None);
+    let finished_read = |execution: &Execution| {
+        execution.role != StepRole::Mutation && execution.status == ExecutionStatus::Succeeded
     };
-    let Some(operation) = manifest.operation(&execution.operation) else {
+    let Some((execution, operation)) =
+        download_source(store, manifest, session, execution_id, finished_read).await?
+    else {
         return Ok(None);
     };
     let Some(shape) = execution

@@ -26,7 +26,8 @@ use crate::{
 };
 
 use super::{
-    confirm::offer_downloads, counts::check_counts, generate, prompt, ChatView, ViewError, ViewKind,
+    confirm::offer_downloads, counts::check_counts, download_source, generate, prompt, ChatView,
+    ViewError, ViewKind,
 };
 
 /// The columns of a result download, in order.
@@ -305,21 +306,18 @@ pub async fn result_file(
     execution_id: ExecutionId,
     format: DownloadFormat,
 ) -> Result<Option<DownloadFile>, ViewError> {
-    let executions = store.chat_executions(session).await?;
-    let Some(execution) = executions.iter().find(|execution| {
-        execution.id == execution_id
-            && execution.role == StepRole::Mutation
-            && execution.status != ExecutionStatus::Refused
-    }) else {
+    let finished_mutation = |execution: &Execution| {
+        execution.role == StepRole::Mutation && execution.status != ExecutionStatus::Refused
+    };
+    let Some((execution, operation)) =
+        download_source(store, manifest, session, execution_id, finished_mutation).await?
+    else {
         return Ok(None);
     };
-    let Some(operation) = manifest.operation(&execution.operation) else {
-        return Ok(None);
-    };
-    let preview = preview_of(store, session, execution).await?;
+    let preview = preview_of(store, session, &execution).await?;
     Ok(Some(result_download(
         operation,
-        execution,
+        &execution,
         preview.as_ref(),
         format,
     )))
