@@ -270,6 +270,21 @@ pub(crate) fn mark_all_done(
     .collect()
 }
 
+/// The ids of the items with `status`, in the API's order.
+pub(crate) async fn ids_with_status(
+    store: &Store,
+    status: ItemStatus,
+) -> anyhow::Result<Vec<String>> {
+    ids_matching(
+        store,
+        ItemFilter {
+            status: Some(status),
+            ..ItemFilter::default()
+        },
+    )
+    .await
+}
+
 /// The ids a search with `filter` returns, in the API's order.
 pub(crate) async fn ids_matching(store: &Store, filter: ItemFilter) -> anyhow::Result<Vec<String>> {
     let page = store
@@ -324,14 +339,7 @@ pub(crate) async fn exactly_open(store: &Store, count: usize) -> anyhow::Result<
     store
         .bulk_update_demo_items(&all[..count], &open, now_ms())
         .await?;
-    let ids = ids_matching(
-        store,
-        ItemFilter {
-            status: Some(ItemStatus::Open),
-            ..ItemFilter::default()
-        },
-    )
-    .await?;
+    let ids = ids_with_status(store, ItemStatus::Open).await?;
     anyhow::ensure!(
         ids.len() == count,
         "expected {count} open items, found {}",
@@ -432,14 +440,7 @@ async fn a_simple_query_runs_one_read_and_needs_no_confirmation(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let completed = ids_matching(
-        store,
-        ItemFilter {
-            status: Some(ItemStatus::Completed),
-            ..ItemFilter::default()
-        },
-    )
-    .await?;
+    let completed = ids_with_status(store, ItemStatus::Completed).await?;
     let model = ScriptedModel::new(vec![
         call("c1", "searchItems", json!({"status": "completed"})),
         ScriptedTurn::text(format!("There are {} completed items.", completed.len())),
@@ -747,14 +748,7 @@ async fn a_247_item_bulk_update_is_chunked_100_100_47_with_progress(
         Some(vec![100, 100, 47])
     );
     assert!(done.reply.starts_with("Execution: 1 step (1 succeeded)\n1. [ok] bulkUpdateItems (mutation): 247 of 247 items done in 3 of 3 chunks (100+100+47)"), "{}", done.reply);
-    let still_open = ids_matching(
-        store,
-        ItemFilter {
-            status: Some(ItemStatus::Open),
-            ..ItemFilter::default()
-        },
-    )
-    .await?;
+    let still_open = ids_with_status(store, ItemStatus::Open).await?;
     assert!(still_open.is_empty());
     let execution = store
         .chat_executions(session.id)
@@ -950,14 +944,7 @@ async fn stop_lands_between_chunks_and_finished_chunks_stay_finished(
     let done = chunks * 100;
     assert_eq!(step.detail, format!("{done} of 247 items done in {chunks} of 3 chunks (100+100+47); stopped by the person, the rest was not sent"));
     // Finished chunks stay finished: exactly those items changed.
-    let still_open = ids_matching(
-        store,
-        ItemFilter {
-            status: Some(ItemStatus::Open),
-            ..ItemFilter::default()
-        },
-    )
-    .await?;
+    let still_open = ids_with_status(store, ItemStatus::Open).await?;
     assert_eq!(still_open.len(), 247 - done);
     assert!(
         interrupted
@@ -1128,14 +1115,7 @@ async fn the_offline_planner_marks_all_open_items_as_done_in_chunks(
 
 async fn the_offline_planner_shows_items_where_status_is_open(store: &Store) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let open = ids_matching(
-        store,
-        ItemFilter {
-            status: Some(ItemStatus::Open),
-            ..ItemFilter::default()
-        },
-    )
-    .await?;
+    let open = ids_with_status(store, ItemStatus::Open).await?;
     let orchestrator = offline(store, &site)?;
     let (session, outcome) = first_turn(&orchestrator, "show items where status is open").await?;
     assert_eq!(

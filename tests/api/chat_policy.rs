@@ -77,6 +77,14 @@ async fn first_ids(store: &Store, count: usize) -> anyhow::Result<Vec<String>> {
     Ok(ids)
 }
 
+async fn first_id(store: &Store) -> anyhow::Result<String> {
+    let [id] = first_ids(store, 1)
+        .await?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("no item"))?;
+    Ok(id)
+}
+
 async fn two_hundred_single_item_updates_in_one_reply_wait_for_one_confirmation(
     store: &Store,
 ) -> anyhow::Result<()> {
@@ -247,10 +255,7 @@ async fn a_model_call_with_a_manual_looking_id_is_still_the_model_s(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1)
-        .await?
-        .try_into()
-        .map_err(|_| anyhow::anyhow!("no item"))?;
+    let id = first_id(store).await?;
     let model = ScriptedModel::new(vec![
         ScriptedTurn::tool_calls(vec![ToolCall::new(
             "manual-1",
@@ -288,10 +293,7 @@ async fn a_model_call_with_a_manual_looking_id_cannot_reach_a_manual_only_tool(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1)
-        .await?
-        .try_into()
-        .map_err(|_| anyhow::anyhow!("no item"))?;
+    let id = first_id(store).await?;
     let manifest = manifest_changed(|operation| {
         if operation["name"] == "deleteItem" {
             operation["mode"] = json!("manual");
@@ -331,10 +333,7 @@ async fn a_person_s_manual_tool_stays_the_person_s_after_approval(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1)
-        .await?
-        .try_into()
-        .map_err(|_| anyhow::anyhow!("no item"))?;
+    let id = first_id(store).await?;
     let model = ScriptedModel::new(Vec::new());
     let orchestrator = scripted(store, &site, &model)?;
     let session = orchestrator.create_session(None, None).await?;
@@ -368,10 +367,7 @@ async fn an_api_approval_with_a_scope_the_form_refuses_is_refused_the_same_way(
     store: &Store,
 ) -> anyhow::Result<()> {
     let site = demo_site(store, Duration::ZERO, None).await?;
-    let [id] = first_ids(store, 1)
-        .await?
-        .try_into()
-        .map_err(|_| anyhow::anyhow!("no item"))?;
+    let id = first_id(store).await?;
     let manifest = manifest_changed(|operation| {
         if operation["name"] == "updateItem" {
             if let Some(tags) = operation["tags"].as_array_mut() {

@@ -174,6 +174,23 @@ impl Conformance {
         Ok((status, body))
     }
 
+    /// [`Self::call`], and the answer must have status `expected`.
+    async fn expect(
+        &mut self,
+        expected: u16,
+        method: &str,
+        template: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let (status, answer) = self.call(method, template, path, body).await?;
+        ensure!(
+            status == expected,
+            "{method} {path} answered {status}, not {expected}: {answer:#}"
+        );
+        Ok(answer)
+    }
+
     fn check(&self, method: &str, template: &str, status: u16, body: &Value) -> anyhow::Result<()> {
         let operation = &self.document["paths"][template][method.to_lowercase()];
         ensure!(
@@ -210,170 +227,156 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
         .await?;
 
     // Runs: start, list, read, link, and the errors.
-    let (status, run) = api
-        .call(
+    let run = api
+        .expect(
+            201,
             "POST",
             "/api/runs",
             "/api/runs",
             Some(json!({"workflow": "email-digest"})),
         )
         .await?;
-    assert_eq!(status, 201);
     let run_id = run["id"].as_str().context("a run id")?.to_owned();
     let waiting = api.app.wait_for_status(&run_id, "waiting").await?;
     api.check("GET", "/api/runs/{id}", 200, &waiting)?;
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/runs/{id}/link",
-            &format!("/api/runs/{run_id}/link"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 201);
+    api.expect(
+        201,
+        "POST",
+        "/api/runs/{id}/link",
+        &format!("/api/runs/{run_id}/link"),
+        None,
+    )
+    .await?;
     api.call("GET", "/api/runs", "/api/runs?status=waiting&limit=5", None)
         .await?;
-    let (status, _) = api
-        .call("GET", "/api/runs", "/api/runs?status=nope", None)
+    api.expect(400, "GET", "/api/runs", "/api/runs?status=nope", None)
         .await?;
-    assert_eq!(status, 400);
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/runs",
-            "/api/runs",
-            Some(json!({"workflow": "nope"})),
-        )
-        .await?;
-    assert_eq!(status, 400);
+    api.expect(
+        400,
+        "POST",
+        "/api/runs",
+        "/api/runs",
+        Some(json!({"workflow": "nope"})),
+    )
+    .await?;
     let unknown = uuid::Uuid::new_v4();
-    let (status, _) = api
-        .call(
-            "GET",
-            "/api/runs/{id}",
-            &format!("/api/runs/{unknown}"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 404);
+    api.expect(
+        404,
+        "GET",
+        "/api/runs/{id}",
+        &format!("/api/runs/{unknown}"),
+        None,
+    )
+    .await?;
 
     // Asks: create, read, extend, reissue, cancel, and the errors.
-    let (status, ask) = api
-        .call(
+    let ask = api
+        .expect(
+            201,
             "POST",
             "/api/asks",
             "/api/asks",
             Some(json!({"prompt": "Approve the budget?", "expires_in": 3600})),
         )
         .await?;
-    assert_eq!(status, 201, "{ask:#}");
     let ask_id = ask["id"].as_str().context("an ask id")?.to_owned();
     let one_ask = format!("/api/asks/{ask_id}");
     api.call("GET", "/api/asks/{id}", &one_ask, None).await?;
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/extend",
-            &format!("{one_ask}/extend"),
-            Some(json!({"expires_in": 7200})),
-        )
-        .await?;
-    assert_eq!(status, 200);
-    // JSON Schema's `integer`, as documented, includes a zero fraction.
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/extend",
-            &format!("{one_ask}/extend"),
-            Some(json!({"expires_in": 7200.0})),
-        )
-        .await?;
-    assert_eq!(status, 200, "7200.0 seconds is a whole number");
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/reissue",
-            &format!("{one_ask}/reissue"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 200);
-    // The optional body may be `null`, as the document allows.
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/reissue",
-            &format!("{one_ask}/reissue"),
-            Some(Value::Null),
-        )
-        .await?;
-    assert_eq!(status, 200, "a null body is no body");
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/cancel",
-            &format!("{one_ask}/cancel"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 200);
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks/{id}/cancel",
-            &format!("{one_ask}/cancel"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 409);
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/asks",
-            "/api/asks",
-            Some(json!({"prompt": "", "expires_in": 5})),
-        )
-        .await?;
-    assert_eq!(status, 422);
-    let (status, _) = api
-        .call(
-            "GET",
-            "/api/asks/{id}",
-            &format!("/api/asks/{unknown}"),
-            None,
-        )
-        .await?;
-    assert_eq!(status, 404);
+    api.expect(
+        200,
+        "POST",
+        "/api/asks/{id}/extend",
+        &format!("{one_ask}/extend"),
+        Some(json!({"expires_in": 7200})),
+    )
+    .await?;
+    // JSON Schema's `integer`, as documented, includes a zero fraction: 7200.0 seconds is a
+    // whole number.
+    api.expect(
+        200,
+        "POST",
+        "/api/asks/{id}/extend",
+        &format!("{one_ask}/extend"),
+        Some(json!({"expires_in": 7200.0})),
+    )
+    .await?;
+    api.expect(
+        200,
+        "POST",
+        "/api/asks/{id}/reissue",
+        &format!("{one_ask}/reissue"),
+        None,
+    )
+    .await?;
+    // The optional body may be `null`, as the document allows: a null body is no body.
+    api.expect(
+        200,
+        "POST",
+        "/api/asks/{id}/reissue",
+        &format!("{one_ask}/reissue"),
+        Some(Value::Null),
+    )
+    .await?;
+    api.expect(
+        200,
+        "POST",
+        "/api/asks/{id}/cancel",
+        &format!("{one_ask}/cancel"),
+        None,
+    )
+    .await?;
+    api.expect(
+        409,
+        "POST",
+        "/api/asks/{id}/cancel",
+        &format!("{one_ask}/cancel"),
+        None,
+    )
+    .await?;
+    api.expect(
+        422,
+        "POST",
+        "/api/asks",
+        "/api/asks",
+        Some(json!({"prompt": "", "expires_in": 5})),
+    )
+    .await?;
+    api.expect(
+        404,
+        "GET",
+        "/api/asks/{id}",
+        &format!("/api/asks/{unknown}"),
+        None,
+    )
+    .await?;
 
     // Pages: preview, generate, the generation records.
     let tree = json!({"root": {"id": "r", "type": "Text", "props": {"text": "Hello"}}});
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/pages/preview",
-            "/api/pages/preview",
-            Some(json!({"tree": tree})),
-        )
-        .await?;
-    assert_eq!(status, 200);
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/pages/preview",
-            "/api/pages/preview",
-            Some(json!({"tree": 5})),
-        )
-        .await?;
-    assert_eq!(status, 400);
-    let (status, generated) = api
-        .call(
+    api.expect(
+        200,
+        "POST",
+        "/api/pages/preview",
+        "/api/pages/preview",
+        Some(json!({"tree": tree})),
+    )
+    .await?;
+    api.expect(
+        400,
+        "POST",
+        "/api/pages/preview",
+        "/api/pages/preview",
+        Some(json!({"tree": 5})),
+    )
+    .await?;
+    let generated = api
+        .expect(
+            200,
             "POST",
             "/api/pages/generate",
             "/api/pages/generate",
             Some(json!({"prompt": "Pick a colour", "model": "heuristic"})),
         )
         .await?;
-    assert_eq!(status, 200, "{generated:#}");
     let generation = generated["generation"]["id"]
         .as_str()
         .context("a generation id")?
@@ -387,32 +390,36 @@ async fn real_answers_validate_against_the_document(backend: Backend) -> anyhow:
     .await?;
     api.call("GET", "/api/generations", "/api/generations?limit=3", None)
         .await?;
-    let (status, _) = api
-        .call(
-            "GET",
-            "/api/generations",
-            "/api/generations?limit=many",
+    // A query that does not parse is a JSON 400.
+    api.expect(
+        400,
+        "GET",
+        "/api/generations",
+        "/api/generations?limit=many",
+        None,
+    )
+    .await?;
+
+    // Chat: a session, a turn, its view and tools.
+    let session = api
+        .expect(
+            200,
+            "POST",
+            "/api/chat/sessions",
+            "/api/chat/sessions",
             None,
         )
         .await?;
-    assert_eq!(status, 400, "a query that does not parse is a JSON 400");
-
-    // Chat: a session, a turn, its view and tools.
-    let (status, session) = api
-        .call("POST", "/api/chat/sessions", "/api/chat/sessions", None)
-        .await?;
-    assert_eq!(status, 200);
     let session = session["id"].as_str().context("a session id")?.to_owned();
     let one_session = format!("/api/chat/sessions/{session}");
-    let (status, _) = api
-        .call(
-            "POST",
-            "/api/chat/sessions/{id}/turns",
-            &format!("{one_session}/turns"),
-            Some(json!({"text": "show items where status is open"})),
-        )
-        .await?;
-    assert_eq!(status, 200);
+    api.expect(
+        200,
+        "POST",
+        "/api/chat/sessions/{id}/turns",
+        &format!("{one_session}/turns"),
+        Some(json!({"text": "show items where status is open"})),
+    )
+    .await?;
     api.call("GET", "/api/chat/sessions/{id}", &one_session, None)
         .await?;
     api.call(

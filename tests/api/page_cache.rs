@@ -305,35 +305,16 @@ async fn a_model_written_count_of_the_old_rows_is_stale_and_the_model_runs_again
 ) -> anyhow::Result<()> {
     let (app, mock) = spawn_with_mock(backend).await?;
     let prompt = "Which tickets should be closed?";
-    mock.place_first(vec![(
-        "Text",
-        json!({"props": {"text": "3 tickets are open"}}),
-    )]);
-    crate::asks::create(
+    let (html, why) = falls_through(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": tickets(3)}}),
+        &mock,
+        prompt,
+        ("3 tickets are open", 3),
+        ("5 tickets are open", 5),
     )
     .await?;
-    let seen = mock.requests();
-    mock.place_first(vec![(
-        "Text",
-        json!({"props": {"text": "5 tickets are open"}}),
-    )]);
-    let (_, second) = crate::asks::create(
-        &app,
-        &json!({"prompt": prompt, "data": {"tickets": tickets(5)}}),
-    )
-    .await?;
-    assert!(
-        mock.requests() > seen,
-        "the stale page fell through to the model"
-    );
-    let html = app.get(&second).await?.text().await?;
     assert!(html.contains("5 tickets are open"), "{html}");
     assert!(!html.contains("3 tickets are open"));
-    let records = generations_oldest_first(&app).await?;
-    assert_eq!(records[1].cache_lookup, Some(CacheLookup::Stale));
-    let why = &records[1].transcript["cache"]["stale"];
     assert_eq!(why["reason"], "stale_literal", "{why:#}");
     assert_eq!(why["values"][0]["value"], "3", "{why:#}");
 
@@ -357,36 +338,16 @@ async fn a_cached_page_that_no_longer_validates_falls_through_to_the_model(
     backend: Backend,
 ) -> anyhow::Result<()> {
     let (app, mock) = spawn_with_mock(backend).await?;
-    let prompt = "Which tickets should be closed?";
     // Bound to the third row, which the next snapshot (same shape) lacks.
-    mock.place_first(vec![(
-        "Text",
-        json!({"props": {"text": "Oldest: {{/tickets/2/title}}"}}),
-    )]);
-    crate::asks::create(
+    let (html, why) = falls_through(
         &app,
-        &json!({"prompt": prompt, "data": {"tickets": tickets(3)}}),
+        &mock,
+        "Which tickets should be closed?",
+        ("Oldest: {{/tickets/2/title}}", 3),
+        ("Oldest: {{/tickets/0/title}}", 1),
     )
     .await?;
-    let seen = mock.requests();
-    mock.place_first(vec![(
-        "Text",
-        json!({"props": {"text": "Oldest: {{/tickets/0/title}}"}}),
-    )]);
-    let (_, second) = crate::asks::create(
-        &app,
-        &json!({"prompt": prompt, "data": {"tickets": tickets(1)}}),
-    )
-    .await?;
-    assert!(
-        mock.requests() > seen,
-        "the invalid page fell through to the model"
-    );
-    let html = app.get(&second).await?.text().await?;
     assert!(html.contains("Oldest: Ticket 0"), "{html}");
-    let records = generations_oldest_first(&app).await?;
-    assert_eq!(records[1].cache_lookup, Some(CacheLookup::Stale));
-    let why = &records[1].transcript["cache"]["stale"];
     assert_eq!(why["reason"], "no_longer_valid", "{why:#}");
     assert_eq!(why["errors"][0]["rule"], "unbound_data", "{why:#}");
     app.cleanup().await
@@ -592,6 +553,40 @@ fn tickets(count: usize) -> Vec<Value> {
 }
 
 /// The app's generation records, oldest first.
+/// Asks `prompt` over `first.1` tickets with the model placing a Text of `first.0`, then over
+/// `second.1` tickets with it placing `second.0`, and checks that the second ask did not reuse
+/// the first page but reached the model, its cache lookup recorded as stale. Returns the
+/// second page's HTML and why the cached page was stale.
+async fn falls_through(
+    app: &TestApp,
+    mock: &Mock,
+    prompt: &str,
+    first: (&str, usize),
+    second: (&str, usize),
+) -> anyhow::Result<(String, Value)> {
+    mock.place_first(vec![("Text", json!({"props": {"text": first.0}}))]);
+    crate::asks::create(
+        app,
+        &json!({"prompt": prompt, "data": {"tickets": tickets(first.1)}}),
+    )
+    .await?;
+    let seen = mock.requests();
+    mock.place_first(vec![("Text", json!({"props": {"text": second.0}}))]);
+    let (_, link) = crate::asks::create(
+        app,
+        &json!({"prompt": prompt, "data": {"tickets": tickets(second.1)}}),
+    )
+    .await?;
+    assert!(
+        mock.requests() > seen,
+        "the cached page fell through to the model"
+    );
+    let html = app.get(&link).await?.text().await?;
+    let records = generations_oldest_first(app).await?;
+    assert_eq!(records[1].cache_lookup, Some(CacheLookup::Stale));
+    Ok((html, records[1].transcript["cache"]["stale"].clone()))
+}
+
 async fn generations_oldest_first(app: &TestApp) -> anyhow::Result<Vec<GenerationRecord>> {
     let mut records = app.store.recent_generations(50).await?;
     records.sort_by_key(|record| record.created_at_ms);
