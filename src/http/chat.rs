@@ -33,7 +33,7 @@ use super::{
 use crate::{
     chat::{
         approval_form::{ApprovalAnswer, ApprovalFormError},
-        views::{self, SessionViews, SCOPE_FIELD},
+        views::{self, CallFile, SessionViews, SCOPE_FIELD},
         ChatError, ConfirmationId, ExecutionId, Orchestrator, SessionId, SessionView, TurnOutcome,
     },
     forms::raw_values,
@@ -262,15 +262,6 @@ fn download_format(file: &str) -> Result<DownloadFormat, AppError> {
         .ok_or(AppError::NotFound)
 }
 
-/// Which file of a chat session's call a download route serves.
-#[derive(Clone, Copy)]
-enum CallFile {
-    /// A finished change's per-item outcome.
-    Result,
-    /// The rows a read returned.
-    Read,
-}
-
 /// A download of this browser's chat session only: another session's execution is not found.
 async fn download_call_file(
     state: &ChatState,
@@ -282,11 +273,9 @@ async fn download_call_file(
     let format = download_format(&file)?;
     let id = chat_session(state, session).await?;
     let (store, manifest) = (state.orchestrator.store(), state.orchestrator.manifest());
-    let file = match which {
-        CallFile::Result => views::result_file(store, manifest, id, execution, format).await,
-        CallFile::Read => views::read_file(store, manifest, id, execution, format).await,
-    }
-    .map_err(anyhow::Error::from)?;
+    let file = views::call_file(store, manifest, (id, execution), which, format)
+        .await
+        .map_err(anyhow::Error::from)?;
     Ok(attachment(file.ok_or(AppError::NotFound)?))
 }
 

@@ -22,7 +22,10 @@ use std::collections::{BTreeMap, HashMap};
 use minijinja::{context, Environment};
 use serde::Serialize;
 use serde_json::{json, Value};
-use tessera_app::tree::PageTree;
+use tessera_app::{
+    components::{DownloadFile, DownloadFormat},
+    tree::PageTree,
+};
 
 use super::{
     audit::{Execution, ExecutionId, ExecutionStatus},
@@ -60,14 +63,15 @@ pub use confirm::{
 };
 pub use counts::check_counts;
 pub use progress::{progress_data, progress_view};
+use read::read_file;
 pub use read::{
-    bounded_result, enforce_read, read_data, read_file, read_shape, read_view, result_rows,
-    ReadShape, CUT_KEY, MAX_READ_ROWS, READ_PAGE_SIZE,
+    bounded_result, enforce_read, read_data, read_shape, read_view, result_rows, ReadShape,
+    CUT_KEY, MAX_READ_ROWS, READ_PAGE_SIZE,
 };
 use result::preview_of;
 pub use result::{
-    enforce_result, item_outcomes, result_data, result_download, result_file, result_view,
-    ItemOutcome, RESULT_COLUMNS,
+    enforce_result, item_outcomes, result_data, result_download, result_view, ItemOutcome,
+    RESULT_COLUMNS,
 };
 
 const CONFIRM_TEMPLATE: &str = include_str!("prompts/views/confirm.j2");
@@ -94,26 +98,59 @@ pub enum ViewError {
     Store(#[from] StoreError),
 }
 
-/// The execution `execution_id` of `session` that `wanted` accepts, with the operation it
-/// called: what a download may be made of. `None` when the session has no such execution or
-/// the manifest no longer has its operation, so a stranger's id and a stale one look alike.
-async fn download_source<'m>(
+/// Which file of a chat session's call a download asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallFile {
+    /// A finished change's per-item outcome (`/chat/results/{execution}/download.{csv,json}`).
+    Result,
+    /// The rows a read returned (`/chat/reads/{execution}/{node}.{csv,json}`).
+    Read,
+}
+
+/// The `which` file of execution `execution_id` of `session`, built from the stored execution.
+/// `None` when the session has no such finished call of that kind (another session's id, a
+/// refused change, a read that failed) or the manifest no longer has its operation, so a
+/// stranger's id and a stale one look alike.
+///
+/// # Errors
+/// Storage failures.
+pub async fn call_file(
     store: &Store,
-    manifest: &'m Manifest,
-    session: super::session::SessionId,
-    execution_id: ExecutionId,
-    wanted: impl Fn(&Execution) -> bool,
-) -> Result<Option<(Execution, &'m Operation)>, ViewError> {
+    manifest: &Manifest,
+    (session, execution_id): (super::session::SessionId, ExecutionId),
+    which: CallFile,
+    format: DownloadFormat,
+) -> Result<Option<DownloadFile>, ViewError> {
+    let offered = |execution: &Execution| match which {
+        CallFile::Result => {
+            execution.role == StepRole::Mutation && execution.status != ExecutionStatus::Refused
+        }
+        CallFile::Read => {
+            execution.role != StepRole::Mutation && execution.status == ExecutionStatus::Succeeded
+        }
+    };
     let executions = store.chat_executions(session).await?;
     let Some(execution) = executions
         .into_iter()
-        .find(|execution| execution.id == execution_id && wanted(execution))
+        .find(|execution| execution.id == execution_id && offered(execution))
     else {
         return Ok(None);
     };
-    Ok(manifest
-        .operation(&execution.operation)
-        .map(|operation| (execution, operation)))
+    let Some(operation) = manifest.operation(&execution.operation) else {
+        return Ok(None);
+    };
+    Ok(match which {
+        CallFile::Result => {
+            let preview = preview_of(store, session, &execution).await?;
+            Some(result_download(
+                operation,
+                &execution,
+                preview.as_ref(),
+                format,
+            ))
+        }
+        CallFile::Read => read_file(&execution, operation, format),
+    })
 }
 
 /// Which view.

@@ -18,10 +18,8 @@ use tessera_app::{
 };
 
 use crate::chat::{
-    audit::{Execution, ExecutionId, ExecutionStatus},
-    header::StepRole,
-    manifest::{Manifest, Operation},
-    session::SessionId,
+    audit::{Execution, ExecutionId},
+    manifest::Operation,
 };
 use crate::{agent::generate::GenerationInput, forms::humanize, llm::ChatModel, store::Store};
 
@@ -29,7 +27,7 @@ use super::{
     changes::value_words,
     confirm::{node, offer_downloads, unused_id},
     counts::check_counts,
-    download_source, generate, noun_forms, ChatView, ViewError, ViewKind,
+    generate, noun_forms, ChatView, ViewError, ViewKind,
 };
 
 /// Rows of a read's result kept with the turn and shown; the rest are dropped and the page says so.
@@ -537,35 +535,19 @@ pub fn with_prefix(tree: &PageTree, prefix: &str) -> PageTree {
     renamed
 }
 
-/// The file behind `/chat/reads/{execution}/{node}.{csv,json}`: every kept row of a read this
-/// session made, from the stored result (never from the site again): the rows as the table
-/// shows them in CSV (cells guarded against formulas), as the site returned them in JSON.
-/// `None` when the session has no such read.
-///
-/// # Errors
-/// Storage failures.
-pub async fn read_file(
-    store: &Store,
-    manifest: &Manifest,
-    session: SessionId,
-    execution_id: ExecutionId,
+/// The file of a finished read (see [`super::call_file`]): every kept row, from the stored
+/// result (never from the site again): the rows as the table shows them in CSV (cells guarded
+/// against formulas), as the site returned them in JSON. `None` when the stored result is not
+/// one the read's operation describes.
+pub(super) fn read_file(
+    execution: &Execution,
+    operation: &Operation,
     format: DownloadFormat,
-) -> Result<Option<DownloadFile>, ViewError> {
-    let finished_read = |execution: &Execution| {
-        execution.role != StepRole::Mutation && execution.status == ExecutionStatus::Succeeded
-    };
-    let Some((execution, operation)) =
-        download_source(store, manifest, session, execution_id, finished_read).await?
-    else {
-        return Ok(None);
-    };
-    let Some(shape) = execution
+) -> Option<DownloadFile> {
+    let shape = execution
         .result
         .as_ref()
-        .and_then(|result| read_shape(operation, result))
-    else {
-        return Ok(None);
-    };
+        .and_then(|result| read_shape(operation, result))?;
     let (rows, raw) = match shape {
         ReadShape::List { rows, raw, .. } => (Value::Array(rows), Value::Array(raw)),
         ReadShape::Record(record) => (
@@ -578,7 +560,7 @@ pub async fn read_file(
         DownloadFormat::Json => raw,
     };
     let (content_type, body) = download_body(&json!({ "data": data }), format);
-    Ok(Some(DownloadFile {
+    Some(DownloadFile {
         content_type,
         filename: format!(
             "{}-{}.{}",
@@ -587,7 +569,7 @@ pub async fn read_file(
             format.extension()
         ),
         body,
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -595,6 +577,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::manifest::Manifest;
 
     fn search() -> anyhow::Result<Operation> {
         let manifest = Manifest::from_json(crate::demo::items::MANIFEST_JSON)?;

@@ -13,10 +13,9 @@ use tessera_app::{
 };
 
 use crate::chat::{
-    audit::{Approval, Execution, ExecutionId, ExecutionStatus},
+    audit::{Approval, Execution, ExecutionStatus},
     confirm::ConfirmationPreview,
-    header::StepRole,
-    manifest::{id_text, Manifest, Operation, Tag},
+    manifest::{id_text, Operation, Tag},
     session::SessionId,
 };
 use crate::{
@@ -26,8 +25,7 @@ use crate::{
 };
 
 use super::{
-    confirm::offer_downloads, counts::check_counts, download_source, generate, prompt, ChatView,
-    ViewError, ViewKind,
+    confirm::offer_downloads, counts::check_counts, generate, prompt, ChatView, ViewError, ViewKind,
 };
 
 /// The columns of a result download, in order.
@@ -294,40 +292,12 @@ pub(super) async fn preview_of(
     }
 }
 
-/// The file behind `/chat/results/{execution}/download.{csv,json}` for an execution of
-/// `session`; `None` when the session has no such finished mutation.
-///
-/// # Errors
-/// Storage failures.
-pub async fn result_file(
-    store: &Store,
-    manifest: &Manifest,
-    session: SessionId,
-    execution_id: ExecutionId,
-    format: DownloadFormat,
-) -> Result<Option<DownloadFile>, ViewError> {
-    let finished_mutation = |execution: &Execution| {
-        execution.role == StepRole::Mutation && execution.status != ExecutionStatus::Refused
-    };
-    let Some((execution, operation)) =
-        download_source(store, manifest, session, execution_id, finished_mutation).await?
-    else {
-        return Ok(None);
-    };
-    let preview = preview_of(store, session, &execution).await?;
-    Ok(Some(result_download(
-        operation,
-        &execution,
-        preview.as_ref(),
-        format,
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::{audit::ExecutionId, header::StepRole, manifest::Manifest};
     use crate::chat::{session::SessionId, ThreadId};
 
     #[test]
