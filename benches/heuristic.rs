@@ -133,7 +133,7 @@ fn label(count: usize) -> String {
 fn main() -> anyhow::Result<()> {
     prompt_sizes()?;
     let scratch = Scratch::new()?;
-    let (runtime, store) = (&scratch.runtime, &scratch.store);
+    let (runtime, store) = (&scratch.runtime, scratch.store.clone());
     let model = HeuristicModel::new();
     let mut criterion = Criterion::default()
         .sample_size(10)

@@ -227,7 +227,7 @@ fn threads(session_id: SessionId) -> Vec<Thread> {
 
 fn main() -> anyhow::Result<()> {
     let scratch = Scratch::new()?;
-    let (runtime, store) = (&scratch.runtime, &scratch.store);
+    let (runtime, store) = (&scratch.runtime, scratch.store.clone());
     runtime.block_on(DemoItems::new(store.clone()).ensure_seeded())?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let address = listener.local_addr()?;

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use tessera_forms::dates::{iso_datetime, CivilDate};
 
@@ -105,8 +105,9 @@ impl Priority {
     }
 }
 
-/// One item, as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One item, as stored. It serializes as the API shows it: the due date as `YYYY-MM-DD`, the
+/// instants as RFC 3339 UTC text named without their `_ms`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Item {
     /// Its id.
     pub id: ItemId,
@@ -121,55 +122,30 @@ pub struct Item {
     /// Who it is assigned to, if anyone.
     pub assignee: Option<String>,
     /// When it is due.
+    #[serde(serialize_with = "date_text")]
     pub due_date: Option<CivilDate>,
     /// Created, unix ms.
+    #[serde(rename = "created_at", serialize_with = "instant_text")]
     pub created_at_ms: i64,
     /// Last changed, unix ms.
+    #[serde(rename = "updated_at", serialize_with = "instant_text")]
     pub updated_at_ms: i64,
     /// Completed, unix ms (only while completed).
+    #[serde(rename = "completed_at", serialize_with = "optional_instant_text")]
     pub completed_at_ms: Option<i64>,
 }
 
-/// An item as the API shows it: timestamps as RFC 3339 UTC text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemView {
-    /// Its id.
-    pub id: ItemId,
-    /// A short title.
-    pub title: String,
-    /// A longer description.
-    pub description: String,
-    /// Its status.
-    pub status: ItemStatus,
-    /// Its priority.
-    pub priority: Priority,
-    /// Who it is assigned to.
-    pub assignee: Option<String>,
-    /// When it is due, `YYYY-MM-DD`.
-    pub due_date: Option<String>,
-    /// Created, RFC 3339.
-    pub created_at: String,
-    /// Last changed, RFC 3339.
-    pub updated_at: String,
-    /// Completed, RFC 3339.
-    pub completed_at: Option<String>,
+// The field types are serde's to choose: `serialize_with` hands each function a reference.
+fn date_text<S: Serializer>(date: &Option<CivilDate>, to: S) -> Result<S::Ok, S::Error> {
+    date.map(|date| date.to_string()).serialize(to)
 }
 
-impl From<&Item> for ItemView {
-    fn from(item: &Item) -> Self {
-        Self {
-            id: item.id.clone(),
-            title: item.title.clone(),
-            description: item.description.clone(),
-            status: item.status,
-            priority: item.priority,
-            assignee: item.assignee.clone(),
-            due_date: item.due_date.map(|date| date.to_string()),
-            created_at: iso_datetime(item.created_at_ms),
-            updated_at: iso_datetime(item.updated_at_ms),
-            completed_at: item.completed_at_ms.map(iso_datetime),
-        }
-    }
+fn instant_text<S: Serializer>(unix_ms: &i64, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_str(&iso_datetime(*unix_ms))
+}
+
+fn optional_instant_text<S: Serializer>(unix_ms: &Option<i64>, to: S) -> Result<S::Ok, S::Error> {
+    unix_ms.map(iso_datetime).serialize(to)
 }
 
 /// Which items a search returns. Date bounds: `updated_after` inclusive, `updated_before`

@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 
 use super::{
     model::{
-        Item, ItemFilter, ItemId, ItemPatch, ItemStatus, ItemView, NewItem, Priority,
-        MAX_BATCH_SIZE, MAX_PAGE_SIZE,
+        Item, ItemFilter, ItemId, ItemPatch, ItemStatus, NewItem, Priority, MAX_BATCH_SIZE,
+        MAX_PAGE_SIZE,
     },
     DemoItems,
 };
@@ -275,9 +275,8 @@ pub(super) async fn search_items(
     let filter = parse_filter(query.as_deref())?;
     demo.ensure_seeded().await?;
     let page = demo.store.search_demo_items(&filter).await?;
-    let items: Vec<ItemView> = page.items.iter().map(ItemView::from).collect();
     Ok(Json(json!({
-        "items": items,
+        "items": page.items,
         "total": page.total,
         "limit": filter.limit,
         "offset": filter.offset,
@@ -296,21 +295,21 @@ fn item_error(id: &str) -> impl FnOnce(StoreError) -> DemoApiError + '_ {
 pub(super) async fn get_item(
     State(demo): State<DemoItems>,
     Path(id): Path<String>,
-) -> Result<Json<ItemView>> {
+) -> Result<Json<Item>> {
     demo.ensure_seeded().await?;
     let item = demo
         .store
         .demo_item(&ItemId(id.clone()))
         .await
         .map_err(item_error(&id))?;
-    Ok(Json(ItemView::from(&item)))
+    Ok(Json(item))
 }
 
 /// `POST /demo-api/items`: create.
 pub(super) async fn create_item(
     State(demo): State<DemoItems>,
     body: Bytes,
-) -> Result<(StatusCode, Json<ItemView>)> {
+) -> Result<(StatusCode, Json<Item>)> {
     let new_item: NewItem = parse_json(&body)?;
     check_title(&new_item.title)?;
     let now = now_ms();
@@ -333,7 +332,7 @@ pub(super) async fn create_item(
     };
     demo.ensure_seeded().await?;
     let created = demo.store.create_demo_item(&item).await?;
-    Ok((StatusCode::CREATED, Json(ItemView::from(&created))))
+    Ok((StatusCode::CREATED, Json(created)))
 }
 
 /// `PATCH /demo-api/items/{id}`: change some fields.
@@ -341,7 +340,7 @@ pub(super) async fn update_item(
     State(demo): State<DemoItems>,
     Path(id): Path<String>,
     body: Bytes,
-) -> Result<Json<ItemView>> {
+) -> Result<Json<Item>> {
     let patch = parse_json::<PatchBody>(&body)?.into_patch()?;
     demo.ensure_seeded().await?;
     let item = demo
@@ -349,7 +348,7 @@ pub(super) async fn update_item(
         .update_demo_item(&ItemId(id.clone()), &patch, now_ms())
         .await
         .map_err(item_error(&id))?;
-    Ok(Json(ItemView::from(&item)))
+    Ok(Json(item))
 }
 
 /// `DELETE /demo-api/items/{id}`.
