@@ -137,11 +137,10 @@ impl TurnTotals {
     }
 }
 
-/// What code demands of the calls of one operation a model reply proposes together.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TurnDemand {
-    /// Each call goes through the gate on its own.
-    PerCall,
+/// What code demands of the calls of one operation a model reply proposes together, when it
+/// answers them together rather than each through the gate on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupDemand {
     /// Refused, every one: together with this turn's earlier calls they exceed `max_batch_size`.
     OverMaximum {
         /// Calls in the turn, counting these.
@@ -159,16 +158,17 @@ pub enum TurnDemand {
 }
 
 /// Judges the calls of `operation` a model reply proposes together (`proposed`: each call's
-/// arguments), after `earlier` in the same turn; see the module doc.
+/// arguments), after `earlier` in the same turn; see the module doc. `None`: each call goes
+/// through the gate on its own.
 #[must_use]
 pub fn turn_demand(
     operation: &Operation,
     earlier: OperationTotal,
     proposed: &[&Value],
     grants: &Grants,
-) -> TurnDemand {
+) -> Option<GroupDemand> {
     if !operation.is_mutating() || proposed.is_empty() {
-        return TurnDemand::PerCall;
+        return None;
     }
     let proposed_items: usize = proposed
         .iter()
@@ -178,7 +178,7 @@ pub fn turn_demand(
     let items = earlier.items + proposed_items;
     if let Some(max) = operation.max_batch_size {
         if calls > 1 && items > max {
-            return TurnDemand::OverMaximum { calls, items, max };
+            return Some(GroupDemand::OverMaximum { calls, items, max });
         }
     }
     // A lone call with nothing unapproved before it is [`evaluate`]'s to judge.
@@ -186,9 +186,9 @@ pub fn turn_demand(
     let count = earlier.unapproved_items + proposed_items;
     let granted = grants.covers(&operation.name) && !operation.has(Tag::ConfirmationRequired);
     if several && count > CONFIRM_ABOVE_ITEMS && !granted {
-        TurnDemand::Confirm { count }
+        Some(GroupDemand::Confirm { count })
     } else {
-        TurnDemand::PerCall
+        None
     }
 }
 
@@ -625,7 +625,7 @@ mod tests {
             OperationTotal,
             Vec<Value>,
             &'a Grants,
-            TurnDemand,
+            Option<GroupDemand>,
         );
         let cases: Vec<Case<'_>> = vec![
             (
@@ -634,7 +634,7 @@ mod tests {
                 nothing_before,
                 singles(200),
                 &none,
-                TurnDemand::Confirm { count: 200 },
+                Some(GroupDemand::Confirm { count: 200 }),
             ),
             (
                 "eleven single-item updates ask",
@@ -642,7 +642,7 @@ mod tests {
                 nothing_before,
                 singles(11),
                 &none,
-                TurnDemand::Confirm { count: 11 },
+                Some(GroupDemand::Confirm { count: 11 }),
             ),
             (
                 "ten single-item updates need no one",
@@ -650,7 +650,7 @@ mod tests {
                 nothing_before,
                 singles(10),
                 &none,
-                TurnDemand::PerCall,
+                None,
             ),
             (
                 "the eleventh item of the turn asks, in a later reply too",
@@ -658,7 +658,7 @@ mod tests {
                 ten_unapproved,
                 singles(1),
                 &none,
-                TurnDemand::Confirm { count: 11 },
+                Some(GroupDemand::Confirm { count: 11 }),
             ),
             (
                 "items a person approved are not counted again",
@@ -666,7 +666,7 @@ mod tests {
                 two_hundred_approved,
                 singles(1),
                 &none,
-                TurnDemand::PerCall,
+                None,
             ),
             (
                 "an operation grant waives the turn's confirmation",
@@ -674,7 +674,7 @@ mod tests {
                 nothing_before,
                 singles(200),
                 &granted,
-                TurnDemand::PerCall,
+                None,
             ),
             (
                 "a lone call is the per-call policy's to judge",
@@ -682,7 +682,7 @@ mod tests {
                 nothing_before,
                 vec![batch(50)],
                 &none,
-                TurnDemand::PerCall,
+                None,
             ),
             (
                 "one call above max_batch_size is chunked, not refused",
@@ -690,7 +690,7 @@ mod tests {
                 nothing_before,
                 vec![batch(247)],
                 &none,
-                TurnDemand::PerCall,
+                None,
             ),
             (
                 "two calls adding up above max_batch_size are refused",
@@ -698,11 +698,11 @@ mod tests {
                 nothing_before,
                 vec![batch(60), batch(60)],
                 &none,
-                TurnDemand::OverMaximum {
+                Some(GroupDemand::OverMaximum {
                     calls: 2,
                     items: 120,
                     max: 100,
-                },
+                }),
             ),
             (
                 "a call taking the turn above max_batch_size is refused",
@@ -710,11 +710,11 @@ mod tests {
                 two_hundred_approved,
                 vec![batch(1)],
                 &none,
-                TurnDemand::OverMaximum {
+                Some(GroupDemand::OverMaximum {
                     calls: 2,
                     items: 201,
                     max: 100,
-                },
+                }),
             ),
             (
                 "reads are never counted",
@@ -722,7 +722,7 @@ mod tests {
                 nothing_before,
                 singles(200),
                 &none,
-                TurnDemand::PerCall,
+                None,
             ),
         ];
         for (rule, name, earlier, proposed, grants, expected) in cases {

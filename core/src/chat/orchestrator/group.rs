@@ -18,31 +18,11 @@ use super::{
 };
 use crate::chat::{
     confirm::{group_arguments, touched_ids, Caller, Confirmation, GroupedCall},
-    policy::{self, ConfirmReason, PolicyContext, TurnDemand, Verdict},
+    policy::{self, ConfirmReason, GroupDemand, PolicyContext, Verdict},
     threads::Thread,
     ChatError,
 };
 use crate::llm::{Message, ToolCall};
-
-/// What a reply's calls of one operation demand together (`policy::TurnDemand` without the
-/// per-call case, which the gate handles call by call).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum GroupDemand {
-    /// Refuse them all: the turn's calls add up beyond `max_batch_size`.
-    OverMaximum {
-        /// Calls in the turn, counting these.
-        calls: usize,
-        /// Items they touch together.
-        items: usize,
-        /// The operation's `max_batch_size`.
-        max: usize,
-    },
-    /// One confirmation for them all; `count` items together.
-    Confirm {
-        /// Items touched together by these calls and this turn's unapproved earlier ones.
-        count: usize,
-    },
-}
 
 /// How a reply's calls of one operation were answered together.
 pub(super) enum GroupGate {
@@ -88,15 +68,11 @@ impl Orchestrator {
             let Some(operation) = self.inner.manifest.operation(name) else {
                 continue;
             };
-            let demand =
-                match policy::turn_demand(operation, turn.totals.of(name), &arguments, &grants) {
-                    TurnDemand::PerCall => continue,
-                    TurnDemand::OverMaximum { calls, items, max } => {
-                        GroupDemand::OverMaximum { calls, items, max }
-                    }
-                    TurnDemand::Confirm { count } => GroupDemand::Confirm { count },
-                };
-            demands.insert(name.to_owned(), demand);
+            if let Some(demand) =
+                policy::turn_demand(operation, turn.totals.of(name), &arguments, &grants)
+            {
+                demands.insert(name.to_owned(), demand);
+            }
         }
         Ok(demands)
     }
