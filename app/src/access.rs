@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::render::AlertBox;
+
 const INPUT: &str = "mt-1 block w-full rounded-md border border-slate-400 bg-white px-3 py-2 text-slate-900 focus:outline-none focus:ring-2 focus:ring-indigo-500 dark:bg-slate-800 dark:text-slate-100";
 const BUTTON: &str = "rounded-md bg-indigo-700 px-4 py-2 font-semibold text-white hover:bg-indigo-800 focus:outline-none focus:ring-2 focus:ring-indigo-500";
 
@@ -68,7 +70,7 @@ fn one_field_form(
             <h1 id=format!("{id}-title") class="text-2xl font-bold">{form.heading}</h1>
             <p class="text-slate-700 dark:text-slate-300">{form.intro}</p>
             {error.map(|message| view! {
-                <p role="alert" id=error_id.clone() class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message.to_owned()}</p>
+                <AlertBox message=message.to_owned() id=error_id.clone()/>
             })}
             <form method="post" action=format!("/{id}") class="space-y-4">
                 <input type="hidden" name="next" value=next/>

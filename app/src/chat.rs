@@ -10,7 +10,7 @@ use leptos::prelude::*;
 
 use crate::catalog::Catalog;
 use crate::chat_stream::ChatLive;
-use crate::render::{render_tree, FormState, RenderCtx};
+use crate::render::{render_tree, AlertBox, FormState, RenderCtx};
 use crate::tree::PageTree;
 
 /// A generated view (read, confirm, progress, result): a page tree the agent loop placed, with
@@ -341,7 +341,7 @@ pub fn ChatPage(data: ChatPageData) -> impl IntoView {
                 </div>
                 // The live island swaps this block for the server's after a streamed turn.
                 <div id=crate::chat_stream::CHAT_STATE_ID class="space-y-4">
-                {flash.map(|message| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p> })}
+                {flash.map(|message| view! { <AlertBox message/> })}
                 <ol class="space-y-3" aria-label="Conversation" data-testid="conversation">{messages}</ol>
                 {empty.then(|| view! { <p class="text-slate-700 dark:text-slate-300">"Ask for something, e.g. “delete all completed items from last month”, or type /help."</p> })}
                 <div class="space-y-3">{running}</div>

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use crate::components::input::escape_textarea;
+use crate::render::AlertBox;
 
 /// The three boxes, as sent (the `POST /preview` form) and shown again.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -65,7 +66,7 @@ pub fn preview_page(boxes: &PreviewBoxes, outcome: PreviewOutcome) -> AnyView {
     let right = match outcome {
         PreviewOutcome::NotYet => view! { <p class="text-slate-700 dark:text-slate-300">"Press Preview to render the tree and check it."</p> }.into_any(),
         PreviewOutcome::Refused(message) => view! {
-            <p role="alert" data-testid="preview-error" class="rounded border border-red-300 bg-red-50 p-3 text-red-800">{message}</p>
+            <AlertBox message test_id="preview-error"/>
         }
         .into_any(),
         PreviewOutcome::Rendered { report, page } => view! {

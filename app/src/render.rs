@@ -300,45 +300,44 @@ fn render_node<'a>(
 /// The visible box shown instead of a node that cannot be rendered.
 #[must_use]
 pub fn node_error(node_id: &str, component: &str, message: &str) -> AnyView {
-    let text = format!("Cannot show {component} \u{201c}{node_id}\u{201d}: {message}");
+    let message = format!("Cannot show {component} \u{201c}{node_id}\u{201d}: {message}");
+    view! { <AlertBox message test_id="node-error"/> }.into_any()
+}
+
+/// The red box of an error message, announced when it appears (`role="alert"`). Every page's
+/// error reads the same, in light and dark mode.
+#[component]
+pub fn AlertBox(
+    message: String,
+    /// The `data-testid` the tests find it by.
+    #[prop(optional)]
+    test_id: Option<&'static str>,
+    /// The `id` a field's `aria-describedby` names it by.
+    #[prop(optional)]
+    id: Option<String>,
+) -> impl IntoView {
     view! {
-        <div
+        <p
             role="alert"
-            data-testid="node-error"
-            class="rounded-md border border-red-300 bg-red-50 p-3 text-sm text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200"
+            id=id
+            data-testid=test_id
+            class="rounded-md border border-red-300 bg-red-50 p-3 text-sm font-medium text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200"
         >
-            {text}
-        </div>
+            {message}
+        </p>
     }
-    .into_any()
 }
 
 /// The alert at the top of a page rendered only in part because it went over its budget.
 #[component]
 pub fn OverBudgetBox(over: OverBudget) -> impl IntoView {
-    view! {
-        <div
-            role="alert"
-            data-testid="over-budget"
-            class="rounded-md border border-red-300 bg-red-50 p-3 text-sm font-medium text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200"
-        >
-            {over.to_string()}
-        </div>
-    }
+    view! { <AlertBox message=over.to_string() test_id="over-budget"/> }
 }
 
 /// The message about the whole form, shown at its top after a rejected submission.
 #[component]
 pub fn FormErrorBox(message: String) -> impl IntoView {
-    view! {
-        <div
-            role="alert"
-            data-testid="form-error"
-            class="rounded-md border border-red-300 bg-red-50 p-3 text-sm font-medium text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200"
-        >
-            {message}
-        </div>
-    }
+    view! { <AlertBox message test_id="form-error"/> }
 }
 
 #[cfg(all(test, feature = "ssr"))]

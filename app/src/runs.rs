@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::render::AlertBox;
+
 /// One row of the runs list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunRow {
@@ -411,7 +413,7 @@ pub fn RunDetailPage(detail: RunDetail) -> impl IntoView {
                     </div>
                 }
             })}
-            {error.map(|error| view! { <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-red-900">{error}</p> })}
+            {error.map(|message| view! { <AlertBox message/> })}
             {cancellable.then(|| view! {
                 <form method="post" action=format!("/runs/{id}/cancel")>
                     <button type="submit" data-testid="cancel-run" class="rounded-md bg-red-700 px-3 py-2 text-sm font-semibold text-white hover:bg-red-800">"Cancel run"</button>
