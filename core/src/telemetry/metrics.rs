@@ -169,6 +169,122 @@ fn one_label<'a>(
     )
 }
 
+/// This process's runner's counters.
+fn runner_counters(encoder: &mut DescriptorEncoder, runner: &DrainReport) -> fmt::Result {
+    for (name, help, value) in [
+        (
+            "tessera_runs_claimed",
+            "Runs claimed by this process's runner (a resumed run counts again).",
+            runner.runs_claimed,
+        ),
+        (
+            "tessera_steps_started",
+            "Step attempts started by this process's runner.",
+            runner.steps_started,
+        ),
+        (
+            "tessera_steps_succeeded",
+            "Steps finished and committed by this process's runner.",
+            runner.steps_succeeded,
+        ),
+        (
+            "tessera_steps_retried",
+            "Step attempts that failed and were scheduled again (this process).",
+            runner.steps_retried,
+        ),
+        (
+            "tessera_runs_failed",
+            "Runs failed for good by this process's runner.",
+            runner.runs_failed,
+        ),
+    ] {
+        let counter = ConstCounter::new(value);
+        counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+    }
+    Ok(())
+}
+
+/// The store's figures of page generations by provider: outcomes, tokens and latency.
+fn model_figures(encoder: &mut DescriptorEncoder, store: &StoreFigures) -> fmt::Result {
+    let generations: Vec<_> = store
+        .generations
+        .iter()
+        .map(|((provider, outcome), count)| {
+            (
+                [
+                    ("provider", provider.as_str()),
+                    ("outcome", outcome.as_str()),
+                ],
+                *count,
+            )
+        })
+        .collect();
+    labelled(
+        encoder,
+        (
+            "tessera_generations",
+            "Page generations by provider and outcome (whole database).",
+            MetricType::Counter,
+        ),
+        generations
+            .iter()
+            .map(|(labels, count)| (&labels[..], *count)),
+    )?;
+    let tokens: Vec<_> = store
+        .providers
+        .iter()
+        .flat_map(|(provider, figures)| {
+            [
+                (
+                    [("provider", provider.as_str()), ("direction", "in")],
+                    figures.tokens_in,
+                ),
+                (
+                    [("provider", provider.as_str()), ("direction", "out")],
+                    figures.tokens_out,
+                ),
+            ]
+        })
+        .collect();
+    labelled(
+        encoder,
+        (
+            "tessera_model_tokens",
+            "Model tokens by provider and direction (whole database).",
+            MetricType::Counter,
+        ),
+        tokens.iter().map(|(labels, count)| (&labels[..], *count)),
+    )?;
+    let mut latency = encoder.encode_descriptor(
+        "tessera_generation_duration_seconds",
+        "Latency of generations that were not served from the page cache, by provider (whole database).",
+        None,
+        MetricType::Histogram,
+    )?;
+    for (provider, figures) in &store.providers {
+        // The store counts each bound cumulatively; the encoder wants each bucket's own.
+        let mut below = 0;
+        let buckets: Vec<(f64, u64)> = LATENCY_BOUNDS_MS
+            .iter()
+            .zip(&figures.latency_buckets)
+            .map(|(bound_ms, cumulative)| {
+                let own = cumulative.saturating_sub(below);
+                below = *cumulative;
+                (*bound_ms as f64 / 1000.0, u64::try_from(own).unwrap_or(0))
+            })
+            .collect();
+        latency
+            .encode_family(&[("provider", provider.as_str())])?
+            .encode_histogram::<NoLabelSet>(
+                figures.latency_sum_ms as f64 / 1000.0,
+                u64::try_from(figures.generations).unwrap_or(0),
+                &buckets,
+                None,
+            )?;
+    }
+    Ok(())
+}
+
 impl Collector for Scraped {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         let store = &self.store;
@@ -195,118 +311,8 @@ impl Collector for Scraped {
             ("status", PageStatus::ALL.iter().map(|status| status.as_str())),
             &store.pages_by_status,
         )?;
-        let runner = self.runner;
-        for (name, help, value) in [
-            (
-                "tessera_runs_claimed",
-                "Runs claimed by this process's runner (a resumed run counts again).",
-                runner.runs_claimed,
-            ),
-            (
-                "tessera_steps_started",
-                "Step attempts started by this process's runner.",
-                runner.steps_started,
-            ),
-            (
-                "tessera_steps_succeeded",
-                "Steps finished and committed by this process's runner.",
-                runner.steps_succeeded,
-            ),
-            (
-                "tessera_steps_retried",
-                "Step attempts that failed and were scheduled again (this process).",
-                runner.steps_retried,
-            ),
-            (
-                "tessera_runs_failed",
-                "Runs failed for good by this process's runner.",
-                runner.runs_failed,
-            ),
-        ] {
-            let counter = ConstCounter::new(value);
-            counter.encode(encoder.encode_descriptor(
-                name,
-                help,
-                None,
-                counter.metric_type(),
-            )?)?;
-        }
-        let generations: Vec<_> = store
-            .generations
-            .iter()
-            .map(|((provider, outcome), count)| {
-                (
-                    [
-                        ("provider", provider.as_str()),
-                        ("outcome", outcome.as_str()),
-                    ],
-                    *count,
-                )
-            })
-            .collect();
-        labelled(
-            &mut encoder,
-            (
-                "tessera_generations",
-                "Page generations by provider and outcome (whole database).",
-                MetricType::Counter,
-            ),
-            generations
-                .iter()
-                .map(|(labels, count)| (&labels[..], *count)),
-        )?;
-        let tokens: Vec<_> = store
-            .providers
-            .iter()
-            .flat_map(|(provider, figures)| {
-                [
-                    (
-                        [("provider", provider.as_str()), ("direction", "in")],
-                        figures.tokens_in,
-                    ),
-                    (
-                        [("provider", provider.as_str()), ("direction", "out")],
-                        figures.tokens_out,
-                    ),
-                ]
-            })
-            .collect();
-        labelled(
-            &mut encoder,
-            (
-                "tessera_model_tokens",
-                "Model tokens by provider and direction (whole database).",
-                MetricType::Counter,
-            ),
-            tokens.iter().map(|(labels, count)| (&labels[..], *count)),
-        )?;
-        let mut latency = encoder.encode_descriptor(
-            "tessera_generation_duration_seconds",
-            "Latency of generations that were not served from the page cache, by provider (whole database).",
-            None,
-            MetricType::Histogram,
-        )?;
-        for (provider, figures) in &store.providers {
-            // The store counts each bound cumulatively; the encoder wants each bucket's own.
-            let mut below = 0;
-            let buckets: Vec<(f64, u64)> = LATENCY_BOUNDS_MS
-                .iter()
-                .zip(&figures.latency_buckets)
-                .map(|(bound_ms, cumulative)| {
-                    let own = cumulative.saturating_sub(below);
-                    below = *cumulative;
-                    (*bound_ms as f64 / 1000.0, u64::try_from(own).unwrap_or(0))
-                })
-                .collect();
-            latency
-                .encode_family(&[("provider", provider.as_str())])?
-                .encode_histogram::<NoLabelSet>(
-                    figures.latency_sum_ms as f64 / 1000.0,
-                    u64::try_from(figures.generations).unwrap_or(0),
-                    &buckets,
-                    None,
-                )?;
-        }
+        runner_counters(&mut encoder, &self.runner)?;
+        model_figures(&mut encoder, store)?;
         let hits = ConstCounter::new(u64::try_from(store.cache_hits).unwrap_or(0));
         hits.encode(encoder.encode_descriptor(
             "tessera_page_cache_hits",

@@ -20,13 +20,14 @@ use crate::chat::{
     calendar::CivilDate,
     confirm::Caller,
     header::{CallStatus, Step, StepRole},
+    manifest::Operation,
     offer,
     planner::{self},
     session::ChatSession,
     threads::{Thread, ThreadStatus},
     ChatError,
 };
-use crate::llm::{adopt_text_tool_calls, ChatModel, ChatRequest, Message, ToolCall};
+use crate::llm::{adopt_text_tool_calls, ChatModel, ChatRequest, ChatResponse, Message, ToolCall};
 
 /// The prompt templates, parsed once per orchestrator; a broken one is logged and the loop then
 /// fails each turn with [`ChatError::Template`] rather than the server refusing to start.
@@ -174,63 +175,14 @@ impl Orchestrator {
                 turn.stopped = true;
                 break;
             }
-            let history = self.model_history(turn.session.id).await?;
-            // A large site is offered a search and what it found, so the offer is per call.
-            let tools = offer::offer(&self.inner.manifest, &operations, &history);
-            let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
-            let mut messages = vec![Message::system(self.system_prompt(&tool_names)?)];
-            messages.extend(history);
-            let request = ChatRequest {
-                messages,
-                tools: tools.clone(),
-                max_tokens: None,
-                temperature: None,
-                response_format: None,
-            };
-            let mut response = match model.chat(request).await {
-                Ok(response) => response,
-                Err(error) => {
-                    tracing::warn!(chat.session = %turn.session.id, model = %model.name(), error = %error, "the chat model failed");
-                    let step = Step::new(
-                        model.name().to_string(),
-                        StepRole::Read,
-                        CallStatus::Failed,
-                        "model call",
-                    )
-                    .with_error(error.to_string());
-                    self.push_step(turn, thread.id, step);
-                    turn.narrative = "The model failed, so I stopped here. You can try again, or use the manual tools (/tools).".to_owned();
-                    thread.status = ThreadStatus::Failed;
-                    thread.summary = format!("The model failed: {error}");
-                    self.save_thread(thread).await?;
-                    return Ok(());
-                }
-            };
-            // Small models often write their calls as JSON text; the ids stay unique per session.
-            let text_calls = adopt_text_tool_calls(
-                &mut response,
-                &tools,
-                &format!("text_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]),
-            );
-            if text_calls > 0 {
-                tracing::info!(chat.session = %turn.session.id, model = %model.name(), text_tool_calls = text_calls, "read tool calls from the model's text");
-            }
-            self.append_model(turn.session.id, thread.id, &Message::assistant(&response))
-                .await?;
-            if response.tool_calls.is_empty() {
-                turn.narrative = response.text.unwrap_or_default();
-                let failed = turn
-                    .steps
-                    .iter()
-                    .any(|step| step.status == CallStatus::Failed);
-                thread.status = if failed {
-                    ThreadStatus::Failed
-                } else {
-                    ThreadStatus::Done
-                };
-                thread.summary = summarize(&turn.steps, &turn.narrative);
-                self.save_thread(thread).await?;
+            let Some(response) = self
+                .propose(turn, thread, model.as_ref(), &operations)
+                .await?
+            else {
                 return Ok(());
+            };
+            if response.tool_calls.is_empty() {
+                return self.answer_in_words(turn, thread, response.text).await;
             }
             let (searches, calls): (Vec<ToolCall>, Vec<ToolCall>) = response
                 .tool_calls
@@ -252,79 +204,177 @@ impl Orchestrator {
                 )
                 .await?;
             }
-            // What each operation's calls add up to in this turn is judged before any runs.
-            let demands = self.turn_demands(turn, &calls).await?;
-            let mut grouped: BTreeSet<&str> = BTreeSet::new();
-            for (index, call) in calls.iter().enumerate() {
-                if grouped.contains(call.name.as_str()) {
-                    continue;
-                }
-                if turn.cancel.is_cancelled() {
-                    let unanswered: Vec<ToolCall> = calls[index..]
-                        .iter()
-                        .filter(|later| !grouped.contains(later.name.as_str()))
-                        .cloned()
-                        .collect();
-                    self.skip_after_stop(turn, thread, &unanswered).await?;
-                    break;
-                }
-                let gate = match demands.get(&call.name).copied() {
-                    None => self.gate(turn, thread, call, Caller::Model, None).await?,
-                    Some(demand) => {
-                        grouped.insert(call.name.as_str());
-                        let members: Vec<&ToolCall> = calls
-                            .iter()
-                            .filter(|member| member.name == call.name)
-                            .collect();
-                        match self.gate_group(turn, thread, &members, demand).await? {
-                            GroupGate::Answered(messages) => {
-                                for message in &messages {
-                                    self.append_model(turn.session.id, thread.id, message)
-                                        .await?;
-                                }
-                                continue;
-                            }
-                            GroupGate::Paused {
-                                answered,
-                                confirmation,
-                            } => {
-                                for message in &answered {
-                                    self.append_model(turn.session.id, thread.id, message)
-                                        .await?;
-                                }
-                                Gate::Paused(confirmation)
-                            }
-                        }
-                    }
-                };
-                match gate {
-                    Gate::Answered(message) => {
-                        self.append_model(turn.session.id, thread.id, &message)
-                            .await?;
-                    }
-                    Gate::Paused(confirmation) => {
-                        // A group's own calls are answered once it is decided.
-                        let later_calls = calls[index + 1..]
-                            .iter()
-                            .filter(|later| !grouped.contains(later.name.as_str()));
-                        for later in later_calls {
-                            let error = json!({"error": format!("not run: `{}` waits for the person's confirmation; propose this call again afterwards", confirmation.operation)});
-                            self.append_model(
-                                turn.session.id,
-                                thread.id,
-                                &Message::tool_error(later, error),
-                            )
-                            .await?;
-                        }
-                        self.pause(turn, thread, &confirmation).await?;
-                        return Ok(());
-                    }
-                }
+            if self.gate_calls(turn, thread, &calls).await? == Proposal::Paused {
+                return Ok(());
             }
             if turn.stopped {
                 break;
             }
         }
+        self.end_without_answer(turn, thread).await
+    }
+
+    /// Asks the model for its next step and records its reply; `None` when the model failed,
+    /// which ends the turn with the failure shown and the thread failed.
+    async fn propose(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+        model: &dyn ChatModel,
+        operations: &[&Operation],
+    ) -> Result<Option<ChatResponse>, ChatError> {
+        let history = self.model_history(turn.session.id).await?;
+        // A large site is offered a search and what it found, so the offer is per call.
+        let tools = offer::offer(&self.inner.manifest, operations, &history);
+        let tool_names: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+        let mut messages = vec![Message::system(self.system_prompt(&tool_names)?)];
+        messages.extend(history);
+        let request = ChatRequest {
+            messages,
+            tools: tools.clone(),
+            max_tokens: None,
+            temperature: None,
+            response_format: None,
+        };
+        let mut response = match model.chat(request).await {
+            Ok(response) => response,
+            Err(error) => {
+                tracing::warn!(chat.session = %turn.session.id, model = %model.name(), error = %error, "the chat model failed");
+                let step = Step::new(
+                    model.name().to_string(),
+                    StepRole::Read,
+                    CallStatus::Failed,
+                    "model call",
+                )
+                .with_error(error.to_string());
+                self.push_step(turn, thread.id, step);
+                turn.narrative = "The model failed, so I stopped here. You can try again, or use the manual tools (/tools).".to_owned();
+                thread.status = ThreadStatus::Failed;
+                thread.summary = format!("The model failed: {error}");
+                self.save_thread(thread).await?;
+                return Ok(None);
+            }
+        };
+        // Small models often write their calls as JSON text; the ids stay unique per session.
+        let text_calls = adopt_text_tool_calls(
+            &mut response,
+            &tools,
+            &format!("text_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]),
+        );
+        if text_calls > 0 {
+            tracing::info!(chat.session = %turn.session.id, model = %model.name(), text_tool_calls = text_calls, "read tool calls from the model's text");
+        }
+        self.append_model(turn.session.id, thread.id, &Message::assistant(&response))
+            .await?;
+        Ok(Some(response))
+    }
+
+    /// Ends the turn on the model's answer in words; the thread failed when a call of it did.
+    async fn answer_in_words(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+        text: Option<String>,
+    ) -> Result<(), ChatError> {
+        turn.narrative = text.unwrap_or_default();
+        let failed = turn
+            .steps
+            .iter()
+            .any(|step| step.status == CallStatus::Failed);
+        thread.status = if failed {
+            ThreadStatus::Failed
+        } else {
+            ThreadStatus::Done
+        };
+        thread.summary = summarize(&turn.steps, &turn.narrative);
+        self.save_thread(thread).await
+    }
+
+    /// Puts a reply's `calls` through the gate in order: alone, or together with the other calls
+    /// of their operation when the turn's totals demand it. Stops at the first call that waits
+    /// for a person (the later ones are answered "not run") or at the person's stop.
+    async fn gate_calls(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+        calls: &[ToolCall],
+    ) -> Result<Proposal, ChatError> {
+        // What each operation's calls add up to in this turn is judged before any runs.
+        let demands = self.turn_demands(turn, calls).await?;
+        let mut grouped: BTreeSet<&str> = BTreeSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            if grouped.contains(call.name.as_str()) {
+                continue;
+            }
+            if turn.cancel.is_cancelled() {
+                let unanswered: Vec<ToolCall> = calls[index..]
+                    .iter()
+                    .filter(|later| !grouped.contains(later.name.as_str()))
+                    .cloned()
+                    .collect();
+                self.skip_after_stop(turn, thread, &unanswered).await?;
+                break;
+            }
+            let gate = match demands.get(&call.name).copied() {
+                None => self.gate(turn, thread, call, Caller::Model, None).await?,
+                Some(demand) => {
+                    grouped.insert(call.name.as_str());
+                    let members: Vec<&ToolCall> = calls
+                        .iter()
+                        .filter(|member| member.name == call.name)
+                        .collect();
+                    let (answered, paused) =
+                        match self.gate_group(turn, thread, &members, demand).await? {
+                            GroupGate::Answered(answered) => (answered, None),
+                            GroupGate::Paused {
+                                answered,
+                                confirmation,
+                            } => (answered, Some(confirmation)),
+                        };
+                    for message in &answered {
+                        self.append_model(turn.session.id, thread.id, message)
+                            .await?;
+                    }
+                    match paused {
+                        Some(confirmation) => Gate::Paused(confirmation),
+                        None => continue,
+                    }
+                }
+            };
+            match gate {
+                Gate::Answered(message) => {
+                    self.append_model(turn.session.id, thread.id, &message)
+                        .await?;
+                }
+                Gate::Paused(confirmation) => {
+                    // A group's own calls are answered once it is decided.
+                    let later_calls = calls[index + 1..]
+                        .iter()
+                        .filter(|later| !grouped.contains(later.name.as_str()));
+                    for later in later_calls {
+                        let error = json!({"error": format!("not run: `{}` waits for the person's confirmation; propose this call again afterwards", confirmation.operation)});
+                        self.append_model(
+                            turn.session.id,
+                            thread.id,
+                            &Message::tool_error(later, error),
+                        )
+                        .await?;
+                    }
+                    self.pause(turn, thread, &confirmation).await?;
+                    return Ok(Proposal::Paused);
+                }
+            }
+        }
+        Ok(Proposal::Answered)
+    }
+
+    /// Ends a turn the model did not answer in words: the person stopped it, or it used up its
+    /// model calls.
+    async fn end_without_answer(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+    ) -> Result<(), ChatError> {
         if turn.stopped || turn.cancel.is_cancelled() {
             turn.stopped = true;
             let finished = turn
@@ -346,9 +396,17 @@ impl Orchestrator {
             thread.status = ThreadStatus::Failed;
             thread.summary = "Stopped: too many model calls.".to_owned();
         }
-        self.save_thread(thread).await?;
-        Ok(())
+        self.save_thread(thread).await
     }
+}
+
+/// Where a model reply's calls left the turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Proposal {
+    /// Each call was answered (run, refused, or skipped after a stop): the model goes on.
+    Answered,
+    /// A call waits for the person's confirmation: the turn ends here.
+    Paused,
 }
 
 #[cfg(test)]

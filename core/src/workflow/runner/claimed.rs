@@ -1,7 +1,7 @@
 //! A claimed run, step by step, while its lease holds: each step's start, its task, its
 //! outcome (next step, wait, finish, retry or failure) committed under the lease.
 
-use std::sync::Arc;
+use std::{future::Future, sync::Arc};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -13,11 +13,11 @@ use super::{
     DrainReport, Runner,
 };
 use crate::workflow::{
-    builder::{Goto, StepContext, WorkflowDef},
+    builder::{Goto, StepContext, StepDef, StepDone, WorkflowDef},
     run::{
         ClaimedRun, Lease, LeaseOutcome, NextRun, StepCompletion, StepRef, TimeoutAction, WaitInfo,
     },
-    step::{StepError, StepOutput, Unanswered},
+    step::{StepError, StepOutput, StepResult, Unanswered},
     WorkflowError,
 };
 
@@ -56,25 +56,12 @@ impl Runner {
             let _ = store.release_run(&lease, self.now_ms()).await?;
             return Ok(());
         };
-        if let (Some(now), Some(then)) = (&definition.digest, &run.definition_digest) {
-            if now != then {
-                // Its cursor and stored outputs index the steps of a file the server no longer
-                // has: resuming could run the wrong step or skip one.
-                let reason = format!(
-                    "the workflow file changed since this run started ({then}, now {now}); \
-                     the run was stopped instead of resumed on different steps: start a new run"
-                );
-                tracing::warn!(run.id = %run.id, workflow.name = %run.workflow, error = %reason, "run failed");
-                report.runs_failed += 1;
-                let step_ref = StepRef {
-                    index: run.cursor,
-                    name: step_name(&definition, run.cursor),
-                };
-                let _ = store
-                    .fail_run(&lease, &step_ref, &reason, self.now_ms())
-                    .await?;
-                return Ok(());
-            }
+        if let Some(reason) = changed_definition(&definition, run.definition_digest.as_deref()) {
+            let step_ref = StepRef {
+                index: run.cursor,
+                name: step_name(&definition, run.cursor),
+            };
+            return self.fail_run(&lease, &step_ref, &reason, report).await;
         }
         let mut state = run.state;
         let mut cursor = run.cursor;
@@ -82,16 +69,11 @@ impl Runner {
             let (input, previous_index) = match self.step_input(run.id, cursor).await {
                 Ok(found) => found,
                 Err(InputError::Fatal(reason)) => {
-                    tracing::warn!(run.id = %run.id, step.index = cursor, error = %reason, "step input unusable; run failed");
-                    report.runs_failed += 1;
                     let step_ref = StepRef {
                         index: cursor,
                         name: step_name(&definition, cursor),
                     };
-                    let _ = store
-                        .fail_run(&lease, &step_ref, &reason, self.now_ms())
-                        .await?;
-                    return Ok(());
+                    return self.fail_run(&lease, &step_ref, &reason, report).await;
                 }
                 Err(InputError::Store(error)) => return Err(error.into()),
             };
@@ -137,12 +119,7 @@ impl Runner {
                     "gave up after {} attempts that never finished",
                     started.attempts - 1
                 );
-                tracing::warn!(run.id = %run.id, step.name = %step.name, error = %reason, "run failed");
-                report.runs_failed += 1;
-                let _ = store
-                    .fail_run(&lease, &step_ref, &reason, self.now_ms())
-                    .await?;
-                return Ok(());
+                return self.fail_run(&lease, &step_ref, &reason, report).await;
             }
             report.steps_started += 1;
             let context = StepContext {
@@ -154,78 +131,24 @@ impl Runner {
                 services: Arc::clone(&self.inner.services),
             };
             let span = tracing::info_span!("step", run.id = %run.id, workflow.name = %run.workflow, step.name = %step.name, step.index = cursor, step.attempt = started.attempts);
-            let execution =
-                (step.handler)(context, state.clone(), started.input.unwrap_or(Value::Null))
-                    .instrument(span);
-            // The step runs as a task of its own, so a step that computes for a while without
-            // yielding (page generation) cannot starve this task's heartbeat into losing the lease
-            // while the process is alive. Leaving this scope for any reason aborts it.
-            let mut task = AbortOnDrop(tokio::spawn(execution));
-            let result = tokio::select! {
-                joined = &mut task.0 => joined.unwrap_or_else(|error| {
-                    Err(StepError::retryable(anyhow::anyhow!("the step's task ended abnormally: {error}")))
-                }),
-                () = lease_lost.cancelled() => {
-                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost during the step; abandoning it");
-                    return Ok(());
-                }
-                () = shutdown.cancelled() => {
-                    let _ = store.release_run(&lease, self.now_ms()).await?;
-                    return Ok(());
-                }
+            let input = started.input.unwrap_or(Value::Null);
+            let execution = (step.handler)(context, state.clone(), input).instrument(span);
+            let Some(result) = self
+                .attempt_step(execution, &step_ref, &lease, (lease_lost, shutdown))
+                .await?
+            else {
+                return Ok(());
             };
-            // What runs next, or the step's failure: a finished step that jumps backwards failed.
             let finished = result.and_then(|done| {
-                let next = match &done.output {
-                    StepOutput::Wait {
-                        page_id,
-                        deadline_ms,
-                        on_timeout,
-                        ..
-                    } => NextRun::Wait(WaitInfo {
-                        page_id: page_id.map(|id| id.0),
-                        deadline_ms: *deadline_ms,
-                        on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
-                    }),
-                    _ if unanswered.is_some() && !step.continues_unanswered => NextRun::Cancel,
-                    _ => match done.goto {
-                        Some(Goto::End) => NextRun::Finish,
-                        Some(Goto::Step(index)) if index >= definition.steps.len() => {
-                            NextRun::Finish
-                        }
-                        // Only forward: a step that ran never runs again.
-                        Some(Goto::Step(index))
-                            if i64::try_from(index).is_ok_and(|index| index > cursor) =>
-                        {
-                            NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
-                        }
-                        Some(Goto::Step(_)) => {
-                            return Err(StepError::fatal(anyhow::anyhow!(
-                                "a step may only jump forward"
-                            )));
-                        }
-                        None if usize::try_from(cursor + 1).ok()
-                            == Some(definition.steps.len()) =>
-                        {
-                            NextRun::Finish
-                        }
-                        None => NextRun::Continue,
-                    },
-                };
+                let next = next_run(&done, step, definition.steps.len(), cursor, unanswered)?;
                 Ok((done, next))
             });
             let (done, next) = match finished {
                 Ok(finished) => finished,
                 Err(error) => {
-                    self.record_failure(
-                        &definition,
-                        &lease,
-                        &step_ref,
-                        started.attempts,
-                        &error,
-                        report,
-                    )
-                    .await?;
+                    let attempt = started.attempts;
+                    self.record_failure(&definition, &lease, &step_ref, attempt, &error, report)
+                        .await?;
                     return Ok(());
                 }
             };
@@ -252,6 +175,53 @@ impl Runner {
             };
             state = completion.state;
         }
+    }
+
+    /// Runs one attempt of a step (`execution`, its handler's future). `None` when the attempt
+    /// was abandoned: the lease was lost (`abandon.0`), or the runner is stopping (`abandon.1`)
+    /// and gave the run back.
+    async fn attempt_step(
+        &self,
+        execution: impl Future<Output = StepResult<StepDone>> + Send + 'static,
+        step: &StepRef,
+        lease: &Lease,
+        (lease_lost, shutdown): (&CancellationToken, &CancellationToken),
+    ) -> Result<Option<StepResult<StepDone>>, WorkflowError> {
+        // The step runs as a task of its own, so a step that computes for a while without
+        // yielding (page generation) cannot starve this task's heartbeat into losing the lease
+        // while the process is alive. Leaving this scope for any reason aborts it.
+        let mut task = AbortOnDrop(tokio::spawn(execution));
+        tokio::select! {
+            joined = &mut task.0 => Ok(Some(joined.unwrap_or_else(|error| {
+                Err(StepError::retryable(anyhow::anyhow!("the step's task ended abnormally: {error}")))
+            }))),
+            () = lease_lost.cancelled() => {
+                tracing::warn!(run.id = %lease.run_id, step.name = %step.name, "lease lost during the step; abandoning it");
+                Ok(None)
+            }
+            () = shutdown.cancelled() => {
+                let _ = self.inner.store.release_run(lease, self.now_ms()).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Fails the run at `step` for `reason`, a failure no retry can mend.
+    async fn fail_run(
+        &self,
+        lease: &Lease,
+        step: &StepRef,
+        reason: &str,
+        report: &mut DrainReport,
+    ) -> Result<(), WorkflowError> {
+        tracing::warn!(run.id = %lease.run_id, step.name = %step.name, error = %reason, "run failed");
+        report.runs_failed += 1;
+        let _ = self
+            .inner
+            .store
+            .fail_run(lease, step, reason, self.now_ms())
+            .await?;
+        Ok(())
     }
 
     async fn record_failure(
@@ -282,4 +252,56 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// Why a run cannot go on under `definition` when it started under another version of the
+/// workflow file (`started`: that file's digest): its cursor and stored outputs index the steps
+/// of a file the server no longer has, so resuming could run the wrong step or skip one.
+fn changed_definition(definition: &WorkflowDef, started: Option<&str>) -> Option<String> {
+    let (now, then) = (definition.digest.as_deref()?, started?);
+    (now != then).then(|| {
+        format!(
+            "the workflow file changed since this run started ({then}, now {now}); \
+             the run was stopped instead of resumed on different steps: start a new run"
+        )
+    })
+}
+
+/// What runs after `step` (at `cursor`, of `step_count`) finished with `done`; a step that ran
+/// after an `unanswered` wait ends the run cancelled unless it carries on. A finished step that
+/// jumps backwards failed: a step that ran never runs again.
+fn next_run(
+    done: &StepDone,
+    step: &StepDef,
+    step_count: usize,
+    cursor: i64,
+    unanswered: Option<Unanswered>,
+) -> StepResult<NextRun> {
+    Ok(match &done.output {
+        StepOutput::Wait {
+            page_id,
+            deadline_ms,
+            on_timeout,
+            ..
+        } => NextRun::Wait(WaitInfo {
+            page_id: page_id.map(|id| id.0),
+            deadline_ms: *deadline_ms,
+            on_timeout: on_timeout.unwrap_or(TimeoutAction::Fail),
+        }),
+        _ if unanswered.is_some() && !step.continues_unanswered => NextRun::Cancel,
+        _ => match done.goto {
+            Some(Goto::End) => NextRun::Finish,
+            Some(Goto::Step(index)) if index >= step_count => NextRun::Finish,
+            Some(Goto::Step(index)) if i64::try_from(index).is_ok_and(|index| index > cursor) => {
+                NextRun::Jump(i64::try_from(index).unwrap_or(i64::MAX))
+            }
+            Some(Goto::Step(_)) => {
+                return Err(StepError::fatal(anyhow::anyhow!(
+                    "a step may only jump forward"
+                )));
+            }
+            None if usize::try_from(cursor + 1).ok() == Some(step_count) => NextRun::Finish,
+            None => NextRun::Continue,
+        },
+    })
 }
