@@ -15,7 +15,8 @@ use super::{
 use crate::workflow::{
     builder::{Goto, StepContext, StepDef, StepDone, WorkflowDef},
     run::{
-        ClaimedRun, Lease, LeaseOutcome, NextRun, StepCompletion, StepRef, TimeoutAction, WaitInfo,
+        ClaimedRun, Lease, LeaseOutcome, NextRun, RunStep, StepCompletion, StepRef, TimeoutAction,
+        WaitInfo,
     },
     step::{StepError, StepOutput, StepResult, Unanswered},
     WorkflowError,
@@ -66,61 +67,25 @@ impl Runner {
         let mut state = run.state;
         let mut cursor = run.cursor;
         loop {
-            let (input, previous_index) = match self.step_input(run.id, cursor).await {
-                Ok(found) => found,
-                Err(InputError::Fatal(reason)) => {
-                    let step_ref = StepRef {
-                        index: cursor,
-                        name: step_name(&definition, cursor),
-                    };
-                    return self.fail_run(&lease, &step_ref, &reason, report).await;
-                }
-                Err(InputError::Store(error)) => return Err(error.into()),
-            };
-            let step = usize::try_from(cursor)
-                .ok()
-                .and_then(|index| definition.steps.get(index));
-            let unanswered = Unanswered::of(&input);
-            let Some(step) = step.filter(|step| unanswered.is_none() || step.takes_unanswered)
+            let Some(DueStep {
+                step,
+                input,
+                previous_index,
+                unanswered,
+            }) = self.due_step(&definition, &lease, cursor, report).await?
             else {
-                if let Some(why) = unanswered {
-                    // Cancel, or expiry with `OnTimeout::Cancel`, and no step asked to hear it.
-                    tracing::info!(run.id = %run.id, reason = ?why, "the wait ended unanswered; run cancelled");
-                    store.cancel_run(run.id, self.now_ms()).await?;
-                } else {
-                    // Past the last step: the last step waited and has been answered.
-                    let _ = store.finish_run(&lease, self.now_ms()).await?;
-                }
                 return Ok(());
             };
             let step_ref = StepRef {
                 index: cursor,
                 name: step.name.clone(),
             };
-            if shutdown.is_cancelled() {
-                // A stopping runner (a claim in flight when shutdown came, or between steps) gives
-                // the run back before starting a step it would abandon at once: starting it would
-                // spend one of the step's attempts for nothing.
-                let _ = store.release_run(&lease, self.now_ms()).await?;
-                return Ok(());
-            }
-            let Some(started) = store
-                .begin_step(&lease, cursor, &step.name, &input, self.now_ms())
+            let Some(started) = self
+                .begin_attempt(&definition, &lease, (&step_ref, &input), shutdown, report)
                 .await?
             else {
-                tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost before the step started");
                 return Ok(());
             };
-            let policy = definition.retry_policy(usize::try_from(cursor).unwrap_or(usize::MAX));
-            if started.attempts > i64::from(policy.max_attempts) {
-                // Earlier attempts never reported back (their runner died or stopped each time):
-                // give up rather than crash-loop for ever.
-                let reason = format!(
-                    "gave up after {} attempts that never finished",
-                    started.attempts - 1
-                );
-                return self.fail_run(&lease, &step_ref, &reason, report).await;
-            }
             report.steps_started += 1;
             let context = StepContext {
                 run_id: run.id,
@@ -158,15 +123,11 @@ impl Runner {
                 output: done.output.to_value(),
                 next,
             };
-            match store
-                .complete_step(&lease, &completion, self.now_ms())
+            if !self
+                .commit_step(&lease, &step_ref, &completion, report)
                 .await?
             {
-                LeaseOutcome::Committed => report.steps_succeeded += 1,
-                LeaseOutcome::LeaseLost => {
-                    tracing::warn!(run.id = %run.id, step.name = %step.name, "lease lost; the step's result was not recorded");
-                    return Ok(());
-                }
+                return Ok(());
             }
             cursor = match completion.next {
                 NextRun::Continue => cursor + 1,
@@ -174,6 +135,118 @@ impl Runner {
                 _ => return Ok(()),
             };
             state = completion.state;
+        }
+    }
+
+    /// The step at `cursor` with its input, when the run goes on; otherwise the run is ended as
+    /// its state says (failed for an unusable input, cancelled after a wait no step hears the end
+    /// of, finished past its last step) and `None` comes back.
+    async fn due_step<'d>(
+        &self,
+        definition: &'d WorkflowDef,
+        lease: &Lease,
+        cursor: i64,
+        report: &mut DrainReport,
+    ) -> Result<Option<DueStep<'d>>, WorkflowError> {
+        let store = &self.inner.store;
+        let (input, previous_index) = match self.step_input(lease.run_id, cursor).await {
+            Ok(found) => found,
+            Err(InputError::Fatal(reason)) => {
+                let step_ref = StepRef {
+                    index: cursor,
+                    name: step_name(definition, cursor),
+                };
+                self.fail_run(lease, &step_ref, &reason, report).await?;
+                return Ok(None);
+            }
+            Err(InputError::Store(error)) => return Err(error.into()),
+        };
+        let step = usize::try_from(cursor)
+            .ok()
+            .and_then(|index| definition.steps.get(index));
+        let unanswered = Unanswered::of(&input);
+        let Some(step) = step.filter(|step| unanswered.is_none() || step.takes_unanswered) else {
+            if let Some(why) = unanswered {
+                // Cancel, or expiry with `OnTimeout::Cancel`, and no step asked to hear it.
+                tracing::info!(run.id = %lease.run_id, reason = ?why, "the wait ended unanswered; run cancelled");
+                store.cancel_run(lease.run_id, self.now_ms()).await?;
+            } else {
+                // Past the last step: the last step waited and has been answered.
+                let _ = store.finish_run(lease, self.now_ms()).await?;
+            }
+            return Ok(None);
+        };
+        Ok(Some(DueStep {
+            step,
+            input,
+            previous_index,
+            unanswered,
+        }))
+    }
+
+    /// Records the start of an attempt of `step` on `input`; `None` when it must not run: the
+    /// runner is stopping (the run is given back), the lease is lost, or earlier attempts used
+    /// up the step's retries without ever reporting back (the run fails).
+    async fn begin_attempt(
+        &self,
+        definition: &WorkflowDef,
+        lease: &Lease,
+        (step, input): (&StepRef, &Value),
+        shutdown: &CancellationToken,
+        report: &mut DrainReport,
+    ) -> Result<Option<RunStep>, WorkflowError> {
+        let store = &self.inner.store;
+        if shutdown.is_cancelled() {
+            // A stopping runner (a claim in flight when shutdown came, or between steps) gives
+            // the run back before starting a step it would abandon at once: starting it would
+            // spend one of the step's attempts for nothing.
+            let _ = store.release_run(lease, self.now_ms()).await?;
+            return Ok(None);
+        }
+        let Some(started) = store
+            .begin_step(lease, step.index, &step.name, input, self.now_ms())
+            .await?
+        else {
+            tracing::warn!(run.id = %lease.run_id, step.name = %step.name, "lease lost before the step started");
+            return Ok(None);
+        };
+        let policy = definition.retry_policy(usize::try_from(step.index).unwrap_or(usize::MAX));
+        if started.attempts > i64::from(policy.max_attempts) {
+            // Earlier attempts never reported back (their runner died or stopped each time):
+            // give up rather than crash-loop for ever.
+            let reason = format!(
+                "gave up after {} attempts that never finished",
+                started.attempts - 1
+            );
+            self.fail_run(lease, step, &reason, report).await?;
+            return Ok(None);
+        }
+        Ok(Some(started))
+    }
+
+    /// Commits a finished step under the lease; `false` when the lease was lost first and the
+    /// step's result was not recorded.
+    async fn commit_step(
+        &self,
+        lease: &Lease,
+        step: &StepRef,
+        completion: &StepCompletion,
+        report: &mut DrainReport,
+    ) -> Result<bool, WorkflowError> {
+        match self
+            .inner
+            .store
+            .complete_step(lease, completion, self.now_ms())
+            .await?
+        {
+            LeaseOutcome::Committed => {
+                report.steps_succeeded += 1;
+                Ok(true)
+            }
+            LeaseOutcome::LeaseLost => {
+                tracing::warn!(run.id = %lease.run_id, step.name = %step.name, "lease lost; the step's result was not recorded");
+                Ok(false)
+            }
         }
     }
 
@@ -252,6 +325,16 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// The step a run is at, with what it is handed.
+struct DueStep<'d> {
+    step: &'d StepDef,
+    input: Value,
+    /// The index of the step whose output `input` is, when not the one just before.
+    previous_index: Option<i64>,
+    /// How the wait before it ended, when it ended without an answer.
+    unanswered: Option<Unanswered>,
 }
 
 /// Why a run cannot go on under `definition` when it started under another version of the
