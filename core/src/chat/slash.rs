@@ -171,37 +171,7 @@ impl Orchestrator {
         match command {
             SlashCommand::Help => turn.narrative = HELP.to_owned(),
             SlashCommand::Tools => turn.narrative = self.tools_text(&turn.session),
-            SlashCommand::Status => {
-                let threads = self.inner.store.chat_threads(turn.session.id).await?;
-                let executions = self.executions(turn.session.id).await?;
-                turn.steps = executions
-                    .iter()
-                    .filter(|execution| execution.status == ExecutionStatus::Running)
-                    .map(step_of_execution)
-                    .collect();
-                let mut lines: Vec<String> = threads
-                    .iter()
-                    .filter(|thread| !thread.status.is_terminal())
-                    .map(|thread| {
-                        format!(
-                            "- {} [{}]: {}",
-                            thread.intent,
-                            thread.status.as_str(),
-                            thread.summary
-                        )
-                    })
-                    .collect();
-                if lines.is_empty() {
-                    lines.push("No open threads.".to_owned());
-                }
-                let pending = self.pending_approvals(turn.session.id).await?.len();
-                lines.push(format!(
-                    "{} waiting for you.",
-                    plural(pending, "confirmation")
-                ));
-                lines.push(format!("Model: {}.", turn.session.model));
-                turn.narrative = lines.join("\n");
-            }
+            SlashCommand::Status => self.slash_status(turn).await?,
             SlashCommand::Model(None) => {
                 turn.narrative = format!(
                     "This chat uses `{}`. Available: {}.",
@@ -209,91 +179,144 @@ impl Orchestrator {
                     self.inner.models.names().join(", ")
                 );
             }
-            SlashCommand::Model(Some(name)) => {
-                if self.inner.models.get(&name).is_some() {
-                    self.inner
-                        .store
-                        .set_chat_session_model(turn.session.id, &name)
-                        .await?;
-                    turn.session.model.clone_from(&name);
-                    turn.narrative = format!("This chat now uses `{name}`.");
-                } else {
-                    turn.narrative = format!(
-                        "`{name}` is not available here. Available: {}.",
-                        self.inner.models.names().join(", ")
-                    );
-                }
-            }
-            SlashCommand::Clear => {
-                let _ = self.stop(turn.session.id).await?;
-                self.inner
-                    .store
-                    .withdraw_confirmations(turn.session.id, None)
-                    .await?;
-                for mut thread in self.inner.store.chat_threads(turn.session.id).await? {
-                    if !thread.status.is_terminal() {
-                        thread.status = ThreadStatus::Failed;
-                        thread.pending_question = None;
-                        thread.summary = "Cleared before it finished.".to_owned();
-                        self.save_thread(&mut thread).await?;
-                    }
-                }
-                self.inner
-                    .store
-                    .clear_chat_messages(turn.session.id, MessageChannel::Model)
-                    .await?;
-                self.inner
-                    .store
-                    .clear_chat_messages(turn.session.id, MessageChannel::Transcript)
-                    .await?;
-                turn.narrative =
-                    "Cleared. The conversation starts afresh; what ran stays in the audit trail."
-                        .to_owned();
-            }
+            SlashCommand::Model(Some(name)) => self.slash_model(turn, &name).await?,
+            SlashCommand::Clear => self.slash_clear(turn).await?,
             SlashCommand::Tool { name, arguments } => {
-                let Some(operation) = self.inner.manifest.operation(&name) else {
-                    // A name two configured sites share is prefixed with each site's name.
-                    let suffix = format!("_{name}");
-                    let qualified: Vec<&str> = self
-                        .inner
-                        .manifest
-                        .operations()
-                        .iter()
-                        .map(|operation| operation.name.as_str())
-                        .filter(|candidate| candidate.ends_with(&suffix))
-                        .collect();
-                    turn.narrative = if qualified.is_empty() {
-                        format!("There is no tool `{name}`; type /tools for the list.")
-                    } else {
-                        format!(
-                            "`{name}` is on several sites; name one: {}.",
-                            qualified.join(", ")
-                        )
-                    };
-                    return Ok(None);
-                };
-                let schema = match FormSchema::from_json_schema(&operation.parameters) {
-                    Ok(schema) => schema,
-                    Err(error) => {
-                        turn.narrative = format!("`{name}` cannot be run by hand: {error}");
-                        return Ok(None);
-                    }
-                };
-                let decoded = match decode_values(&schema, &arguments) {
-                    Ok(decoded) => decoded,
-                    Err(errors) => {
-                        let messages: Vec<String> = errors.0.values().cloned().collect();
-                        turn.narrative = format!("`{name}` was not run: {}", messages.join("; "));
-                        return Ok(None);
-                    }
-                };
-                return Ok(Some(
-                    self.manual_call(turn, &name, Value::Object(decoded))
-                        .await?,
-                ));
+                return self.slash_tool(turn, &name, &arguments).await;
             }
         }
         Ok(None)
+    }
+
+    /// `/status`: the open threads, the calls running, what waits for the person, the model.
+    async fn slash_status(&self, turn: &mut Turn) -> Result<(), ChatError> {
+        let threads = self.inner.store.chat_threads(turn.session.id).await?;
+        let executions = self.executions(turn.session.id).await?;
+        turn.steps = executions
+            .iter()
+            .filter(|execution| execution.status == ExecutionStatus::Running)
+            .map(step_of_execution)
+            .collect();
+        let mut lines: Vec<String> = threads
+            .iter()
+            .filter(|thread| !thread.status.is_terminal())
+            .map(|thread| {
+                format!(
+                    "- {} [{}]: {}",
+                    thread.intent,
+                    thread.status.as_str(),
+                    thread.summary
+                )
+            })
+            .collect();
+        if lines.is_empty() {
+            lines.push("No open threads.".to_owned());
+        }
+        let pending = self.pending_approvals(turn.session.id).await?.len();
+        lines.push(format!(
+            "{} waiting for you.",
+            plural(pending, "confirmation")
+        ));
+        lines.push(format!("Model: {}.", turn.session.model));
+        turn.narrative = lines.join("\n");
+        Ok(())
+    }
+
+    /// `/model NAME`: the session uses that model from now on, when it is one of the allowed.
+    async fn slash_model(&self, turn: &mut Turn, name: &str) -> Result<(), ChatError> {
+        if self.inner.models.get(name).is_some() {
+            self.inner
+                .store
+                .set_chat_session_model(turn.session.id, name)
+                .await?;
+            turn.session.model = name.to_owned();
+            turn.narrative = format!("This chat now uses `{name}`.");
+        } else {
+            turn.narrative = format!(
+                "`{name}` is not available here. Available: {}.",
+                self.inner.models.names().join(", ")
+            );
+        }
+        Ok(())
+    }
+
+    /// `/clear`: stops what runs, withdraws what waits, and starts the conversation afresh; the
+    /// audit trail keeps what ran.
+    async fn slash_clear(&self, turn: &mut Turn) -> Result<(), ChatError> {
+        let _ = self.stop(turn.session.id).await?;
+        self.inner
+            .store
+            .withdraw_confirmations(turn.session.id, None)
+            .await?;
+        for mut thread in self.inner.store.chat_threads(turn.session.id).await? {
+            if !thread.status.is_terminal() {
+                thread.status = ThreadStatus::Failed;
+                thread.pending_question = None;
+                thread.summary = "Cleared before it finished.".to_owned();
+                self.save_thread(&mut thread).await?;
+            }
+        }
+        self.inner
+            .store
+            .clear_chat_messages(turn.session.id, MessageChannel::Model)
+            .await?;
+        self.inner
+            .store
+            .clear_chat_messages(turn.session.id, MessageChannel::Transcript)
+            .await?;
+        turn.narrative =
+            "Cleared. The conversation starts afresh; what ran stays in the audit trail."
+                .to_owned();
+        Ok(())
+    }
+
+    /// `/tool NAME --field value …`: a manual call of a tool, its arguments decoded as its form
+    /// would decode them.
+    async fn slash_tool(
+        &self,
+        turn: &mut Turn,
+        name: &str,
+        arguments: &BTreeMap<String, Vec<String>>,
+    ) -> Result<Option<Thread>, ChatError> {
+        let Some(operation) = self.inner.manifest.operation(name) else {
+            // A name two configured sites share is prefixed with each site's name.
+            let suffix = format!("_{name}");
+            let qualified: Vec<&str> = self
+                .inner
+                .manifest
+                .operations()
+                .iter()
+                .map(|operation| operation.name.as_str())
+                .filter(|candidate| candidate.ends_with(&suffix))
+                .collect();
+            turn.narrative = if qualified.is_empty() {
+                format!("There is no tool `{name}`; type /tools for the list.")
+            } else {
+                format!(
+                    "`{name}` is on several sites; name one: {}.",
+                    qualified.join(", ")
+                )
+            };
+            return Ok(None);
+        };
+        let schema = match FormSchema::from_json_schema(&operation.parameters) {
+            Ok(schema) => schema,
+            Err(error) => {
+                turn.narrative = format!("`{name}` cannot be run by hand: {error}");
+                return Ok(None);
+            }
+        };
+        let decoded = match decode_values(&schema, arguments) {
+            Ok(decoded) => decoded,
+            Err(errors) => {
+                let messages: Vec<String> = errors.0.values().cloned().collect();
+                turn.narrative = format!("`{name}` was not run: {}", messages.join("; "));
+                return Ok(None);
+            }
+        };
+        Ok(Some(
+            self.manual_call(turn, name, Value::Object(decoded)).await?,
+        ))
     }
 
     pub(super) fn tools_text(&self, session: &ChatSession) -> String {

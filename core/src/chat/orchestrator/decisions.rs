@@ -16,7 +16,7 @@ use crate::chat::{
         ConfirmationStatus, NewConfirmation, OperationHash,
     },
     header::{CallStatus, Step, StepRole},
-    manifest::{id_text, Tag},
+    manifest::{id_text, Manifest, Operation, Tag},
     policy::{self, ConfirmReason},
     routing::TypedAnswer,
     session::{SessionId, Speaker},
@@ -174,75 +174,20 @@ impl Orchestrator {
                 .decide(id, confirmation_id, Decision::Approve(scope))
                 .await;
         };
-        if let Some(stranger) = selected.iter().find(|item| !previewed.contains(item)) {
-            return Err(ChatError::Selection(format!(
-                "`{stranger}` was not in the preview; an approval can only cover previewed items"
-            )));
-        }
-        let chosen: Vec<&String> = previewed
-            .iter()
-            .filter(|item| selected.contains(item))
-            .collect();
-        if chosen.is_empty() {
-            return Err(ChatError::Selection(
-                "Tick at least one item to approve, or choose Deny.".to_owned(),
-            ));
-        }
+        let chosen = chosen_items(&previewed, selected)?;
         if chosen.len() == previewed.len() {
             return self
                 .decide(id, confirmation_id, Decision::Approve(scope))
                 .await;
         }
-        let Some(original_ids) = confirmation.arguments.get(key).and_then(Value::as_array) else {
-            return Err(ChatError::Selection(format!(
-                "`{}` cannot be narrowed to some of its items",
-                confirmation.operation
-            )));
-        };
-        let narrowed_ids: Vec<Value> = original_ids
-            .iter()
-            .filter(|item| chosen.contains(&&id_text(item)))
-            .cloned()
-            .collect();
-        let mut arguments = confirmation.arguments.clone();
-        arguments[key] = Value::Array(narrowed_ids);
+        let narrowed = narrowed_call(&self.inner.manifest, operation, &confirmation, &chosen)?;
         // Withdraw first: it is the conditional step (pending -> denied), so two racing answers
         // cannot both narrow, and a crash after it leaves nothing approved.
         self.inner
             .store
             .decide_confirmation(id, confirmation_id, Decision::Deny)
             .await?;
-        let chosen_ids: Vec<String> = chosen.iter().map(|item| (*item).clone()).collect();
-        let narrowed =
-            self.inner
-                .store
-                .create_confirmation(&NewConfirmation {
-                    session_id: id,
-                    thread_id: confirmation.thread_id,
-                    call_id: confirmation.call_id.clone(),
-                    caller: confirmation.caller,
-                    operation: confirmation.operation.clone(),
-                    arguments: arguments.clone(),
-                    reasons: confirmation.reasons.clone(),
-                    preview: ConfirmationPreview {
-                        count: chosen_ids.len(),
-                        items: confirmation
-                            .preview
-                            .items
-                            .iter()
-                            .filter(|item| {
-                                item.get(self.inner.manifest.row_id_field(
-                                    confirmation.preview.preview_operation.as_deref(),
-                                ))
-                                .is_some_and(|item_id| chosen_ids.contains(&id_text(item_id)))
-                            })
-                            .cloned()
-                            .collect(),
-                        chunks: policy::chunk_plan(operation, &arguments).sizes,
-                        preview_operation: confirmation.preview.preview_operation.clone(),
-                    },
-                })
-                .await?;
+        let narrowed = self.inner.store.create_confirmation(&narrowed).await?;
         let session = self.session(id).await?;
         let mut turn = Turn::new(session, "decision");
         let mut superseded = Step::new(
@@ -251,7 +196,7 @@ impl Orchestrator {
             CallStatus::Declined,
             format!(
                 "narrowed by the person to {} of {}; nothing was sent for the rest",
-                chosen_ids.len(),
+                chosen.len(),
                 plural(previewed.len(), "item")
             ),
         );
@@ -260,7 +205,7 @@ impl Orchestrator {
         self.push_step(&mut turn, confirmation.thread_id, superseded);
         let said = format!(
             "Approved {} of {} ({}).",
-            chosen_ids.len(),
+            chosen.len(),
             plural(previewed.len(), "item"),
             match scope {
                 ApprovalScope::Once => "this once",
@@ -502,6 +447,82 @@ impl Orchestrator {
         turn.narrative = question;
         Ok(())
     }
+}
+
+/// The previewed items a person's `selected` ticks keep, in the previewed order. Refused: an id
+/// outside the preview (a selection can only narrow) and an empty selection.
+fn chosen_items<'p>(
+    previewed: &'p [String],
+    selected: &[String],
+) -> Result<Vec<&'p String>, ChatError> {
+    if let Some(stranger) = selected.iter().find(|item| !previewed.contains(item)) {
+        return Err(ChatError::Selection(format!(
+            "`{stranger}` was not in the preview; an approval can only cover previewed items"
+        )));
+    }
+    let chosen: Vec<&String> = previewed
+        .iter()
+        .filter(|item| selected.contains(item))
+        .collect();
+    if chosen.is_empty() {
+        return Err(ChatError::Selection(
+            "Tick at least one item to approve, or choose Deny.".to_owned(),
+        ));
+    }
+    Ok(chosen)
+}
+
+/// The confirmation of `confirmation`'s call narrowed to the `chosen` items: its id list keeps
+/// only them, so its hash is the narrowed call's, and its preview shows only their rows.
+fn narrowed_call(
+    manifest: &Manifest,
+    operation: &Operation,
+    confirmation: &Confirmation,
+    chosen: &[&String],
+) -> Result<NewConfirmation, ChatError> {
+    let key = operation
+        .batch_argument
+        .as_deref()
+        .unwrap_or(crate::chat::manifest::DEFAULT_BATCH_ARGUMENT);
+    let Some(original_ids) = confirmation.arguments.get(key).and_then(Value::as_array) else {
+        return Err(ChatError::Selection(format!(
+            "`{}` cannot be narrowed to some of its items",
+            confirmation.operation
+        )));
+    };
+    let narrowed_ids: Vec<Value> = original_ids
+        .iter()
+        .filter(|item| chosen.contains(&&id_text(item)))
+        .cloned()
+        .collect();
+    let mut arguments = confirmation.arguments.clone();
+    arguments[key] = Value::Array(narrowed_ids);
+    let row_id = manifest.row_id_field(confirmation.preview.preview_operation.as_deref());
+    let items = confirmation
+        .preview
+        .items
+        .iter()
+        .filter(|item| {
+            item.get(row_id)
+                .is_some_and(|item_id| chosen.contains(&&id_text(item_id)))
+        })
+        .cloned()
+        .collect();
+    Ok(NewConfirmation {
+        session_id: confirmation.session_id,
+        thread_id: confirmation.thread_id,
+        call_id: confirmation.call_id.clone(),
+        caller: confirmation.caller,
+        operation: confirmation.operation.clone(),
+        reasons: confirmation.reasons.clone(),
+        preview: ConfirmationPreview {
+            count: chosen.len(),
+            items,
+            chunks: policy::chunk_plan(operation, &arguments).sizes,
+            preview_operation: confirmation.preview.preview_operation.clone(),
+        },
+        arguments,
+    })
 }
 
 #[cfg(test)]
