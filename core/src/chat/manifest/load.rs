@@ -68,37 +68,36 @@ pub(super) fn is_tool_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
 }
 
-pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestError> {
-    let name = raw.name;
-    if !is_tool_name(&name) {
-        return Err(ManifestError::invalid(
-            &name,
-            "the name must be 1–64 letters, digits, `_` or `-` (it becomes a tool name)",
-        ));
-    }
+/// The operation's tags: each known, exactly one of `readonly` and `mutating`, and not both
+/// rate-limit tags.
+fn check_tags(name: &str, raw: &[String]) -> Result<BTreeSet<Tag>, ManifestError> {
     let mut tags = BTreeSet::new();
-    for tag in &raw.tags {
+    for tag in raw {
         let parsed = tag.parse::<Tag>().map_err(|()| ManifestError::UnknownTag {
-            operation: name.clone(),
+            operation: name.to_owned(),
             tag: tag.clone(),
         })?;
         tags.insert(parsed);
     }
     if tags.contains(&Tag::Mutating) == tags.contains(&Tag::Readonly) {
         return Err(ManifestError::invalid(
-            &name,
+            name,
             "must be tagged exactly one of `readonly` and `mutating`",
         ));
     }
     if tags.contains(&Tag::RateLimited) && tags.contains(&Tag::NotRateLimited) {
         return Err(ManifestError::invalid(
-            &name,
+            name,
             "cannot be both `rate-limited` and `not-rate-limited`",
         ));
     }
-    if raw.entity.trim().is_empty() {
-        return Err(ManifestError::invalid(&name, "needs an entity"));
-    }
+    Ok(tags)
+}
+
+/// The operation's parameters as its other fields need them: an object schema; a batch's
+/// required id list (and a `max_batch_size`); each path placeholder a required parameter; an
+/// `id_argument` among them; a preview by another operation than itself.
+fn check_arguments(name: &str, raw: &RawOperation, batch: bool) -> Result<(), ManifestError> {
     let properties = raw
         .parameters
         .get("properties")
@@ -107,13 +106,14 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
         .unwrap_or_default();
     if raw.parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(ManifestError::invalid(
-            &name,
+            name,
             "parameters must be a JSON Schema with \"type\": \"object\"",
         ));
     }
-    let batch = tags.contains(&Tag::Batch);
     if batch && raw.max_batch_size.is_none_or(|size| size == 0) {
-        return Err(ManifestError::BatchWithoutMaxSize { operation: name });
+        return Err(ManifestError::BatchWithoutMaxSize {
+            operation: name.to_owned(),
+        });
     }
     if batch {
         let key = raw
@@ -127,20 +127,20 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
             == Some("array");
         if !is_array {
             return Err(ManifestError::invalid(
-                &name,
+                name,
                 format!("a batch operation needs an array parameter `{key}` holding the item ids"),
             ));
         }
     } else if raw.batch_argument.is_some() {
         return Err(ManifestError::invalid(
-            &name,
+            name,
             "batch_argument is only meaningful on a `batch` operation",
         ));
     }
     if let Some(preview) = &raw.requires_preview {
-        if preview == &name {
+        if preview == name {
             return Err(ManifestError::PreviewMutating {
-                operation: name.clone(),
+                operation: name.to_owned(),
                 preview: preview.clone(),
             });
         }
@@ -154,7 +154,7 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
     for placeholder in raw.http.placeholders() {
         if !properties.contains_key(&placeholder) || !required.contains(placeholder.as_str()) {
             return Err(ManifestError::invalid(
-                &name,
+                name,
                 format!("path placeholder `{{{placeholder}}}` must be a required parameter"),
             ));
         }
@@ -162,11 +162,27 @@ pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestEr
     if let Some(argument) = &raw.id_argument {
         if batch || !properties.contains_key(argument) {
             return Err(ManifestError::invalid(
-                &name,
+                name,
                 format!("id_argument `{argument}` must be a parameter of an operation that is not a batch"),
             ));
         }
     }
+    Ok(())
+}
+
+pub(super) fn check_operation(raw: RawOperation) -> Result<Operation, ManifestError> {
+    let name = raw.name.clone();
+    if !is_tool_name(&name) {
+        return Err(ManifestError::invalid(
+            &name,
+            "the name must be 1–64 letters, digits, `_` or `-` (it becomes a tool name)",
+        ));
+    }
+    let tags = check_tags(&name, &raw.tags)?;
+    if raw.entity.trim().is_empty() {
+        return Err(ManifestError::invalid(&name, "needs an entity"));
+    }
+    check_arguments(&name, &raw, tags.contains(&Tag::Batch))?;
     if !raw.http.path.starts_with('/') {
         return Err(ManifestError::invalid(
             &name,
