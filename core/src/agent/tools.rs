@@ -463,13 +463,13 @@ impl<'a> Workspace<'a> {
                 )
             }
         };
-        match call.name.as_str() {
+        let outcome = match call.name.as_str() {
             VALIDATE_FORM => {
                 let report = self.check();
                 let content = serde_json::to_value(&report).unwrap_or(Value::Null);
-                Reply::ok(content, Effect::Validated(report))
+                Ok(Reply::ok(content, Effect::Validated(report)))
             }
-            FINISH => Reply::ok(json!({"received": true}), Effect::Finish),
+            FINISH => Ok(Reply::ok(json!({"received": true}), Effect::Finish)),
             GET_PAGE => {
                 let outline = self.tree.outline();
                 let content = if outline.is_empty() {
@@ -477,93 +477,102 @@ impl<'a> Workspace<'a> {
                 } else {
                     outline
                 };
-                Reply::ok(Value::String(content), Effect::Read)
+                Ok(Reply::ok(Value::String(content), Effect::Read))
             }
-            MOVE_COMPONENT => match parse::<MoveArgs>(MOVE_COMPONENT, arguments) {
-                Err(reply) => *reply,
-                Ok(args) => {
-                    let parent = args.parent.as_deref().filter(|parent| !parent.is_empty());
-                    match self
-                        .tree
-                        .move_node(self.catalog, &args.id, parent, args.index)
-                    {
-                        Ok(index) => Reply::ok(
-                            json!({"id": args.id, "parent": parent, "index": index}),
-                            Effect::Moved { id: args.id },
-                        ),
-                        Err(issue) => Reply::from_issue(issue),
-                    }
-                }
-            },
-            REMOVE_COMPONENT => match parse::<RemoveArgs>(REMOVE_COMPONENT, arguments) {
-                Err(reply) => *reply,
-                Ok(args) => match self.tree.remove(&args.id) {
-                    Ok(ids) => Reply::ok(json!({"removed": ids}), Effect::Removed { ids }),
-                    Err(issue) => Reply::from_issue(issue),
-                },
-            },
-            UPDATE_COMPONENT => match parse::<UpdateArgs>(UPDATE_COMPONENT, arguments) {
-                Err(reply) => *reply,
-                Ok(args) => {
-                    let component = self
-                        .tree
-                        .nodes
-                        .get(&args.id)
-                        .map(|node| node.component.clone())
-                        .unwrap_or_default();
-                    let props = self.completed(&component, lenient_props(args.props));
-                    match self
-                        .tree
-                        .update_bound(self.catalog, &self.bound, &args.id, props)
-                    {
-                        Ok(()) => Reply::ok(
-                            json!({"id": args.id, "updated": true}),
-                            Effect::Updated { id: args.id },
-                        ),
-                        Err(issue) => Reply::from_issue(issue),
-                    }
-                }
-            },
+            MOVE_COMPONENT => {
+                parse(MOVE_COMPONENT, arguments).map(|args| self.move_component(args))
+            }
+            REMOVE_COMPONENT => {
+                parse(REMOVE_COMPONENT, arguments).map(|args| self.remove_component(&args))
+            }
+            UPDATE_COMPONENT => {
+                parse(UPDATE_COMPONENT, arguments).map(|args| self.update_component(args))
+            }
             component if self.catalog.get(component).is_some() => {
-                let parsed = ComponentArgs::read(component, arguments).and_then(|args| {
-                    let subtree = self.subtree(component, args.props, args.children, "")?;
-                    Ok((subtree, args.parent))
-                });
-                match parsed {
-                    Err(reply) => *reply,
-                    Ok((subtree, parent)) => match self.tree.add_subtree_bound(
-                        self.catalog,
-                        &self.bound,
-                        &subtree,
-                        parent.as_deref().filter(|parent| !parent.is_empty()),
-                    ) {
-                        Ok(placed) => Reply::ok(
-                            serde_json::to_value(&placed).unwrap_or(Value::Null),
-                            Effect::Placed {
-                                inside: placed.inside(),
-                                id: placed.id,
-                                component: component.to_owned(),
-                            },
-                        ),
-                        Err(refused) => Reply::from_subtree_issue(*refused),
-                    },
-                }
+                self.place_component(component, arguments)
             }
-            unknown => {
-                let mut names: Vec<&str> = self
-                    .catalog
-                    .specs()
-                    .iter()
-                    .map(|spec| spec.name.as_str())
-                    .collect();
-                names.extend(AGENT_TOOLS);
-                Reply::refused(
-                    "unknown_tool",
-                    &format!("There is no tool \"{unknown}\"."),
-                    &format!("Call one of: {}.", names.join(", ")),
-                )
-            }
+            unknown => Ok(self.unknown_tool(unknown)),
+        };
+        outcome.unwrap_or_else(|refused| *refused)
+    }
+
+    fn move_component(&mut self, args: MoveArgs) -> Reply {
+        let parent = args.parent.as_deref().filter(|parent| !parent.is_empty());
+        match self
+            .tree
+            .move_node(self.catalog, &args.id, parent, args.index)
+        {
+            Ok(index) => Reply::ok(
+                json!({"id": args.id, "parent": parent, "index": index}),
+                Effect::Moved { id: args.id },
+            ),
+            Err(issue) => Reply::from_issue(issue),
         }
+    }
+
+    fn remove_component(&mut self, args: &RemoveArgs) -> Reply {
+        match self.tree.remove(&args.id) {
+            Ok(ids) => Reply::ok(json!({"removed": ids}), Effect::Removed { ids }),
+            Err(issue) => Reply::from_issue(issue),
+        }
+    }
+
+    fn update_component(&mut self, args: UpdateArgs) -> Reply {
+        let component = self
+            .tree
+            .nodes
+            .get(&args.id)
+            .map(|node| node.component.clone())
+            .unwrap_or_default();
+        let props = self.completed(&component, lenient_props(args.props));
+        match self
+            .tree
+            .update_bound(self.catalog, &self.bound, &args.id, props)
+        {
+            Ok(()) => Reply::ok(
+                json!({"id": args.id, "updated": true}),
+                Effect::Updated { id: args.id },
+            ),
+            Err(issue) => Reply::from_issue(issue),
+        }
+    }
+
+    /// A component tool's call: the component (with the children it nests) placed whole.
+    fn place_component(&mut self, component: &str, arguments: &Value) -> Result<Reply, Box<Reply>> {
+        let args = ComponentArgs::read(component, arguments)?;
+        let subtree = self.subtree(component, args.props, args.children, "")?;
+        let parent = args.parent.as_deref().filter(|parent| !parent.is_empty());
+        Ok(
+            match self
+                .tree
+                .add_subtree_bound(self.catalog, &self.bound, &subtree, parent)
+            {
+                Ok(placed) => Reply::ok(
+                    serde_json::to_value(&placed).unwrap_or(Value::Null),
+                    Effect::Placed {
+                        inside: placed.inside(),
+                        id: placed.id,
+                        component: component.to_owned(),
+                    },
+                ),
+                Err(refused) => Reply::from_subtree_issue(*refused),
+            },
+        )
+    }
+
+    fn unknown_tool(&self, unknown: &str) -> Reply {
+        let mut names: Vec<&str> = self
+            .catalog
+            .specs()
+            .iter()
+            .map(|spec| spec.name.as_str())
+            .collect();
+        names.extend(AGENT_TOOLS);
+        Reply::refused(
+            "unknown_tool",
+            &format!("There is no tool \"{unknown}\"."),
+            &format!("Call one of: {}.", names.join(", ")),
+        )
     }
 }
 
