@@ -383,26 +383,7 @@ impl Planner {
             .count()
             + 1;
         let call = |operation: &Operation, arguments: Value| {
-            if offered.iter().any(|name| name == &operation.name) {
-                ChatResponse::tool_calls(vec![ToolCall::new(
-                    format!("plan_{call_number}"),
-                    operation.name.clone(),
-                    arguments,
-                )])
-            } else if offered.iter().any(|name| name == FIND_OPERATIONS) {
-                // A large site offers what a search found: find the operation first, as a
-                // model would.
-                ChatResponse::tool_calls(vec![ToolCall::new(
-                    format!("plan_{call_number}"),
-                    FIND_OPERATIONS,
-                    json!({"query": operation.name}),
-                )])
-            } else {
-                ChatResponse::text(format!(
-                    "`{}` is not available in this session.",
-                    operation.name
-                ))
-            }
+            offered_call(offered, call_number, operation, arguments)
         };
         let mutation = match &intent.verb {
             Verb::Show => None,
@@ -415,37 +396,16 @@ impl Planner {
                 ChatResponse::text(format!("That did not work: {}", error_text(content)))
             }
             Some((name, content, false)) if name == search.name => {
-                let items = result_items(content);
                 let Some(mutation) = mutation else {
-                    let total = content
-                        .get("total")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(items.len() as u64);
-                    return ChatResponse::text(format!(
-                        "Found {total} {} matching your request.",
-                        intent.entity
-                    ));
+                    return found_text(content, &intent.entity);
                 };
-                let ids: Vec<Value> = items
-                    .iter()
-                    .filter_map(|item| item.get("id").cloned())
-                    .collect();
-                if ids.is_empty() {
-                    return ChatResponse::text(format!(
+                match mutation_arguments(mutation, &intent, content) {
+                    Some(arguments) => call(mutation, arguments),
+                    None => ChatResponse::text(format!(
                         "No {} match, so nothing was changed.",
                         intent.entity
-                    ));
+                    )),
                 }
-                let key = mutation
-                    .batch_argument
-                    .clone()
-                    .unwrap_or_else(|| "ids".to_owned());
-                let mut arguments = Map::new();
-                arguments.insert(key, Value::Array(ids));
-                if let Verb::Update { field, value } = &intent.verb {
-                    arguments.insert(field.clone(), Value::String(value.clone()));
-                }
-                call(mutation, Value::Object(arguments))
             }
             Some((_, content, false)) => {
                 let done = content
@@ -463,6 +423,65 @@ impl Planner {
             }
         }
     }
+}
+
+/// Call number `call_number` of `operation` with `arguments`, when this turn offers it; on a
+/// large site that offers what a search found, a search for it first, as a model would.
+fn offered_call(
+    offered: &[String],
+    call_number: usize,
+    operation: &Operation,
+    arguments: Value,
+) -> ChatResponse {
+    if offered.iter().any(|name| name == &operation.name) {
+        ChatResponse::tool_calls(vec![ToolCall::new(
+            format!("plan_{call_number}"),
+            operation.name.clone(),
+            arguments,
+        )])
+    } else if offered.iter().any(|name| name == FIND_OPERATIONS) {
+        ChatResponse::tool_calls(vec![ToolCall::new(
+            format!("plan_{call_number}"),
+            FIND_OPERATIONS,
+            json!({"query": operation.name}),
+        )])
+    } else {
+        ChatResponse::text(format!(
+            "`{}` is not available in this session.",
+            operation.name
+        ))
+    }
+}
+
+/// What a search that changes nothing answers: how many `entity` it found.
+fn found_text(content: &Value, entity: &str) -> ChatResponse {
+    let total = content
+        .get("total")
+        .and_then(Value::as_u64)
+        .unwrap_or(result_items(content).len() as u64);
+    ChatResponse::text(format!("Found {total} {entity} matching your request."))
+}
+
+/// The arguments of `mutation` over the items the search found (`content`), with the update's
+/// field when the request is one; `None` when it found none.
+fn mutation_arguments(mutation: &Operation, intent: &Intent, content: &Value) -> Option<Value> {
+    let ids: Vec<Value> = result_items(content)
+        .iter()
+        .filter_map(|item| item.get("id").cloned())
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let key = mutation
+        .batch_argument
+        .clone()
+        .unwrap_or_else(|| "ids".to_owned());
+    let mut arguments = Map::new();
+    arguments.insert(key, Value::Array(ids));
+    if let Verb::Update { field, value } = &intent.verb {
+        arguments.insert(field.clone(), Value::String(value.clone()));
+    }
+    Some(Value::Object(arguments))
 }
 
 /// When the search needs arguments the request cannot give (a repository's owner and name, say),
