@@ -293,88 +293,102 @@ impl Orchestrator {
             .ok_or(ChatError::ConfirmationNotFound)?;
         thread.pending_question = None;
         self.routed(turn, Some(thread.id));
-        let call = ToolCall::new(
-            confirmation.call_id.clone(),
-            confirmation.operation.clone(),
-            confirmation.arguments.clone(),
-        );
-        // Who proposed the call was recorded from the path it arrived on; its id says nothing.
-        let manual = confirmation.caller == Caller::Person;
-        let group = grouped_calls(&confirmation.arguments);
         match decision {
-            Decision::Deny => {
-                if !manual {
-                    let declined = match &group {
-                        Some(calls) => calls
-                            .iter()
-                            .map(|grouped| {
-                                ToolCall::new(
-                                    grouped.call_id.clone(),
-                                    confirmation.operation.clone(),
-                                    grouped.arguments.clone(),
-                                )
-                            })
-                            .collect(),
-                        None => vec![call.clone()],
-                    };
-                    for call in &declined {
-                        self.append_model(
-                            id,
-                            thread.id,
-                            &Message::tool_error(
-                                call,
-                                json!({"error": "the person declined this call; nothing was sent"}),
-                            ),
-                        )
-                        .await?;
-                    }
-                }
-                let mut step = Step::new(
-                    confirmation.operation.clone(),
-                    StepRole::Mutation,
-                    CallStatus::Declined,
-                    "declined by the person; nothing was sent",
-                );
-                step.hash = Some(confirmation.hash.clone());
-                step.confirmation_id = Some(confirmation.id);
-                self.push_step(turn, thread.id, step);
-                thread.status = ThreadStatus::Done;
-                thread.summary = format!(
-                    "Declined: {}; nothing changed.",
-                    confirmation_summary(&confirmation)
-                );
-                self.save_thread(&mut thread).await?;
-                turn.narrative = "Declined. Nothing was changed.".to_owned();
-            }
-            Decision::Approve(_) => {
-                thread.status = ThreadStatus::InProgress;
-                self.save_thread(&mut thread).await?;
-                let (cancel, _running) = self.start_run(id);
-                turn.cancel = cancel;
-                if let Some(calls) = &group {
-                    match self.run_group(turn, &thread, &confirmation, calls).await? {
-                        Some(again) => self.pause(turn, &mut thread, &again).await?,
-                        None => self.run_loop(turn, &mut thread).await?,
-                    }
-                    return Ok(thread);
-                }
-                let caller = confirmation.caller;
-                match self.gate(turn, &thread, &call, caller, None).await? {
-                    Gate::Answered(message) => {
-                        if manual {
-                            self.inject_manual_result(turn, &thread, &call, &message)
-                                .await?;
-                            self.settle_manual(turn, &mut thread).await?;
-                        } else {
-                            self.append_model(id, thread.id, &message).await?;
-                            self.run_loop(turn, &mut thread).await?;
-                        }
-                    }
-                    Gate::Paused(again) => self.pause(turn, &mut thread, &again).await?,
-                }
-            }
+            Decision::Deny => self.declined(turn, &mut thread, &confirmation).await?,
+            Decision::Approve(_) => self.approved(turn, &mut thread, &confirmation).await?,
         }
         Ok(thread)
+    }
+
+    /// A confirmation the person declined: nothing is sent, and the model (not the person, for
+    /// a manual call) is told so for each call it covered.
+    async fn declined(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+        confirmation: &Confirmation,
+    ) -> Result<(), ChatError> {
+        // Who proposed the call was recorded from the path it arrived on; its id says nothing.
+        if confirmation.caller != Caller::Person {
+            let declined = match grouped_calls(&confirmation.arguments) {
+                Some(calls) => calls
+                    .iter()
+                    .map(|grouped| {
+                        ToolCall::new(
+                            grouped.call_id.clone(),
+                            confirmation.operation.clone(),
+                            grouped.arguments.clone(),
+                        )
+                    })
+                    .collect(),
+                None => vec![confirmed_call(confirmation)],
+            };
+            for call in &declined {
+                self.append_model(
+                    turn.session.id,
+                    thread.id,
+                    &Message::tool_error(
+                        call,
+                        json!({"error": "the person declined this call; nothing was sent"}),
+                    ),
+                )
+                .await?;
+            }
+        }
+        let mut step = Step::new(
+            confirmation.operation.clone(),
+            StepRole::Mutation,
+            CallStatus::Declined,
+            "declined by the person; nothing was sent",
+        );
+        step.hash = Some(confirmation.hash.clone());
+        step.confirmation_id = Some(confirmation.id);
+        self.push_step(turn, thread.id, step);
+        thread.status = ThreadStatus::Done;
+        thread.summary = format!(
+            "Declined: {}; nothing changed.",
+            confirmation_summary(confirmation)
+        );
+        self.save_thread(thread).await?;
+        turn.narrative = "Declined. Nothing was changed.".to_owned();
+        Ok(())
+    }
+
+    /// A confirmation the person approved: its call (or group of calls) goes through the gate
+    /// again and runs, then the model's loop (or, for a manual call, the person's) goes on.
+    async fn approved(
+        &self,
+        turn: &mut Turn,
+        thread: &mut Thread,
+        confirmation: &Confirmation,
+    ) -> Result<(), ChatError> {
+        thread.status = ThreadStatus::InProgress;
+        self.save_thread(thread).await?;
+        let (cancel, _running) = self.start_run(turn.session.id);
+        turn.cancel = cancel;
+        if let Some(calls) = &grouped_calls(&confirmation.arguments) {
+            return match self.run_group(turn, thread, confirmation, calls).await? {
+                Some(again) => self.pause(turn, thread, &again).await,
+                None => self.run_loop(turn, thread).await,
+            };
+        }
+        let call = confirmed_call(confirmation);
+        match self
+            .gate(turn, thread, &call, confirmation.caller, None)
+            .await?
+        {
+            Gate::Answered(message) if confirmation.caller == Caller::Person => {
+                self.inject_manual_result(turn, thread, &call, &message)
+                    .await?;
+                self.settle_manual(turn, thread).await
+            }
+            Gate::Answered(message) => {
+                self.append_model(turn.session.id, thread.id, &message)
+                    .await?;
+                self.run_loop(turn, thread).await
+            }
+            Gate::Paused(again) => self.pause(turn, thread, &again).await,
+        }
     }
 
     pub(super) async fn answer(
@@ -447,6 +461,15 @@ impl Orchestrator {
         turn.narrative = question;
         Ok(())
     }
+}
+
+/// The call a confirmation stands for, as the model proposed it.
+fn confirmed_call(confirmation: &Confirmation) -> ToolCall {
+    ToolCall::new(
+        confirmation.call_id.clone(),
+        confirmation.operation.clone(),
+        confirmation.arguments.clone(),
+    )
 }
 
 /// The previewed items a person's `selected` ticks keep, in the previewed order. Refused: an id
