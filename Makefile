@@ -6,7 +6,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # cargo command keeps `cargo test` and `cargo leptos build` from invalidating each other's artifacts.
 export LEPTOS_OUTPUT_NAME := tessera
 
-.PHONY: run test setup setup-test build release build-release lint fmt test-rust test-sqlite test-postgres e2e bench load eval clean
+.PHONY: run test setup setup-test build release build-release lint fmt test-rust test-sqlite test-postgres e2e bench bench-check load eval clean
 
 ## Build and start the app on SQLite (tessera.db here) at http://127.0.0.1:3000 with the offline model.
 run: setup build
@@ -17,6 +17,7 @@ run: setup build
 test: setup-test lint
 	cargo leptos build --frontend-only
 	TESSERA_TEST_NEEDS_SITE=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-rust
+	$(MAKE) --no-print-directory bench-check
 	$(MAKE) --no-print-directory e2e
 
 setup:
@@ -64,6 +65,13 @@ e2e: build
 
 bench:
 	cargo bench
+
+## Each bench measured once, unoptimised (criterion's `--test`), so the checks a bench makes of
+## what it measures keep passing between the times someone records figures. The load tools
+## (`load`, `mcp`, `submit`) drive a server for a set time and are left to `make load`/`make bench`.
+bench-check:
+	SITES_BENCH_RUNS=1 cargo test --bench heuristic --bench orchestration --bench render --bench forms \
+		--bench record_render --bench record_decode --bench page_schema --bench sites -- --test
 
 ## Load test: LOAD_PEOPLE (16) people at once through GET page → POST → run resumed, LOAD_JOURNEYS
 ## (400) in all, against a release server on a free loopback port (a fresh SQLite file, or
