@@ -22,7 +22,7 @@ use crate::components::paging::{CarriedValues, Pager, Window};
 use crate::components::{
     control_class, display_text, Described, FieldNotes, RequiredMark, LABEL_CLASS, TICK_CLASS,
 };
-use crate::render::budget::BudgetLimit;
+use crate::render::budget::{BudgetLimit, Meter};
 use crate::render::{NodeCtx, ACTION_FIELD};
 
 /// The index text of the blank record the island copies; replaced when it is added.
@@ -165,24 +165,7 @@ pub(super) fn render(
     let item = props.item_text();
     let label = props.label_text();
 
-    let page_size = props.records_per_page();
-    let page_count = count.div_ceil(page_size).max(1);
-    let added_here = form
-        .values
-        .get(ADDED_FIELD)
-        .is_some_and(|lists| lists.contains(&props.name));
-    let page = if added_here {
-        page_count
-    } else {
-        node.ctx
-            .query
-            .get(&format!("{}.page", node.id))
-            .and_then(|page| page.trim().parse::<usize>().ok())
-            .unwrap_or(1)
-    }
-    .clamp(1, page_count);
-    let first = (page - 1) * page_size;
-    let end = (first + page_size).min(count);
+    let (page, page_count, first, end) = shown_page(props, node, count);
 
     let list_error = form.errors.get(&props.name).cloned();
     let described = Described::new(&dom_id, props.description.as_ref(), list_error.as_ref());
@@ -228,32 +211,9 @@ pub(super) fn render(
             (!bound).then_some(count > min),
         ))
     };
-    let carried_of = |range: std::ops::Range<usize>| {
-        let mut groups = Vec::new();
-        for index in range {
-            let mut pairs = Vec::new();
-            for column in &props.columns {
-                let name = control_name(&props.name, index, &column.field);
-                for value in records.values(index, column) {
-                    pairs.push((name.clone(), value));
-                }
-            }
-            let cost = pairs
-                .iter()
-                .map(|(name, value)| name.len() + 2 * value.len() + 40)
-                .sum::<usize>();
-            if !meter.charge(BudgetLimit::Bytes, cost) {
-                break;
-            }
-            groups.push(view! {
-                <div data-record=index.to_string() hidden><CarriedValues pairs/></div>
-            });
-        }
-        groups.collect_view()
-    };
-    let before = carried_of(0..first);
+    let before = carried_records(props, &records, meter, 0..first);
     let shown: Vec<AnyView> = (first..end).map_while(view_of).collect();
-    let after = carried_of(end..count);
+    let after = carried_records(props, &records, meter, end..count);
 
     let template = can_add.then(|| {
         let slot = Slot::template();
@@ -298,41 +258,7 @@ pub(super) fn render(
         view! { <Pager node_id=node.id.to_owned() dom_id=dom_id.clone() label=label.clone() window/> }
     });
     let records_view = match layout {
-        RecordLayout::Table => {
-            let headers = props
-                .columns
-                .iter()
-                .map(|column| {
-                    let required = column.required && !column.read_only;
-                    view! {
-                        <th scope="col" class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
-                            {column.label_text()}
-                            <RequiredMark required/>
-                        </th>
-                    }
-                })
-                .collect_view();
-            view! {
-                <div class="overflow-x-auto rounded-lg border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-800"
-                    tabindex="0" role="region" aria-label=label.clone()>
-                    <table class="min-w-full">
-                        <thead class="bg-slate-50 dark:bg-slate-900">
-                            <tr>
-                                <th scope="col" class="w-px px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
-                                    <span class="sr-only">{item.clone()}</span>"#"
-                                </th>
-                                {headers}
-                                {(!bound).then(|| view! {
-                                    <th scope="col" class="w-px px-3 py-2"><span class="sr-only">"Actions"</span></th>
-                                })}
-                            </tr>
-                        </thead>
-                        <tbody data-record-body="">{shown}</tbody>
-                    </table>
-                </div>
-            }
-            .into_any()
-        }
+        RecordLayout::Table => records_table(props, (&label, &item), bound, shown),
         RecordLayout::Stack => {
             view! { <div class="space-y-4" data-record-body="">{shown}</div> }.into_any()
         }
@@ -363,6 +289,110 @@ pub(super) fn render(
             {template}
             <RecordEditor list=props.name.clone() dom_id=dom_id.clone() item=item.clone() min max/>
         </fieldset>
+    }
+    .into_any()
+}
+
+/// The page of records shown: `(page, page_count, first, end)`, the shown records being
+/// `first..end`. A list a record was just added to shows its last page, where the new one is;
+/// otherwise the page the query names (`{node}.page`).
+fn shown_page(
+    props: &RecordListProps,
+    node: &NodeCtx<'_>,
+    count: usize,
+) -> (usize, usize, usize, usize) {
+    let form = &node.ctx.form;
+    let page_size = props.records_per_page();
+    let page_count = count.div_ceil(page_size).max(1);
+    let added_here = form
+        .values
+        .get(ADDED_FIELD)
+        .is_some_and(|lists| lists.contains(&props.name));
+    let page = if added_here {
+        page_count
+    } else {
+        node.ctx
+            .query
+            .get(&format!("{}.page", node.id))
+            .and_then(|page| page.trim().parse::<usize>().ok())
+            .unwrap_or(1)
+    }
+    .clamp(1, page_count);
+    let first = (page - 1) * page_size;
+    let end = (first + page_size).min(count);
+    (page, page_count, first, end)
+}
+
+/// The records in `range` that are on other pages: their values as hidden inputs, so the answer
+/// keeps them, within what the budget still allows.
+fn carried_records(
+    props: &RecordListProps,
+    records: &Records<'_>,
+    meter: &Meter,
+    range: std::ops::Range<usize>,
+) -> AnyView {
+    let mut groups = Vec::new();
+    for index in range {
+        let mut pairs = Vec::new();
+        for column in &props.columns {
+            let name = control_name(&props.name, index, &column.field);
+            for value in records.values(index, column) {
+                pairs.push((name.clone(), value));
+            }
+        }
+        let cost = pairs
+            .iter()
+            .map(|(name, value)| name.len() + 2 * value.len() + 40)
+            .sum::<usize>();
+        if !meter.charge(BudgetLimit::Bytes, cost) {
+            break;
+        }
+        groups.push(view! {
+            <div data-record=index.to_string() hidden><CarriedValues pairs/></div>
+        });
+    }
+    groups.collect_view().into_any()
+}
+
+/// The table layout: a header row of the columns (and the actions, for a list that is not
+/// bound), `shown` as its rows.
+fn records_table(
+    props: &RecordListProps,
+    (label, item): (&str, &str),
+    bound: bool,
+    shown: Vec<AnyView>,
+) -> AnyView {
+    let headers = props
+        .columns
+        .iter()
+        .map(|column| {
+            let required = column.required && !column.read_only;
+            view! {
+                <th scope="col" class="px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
+                    {column.label_text()}
+                    <RequiredMark required/>
+                </th>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="overflow-x-auto rounded-lg border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-800"
+            tabindex="0" role="region" aria-label=label.to_owned()>
+            <table class="min-w-full">
+                <thead class="bg-slate-50 dark:bg-slate-900">
+                    <tr>
+                        <th scope="col" class="w-px px-3 py-2 text-left text-sm font-semibold text-slate-900 dark:text-slate-100">
+                            <span class="sr-only">{item.to_owned()}</span>"#"
+                        </th>
+                        {headers}
+                        {(!bound).then(|| view! {
+                            <th scope="col" class="w-px px-3 py-2"><span class="sr-only">"Actions"</span></th>
+                        })}
+                    </tr>
+                </thead>
+                <tbody data-record-body="">{shown}</tbody>
+            </table>
+        </div>
     }
     .into_any()
 }
