@@ -33,6 +33,14 @@ pub struct GroupedCall {
     pub arguments: Value,
 }
 
+impl GroupedCall {
+    /// The call as the model proposed it: this id and arguments, of `operation`.
+    #[must_use]
+    pub fn tool_call(&self, operation: &str) -> crate::llm::ToolCall {
+        crate::llm::ToolCall::new(self.call_id.clone(), operation, self.arguments.clone())
+    }
+}
+
 /// The arguments a group confirmation stores for `calls`: the calls, in the model's order.
 #[must_use]
 pub fn group_arguments(calls: &[GroupedCall]) -> Value {

@@ -313,13 +313,7 @@ impl Orchestrator {
             let declined = match grouped_calls(&confirmation.arguments) {
                 Some(calls) => calls
                     .iter()
-                    .map(|grouped| {
-                        ToolCall::new(
-                            grouped.call_id.clone(),
-                            confirmation.operation.clone(),
-                            grouped.arguments.clone(),
-                        )
-                    })
+                    .map(|grouped| grouped.tool_call(&confirmation.operation))
                     .collect(),
                 None => vec![confirmed_call(confirmation)],
             };

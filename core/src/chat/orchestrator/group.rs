@@ -240,13 +240,7 @@ impl Orchestrator {
         }
         let calls: Vec<ToolCall> = calls
             .iter()
-            .map(|call| {
-                ToolCall::new(
-                    call.call_id.clone(),
-                    confirmation.operation.clone(),
-                    call.arguments.clone(),
-                )
-            })
+            .map(|call| call.tool_call(&confirmation.operation))
             .collect();
         for (index, call) in calls.iter().enumerate() {
             if turn.cancel.is_cancelled() {
