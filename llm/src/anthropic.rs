@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
+    hosted::HostedConfig,
     model::{
         ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelName, Result, StopReason,
         ToolCall, Usage,
@@ -19,7 +20,6 @@ use super::{
     openai::check_base_url,
     transport::{self, HttpReply},
 };
-use tessera_settings::Secret;
 
 /// Anthropic's own endpoint (requests go to `{base}/v1/messages`).
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -28,40 +28,10 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` when the request leaves it open (Anthropic requires a value).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// Where and how to reach Anthropic.
-#[derive(Clone, Debug)]
-pub struct AnthropicConfig {
-    /// The model, e.g. `claude-sonnet-4-5`.
-    pub model: String,
-    /// The base URL, without `/v1`.
-    pub base_url: String,
-    /// The key, sent as `x-api-key`.
-    pub api_key: Secret,
-}
-
-impl AnthropicConfig {
-    /// Anthropic's own endpoint with `api_key`.
-    #[must_use]
-    pub fn new(model: impl Into<String>, api_key: Secret) -> Self {
-        Self {
-            model: model.into(),
-            base_url: ANTHROPIC_BASE_URL.into(),
-            api_key,
-        }
-    }
-
-    /// Uses another base URL (a proxy or a test server).
-    #[must_use]
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
-        self
-    }
-}
-
 /// A Claude model behind the Messages API.
 #[derive(Clone, Debug)]
 pub struct AnthropicChat {
-    config: AnthropicConfig,
+    config: HostedConfig,
     url: String,
     client: reqwest::Client,
 }
@@ -72,7 +42,7 @@ impl AnthropicChat {
     /// # Errors
     /// Returns [`ModelError::BadConfig`] when the base URL is not an http(s) URL or the HTTP
     /// client cannot be built.
-    pub fn new(config: AnthropicConfig) -> Result<Self> {
+    pub fn new(config: HostedConfig) -> Result<Self> {
         check_base_url(&config.base_url, "base URL")?;
         let url = transport::join(&config.base_url, "v1/messages");
         Ok(Self {
@@ -301,14 +271,16 @@ fn answer_as_text(mut response: ChatResponse, tool: &str) -> ChatResponse {
 
 #[cfg(test)]
 mod tests {
-    use std::{
-        collections::BTreeSet,
-        time::{Duration, Instant},
-    };
+    use std::{collections::BTreeSet, time::Duration};
+
+    use tessera_settings::Secret;
 
     use super::*;
     use crate::{
-        mock::{ensure, quick_policy, spec_errors, vendored, MockReply, MockServer, Received},
+        mock::{
+            ensure, quick_policy, reports_the_server_error, spec_errors, times_out, vendored,
+            waits_out_the_rate_limit, MockReply, MockServer, Received,
+        },
         model::ToolDefinition,
         retry::Retrying,
     };
@@ -434,9 +406,11 @@ mod tests {
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, AnthropicChat)> {
         let server = MockServer::start(check_request, replies).await?;
-        let model = AnthropicChat::new(
-            AnthropicConfig::new("claude-sonnet-4-5", Secret::new(KEY)).with_base_url(&server.url),
-        )?;
+        let model = AnthropicChat::new(HostedConfig::new(
+            "claude-sonnet-4-5",
+            &server.url,
+            Secret::new(KEY),
+        ))?;
         Ok((server, model))
     }
 
@@ -636,13 +610,7 @@ mod tests {
             MockReply::ok(message(&json!([{"type": "text", "text": "ok"}]), "end_turn")),
         ])
         .await?;
-        let model = Retrying::new(model, quick_policy(3));
-        let started = Instant::now();
-        let response = model.chat(request(vec![Message::user("Hi")])).await?;
-        assert_eq!(response.text.as_deref(), Some("ok"));
-        assert!(started.elapsed() >= Duration::from_secs(1));
-        assert_eq!(server.received().len(), 2);
-        Ok(())
+        waits_out_the_rate_limit(&server, model, request(vec![Message::user("Hi")]), "ok").await
     }
 
     #[tokio::test]
@@ -658,13 +626,8 @@ mod tests {
             json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}),
         );
         let (server, model) = mock(vec![overloaded(), overloaded(), failure]).await?;
-        let model = Retrying::new(model, quick_policy(3));
-        let outcome = model.chat(request(vec![Message::user("Hi")])).await;
-        assert!(
-            matches!(&outcome, Err(ModelError::Server { status: 500, body_excerpt }) if body_excerpt.contains("api_error")),
-            "{outcome:?}"
-        );
-        assert_eq!(server.received().len(), 3);
+        let hi = request(vec![Message::user("Hi")]);
+        reports_the_server_error(&server, model, hi, 3, (500, "api_error")).await;
         Ok(())
     }
 
@@ -676,10 +639,7 @@ mod tests {
         ))
         .after(Duration::from_secs(3))])
         .await?;
-        let model = Retrying::new(model, quick_policy(1));
-        let outcome = model.chat(request(vec![Message::user("Hi")])).await;
-        assert_eq!(outcome, Err(ModelError::Timeout));
-        assert_eq!(server.received().len(), 1);
+        times_out(&server, model, request(vec![Message::user("Hi")]), 1).await;
         Ok(())
     }
 
@@ -722,8 +682,11 @@ mod tests {
 
     #[test]
     fn the_key_never_shows_in_debug_output() -> anyhow::Result<()> {
-        let model =
-            AnthropicChat::new(AnthropicConfig::new("claude-sonnet-4-5", Secret::new(KEY)))?;
+        let model = AnthropicChat::new(HostedConfig::new(
+            "claude-sonnet-4-5",
+            ANTHROPIC_BASE_URL,
+            Secret::new(KEY),
+        ))?;
         assert!(!format!("{model:?}").contains(KEY));
         Ok(())
     }

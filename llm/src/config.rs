@@ -33,8 +33,9 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 use clap::Args;
 
 use super::{
-    anthropic::{AnthropicChat, AnthropicConfig},
-    gemini::{GeminiChat, GeminiConfig},
+    anthropic::{AnthropicChat, ANTHROPIC_BASE_URL},
+    gemini::{GeminiChat, GEMINI_BASE_URL},
+    hosted::HostedConfig,
     model::{ChatModel, ModelError, PageMode, Result},
     openai::{
         check_base_url, MaxTokensField, OpenAiAuth, OpenAiChat, OpenAiConfig, OPENAI_BASE_URL,
@@ -186,18 +187,14 @@ pub fn model_from_spec(spec: &str, settings: &ModelSettings) -> Result<Arc<dyn C
         "ollama" => wrapped(OpenAiChat::new(ollama(model, values))?, values),
         "anthropic" => {
             let api_key = required_key(values.anthropic_api_key.as_ref(), "ANTHROPIC_API_KEY")?;
-            let mut config = AnthropicConfig::new(model, api_key);
-            if let Some(base_url) = &values.anthropic_base_url {
-                config = config.with_base_url(base_url.clone());
-            }
+            let base_url = values.anthropic_base_url.as_deref();
+            let config = HostedConfig::new(model, base_url.unwrap_or(ANTHROPIC_BASE_URL), api_key);
             wrapped(AnthropicChat::new(config)?, values)
         }
         "gemini" => {
             let api_key = required_key(values.gemini_api_key.as_ref(), "GEMINI_API_KEY")?;
-            let mut config = GeminiConfig::new(model, api_key);
-            if let Some(base_url) = &values.gemini_base_url {
-                config = config.with_base_url(base_url.clone());
-            }
+            let base_url = values.gemini_base_url.as_deref();
+            let config = HostedConfig::new(model, base_url.unwrap_or(GEMINI_BASE_URL), api_key);
             wrapped(GeminiChat::new(config)?, values)
         }
         other => {

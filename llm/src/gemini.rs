@@ -26,49 +26,19 @@ mod wire;
 pub use schema::gemini_schema;
 
 use super::{
+    hosted::HostedConfig,
     model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelName, Result},
     openai::check_base_url,
     transport,
 };
-use tessera_settings::Secret;
 
 /// Google's endpoint for the Gemini API.
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 
-/// Where and how to reach Gemini.
-#[derive(Clone, Debug)]
-pub struct GeminiConfig {
-    /// The model, e.g. `gemini-2.5-flash` (a leading `models/` is accepted).
-    pub model: String,
-    /// The base URL, without `/v1beta`.
-    pub base_url: String,
-    /// The key, sent as `x-goog-api-key` (never in the URL).
-    pub api_key: Secret,
-}
-
-impl GeminiConfig {
-    /// Google's endpoint with `api_key`.
-    #[must_use]
-    pub fn new(model: impl Into<String>, api_key: Secret) -> Self {
-        Self {
-            model: model.into(),
-            base_url: GEMINI_BASE_URL.into(),
-            api_key,
-        }
-    }
-
-    /// Uses another base URL (a proxy or a test server).
-    #[must_use]
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
-        self
-    }
-}
-
 /// A Gemini model behind `generateContent`.
 #[derive(Clone, Debug)]
 pub struct GeminiChat {
-    config: GeminiConfig,
+    config: HostedConfig,
     url: String,
     client: reqwest::Client,
 }
@@ -79,7 +49,7 @@ impl GeminiChat {
     /// # Errors
     /// Returns [`ModelError::BadConfig`] when the base URL is not an http(s) URL, the model name
     /// is empty or the HTTP client cannot be built.
-    pub fn new(mut config: GeminiConfig) -> Result<Self> {
+    pub fn new(mut config: HostedConfig) -> Result<Self> {
         check_base_url(&config.base_url, "base URL")?;
         config.model = config
             .model
@@ -130,18 +100,22 @@ impl ChatModel for GeminiChat {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use serde_json::{json, Value};
+
+    use tessera_settings::Secret;
 
     use super::{
         schema::tests::{find_rejected_keyword, schemars_style_tool},
         *,
     };
     use crate::{
-        mock::{ensure, quick_policy, spec_errors, vendored, MockReply, MockServer, Received},
+        mock::{
+            ensure, reports_the_server_error, spec_errors, times_out, vendored,
+            waits_out_the_rate_limit, MockReply, MockServer, Received,
+        },
         model::{Message, StopReason, ToolDefinition, Usage},
-        retry::Retrying,
     };
 
     const KEY: &str = "AIza-test-0123456789";
@@ -255,10 +229,11 @@ mod tests {
 
     async fn mock(replies: Vec<MockReply>) -> anyhow::Result<(MockServer, GeminiChat)> {
         let server = MockServer::start(check_request, replies).await?;
-        let model = GeminiChat::new(
-            GeminiConfig::new("models/gemini-2.5-flash", Secret::new(KEY))
-                .with_base_url(&server.url),
-        )?;
+        let model = GeminiChat::new(HostedConfig::new(
+            "models/gemini-2.5-flash",
+            &server.url,
+            Secret::new(KEY),
+        ))?;
         Ok((server, model))
     }
 
@@ -475,13 +450,7 @@ mod tests {
             MockReply::ok(generated(&json!([{"text": "ok"}]), "STOP")),
         ])
         .await?;
-        let model = Retrying::new(model, quick_policy(3));
-        let started = Instant::now();
-        let response = model.chat(request(vec![Message::user("Hi")])).await?;
-        assert_eq!(response.text.as_deref(), Some("ok"));
-        assert!(started.elapsed() >= Duration::from_secs(1));
-        assert_eq!(server.received().len(), 2);
-        Ok(())
+        waits_out_the_rate_limit(&server, model, request(vec![Message::user("Hi")]), "ok").await
     }
 
     #[tokio::test]
@@ -493,13 +462,8 @@ mod tests {
             )
         };
         let (server, model) = mock(vec![failure(), failure()]).await?;
-        let model = Retrying::new(model, quick_policy(2));
-        let outcome = model.chat(request(vec![Message::user("Hi")])).await;
-        assert!(
-            matches!(outcome, Err(ModelError::Server { status: 500, .. })),
-            "{outcome:?}"
-        );
-        assert_eq!(server.received().len(), 2);
+        let hi = request(vec![Message::user("Hi")]);
+        reports_the_server_error(&server, model, hi, 2, (500, "internal error")).await;
         Ok(())
     }
 
@@ -511,12 +475,7 @@ mod tests {
         ))
         .after(Duration::from_secs(3))])
         .await?;
-        let model = Retrying::new(model, quick_policy(1));
-        assert_eq!(
-            model.chat(request(vec![Message::user("Hi")])).await,
-            Err(ModelError::Timeout)
-        );
-        assert_eq!(server.received().len(), 1);
+        times_out(&server, model, request(vec![Message::user("Hi")]), 1).await;
         Ok(())
     }
 
@@ -563,7 +522,11 @@ mod tests {
 
     #[test]
     fn the_key_never_shows_in_debug_output_or_the_url() -> anyhow::Result<()> {
-        let model = GeminiChat::new(GeminiConfig::new("gemini-2.5-flash", Secret::new(KEY)))?;
+        let model = GeminiChat::new(HostedConfig::new(
+            "gemini-2.5-flash",
+            GEMINI_BASE_URL,
+            Secret::new(KEY),
+        ))?;
         assert!(!format!("{model:?}").contains(KEY));
         assert!(!model.url.contains(KEY));
         Ok(())

@@ -6,7 +6,8 @@
 //!
 //! - [`model`]: the neutral request, reply and [`ModelError`] types and the trait;
 //! - [`openai`], [`anthropic`], [`gemini`]: one HTTP call each in the provider's real wire format
-//!   (streaming off), mapping HTTP facts to [`ModelError`] through a shared transport;
+//!   (streaming off), mapping HTTP facts to [`ModelError`] through a shared transport; the two
+//!   keyed hosted providers take one [`hosted::HostedConfig`];
 //! - [`retry`]: [`Retrying`] adds the per-call timeout and backoff around any model;
 //! - [`config`]: [`model_from_spec`] picks and wraps a provider from `TESSERA_MODEL` and its env
 //!   vars (listed there);
@@ -26,6 +27,7 @@ pub mod backoff;
 pub mod causes;
 pub mod config;
 pub mod gemini;
+pub mod hosted;
 #[cfg(test)]
 mod mock;
 pub mod model;

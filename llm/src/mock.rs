@@ -7,7 +7,7 @@
 use std::{
     collections::VecDeque,
     sync::{Arc, Mutex, PoisonError},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use axum::{
@@ -19,6 +19,8 @@ use axum::{
 };
 use serde_json::{json, Value};
 
+use crate::{ChatModel, ChatRequest, ModelError, Retrying};
+
 /// A retry policy for tests: up to `max_attempts`, waits of a millisecond or so, and a call
 /// timeout short enough that a delayed reply trips it.
 pub(crate) fn quick_policy(max_attempts: u32) -> crate::ModelCallPolicy {
@@ -28,6 +30,59 @@ pub(crate) fn quick_policy(max_attempts: u32) -> crate::ModelCallPolicy {
         max_delay: Duration::from_secs(2),
         call_timeout: Duration::from_millis(300),
     }
+}
+
+/// A rate limit that says when to come back (the mock's first reply) is waited out: `answer`, the
+/// second reply's text, arrives on the second request, at least a second after the first. The
+/// same for every provider; only the wire that says it differs.
+pub(crate) async fn waits_out_the_rate_limit(
+    server: &MockServer,
+    model: impl ChatModel,
+    request: ChatRequest,
+    answer: &str,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let response = Retrying::new(model, quick_policy(3)).chat(request).await?;
+    assert_eq!(response.text.as_deref(), Some(answer));
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(server.received().len(), 2);
+    Ok(())
+}
+
+/// Replies slower than the call timeout end as [`ModelError::Timeout`] after `attempts` requests,
+/// long before the replies would have come.
+pub(crate) async fn times_out(
+    server: &MockServer,
+    model: impl ChatModel,
+    request: ChatRequest,
+    attempts: u32,
+) {
+    let started = Instant::now();
+    let outcome = Retrying::new(model, quick_policy(attempts))
+        .chat(request)
+        .await;
+    assert_eq!(outcome, Err(ModelError::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server.received().len(), attempts as usize);
+}
+
+/// Failing replies are retried `attempts` times and then reported as the last one's server
+/// error, with an excerpt of its body that contains `excerpt`.
+pub(crate) async fn reports_the_server_error(
+    server: &MockServer,
+    model: impl ChatModel,
+    request: ChatRequest,
+    attempts: u32,
+    (status, excerpt): (u16, &str),
+) {
+    let outcome = Retrying::new(model, quick_policy(attempts))
+        .chat(request)
+        .await;
+    assert!(
+        matches!(&outcome, Err(ModelError::Server { status: got, body_excerpt }) if *got == status && body_excerpt.contains(excerpt)),
+        "{outcome:?}"
+    );
+    assert_eq!(server.received().len(), attempts as usize);
 }
 
 /// One reply the mock sends.

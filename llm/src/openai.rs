@@ -400,16 +400,16 @@ impl ChatModel for OpenAiChat {
 
 #[cfg(test)]
 mod tests {
-    use std::{
-        sync::Arc,
-        time::{Duration, Instant},
-    };
+    use std::{sync::Arc, time::Duration};
 
     use jsonschema::Validator;
 
     use super::*;
     use crate::{
-        mock::{accept_all, ensure, quick_policy, MockReply, MockServer, Received},
+        mock::{
+            accept_all, ensure, quick_policy, reports_the_server_error, times_out,
+            waits_out_the_rate_limit, MockReply, MockServer, Received,
+        },
         model::ToolDefinition,
         retry::Retrying,
     };
@@ -795,13 +795,8 @@ mod tests {
             bearer,
         )
         .await?;
-        let model = Retrying::new(provider(&server)?, quick_policy(3));
-        let started = Instant::now();
-        let response = model.chat(request(vec![Message::user("Hi")])).await?;
-        assert_eq!(response.text.as_deref(), Some("After the wait."));
-        assert!(started.elapsed() >= Duration::from_secs(1));
-        assert_eq!(server.received().len(), 2);
-        Ok(())
+        let hi = request(vec![Message::user("Hi")]);
+        waits_out_the_rate_limit(&server, provider(&server)?, hi, "After the wait.").await
     }
 
     #[tokio::test]
@@ -813,13 +808,15 @@ mod tests {
             )
         };
         let server = openai_mock(vec![failure(), failure(), failure()], bearer).await?;
-        let model = Retrying::new(provider(&server)?, quick_policy(3));
-        let outcome = model.chat(request(vec![Message::user("Hi")])).await;
-        assert!(
-            matches!(&outcome, Err(ModelError::Server { status: 500, body_excerpt }) if body_excerpt.contains("server had an error")),
-            "{outcome:?}"
-        );
-        assert_eq!(server.received().len(), 3);
+        let hi = request(vec![Message::user("Hi")]);
+        reports_the_server_error(
+            &server,
+            provider(&server)?,
+            hi,
+            3,
+            (500, "server had an error"),
+        )
+        .await;
         Ok(())
     }
 
@@ -827,12 +824,13 @@ mod tests {
     async fn a_reply_slower_than_the_call_timeout_is_a_timeout() -> anyhow::Result<()> {
         let slow = || MockReply::ok(text_reply("late")).after(Duration::from_secs(3));
         let server = openai_mock(vec![slow(), slow()], bearer).await?;
-        let model = Retrying::new(provider(&server)?, quick_policy(2));
-        let started = Instant::now();
-        let outcome = model.chat(request(vec![Message::user("Hi")])).await;
-        assert_eq!(outcome, Err(ModelError::Timeout));
-        assert!(started.elapsed() < Duration::from_secs(2));
-        assert_eq!(server.received().len(), 2);
+        times_out(
+            &server,
+            provider(&server)?,
+            request(vec![Message::user("Hi")]),
+            2,
+        )
+        .await;
         Ok(())
     }
 
