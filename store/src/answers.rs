@@ -15,14 +15,13 @@
 use super::timers::OutgoingMail;
 use super::{
     begin_write, decode_json, decode_parsed, decode_uuid,
-    history::INSERT_EVENT,
     pages::{PageRow, COLUMNS},
     Result, Store, StoreError,
 };
 use crate::{
     records::{
         groups::Member,
-        history::EventKind,
+        history::{EventKind, NewEvent},
         page::{Page, PageId, PageStatus},
         people::{AnswerRecord, Assignee, Given, Outcome, Settled, Tally},
         token::{PageToken, TokenHash},
@@ -277,12 +276,9 @@ impl Store {
                 Given::Answer(_) => EventKind::Answered,
                 Given::Decline(_) => EventKind::Declined,
             };
-            sqlx::query(INSERT_EVENT)
-                .bind(&page_id)
-                .bind(now)
-                .bind(event.as_str())
-                .bind(&assignee)
-                .bind(reason.clone())
+            let mut event = NewEvent::new(event).by(&assignee);
+            event.detail.clone_from(&reason);
+            insert_event!(page_id, now, &event)
                 .execute(&mut *transaction)
                 .await?;
             let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(
@@ -370,12 +366,9 @@ impl Store {
                     .bind(next)
                     .execute(&mut *transaction)
                     .await?;
-                    sqlx::query(INSERT_EVENT)
-                        .bind(&page_id)
-                        .bind(now)
-                        .bind(EventKind::StageStarted.as_str())
-                        .bind(None::<String>)
-                        .bind((next + 1).to_string())
+                    let started =
+                        NewEvent::new(EventKind::StageStarted).detail((next + 1).to_string());
+                    insert_event!(page_id, now, &started)
                         .execute(&mut *transaction)
                         .await?;
                     // The timers' outbox sends their links, at least once, like an escalation's.

@@ -47,14 +47,7 @@ impl Store {
         now: i64,
     ) -> Result<()> {
         on_pool!(self, |pool| {
-            sqlx::query(INSERT_EVENT)
-                .bind(page_id.to_string())
-                .bind(now)
-                .bind(event.kind.as_str())
-                .bind(&event.who)
-                .bind(&event.detail)
-                .execute(pool)
-                .await?;
+            insert_event!(page_id, now, event).execute(pool).await?;
         });
         Ok(())
     }

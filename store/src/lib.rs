@@ -38,6 +38,21 @@ macro_rules! on_pool {
     };
 }
 
+/// The query appending `$event` (a [`records::history::NewEvent`]) to page `$page_id`'s history
+/// at `$now` (unix ms), ready to execute on either engine's connection. A macro because the
+/// bound query's type names its engine, and it is bound inside each engine's `on_pool!` arm.
+macro_rules! insert_event {
+    ($page_id:expr, $now:expr, $event:expr) => {{
+        let event: &$crate::records::history::NewEvent = $event;
+        sqlx::query($crate::history::INSERT_EVENT)
+            .bind($page_id.to_string())
+            .bind($now)
+            .bind(event.kind.as_str())
+            .bind(event.who.clone())
+            .bind(event.detail.clone())
+    }};
+}
+
 pub mod answers;
 pub mod canonical_json;
 pub mod chat;

@@ -10,14 +10,14 @@
 //! to say why.
 
 use super::{
-    begin_write, decode_json, decode_parsed, decode_uuid, history::INSERT_EVENT, now_ms,
-    timers::NewTimer, Result, Store, StoreError,
+    begin_write, decode_json, decode_parsed, decode_uuid, now_ms, timers::NewTimer, Result, Store,
+    StoreError,
 };
 use crate::{
     records::run::RunId,
     records::{
         groups::Member,
-        history::EventKind,
+        history::{EventKind, NewEvent},
         page::{NewPage, Page, PageId, PageStatus, Recorded, SubmitOutcome},
         people::OnDecline,
         token::TokenHash,
@@ -191,12 +191,9 @@ impl Store {
                 .await?;
             }
             let asked = asked_in_words(&people.assignees);
-            sqlx::query(INSERT_EVENT)
-                .bind(id.to_string())
-                .bind(now)
-                .bind(EventKind::Created.as_str())
-                .bind(None::<String>)
-                .bind((!asked.is_empty()).then_some(asked))
+            let mut created = NewEvent::new(EventKind::Created);
+            created.detail = (!asked.is_empty()).then_some(asked);
+            insert_event!(id, now, &created)
                 .execute(&mut *transaction)
                 .await?;
             transaction.commit().await?;

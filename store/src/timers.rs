@@ -17,9 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     answers::{INSERT_LATER_LINK, MAX_LATER_LINKS, PRUNE_LATER_LINKS},
-    begin_write, decode_uuid,
-    history::INSERT_EVENT,
-    Result, Store, StoreError,
+    begin_write, decode_uuid, Result, Store, StoreError,
 };
 use crate::records::{
     groups::Member,
@@ -311,12 +309,7 @@ impl Store {
                     .await?;
             }
             for event in &events {
-                sqlx::query(INSERT_EVENT)
-                    .bind(&page_id)
-                    .bind(now)
-                    .bind(event.kind.as_str())
-                    .bind(&event.who)
-                    .bind(&event.detail)
+                insert_event!(page_id, now, event)
                     .execute(&mut *transaction)
                     .await?;
             }
@@ -411,12 +404,7 @@ impl Store {
                 return Ok(false);
             }
             for event in events {
-                sqlx::query(INSERT_EVENT)
-                    .bind(page_id.to_string())
-                    .bind(now)
-                    .bind(event.kind.as_str())
-                    .bind(&event.who)
-                    .bind(&event.detail)
+                insert_event!(page_id, now, &event)
                     .execute(&mut *transaction)
                     .await?;
             }
