@@ -279,7 +279,7 @@ mod tests {
     use crate::{
         mock::{
             ensure, quick_policy, reports_the_server_error, spec_errors, times_out, vendored,
-            waits_out_the_rate_limit, MockReply, MockServer, Received,
+            waits_out_the_rate_limit, MockReply, MockServer, Received, Vendored,
         },
         model::ToolDefinition,
         retry::Retrying,
@@ -396,8 +396,7 @@ mod tests {
     /// `MessageCreateParamsNonStreaming` as the published `@anthropic-ai/sdk` types define it
     /// (vendored, see llm/tests/data/anthropic/README.md).
     fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
-        static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
-            std::sync::OnceLock::new();
+        static SPEC: Vendored = Vendored::new();
         vendored(
             &SPEC,
             include_str!("../tests/data/anthropic/messages-create.schema.json"),

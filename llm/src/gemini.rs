@@ -113,7 +113,7 @@ mod tests {
     use crate::{
         mock::{
             ensure, reports_the_server_error, spec_errors, times_out, vendored,
-            waits_out_the_rate_limit, MockReply, MockServer, Received,
+            waits_out_the_rate_limit, MockReply, MockServer, Received, Vendored,
         },
         model::{Message, StopReason, ToolDefinition, Usage},
     };
@@ -219,8 +219,7 @@ mod tests {
     /// `GenerationConfig` (and the `Schema` of `responseSchema`) as the published `@google/genai`
     /// types define them (vendored, see llm/tests/data/gemini/README.md).
     fn published() -> std::result::Result<&'static jsonschema::Validator, String> {
-        static SPEC: std::sync::OnceLock<std::result::Result<jsonschema::Validator, String>> =
-            std::sync::OnceLock::new();
+        static SPEC: Vendored = Vendored::new();
         vendored(
             &SPEC,
             include_str!("../tests/data/gemini/generation-config.schema.json"),

@@ -263,10 +263,13 @@ pub(crate) fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Str
     }
 }
 
+/// Where a vendored provider schema's validator is kept once compiled.
+pub(crate) type Vendored = std::sync::OnceLock<Result<jsonschema::Validator, String>>;
+
 /// A validator for a vendored provider schema (`tests/data/<provider>/…`), compiled once per
 /// `cell`; the error is the schema's own, as text.
 pub(crate) fn vendored(
-    cell: &'static std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+    cell: &'static Vendored,
     source: &str,
 ) -> Result<&'static jsonschema::Validator, String> {
     cell.get_or_init(|| {
