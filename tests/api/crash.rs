@@ -83,7 +83,7 @@ struct Kill {
 /// until it execs; exec of a file open for writing fails until then, a matter of milliseconds.
 #[expect(
     clippy::disallowed_methods,
-    reason = "called under the fleet's lock, which cannot be held across an await; 20 ms at most"
+    reason = "called under the fleet's lock, which cannot be held across an await; a busy file clears in milliseconds, and the wait gives up after 100 tries of 20 ms"
 )]
 fn spawn_when_written(command: &mut Command) -> std::io::Result<Child> {
     let mut attempts = 0;

@@ -552,7 +552,6 @@ fn tickets(count: usize) -> Vec<Value> {
         .collect()
 }
 
-/// The app's generation records, oldest first.
 /// Asks `prompt` over `first.1` tickets with the model placing a Text of `first.0`, then over
 /// `second.1` tickets with it placing `second.0`, and checks that the second ask did not reuse
 /// the first page but reached the model, its cache lookup recorded as stale. Returns the
@@ -587,6 +586,7 @@ async fn falls_through(
     Ok((html, records[1].transcript["cache"]["stale"].clone()))
 }
 
+/// The app's generation records, oldest first.
 async fn generations_oldest_first(app: &TestApp) -> anyhow::Result<Vec<GenerationRecord>> {
     let mut records = app.store.recent_generations(50).await?;
     records.sort_by_key(|record| record.created_at_ms);

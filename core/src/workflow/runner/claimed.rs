@@ -287,7 +287,7 @@ impl Runner {
         reason: &str,
         report: &mut DrainReport,
     ) -> Result<(), WorkflowError> {
-        tracing::warn!(run.id = %lease.run_id, step.name = %step.name, error = %reason, "run failed");
+        tracing::warn!(run.id = %lease.run_id, step.index = step.index, step.name = %step.name, error = %reason, "run failed");
         report.runs_failed += 1;
         let _ = self
             .inner
