@@ -67,11 +67,13 @@ bench:
 	cargo bench
 
 ## Each bench measured once, unoptimised (criterion's `--test`), so the checks a bench makes of
-## what it measures keep passing between the times someone records figures. The load tools
-## (`load`, `mcp`, `submit`) drive a server for a set time and are left to `make load`/`make bench`.
+## what it measures keep passing between the times someone records figures; timed single calls
+## (`benches/support/timing.rs`) are made once. The load tools (`load`, `mcp`, `submit`) drive a
+## server for a set time and are left to `make load`/`make bench`.
 bench-check:
 	SITES_BENCH_RUNS=1 cargo test --bench heuristic --bench orchestration --bench render --bench forms \
 		--bench record_render --bench record_decode --bench page_schema --bench sites -- --test
+	cargo test -p tessera-app --features ssr --bench selections -- --test
 
 ## Load test: LOAD_PEOPLE (16) people at once through GET page → POST → run resumed, LOAD_JOURNEYS
 ## (400) in all, against a release server on a free loopback port (a fresh SQLite file, or
