@@ -28,8 +28,6 @@ pub use request::{parse_extension, parse_reissue, AskCapabilities, AskRequest, N
 pub use status::{ask_status, list_asks, AskStatus, AskSummary, AskView, CallbackView};
 pub use workflow::{ask_workflow, AskState, CallbackPayload, NotifierFor, ASK_WORKFLOW};
 
-use tokio::sync::broadcast;
-
 use crate::{
     pages::{
         links::{reissue_links, LinkChange},
@@ -146,8 +144,6 @@ async fn start_and_wait(
     view: Option<&TokenHash>,
 ) -> Result<AskView, AskError> {
     let notifies_someone = ask.notify || ask.recipients.is_some() || ask.people.is_assigned();
-    // Subscribed before the run starts, so its announcement cannot be missed.
-    let mut minted = runner.links().subscribe();
     let run = runner
         .start_run(
             ASK_WORKFLOW,
@@ -163,15 +159,7 @@ async fn start_and_wait(
         }
     }
     let deadline = tokio::time::Instant::now() + link_wait;
-    let mut link = None;
     loop {
-        loop {
-            match minted.try_recv() {
-                Ok(announced) if announced.run_id == run.id => link = Some(announced.links),
-                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
-        }
         let overview = run_overview(runner.store(), run.id).await?;
         let finished = matches!(
             overview.run.status,
@@ -182,7 +170,9 @@ async fn start_and_wait(
         if waiting || finished || tokio::time::Instant::now() >= deadline {
             let mut view = status::view(&overview);
             if let (true, Some(page_id)) = (waiting, overview.waiting_page) {
-                let links = match link {
+                // The `ui` step keeps the links it minted before the run can be seen waiting,
+                // so a page this process made is always found here.
+                let links = match runner.links().get(page_id) {
                     Some(links) => Some(links),
                     None if !notifies_someone => {
                         match reissue_links(runner.store(), public_url, page_id).await? {

@@ -147,8 +147,8 @@ impl Runner {
         }
     }
 
-    /// The links this process's `ui` steps minted, kept in memory for the steps that send them;
-    /// subscribe to hear of each (how `POST /api/asks` answers with its link).
+    /// The links this process's `ui` steps minted, kept in memory for the steps that send them
+    /// and for `POST /api/asks`, which answers with its link.
     #[must_use]
     pub fn links(&self) -> &super::links::LinkHandoff {
         &self.inner.services.links

@@ -9,7 +9,6 @@ use crate::{
     pages::{links::PageLinks, page::PageId},
     store::now_ms,
     workflow::{
-        links::MintedLink,
         run::{RunId, TimeoutAction},
         step::{
             declined_by, declined_response, Answer, Decline, OnTimeout, Response, StepError,
@@ -34,11 +33,7 @@ pub(crate) async fn working_links(context: &StepContext, page_id: PageId) -> Ste
     })?;
     let links = factory.relink(page_id).await?;
     tracing::info!(run.id = %context.run_id, page.id = %page_id, "the page's link was not in this process's memory (a restart or another process made it): a fresh one was minted and the earlier one no longer works");
-    context.services.links.put(MintedLink {
-        run_id: context.run_id,
-        page_id,
-        links: links.clone(),
-    });
+    context.services.links.put(page_id, links.clone());
     Ok(links)
 }
 

@@ -7,7 +7,6 @@ use serde_json::Value;
 use crate::{
     forms::FormSchema,
     workflow::{
-        links::MintedLink,
         page::{PageRequest, UiOptions},
         prompt::Template,
         step::{StepError, StepOutput, StepResult},
@@ -135,11 +134,7 @@ pub(crate) async fn make_page(
         page.webhook = None;
     }
     // The stored output drops the link; the next step finds it here (see `working_link`).
-    context.services.links.put(MintedLink {
-        run_id: context.run_id,
-        page_id: page.page_id,
-        links: page.links(),
-    });
+    context.services.links.put(page.page_id, page.links());
     Ok(StepDone {
         state,
         output: StepOutput::Page { page },
