@@ -272,13 +272,15 @@ impl Store {
             if written == 0 {
                 return Ok(AssigneeAnswered::AlreadyAnswered);
             }
-            let event = match given {
-                Given::Answer(_) => EventKind::Answered,
-                Given::Decline(_) => EventKind::Declined,
+            let answered = NewEvent {
+                kind: match given {
+                    Given::Answer(_) => EventKind::Answered,
+                    Given::Decline(_) => EventKind::Declined,
+                },
+                who: Some(assignee.clone()),
+                detail: reason.clone(),
             };
-            let mut event = NewEvent::new(event).by(&assignee);
-            event.detail.clone_from(&reason);
-            insert_event!(page_id, now, &event)
+            insert_event!(page_id, now, &answered)
                 .execute(&mut *transaction)
                 .await?;
             let (assignees, approvals, declines): (i64, i64, i64) = sqlx::query_as(

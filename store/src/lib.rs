@@ -48,8 +48,8 @@ macro_rules! insert_event {
             .bind($page_id.to_string())
             .bind($now)
             .bind(event.kind.as_str())
-            .bind(event.who.clone())
-            .bind(event.detail.clone())
+            .bind(event.who.as_deref())
+            .bind(event.detail.as_deref())
     }};
 }
 

@@ -191,8 +191,10 @@ impl Store {
                 .await?;
             }
             let asked = asked_in_words(&people.assignees);
-            let mut created = NewEvent::new(EventKind::Created);
-            created.detail = (!asked.is_empty()).then_some(asked);
+            let created = NewEvent {
+                detail: (!asked.is_empty()).then_some(asked),
+                ..NewEvent::new(EventKind::Created)
+            };
             insert_event!(id, now, &created)
                 .execute(&mut *transaction)
                 .await?;

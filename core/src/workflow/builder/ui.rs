@@ -133,7 +133,7 @@ pub(crate) async fn make_page(
     if !has_form {
         page.webhook = None;
     }
-    // The stored output drops the link; the next step finds it here (see `working_link`).
+    // The stored output drops the link; the next step finds it here (see `working_links`).
     context.services.links.put(page.page_id, page.links());
     Ok(StepDone {
         state,
